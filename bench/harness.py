@@ -1,0 +1,124 @@
+"""Run peers on one data set and cross-check their results.
+
+Workload runners (``bench/ysb.py``, ...) build their peers and data, then call ``run_peer`` for
+each and ``cross_check`` on the lot. A peer's status is ``ok``, ``missing`` (its library or
+engine is not available here: ``PeerUnavailable`` from setup, with the reason) or ``failed``
+(it raised, or its runs disagreed with each other); it is never silently skipped.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from bench.host import process_memory_gib
+from bench.peers.base import Peer, PeerUnavailable, Summary, summarize
+from bench.timing import Runs, timed
+
+
+@dataclass
+class PeerResult:
+    name: str
+    description: str
+    status: str = "ok"  # ok | missing | failed
+    error: str | None = None
+    traceback: str | None = None
+    runs: Runs | None = None
+    summary: Summary | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "status": self.status,
+            "error": self.error,
+            "traceback": self.traceback,
+            "runs": self.runs.as_dict() if self.runs else None,
+            "summary": self.summary.as_dict() if self.summary else None,
+            "info": self.info,
+        }
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".strip()
+
+
+def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
+             log: Callable[[str], None] = print) -> PeerResult:
+    """Set ``peer`` up on ``data`` (untimed), time ``repeat`` runs, summarize and check them."""
+    result = PeerResult(peer.name, peer.description, runs=Runs(n_records))
+    try:
+        try:
+            peer.setup(data)
+        except PeerUnavailable as exc:
+            result.status, result.error = "missing", str(exc)
+            return result
+        except Exception as exc:  # noqa: BLE001 - reported, never swallowed
+            result.status, result.error = "failed", f"setup: {_describe(exc)}"
+            result.traceback = traceback.format_exc()
+            return result
+        for i in range(repeat):
+            try:
+                seconds, table = timed(peer.run)
+                summary = summarize(table)
+            except Exception as exc:  # noqa: BLE001 - reported, never swallowed
+                result.status, result.error = "failed", f"run {i + 1}: {_describe(exc)}"
+                result.traceback = traceback.format_exc()
+                return result
+            del table
+            result.runs.seconds.append(seconds)
+            log(f"  {peer.name} run {i + 1}/{repeat}: {seconds:.3f} s "
+                f"({n_records / seconds / 1e6:.1f} Mrec/s)")
+            if result.summary is None:
+                result.summary = summary
+            elif summary != result.summary:
+                result.status = "failed"
+                result.error = f"run {i + 1} result differs from run 1: {summary} != {result.summary}"
+                return result
+        return result
+    finally:
+        result.info.update(peer.info)
+        try:
+            peer.close()
+        except Exception as exc:  # noqa: BLE001 - a failing close is worth a note, not a crash
+            result.info["close_error"] = _describe(exc)
+        result.info.update(process_memory_gib())
+
+
+@dataclass
+class CrossCheck:
+    reference: Summary | None  # the summary most peers agree on
+    agreeing: list[str]
+    mismatches: dict[str, Summary]
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "reference": self.reference.as_dict() if self.reference else None,
+            "agreeing": self.agreeing,
+            "mismatches": {k: v.as_dict() for k, v in self.mismatches.items()},
+        }
+
+
+def cross_check(results: list[PeerResult]) -> CrossCheck:
+    """Compare the summaries (total, groups, fingerprint) of the peers that ran."""
+    summaries = {r.name: r.summary for r in results if r.summary is not None and r.ok}
+    if not summaries:
+        return CrossCheck(None, [], {})
+    reference, _ = Counter(summaries.values()).most_common(1)[0]
+    return CrossCheck(
+        reference,
+        agreeing=[n for n, s in summaries.items() if s == reference],
+        mismatches={n: s for n, s in summaries.items() if s != reference},
+    )

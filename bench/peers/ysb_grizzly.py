@@ -1,0 +1,53 @@
+"""grizzly-py peer of YSB, written against the public API only (spec/api.md).
+
+Each run is end to end: a fresh StreamEnvironment, building the query, compiling it and
+executing it. grizzly-py caches compiled code in-process by IR hash, so the first run (which
+compiles from scratch) is reported separately by the harness.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pyarrow as pa
+
+from bench.peers.base import Peer, PeerUnavailable, window_result
+
+
+class GrizzlyPeer(Peer):
+    name = "grizzly"
+    description = "grizzly-py, parallelism=1, end to end incl. query build and compile"
+
+    def __init__(self, parallelism: int = 1) -> None:
+        super().__init__()
+        self.parallelism = parallelism
+
+    def setup(self, data) -> None:
+        self.data = data
+        start = time.perf_counter()
+        try:
+            import grizzly_py as gz
+            from grizzly_py import Time, agg, col
+            from grizzly_py.windows import TumblingEventTimeWindows
+        except Exception as exc:  # noqa: BLE001 - any import failure makes the peer missing
+            raise PeerUnavailable(f"import grizzly_py: {exc!r}") from exc
+        self.gz, self.col, self.agg, self.Time = gz, col, agg, Time
+        self.Tumbling = TumblingEventTimeWindows
+        self.info.update(
+            version=getattr(gz, "__version__", "unknown"),
+            threads=self.parallelism,
+            import_s=time.perf_counter() - start,
+        )
+
+    def run(self) -> pa.Table:
+        col, agg = self.col, self.agg
+        env = self.gz.StreamEnvironment(parallelism=self.parallelism)
+        events = env.from_arrow(self.data.table, timestamp="event_time")
+        q = (
+            events.filter(col("event_type") == self.data.view_value)
+            .key_by("campaign_id")
+            .window(self.Tumbling.of(self.Time.milliseconds(self.data.window_ms)))
+            .aggregate(views=agg.count())
+        )
+        out = q.execute_and_collect()
+        return window_result(out["window_start"], out["campaign_id"], out["views"])

@@ -1,0 +1,118 @@
+"""YSB benchmark runner: grizzly-py against its peers on the same in-memory data.
+
+    python bench/ysb.py --rows 60000000 --repeat 5 --peers c,c_dense,numpy,polars,duckdb,spark,grizzly
+
+Generates the YSB data once (``bench/ysb_data.py``), runs each peer ``--repeat`` times on it,
+cross-checks their results (total count, number of (window, key) groups, and an
+order-independent fingerprint of the rows), prints a table and writes Markdown + JSON to
+``bench/results/ysb-<date>-<time>.{md,json}``. Exit status 2 if peers disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import sys
+import time
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import report
+from bench.harness import cross_check, run_peer
+from bench.host import describe_host
+from bench.peers.ysb_c import CPeer
+from bench.peers.ysb_duckdb import DuckDBPeer
+from bench.peers.ysb_grizzly import GrizzlyPeer
+from bench.peers.ysb_numpy import NumpyPeer
+from bench.peers.ysb_polars import PolarsPeer
+from bench.peers.ysb_spark import SparkPeer
+from bench.ysb_data import WINDOW_MS, YsbData, generate_ysb
+
+PEERS = {
+    "c": lambda args: CPeer("hash"),
+    "c_dense": lambda args: CPeer("dense"),
+    "numpy": lambda args: NumpyPeer(),
+    "polars": lambda args: PolarsPeer(args.threads),
+    "duckdb": lambda args: DuckDBPeer(args.threads),
+    "spark": lambda args: SparkPeer(args.threads),
+    "grizzly": lambda args: GrizzlyPeer(args.parallelism),
+}
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="YSB: grizzly-py vs peers (records/s, ratios).")
+    p.add_argument("--rows", type=int, default=10_000_000)
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--peers", default=",".join(PEERS),
+                   help=f"comma-separated, from: {', '.join(PEERS)}")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--campaigns", type=int, default=10_000)
+    p.add_argument("--batch-rows", type=int, default=1 << 16)
+    p.add_argument("--int-coded", action="store_true",
+                   help="event_type as int32 codes (view == 0) instead of dictionary strings")
+    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                   help="threads for polars, DuckDB and Spark local[N] (C, numpy: 1)")
+    p.add_argument("--parallelism", type=int, default=1, help="grizzly-py parallelism")
+    p.add_argument("--out", type=Path, default=RESULTS_DIR, help="report directory")
+    p.add_argument("--no-save", action="store_true", help="print only, write no report")
+    args = p.parse_args(argv)
+    args.peers = [n.strip() for n in args.peers.split(",") if n.strip()]
+    unknown = [n for n in args.peers if n not in PEERS]
+    if unknown:
+        p.error(f"unknown peers {unknown}; choose from {list(PEERS)}")
+    if args.repeat < 1 or args.rows < 1:
+        p.error("--rows and --repeat must be >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    print(f"generating {args.rows:,} YSB rows (seed {args.seed}, {args.campaigns:,} campaigns, "
+          f"{'int-coded' if args.int_coded else 'dictionary'} event_type) ...")
+    start = time.perf_counter()
+    table = generate_ysb(args.rows, args.seed, args.campaigns, args.batch_rows, args.int_coded)
+    data = YsbData(table, args.campaigns, args.int_coded)
+    gen_s = time.perf_counter() - start
+    print(f"  {gen_s:.1f} s, {table.nbytes / 2**30:.2f} GiB in {table.column(0).num_chunks} batches")
+
+    results = []
+    try:
+        for name in args.peers:
+            print(f"{name}:")
+            result = run_peer(PEERS[name](args), data, args.rows, args.repeat)
+            if not result.ok:
+                print(f"  {result.status}: {result.error}")
+            results.append(result)
+    finally:
+        data.cleanup()
+
+    check = cross_check(results)
+    title = f"YSB, {args.rows:,} rows, median of {args.repeat}"
+    print()
+    report.print_table(title, results, check)
+    if not args.no_save:
+        config = {
+            "workload": "ysb: filter event_type == view, key campaign_id, "
+                        f"{WINDOW_MS // 1000} s tumbling event-time window, count",
+            "rows": args.rows, "repeat": args.repeat, "seed": args.seed,
+            "campaigns": args.campaigns, "batch_rows": args.batch_rows,
+            "event_type": "int32 codes" if args.int_coded else "dictionary<int32, string>",
+            "threads (polars, duckdb, spark)": args.threads,
+            "grizzly parallelism": args.parallelism,
+            "data": f"{table.nbytes / 2**30:.2f} GiB in memory, generated in {gen_s:.1f} s",
+            "parquet write s (spark input)": (round(data.parquet_write_s, 2)
+                                              if data.parquet_write_s else None),
+            "date": dt.datetime.now().isoformat(timespec="seconds"),
+        }
+        stem = "ysb-" + dt.datetime.now().strftime("%Y-%m-%d-%H%M%S")
+        paths = report.write(args.out, stem, title, config, describe_host(), results, check)
+        print("wrote " + ", ".join(str(p) for p in paths))
+    return 0 if check.ok else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

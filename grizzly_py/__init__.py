@@ -1,0 +1,21 @@
+"""grizzly-py: an adaptive query compiler for stream processing in Python.
+
+Users write Flink-like queries (``StreamEnvironment``, ``col``, ``agg``, window assigners);
+grizzly-py lowers them through a chain of pure phases, DSL -> logical plan (``plan``) ->
+physical pipelines (``physical``) -> LLVM IR (``codegen``) -> machine code (``jit``), and runs
+the compiled pipelines on Arrow buffers (``engine``). ``reference`` is the plain-Python oracle.
+"""
+
+from .aggregates import agg
+from .environment import JobResult, StreamEnvironment
+from .expressions import col, if_else, lit
+from .lambdas import LambdaTranslationError
+from .sources import BadInputError
+from .time import Duration, Time
+from .types import SchemaError
+from .watermark import WatermarkStrategy
+
+__version__ = "0.1.0"
+
+__all__ = ["StreamEnvironment", "JobResult", "col", "lit", "if_else", "agg", "Time", "Duration",
+           "WatermarkStrategy", "SchemaError", "BadInputError", "LambdaTranslationError"]

@@ -1,0 +1,50 @@
+"""The binary interface between generated kernels and the engine that calls them.
+
+Both sides import these constants, so the layout of column descriptors, the state block and
+the output descriptors is written down exactly once.
+
+Kernel signatures (``P`` is the pipeline's symbol prefix):
+- ``i64 P_process(ptr state, ptr columns, i64 rows, ptr params, ptr out)``: runs the fused loop
+  over one batch; returns the number of rows written to ``out`` (projections) or 0 (windows), or
+  a negative error code (see ``ERROR_*``) with the failing row in ``state[STATE_ERROR_ROW]``.
+- ``i32 P_open(ptr state)`` / ``void P_close(ptr state)``: allocate and free the operator state.
+- ``i64 P_count_ready(ptr state, i64 watermark)``: number of window results ready to fire.
+- ``i64 P_emit(ptr state, i64 watermark, ptr out)``: write those results to ``out``, drop them
+  from the state; returns the count or a negative error code.
+"""
+
+# --- column descriptor: COLUMN_SLOTS u64 words per input column -----------------------------
+COLUMN_SLOTS = 6
+SLOT_VALUES = 0     # values buffer (int/float/bits), string offsets, or dictionary indices
+SLOT_VALIDITY = 1   # validity bitmap, or 0 when the column has no nulls
+SLOT_OFFSET = 2     # the array's offset (in elements) into its buffers
+SLOT_DATA = 3       # string data buffer
+SLOT_DATA_LEN = 4   # string data buffer length in bytes (bounds checks)
+SLOT_LENGTH = 5     # the array's length
+
+# --- parameters: i64 words passed per call ---------------------------------------------------
+PARAM_WATERMARK = 0      # watermark in force while the batch is processed
+PARAM_FIRST_DICT_CODE = 1  # then one word per (dictionary column, string literal): its code or -1
+
+# --- state block: i64 words, then the operator's own state -----------------------------------
+STATE_ROWS_IN = 0
+STATE_FILTERED = 1
+STATE_LATE = 2
+STATE_MAX_EVENT_TIME = 3
+STATE_ERROR_CODE = 4
+STATE_ERROR_ROW = 5
+STATE_MIN_OPEN_END = 6   # smallest window end held in the state (INT64_MAX when empty)
+STATE_ERROR_DETAIL = 7   # e.g. the index of the aggregate that overflowed
+STATE_HEADER_WORDS = 8
+STATE_HASH_TABLE = 8     # %gz.ht header: entries, capacity, size (3 words)
+STATE_WORDS = 12
+
+INITIAL_HASH_CAPACITY = 1024
+
+# --- error codes (negative return values) -----------------------------------------------------
+ERROR_OUT_OF_MEMORY = -1
+ERROR_CORRUPT_STRING = -2
+ERROR_SUM_OVERFLOW = -3
+
+INT64_MIN = -(1 << 63)
+INT64_MAX = (1 << 63) - 1

@@ -1,0 +1,298 @@
+"""Generate the LLVM IR module of one physical pipeline.
+
+The pipeline's operators are lowered in produce/consume order into one fused loop: event time,
+filters, then the terminal operator (projection sink, or window assign/aggregate with its
+trigger functions). Each terminal kind is a lowering rule in ``TERMINAL_RULES`` (keyed by the
+terminal kind and, for windows, the assigner kind): adding an operator means adding a rule and
+its templates. The output, ``GeneratedPipeline``, is plain data: the IR text plus what the
+engine needs to call the kernel (which columns go in which descriptor slots, which dictionary
+literals to resolve per batch, the output layout).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from ..expressions import Column, Expr, strip_alias, walk
+from .. import expressions as E
+from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
+from . import abi
+from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
+from .templates import render, runtime_declarations
+
+CODEGEN_VERSION = 1  # bump when generated code changes meaning (cache keys include it)
+
+
+@dataclass(frozen=True)
+class CodegenOptions:
+    """Choices that make code variants of the same pipeline.
+
+    ``filter_mode``: "branch" leaves the row at the first failing predicate; "combined" evaluates
+    all predicates and branches once; "predicated" (projections only) never branches.
+    """
+
+    filter_mode: str = "combined"
+    variant: str = "generic"
+
+
+@dataclass
+class OutputColumn:
+    """A computed output column of a projection: where the kernel writes it and its type."""
+
+    name: str
+    arrow_type: pa.DataType
+    store_type: str   # i8 (bool), i32, i64, double
+
+
+@dataclass
+class GeneratedPipeline:
+    pipeline: Pipeline
+    options: CodegenOptions
+    ir: str
+    prefix: str
+    columns: list[ColumnLayout]
+    decode_columns: list[str]            # dictionary columns the engine decodes to plain strings
+    dict_params: list[tuple[str, str]]   # (column, literal) resolved to dictionary codes per batch
+    outputs: list[OutputColumn] = field(default_factory=list)   # projections: computed columns
+    key_types: list[pa.DataType] = field(default_factory=list)  # windows: key output types
+    aggregate_types: list[tuple[str, str]] = field(default_factory=list)  # windows: (name, i64|double)
+    state_words: int = abi.STATE_WORDS
+
+    @property
+    def cache_key(self) -> str:
+        return hashlib.sha256(self.ir.encode()).hexdigest()
+
+
+def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedPipeline:
+    options = options or CodegenOptions()
+    prefix = f"p{pipeline.id}_{options.variant}"
+    decode = _columns_to_decode(pipeline)
+    layouts = []
+    for slot, name in enumerate(pipeline.used_columns()):
+        t = pipeline.input_schema.field(name).arrow_type
+        if name in decode:
+            t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
+        layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
+    ctx = EmitContext(prefix, {c.name: c for c in layouts})
+    emitter = ExprEmitter(ctx, pipeline.input_schema)
+    gen = GeneratedPipeline(pipeline, options, "", prefix, layouts, sorted(decode), [])
+    rule = _rule_for(pipeline)
+    extra = rule(pipeline, options, ctx, emitter, gen)
+    module = render("pipeline.ll.j2", abi=abi, id=pipeline.id, title=_title(pipeline), p=prefix,
+                    globals=ctx.globals, preamble=ctx.preamble, body=ctx.body,
+                    error_blocks=ctx.error_blocks,
+                    counted_filter=options.filter_mode == "predicated" and isinstance(pipeline.terminal, ProjectTerminal))
+    gen.ir = (f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n" + module + extra
+              + "\n" + runtime_declarations())
+    gen.dict_params = list(ctx.dict_params)
+    return gen
+
+
+def _title(p: Pipeline) -> str:
+    return p.explain().splitlines()[0]
+
+
+def _columns_to_decode(pipeline: Pipeline) -> set[str]:
+    """Dictionary columns compared with other string columns are decoded to plain strings."""
+    out = set()
+    exprs = list(pipeline.filters)
+    t = pipeline.terminal
+    if isinstance(t, ProjectTerminal):
+        exprs += [e for _, e in t.outputs]
+    else:
+        exprs += [e for _, e in t.keys] + [a.arg for a in t.aggregates if a.arg is not None]
+    for root in exprs:
+        for e in walk(root):
+            if isinstance(e, E.BinaryOp) and e.op in ("==", "!="):
+                sides = [strip_alias(e.left), strip_alias(e.right)]
+                if all(isinstance(s, Column) for s in sides):
+                    for s in sides:
+                        f = pipeline.input_schema.field(s.name)
+                        if f.is_dictionary:
+                            out.add(s.name)
+    return out
+
+
+# --- filters -------------------------------------------------------------------------------------
+def _emit_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                  predicated: bool) -> str | None:
+    """Emit the pipeline's filters; returns the keep flag when the consumer is predicated."""
+    if not pipeline.filters:
+        return None
+    if options.filter_mode == "branch" and not predicated:
+        for n, f in enumerate(pipeline.filters):
+            v = emitter.emit(f)
+            ctx.body.extend(render("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val,
+                                   valid=v.valid, mode="branch").rstrip("\n").split("\n"))
+        return None
+    keep = "true"
+    for n, f in enumerate(pipeline.filters):
+        v = emitter.emit(f)
+        ctx.body.extend(render("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val,
+                               valid=v.valid, mode="predicated").rstrip("\n").split("\n"))
+        if keep == "true":
+            keep = f"%filter{n}"
+        else:
+            nk = ctx.fresh("keep")
+            ctx.emit(f"{nk} = and i1 {keep}, %filter{n}")
+            keep = nk
+    if predicated:
+        return keep
+    ctx.emit(f"br i1 {keep}, label %filters.pass, label %filtered")
+    ctx.body.append("filters.pass:")
+    return None
+
+
+# --- projection ----------------------------------------------------------------------------------
+_STORE = {"int32": ("i32", "trunc", "i64"), "int64": ("i64", "", "i64"), "timestamp": ("i64", "", "i64"),
+          "float64": ("double", "", "double"), "bool": ("i8", "zext", "i1")}
+
+
+def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                   gen: GeneratedPipeline) -> str:
+    t: ProjectTerminal = pipeline.terminal
+    predicated = options.filter_mode == "predicated"
+    keep = _emit_filters(pipeline, options, ctx, emitter, predicated)
+    outputs = []
+    for f, e in t.outputs:
+        if isinstance(e, Column):
+            continue  # pass-through columns are gathered by the engine with the selection vector
+        if f.dtype.is_string:
+            raise NotImplementedError(f"output column {f.name!r}: computed string columns are not supported")
+        v: Value = emitter.emit_typed(e, f.dtype)
+        store_type, convert, reg_type = _STORE[f.dtype.name]
+        outputs.append(dict(value=v.val, valid=v.valid, store_type=store_type, convert=convert, reg_type=reg_type))
+        gen.outputs.append(OutputColumn(f.name, f.arrow_type, store_type))
+    ctx.preamble.extend(render("project_preamble.ll.j2", outputs=outputs).rstrip("\n").split("\n"))
+    ctx.body.extend(render("project.ll.j2", p="prj", outputs=outputs, keep=keep).rstrip("\n").split("\n"))
+    return ""
+
+
+# --- windows -------------------------------------------------------------------------------------
+_SLOTS = {"count": 1, "min": 2, "max": 2}
+
+
+def _agg_slots(func: str, kind: str | None) -> int:
+    if func in ("sum", "avg"):
+        return 3 if kind == "int" else 2
+    return _SLOTS[func]
+
+
+def _key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Value:
+    """A key as one i64 word: ints as is, bools zero-extended, floats normalized (-0.0 -> 0.0,
+    every NaN the same) and bit-cast; a null key's word is 0 (its null-mask bit tells)."""
+    v = emitter.emit_typed(expr, dtype)
+    word = v.val
+    if v.kind == "bool":
+        word = ctx.fresh("kw")
+        ctx.emit(f"{word} = zext i1 {v.val} to i64")
+    elif v.kind == "float":
+        z, nz, nan, bits, w = (ctx.fresh("kw") for _ in range(5))
+        ctx.emit(f"{z} = fcmp oeq double {v.val}, 0.0")
+        ctx.emit(f"{nz} = select i1 {z}, double 0.0, double {v.val}")
+        ctx.emit(f"{nan} = fcmp uno double {v.val}, 0.0")
+        ctx.emit(f"{bits} = bitcast double {nz} to i64")
+        ctx.emit(f"{w} = select i1 {nan}, i64 9221120237041090560, i64 {bits}")
+        word = w
+    if v.valid != "true":
+        w = ctx.fresh("kw")
+        ctx.emit(f"{w} = select i1 {v.valid}, i64 {word}, i64 0")
+        word = w
+    return Value("int", word, v.valid)
+
+
+def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                    gen: GeneratedPipeline) -> str:
+    t: WindowTerminal = pipeline.terminal
+    if pipeline.event_time is None:
+        raise NotImplementedError("an event-time window needs a source with a timestamp column "
+                                  "(from_arrow(..., timestamp='ts'))")
+    ts = emitter.emit(pipeline.event_time)
+    ctx.body.extend(render("event_time.ll.j2", value=ts.val).rstrip("\n").split("\n"))
+    _emit_filters(pipeline, options, ctx, emitter, predicated=False)
+    # the window template branches to %late_row; key, hash and aggregates follow in w.update
+    keys, null_bits = [], []
+    for n, (f, e) in enumerate(t.keys):
+        if f.dtype.is_string:
+            raise NotImplementedError(f"key column {f.name!r}: string keys arrive with the window issue (#3)")
+        if f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms":
+            raise NotImplementedError(f"key column {f.name!r}: timestamp keys must have millisecond unit")
+        keys.append(_key_word(emitter, ctx, e, f.dtype))
+        gen.key_types.append(f.arrow_type)
+    null_mask = "0"
+    for n, k in enumerate(keys):
+        if k.valid == "true":
+            continue
+        inv, z, sh, acc = (ctx.fresh("nm") for _ in range(4))
+        ctx.emit(f"{inv} = xor i1 {k.valid}, true")
+        ctx.emit(f"{z} = zext i1 {inv} to i64")
+        ctx.emit(f"{sh} = shl i64 {z}, {n}")
+        ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
+        null_mask = acc
+        null_bits.append(n)
+    key_words = 1 + len(keys) + (1 if keys else 0)
+    off = 8 * (1 + key_words)
+    aggs, updates_ctx = [], []
+    # aggregate inputs are evaluated before the upsert so they sit in the same block as the key
+    for n, a in enumerate(t.aggregates):
+        kind, value, valid, arg_text = None, "0", "true", ""
+        if a.arg is not None:
+            arg_text = repr(a.arg)
+            dtype = a.arg.dtype(pipeline.input_schema)
+            if a.func == "count":
+                inner = strip_alias(a.arg)
+                valid = emitter.validity(inner.name) if isinstance(inner, Column) else emitter.emit(a.arg).valid
+            else:
+                v = emitter.emit_typed(a.arg, dtype)
+                kind = "float" if v.kind == "float" else "int"
+                if v.kind == "bool":
+                    v = emitter.convert(v, "int")
+                value, valid = v.val, v.valid
+        aggs.append(dict(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
+                         arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n))
+        gen.aggregate_types.append((a.field.name, "double" if (kind == "float" or a.func == "avg") else "i64"))
+        off += 8 * _agg_slots(a.func, kind)
+    entry_size = off
+    from .templates import environment
+    agg_macros = environment().get_template("aggregates.ll.j2").module
+    for a in aggs:
+        updates_ctx.extend(str(agg_macros.update(_Obj(a))).rstrip("\n").split("\n"))
+    ctx.preamble.extend(render("window_preamble.ll.j2", abi=abi, key_words=key_words).rstrip("\n").split("\n"))
+    ctx.body.extend(render("window_tumbling.ll.j2", size=t.assigner.size_ms,
+                           keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
+                           null_mask=null_mask, key_words=key_words, entry_size=entry_size,
+                           updates=[u for u in updates_ctx if u.strip()]).rstrip("\n").split("\n"))
+    ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY))
+    return render("window_state.ll.j2", abi=abi, p=gen.prefix, entry_size=entry_size,
+                  window_size=t.assigner.size_ms, keys=keys, aggregates=[_Obj(a) for a in aggs])
+
+
+class _Obj(dict):
+    """Attribute access for template arguments."""
+
+    __getattr__ = dict.__getitem__
+
+
+TERMINAL_RULES = {
+    ("project", None): _lower_project,
+    ("window", "tumbling"): _lower_tumbling,
+}
+
+
+def _rule_for(pipeline: Pipeline):
+    t = pipeline.terminal
+    key = ("project", None) if isinstance(t, ProjectTerminal) else ("window", t.assigner.kind)
+    rule = TERMINAL_RULES.get(key)
+    if rule is None:
+        what = repr(t.assigner) if isinstance(t, WindowTerminal) else t.kind
+        raise NotImplementedError(f"the compiled engine has no lowering for {what} yet")
+    if isinstance(t, WindowTerminal):
+        from ..aggregates import COMPILED
+        for a in t.aggregates:
+            if a.func not in COMPILED:
+                raise NotImplementedError(f"aggregate {a.field.name}={a.func}(...) is not compiled yet "
+                                          f"(compiled: {', '.join(COMPILED)})")
+    return rule

@@ -1,0 +1,1 @@
+"""The embedded execution engine: runs compiled pipelines over Arrow batches."""

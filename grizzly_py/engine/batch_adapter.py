@@ -1,0 +1,71 @@
+"""Hand Arrow batches to generated kernels: column descriptors and per-batch parameters.
+
+A descriptor is ``COLUMN_SLOTS`` u64 words per column the kernel reads (buffer addresses, array
+offset, string data length). Every batch is validated (buffer sizes against lengths) before its
+addresses are taken, so generated code never reads outside a buffer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..codegen import abi
+from ..codegen.module import GeneratedPipeline
+
+
+class PreparedBatch:
+    """The descriptor and parameter arrays of one batch, keeping the buffers they point to alive."""
+
+    __slots__ = ("columns", "params", "rows", "_keep")
+
+    def __init__(self, columns: np.ndarray, params: np.ndarray, rows: int, keep: list):
+        self.columns, self.params, self.rows, self._keep = columns, params, rows, keep
+
+
+def _address(buf: pa.Buffer | None) -> int:
+    return 0 if buf is None else buf.address
+
+
+def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str) -> PreparedBatch:
+    try:
+        batch.validate()
+    except pa.ArrowInvalid as e:
+        raise ValueError(f"{source_name}: malformed Arrow batch: {e}") from e
+    desc = np.zeros(len(gen.columns) * abi.COLUMN_SLOTS, dtype=np.uint64)
+    keep: list = [batch]
+    arrays = {}
+    for i, lay in enumerate(gen.columns):
+        arr = batch.column(lay.name)
+        if lay.name in gen.decode_columns:
+            arr = arr.cast(lay.arrow_type)
+        elif pa.types.is_dictionary(arr.type) and gen.dict_params and not _unique(arr.dictionary):
+            arr = arr.cast(arr.type.value_type).dictionary_encode()  # codes must identify values
+        arrays[lay.name] = arr
+        keep.append(arr)
+        bufs = arr.buffers()
+        base = i * abi.COLUMN_SLOTS
+        desc[base + abi.SLOT_VALIDITY] = _address(bufs[0]) if arr.null_count else 0
+        desc[base + abi.SLOT_OFFSET] = arr.offset
+        desc[base + abi.SLOT_LENGTH] = len(arr)
+        values = bufs[1] if len(bufs) > 1 else None
+        if values is None and len(arr):
+            # e.g. an all-null array without a values buffer: read zeros instead
+            values = pa.py_buffer(np.zeros(len(arr) + arr.offset + 1, dtype=np.int64).tobytes())
+            keep.append(values)
+        desc[base + abi.SLOT_VALUES] = _address(values)
+        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+            data = bufs[2] if len(bufs) > 2 else None
+            desc[base + abi.SLOT_DATA] = _address(data)
+            desc[base + abi.SLOT_DATA_LEN] = 0 if data is None else data.size
+    params = np.zeros(abi.PARAM_FIRST_DICT_CODE + len(gen.dict_params), dtype=np.int64)
+    params[abi.PARAM_WATERMARK] = watermark
+    for n, (column, literal) in enumerate(gen.dict_params):
+        dictionary = arrays[column].dictionary
+        params[abi.PARAM_FIRST_DICT_CODE + n] = pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py()
+    return PreparedBatch(desc, params, batch.num_rows, keep)
+
+
+def _unique(dictionary: pa.Array) -> bool:
+    return len(dictionary) <= 1 or pc.count_distinct(dictionary).as_py() == len(dictionary)

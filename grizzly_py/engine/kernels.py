@@ -1,0 +1,209 @@
+"""Callable wrappers around compiled pipelines: one object per pipeline instance, owning its
+state block (counters, hash table) and turning kernel outputs into Arrow data.
+
+``ProjectKernel`` runs a stateless pipeline over a batch and returns the output batch.
+``WindowKernel`` folds batches into its window state and, when asked for a watermark, fires the
+complete windows as a table sorted by (window_end, keys) with nulls last.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..aggregates import AggregateOverflowError
+from ..codegen import abi
+from ..codegen.module import GeneratedPipeline
+from ..jit import CompiledModule
+from ..plan import WINDOW_END, WINDOW_START
+from ..sources import BadInputError
+from ..types import to_arrow_type
+from .batch_adapter import prepare
+
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
+_NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
+
+
+def output_arrow_schema(gen: GeneratedPipeline) -> pa.Schema:
+    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
+                      for f in gen.pipeline.output_schema])
+
+
+def sort_indices_nulls_last(table: pa.Table, names: list[str]) -> pa.Array:
+    """Ascending sort on ``names`` with nulls last (per-key placement where pyarrow has it)."""
+    try:
+        return pc.sort_indices(table, sort_keys=[(n, "ascending", "at_end") for n in names])
+    except (TypeError, ValueError, pa.ArrowInvalid):
+        return pc.sort_indices(table, sort_keys=[(n, "ascending") for n in names], null_placement="at_end")
+
+
+def _masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
+    mask = None if valid.all() else (valid == 0)
+    return pa.array(values, type=arrow_type, mask=mask)
+
+
+class Kernel:
+    """Common part: the compiled functions, the state block and error reporting."""
+
+    def __init__(self, gen: GeneratedPipeline, compiled: CompiledModule, input_name: str):
+        self.gen, self.compiled, self.input_name = gen, compiled, input_name
+        self.state = np.zeros(gen.state_words, dtype=np.int64)
+        self.state[abi.STATE_MAX_EVENT_TIME] = abi.INT64_MIN
+        self.state[abi.STATE_MIN_OPEN_END] = abi.INT64_MAX
+        self._process = compiled.function(f"{gen.prefix}_process", _I64, _P, _P, _I64, _P, _P)
+        self.schema = output_arrow_schema(gen)
+        self.batches_processed = 0
+
+    @property
+    def state_ptr(self) -> int:
+        return self.state.ctypes.data
+
+    def counter(self, index: int) -> int:
+        return int(self.state[index])
+
+    def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int) -> int:
+        prepared = prepare(batch, self.gen, watermark, self.input_name)
+        rc = self._process(self.state_ptr, prepared.columns.ctypes.data, prepared.rows,
+                           prepared.params.ctypes.data, out_ptr)
+        self.batches_processed += 1
+        if rc < 0:
+            self._raise(rc, batch)
+        return rc
+
+    def _raise(self, rc: int, batch: pa.RecordBatch | None):
+        row = self.counter(abi.STATE_ERROR_ROW)
+        if rc == abi.ERROR_OUT_OF_MEMORY:
+            raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory growing the window state")
+        if rc == abi.ERROR_CORRUPT_STRING:
+            cols = [c.name for c in self.gen.columns if batch is not None and
+                    pa.types.is_string(batch.schema.field(c.name).type)]
+            raise BadInputError(f"{self.input_name}: corrupt string offsets in column(s) {cols} at batch "
+                                f"{self.batches_processed - 1}, row {row}")
+        raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel failed with code {rc}")
+
+
+class ProjectKernel(Kernel):
+    """A stateless pipeline: filters, then a selection vector plus computed columns."""
+
+    def process(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+        n = batch.num_rows
+        sel = np.empty(max(n, 1), dtype=np.int64)
+        bufs, ptrs = [], [sel.ctypes.data]
+        for o in self.gen.outputs:
+            values = np.empty(max(n, 1), dtype=_NP_STORE[o.store_type])
+            valid = np.empty(max(n, 1), dtype=np.uint8)
+            bufs.append((values, valid))
+            ptrs += [values.ctypes.data, valid.ctypes.data]
+        out = np.array(ptrs, dtype=np.uint64)
+        count = self.run(batch, abi.INT64_MIN, out.ctypes.data) if n else 0
+        computed = {o.name: (o, values[:count], valid[:count]) for o, (values, valid) in zip(self.gen.outputs, bufs)}
+        taken = None if count == n else pa.array(sel[:count])
+        arrays = []
+        for f, e in self.gen.pipeline.terminal.outputs:
+            if f.name in computed:
+                o, values, valid = computed[f.name]
+                arrow_type = self.schema.field(f.name).type
+                if o.store_type == "i8":
+                    values = values.astype(bool)
+                arrays.append(_masked(values, valid, arrow_type))
+            else:
+                column = batch.column(e.name)
+                arrays.append(column if taken is None else column.take(taken))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+class WindowKernel(Kernel):
+    """A pipeline ending in a window aggregation."""
+
+    def __init__(self, gen, compiled, input_name):
+        super().__init__(gen, compiled, input_name)
+        self._open = compiled.function(f"{gen.prefix}_open", ctypes.c_int32, _P)
+        self._close = compiled.function(f"{gen.prefix}_close", None, _P)
+        self._count_ready = compiled.function(f"{gen.prefix}_count_ready", _I64, _P, _I64)
+        self._emit = compiled.function(f"{gen.prefix}_emit", _I64, _P, _I64, _P)
+        if self._open(self.state_ptr) != 0:
+            raise MemoryError("out of memory allocating window state")
+        self._closed = False
+        terminal = gen.pipeline.terminal
+        self.window_size = terminal.assigner.size_ms
+        self.keys = [f for f, _ in terminal.keys]
+        self.time_type = self.schema.field(WINDOW_START).type
+
+    def process(self, batch: pa.RecordBatch, watermark: int) -> None:
+        if batch.num_rows:
+            self.run(batch, watermark, 0)
+
+    @property
+    def max_event_time(self) -> int:
+        return self.counter(abi.STATE_MAX_EVENT_TIME)
+
+    def fire(self, watermark: int) -> pa.RecordBatch | None:
+        """Emit every window with end - 1 <= watermark, sorted by (window_end, keys)."""
+        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
+            return None
+        n = self._count_ready(self.state_ptr, watermark)
+        if n == 0:
+            return None
+        size = max(n, 1)
+        window_start = np.empty(size, dtype=np.int64)
+        ptrs, key_bufs, agg_bufs = [window_start.ctypes.data], [], []
+        for _ in self.keys:
+            b = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.uint8))
+            key_bufs.append(b)
+            ptrs += [b[0].ctypes.data, b[1].ctypes.data]
+        for _, store in self.gen.aggregate_types:
+            b = (np.empty(size, dtype=_NP_STORE[store]), np.empty(size, dtype=np.uint8))
+            agg_bufs.append(b)
+            ptrs += [b[0].ctypes.data, b[1].ctypes.data]
+        out = np.array(ptrs, dtype=np.uint64)
+        rc = self._emit(self.state_ptr, watermark, out.ctypes.data)
+        if rc == abi.ERROR_SUM_OVERFLOW:
+            which = self.gen.aggregate_types[self.counter(abi.STATE_ERROR_DETAIL)][0]
+            raise AggregateOverflowError(f"aggregate {which!r}: int64 sum overflow in a window "
+                                         f"(fired at watermark {watermark}); cast the input to float64 "
+                                         f"to sum beyond int64")
+        if rc < 0:
+            self._raise(rc, None)
+        assert rc == n, (rc, n)
+        arrays = [self._key_array(f, *b) for f, b in zip(self.keys, key_bufs)]
+        arrays.append(self._time_array(window_start))
+        arrays.append(self._time_array(window_start + self.window_size))
+        for (name, _), (values, valid) in zip(self.gen.aggregate_types, agg_bufs):
+            arrays.append(_masked(values, valid, self.schema.field(name).type))
+        table = pa.Table.from_arrays(arrays, schema=self.schema)
+        names = [WINDOW_END] + [f.name for f in self.keys]
+        return table.take(sort_indices_nulls_last(table, names)).combine_chunks().to_batches()[0]
+
+    def _key_array(self, f, words: np.ndarray, valid: np.ndarray) -> pa.Array:
+        t = self.schema.field(f.name).type
+        if f.dtype.is_float:
+            values = words.view(np.float64)
+        elif f.dtype.is_bool:
+            values = words.astype(bool)
+        elif pa.types.is_timestamp(t):
+            return _masked(words, valid, pa.int64()).cast(t)
+        else:
+            values = words.astype(t.to_pandas_dtype())
+        return _masked(values, valid, t)
+
+    def _time_array(self, ms: np.ndarray) -> pa.Array:
+        t = self.time_type
+        if pa.types.is_timestamp(t):
+            factor = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
+            scaled = ms // 1000 if factor is None else ms * factor
+            return pa.array(scaled, type=pa.int64()).cast(t)
+        return pa.array(ms, type=pa.int64())
+
+    def close(self):
+        if not self._closed:
+            self._close(self.state_ptr)
+            self._closed = True
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,115 @@
+"""JIT compilation of generated IR with llvmlite: link the runtime, optimize (O3, new pass
+manager) for the host CPU, and load the machine code with MCJIT.
+
+Compiled modules are cached in-process by the SHA-256 of their IR text (plus optimization level),
+so running the same query again, or another variant that renders identical IR, costs nothing.
+``CompiledModule`` keeps the IR before and after optimization and the assembly for ``explain``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from .codegen.templates import runtime_ir
+
+
+class CompileError(RuntimeError):
+    """Generated IR failed to parse or verify: a bug in grizzly-py, never in the user's query."""
+
+
+@lru_cache(maxsize=1)
+def _llvm():
+    import llvmlite.binding as llvm
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    return llvm
+
+
+@lru_cache(maxsize=1)
+def target_machine():
+    llvm = _llvm()
+    target = llvm.Target.from_default_triple()
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
+                                        features=llvm.get_host_cpu_features().flatten(),
+                                        opt=3, jit=True)
+
+
+@dataclass
+class CompiledModule:
+    ir: str
+    optimized_ir: str
+    engine: object = field(repr=False)
+    compile_ms: float = 0.0
+    _asm: str | None = field(default=None, repr=False)
+    _module: object = field(default=None, repr=False)
+
+    def function(self, name: str, restype, *argtypes):
+        addr = self.engine.get_function_address(name)
+        if not addr:
+            raise CompileError(f"compiled module has no function {name!r}")
+        return ctypes.CFUNCTYPE(restype, *argtypes)(addr)
+
+    @property
+    def assembly(self) -> str:
+        if self._asm is None:
+            self._asm = target_machine().emit_assembly(_llvm().parse_assembly(self.optimized_ir))
+        return self._asm
+
+
+_cache: dict[str, CompiledModule] = {}
+_lock = threading.Lock()
+
+
+def compile_ir(ir: str, opt_level: int = 3) -> CompiledModule:
+    key = hashlib.sha256(f"O{opt_level}\n{ir}".encode()).hexdigest()
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            return hit
+        compiled = _compile(ir, opt_level)
+        _cache[key] = compiled
+        return compiled
+
+
+def parse_and_link(ir: str):
+    """Parse generated IR, link the runtime into it and verify the result."""
+    llvm = _llvm()
+    try:
+        module = llvm.parse_assembly(ir)
+        module.link_in(llvm.parse_assembly(runtime_ir()))
+        module.verify()
+    except RuntimeError as e:
+        numbered = "\n".join(f"{n + 1:5d} {line}" for n, line in enumerate(ir.splitlines()))
+        raise CompileError(f"generated IR is invalid: {e}\n{numbered}") from e
+    return module
+
+
+def optimize(module, opt_level: int = 3):
+    llvm = _llvm()
+    tm = target_machine()
+    module.triple = tm.triple
+    module.data_layout = str(tm.target_data)
+    pto = llvm.create_pipeline_tuning_options(speed_level=opt_level)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(module, pb)
+    return module
+
+
+def _compile(ir: str, opt_level: int) -> CompiledModule:
+    llvm = _llvm()
+    start = time.perf_counter()
+    module = optimize(parse_and_link(ir), opt_level)
+    optimized = str(module)
+    engine = llvm.create_mcjit_compiler(module, target_machine())
+    engine.finalize_object()
+    ms = (time.perf_counter() - start) * 1000
+    return CompiledModule(ir, optimized, engine, ms, _module=module)
+
+
+def cache_size() -> int:
+    return len(_cache)

@@ -1,0 +1,214 @@
+"""The logical plan: immutable, validated operator nodes with derived schemas.
+
+Every node validates itself when it is built, so that unknown columns and type errors are reported
+at definition time, naming the column. Nodes hold no execution state; they are plain data (and
+picklable where their source is), so a plan can be shown, hashed, compiled several times
+(variants) and shipped elsewhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from .aggregates import AggCall
+from .expressions import Column, Expr, strip_alias
+from .types import BOOL, INT64, TIMESTAMP, Field, Schema, SchemaError, to_arrow_type
+from .windows import WindowAssigner
+
+WINDOW_START, WINDOW_END = "window_start", "window_end"
+
+
+class PlanNode:
+    """Base of logical operators. ``schema`` is derived from the inputs and the node's arguments."""
+
+    @property
+    def inputs(self) -> tuple["PlanNode", ...]:
+        return ()
+
+    @cached_property
+    def schema(self) -> Schema:
+        return self._derive_schema()
+
+    def _derive_schema(self) -> Schema:
+        raise NotImplementedError
+
+    def label(self) -> str:
+        raise NotImplementedError
+
+    def explain(self, indent: int = 0) -> str:
+        """The plan as an indented tree, root first."""
+        lines = [" " * indent + f"{self.label()}  -> {self.schema}"]
+        for i in self.inputs:
+            lines.append(i.explain(indent + 2))
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True, eq=False)
+class SourceNode(PlanNode):
+    source: "object"  # grizzly_py.sources.Source
+
+    def _derive_schema(self):
+        return self.source.schema
+
+    def label(self):
+        return f"Source[{self.source.name}, timestamp={self.source.timestamp}, {self.source.watermark_description}]"
+
+
+@dataclass(frozen=True, eq=False)
+class FilterNode(PlanNode):
+    input: PlanNode
+    predicate: Expr
+
+    def __post_init__(self):
+        t = self.predicate.dtype(self.input.schema)
+        if t != BOOL:
+            raise SchemaError(f"filter predicate {self.predicate!r} has type {t.name}, expected bool")
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    def _derive_schema(self):
+        return self.input.schema
+
+    def label(self):
+        return f"Filter[{self.predicate!r}]"
+
+
+def _typed_field(name: str, expr: Expr, schema: Schema) -> Field:
+    dtype = expr.dtype(schema)
+    inner = strip_alias(expr)
+    if isinstance(inner, Column):  # a pass-through column keeps its physical Arrow type
+        return Field(name, dtype, schema.field(inner.name).arrow_type)
+    return Field(name, dtype, to_arrow_type(dtype))
+
+
+@dataclass(frozen=True, eq=False)
+class MapNode(PlanNode):
+    """``with_columns``: add or replace columns; the others pass through in place."""
+
+    input: PlanNode
+    columns: tuple[tuple[str, Expr], ...]
+
+    def __post_init__(self):
+        self.schema  # validate now
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    def _derive_schema(self):
+        in_schema = self.input.schema
+        new = {name: _typed_field(name, e, in_schema) for name, e in self.columns}
+        fields = [new.pop(f.name, f) for f in in_schema]
+        return Schema(tuple(fields) + tuple(new.values()))
+
+    def label(self):
+        return "Map[" + ", ".join(f"{n}={e!r}" for n, e in self.columns) + "]"
+
+
+@dataclass(frozen=True, eq=False)
+class ProjectNode(PlanNode):
+    """``select``: exactly these columns, in this order."""
+
+    input: PlanNode
+    columns: tuple[tuple[str, Expr], ...]
+
+    def __post_init__(self):
+        if not self.columns:
+            raise SchemaError("select() needs at least one column")
+        self.schema
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    def _derive_schema(self):
+        in_schema = self.input.schema
+        return Schema(tuple(_typed_field(name, e, in_schema) for name, e in self.columns))
+
+    def label(self):
+        return "Project[" + ", ".join(n if isinstance(e, Column) and e.name == n else f"{n}={e!r}"
+                                      for n, e in self.columns) + "]"
+
+
+@dataclass(frozen=True, eq=False)
+class WindowAggregateNode(PlanNode):
+    """Keyed (``keys`` non-empty) or global window aggregation.
+
+    Output: the key columns, ``window_start``, ``window_end``, then the aggregates in order.
+    """
+
+    input: PlanNode
+    keys: tuple[str, ...]
+    assigner: WindowAssigner
+    aggregates: tuple[tuple[str, AggCall], ...]
+
+    def __post_init__(self):
+        if not self.aggregates:
+            raise SchemaError("aggregate() needs at least one aggregate, e.g. count=agg.count()")
+        in_schema = self.input.schema
+        for k in self.keys:
+            f = in_schema.field(k)
+            del f
+        self.schema
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    @cached_property
+    def time_arrow_type(self):
+        """``window_start``/``window_end`` come out as int64 ms, or as the source's timestamp type."""
+        return sources_of(self)[0].source.timestamp_arrow_type
+
+    def _derive_schema(self):
+        in_schema = self.input.schema
+        fields = [in_schema.field(k) for k in self.keys]
+        for name in (WINDOW_START, WINDOW_END):
+            if name in self.keys:
+                raise SchemaError(f"key column {name!r} clashes with the window output column of that name")
+            fields.append(Field(name, TIMESTAMP, self.time_arrow_type))
+        for name, call in self.aggregates:
+            if not isinstance(call, AggCall):
+                raise SchemaError(f"aggregate {name!r}: expected agg.<function>(...), got {call!r}")
+            if name in self.keys or name in (WINDOW_START, WINDOW_END):
+                raise SchemaError(f"aggregate name {name!r} clashes with an output column of the same name")
+            dtype = call.output_type(in_schema)
+            fields.append(Field(name, dtype, to_arrow_type(dtype)))
+        return Schema(tuple(fields))
+
+    def label(self):
+        keys = f"keys=[{', '.join(self.keys)}], " if self.keys else ""
+        aggs = ", ".join(f"{n}={c!r}" for n, c in self.aggregates)
+        return f"WindowAggregate[{keys}{self.assigner!r}, {aggs}]"
+
+
+@dataclass(frozen=True, eq=False)
+class SinkSpec:
+    """Where a query's output goes: ``collect`` (name), parquet or csv (path)."""
+
+    kind: str
+    name: str
+    path: str | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Query:
+    """A plan root with its sink: one unit of compilation and execution."""
+
+    root: PlanNode
+    sink: SinkSpec = field(default_factory=lambda: SinkSpec("collect", "result"))
+
+
+def sources_of(node: PlanNode) -> list[SourceNode]:
+    if isinstance(node, SourceNode):
+        return [node]
+    out = []
+    for i in node.inputs:
+        out.extend(s for s in sources_of(i) if s not in out)
+    return out
+
+
+INT64_TYPE = INT64

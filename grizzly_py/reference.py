@@ -1,0 +1,599 @@
+"""The reference evaluator: a plain-Python oracle for the compiled engine.
+
+``run(node)`` interprets a logical plan (``grizzly_py.plan``) one record at a time, with Python
+ints and floats, and returns the result table and the job metrics; ``evaluate(node)`` returns
+only the table. It is written to be obviously right, not fast: the differential tests compare
+every compiled query against it.
+
+The semantics it implements (and the compiled engine must match exactly):
+
+Values and expressions
+- A record is a dict ``{column: value}`` of Python values (``None`` is null) plus its event time.
+  Timestamps are int64 epoch milliseconds (an Arrow timestamp converts by floor division).
+- Integer ``+ - * neg abs`` wrap around like int64 two's complement; an int with a float, and
+  ``/`` always, compute in float64 (IEEE: ``x/0.0`` is +-inf, ``0/0`` NaN); ``%`` takes the sign
+  of the divisor; integer ``% 0`` is null, float ``% 0.0`` NaN.
+- Comparisons convert both sides to float when either is a float; NaN compares as in IEEE.
+- Nulls propagate, except in ``& | ~`` (SQL three-valued logic), ``is_null``/``is_not_null``
+  and ``if_else`` (a null condition takes the else branch).
+- Casts: float to int truncates toward zero, and NaN, +-inf or out-of-range give null; int64 to
+  int32 wraps; bool to number is 0/1; number to bool is ``x != 0``.
+
+Windows and watermarks (one source; see ``run``)
+- The watermark advances after each non-empty source batch to
+  ``max(wm, max event time of the batch - out_of_orderness - 1)`` and is +infinity at the end.
+- A window fires once, when ``window_end - 1 <= wm``; a record none of whose windows is still
+  open is late: it is dropped and counted once in ``late_records``.
+- Session windows (per key) merge when they overlap or touch (Flink's ``TimeWindow.intersects``);
+  a new record first merges with the key's open sessions, and is late only if it merges with none
+  and its own window ``[ts, ts + gap)`` has already fired.
+- Results of one firing leave ordered by window_end, then key (nulls last, NaN after numbers),
+  then window_start. A window's output record has event time ``window_end - 1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable
+
+import numpy as np
+import pyarrow as pa
+
+from .aggregates import AggCall, AggregateOverflowError
+from .expressions import Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
+from .plan import (FilterNode, MapNode, PlanNode, ProjectNode, SourceNode, WindowAggregateNode, sources_of)
+from .sources import TIMESTAMP_UNIT_DIVISOR
+from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
+from .windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+NAN = float("nan")
+
+Row = dict  # column name -> Python value
+Evaluator = Callable[[Row], object]
+
+
+# ==============================================================================================
+# Scalar helpers
+# ==============================================================================================
+def wrap_int64(x: int) -> int:
+    """``x`` reduced to int64 two's complement."""
+    return (x - INT64_MIN) % (1 << 64) + INT64_MIN
+
+
+def wrap_int32(x: int) -> int:
+    """``x`` reduced to int32 two's complement."""
+    return (x - INT32_MIN) % (1 << 32) + INT32_MIN
+
+
+def float_divide(x: float, y: float) -> float:
+    """IEEE division: ``x/0.0`` is +-inf (sign of x times sign of the zero), ``0/0`` and NaN are NaN."""
+    if y != 0.0:
+        return x / y
+    if x != x or x == 0.0:
+        return NAN
+    return math.copysign(math.inf, x) * math.copysign(1.0, y)
+
+
+def float_mod(x: float, y: float) -> float:
+    """Python-style float modulo (sign of the divisor) built on C ``fmod``; ``x % 0.0`` is NaN."""
+    if y == 0.0 or math.isinf(x) or x != x or y != y:
+        return NAN
+    r = math.fmod(x, y)
+    if r != 0 and (r < 0) != (y < 0):
+        r += y
+    return r
+
+
+def float_to_int(x: float, lo: int, hi: int) -> int | None:
+    """Truncate toward zero; NaN, +-inf and results outside ``[lo, hi]`` are null."""
+    if math.isnan(x) or math.isinf(x):
+        return None
+    t = math.trunc(x)
+    return t if lo <= t <= hi else None
+
+
+def sort_key(value) -> tuple:
+    """A total, hashable order on one column's values, used both to group and to sort keys.
+
+    Numbers, bools and strings in their natural order (``-0.0`` equals ``0.0``), then NaN
+    (all NaNs are one value), then null.
+    """
+    if value is None:
+        return (2,)
+    if isinstance(value, float) and math.isnan(value):
+        return (1,)
+    return (0, value)
+
+
+def normalize_key(value):
+    """The representative of a key value's group: ``-0.0`` becomes ``0.0``."""
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
+    return value
+
+
+# ==============================================================================================
+# Expressions
+# ==============================================================================================
+def compile_expr(expr: Expr, schema: Schema) -> Evaluator:
+    """A function that evaluates ``expr`` (typed against ``schema``) on one row."""
+    if isinstance(expr, Column):
+        name = expr.name
+        return lambda row: row[name]
+    if isinstance(expr, Literal):
+        value = expr.value
+        return lambda row: value
+    if isinstance(expr, Alias):
+        return compile_expr(expr.operand, schema)
+    if isinstance(expr, BinaryOp):
+        return _compile_binary(expr, schema)
+    if isinstance(expr, UnaryOp):
+        return _compile_unary(expr, schema)
+    if isinstance(expr, IsIn):
+        return _compile_isin(expr, schema)
+    if isinstance(expr, Cast):
+        return _compile_cast(expr, schema)
+    if isinstance(expr, IfElse):
+        return _compile_if_else(expr, schema)
+    raise TypeError(f"reference: unknown expression node {expr!r}")
+
+
+def _null_propagating(fn, *args: Evaluator) -> Evaluator:
+    """Apply ``fn`` to the operands' values, or give null if any of them is null."""
+    def evaluate(row):
+        values = [a(row) for a in args]
+        return None if any(v is None for v in values) else fn(*values)
+    return evaluate
+
+
+def _int_arith(op: str):
+    return {
+        "+": lambda a, b: wrap_int64(a + b),
+        "-": lambda a, b: wrap_int64(a - b),
+        "*": lambda a, b: wrap_int64(a * b),
+        "%": lambda a, b: None if b == 0 else a % b,
+    }[op]
+
+
+def _float_arith(op: str):
+    fn = {
+        "+": lambda a, b: a + b,
+        "-": lambda a, b: a - b,
+        "*": lambda a, b: a * b,
+        "/": float_divide,
+        "%": float_mod,
+    }[op]
+    return lambda a, b: fn(float(a), float(b))
+
+
+_COMPARE = {
+    "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+}
+
+
+def _and3(a, b):
+    if a is False or b is False:
+        return False
+    if a is None or b is None:
+        return None
+    return True
+
+
+def _or3(a, b):
+    if a is True or b is True:
+        return True
+    if a is None or b is None:
+        return None
+    return False
+
+
+def _compile_binary(e: BinaryOp, schema: Schema) -> Evaluator:
+    left, right = compile_expr(e.left, schema), compile_expr(e.right, schema)
+    lt, rt = e.left.dtype(schema), e.right.dtype(schema)
+    either_float = lt.is_float or rt.is_float
+    if e.op == "&":
+        return lambda row: _and3(left(row), right(row))
+    if e.op == "|":
+        return lambda row: _or3(left(row), right(row))
+    if e.op in _COMPARE:
+        compare = _COMPARE[e.op]
+        if either_float:
+            return _null_propagating(lambda a, b: compare(float(a), float(b)), left, right)
+        return _null_propagating(compare, left, right)
+    if e.op == "/" or either_float:
+        return _null_propagating(_float_arith(e.op), left, right)
+    return _null_propagating(_int_arith(e.op), left, right)
+
+
+def _compile_unary(e: UnaryOp, schema: Schema) -> Evaluator:
+    operand = compile_expr(e.operand, schema)
+    if e.op == "is_null":
+        return lambda row: operand(row) is None
+    if e.op == "is_not_null":
+        return lambda row: operand(row) is not None
+    if e.op == "~":
+        return _null_propagating(lambda a: not a, operand)
+    is_float = e.operand.dtype(schema).is_float
+    if e.op == "neg":
+        return _null_propagating((lambda a: -a) if is_float else (lambda a: wrap_int64(-a)), operand)
+    if e.op == "abs":
+        return _null_propagating(abs if is_float else (lambda a: wrap_int64(abs(a))), operand)
+    raise TypeError(f"reference: unknown unary operator {e.op!r}")
+
+
+def _compile_isin(e: IsIn, schema: Schema) -> Evaluator:
+    operand = compile_expr(e.operand, schema)
+    values = [v for v in e.values if v is not None]
+    has_null = len(values) != len(e.values)
+    as_float = e.operand.dtype(schema).is_float or any(isinstance(v, float) for v in values)
+    if as_float:
+        values = [float(v) for v in values]
+
+    def member(x):
+        if as_float:
+            x = float(x)
+        if any(x == v for v in values):
+            return True
+        return None if has_null else False
+    return _null_propagating(member, operand)
+
+
+def _compile_cast(e: Cast, schema: Schema) -> Evaluator:
+    operand = compile_expr(e.operand, schema)
+    source = e.operand.dtype(schema)
+    return _null_propagating(_cast_function(source, e.type_name), operand)
+
+
+def _cast_function(source: DataType, target: str):
+    if target == "bool":
+        return lambda x: x != 0  # NaN != 0 is True; bool stays itself
+    if target == "float64":
+        return float
+    lo, hi = (INT32_MIN, INT32_MAX) if target == "int32" else (INT64_MIN, INT64_MAX)
+    if source.is_float:
+        return lambda x: float_to_int(x, lo, hi)
+    if target == "int32":
+        return lambda x: wrap_int32(int(x))
+    return int  # int32/int64/timestamp/bool -> int64
+
+
+def _compile_if_else(e: IfElse, schema: Schema) -> Evaluator:
+    cond = compile_expr(e.cond, schema)
+    then, otherwise = compile_expr(e.then, schema), compile_expr(e.otherwise, schema)
+    to_float = e.dtype(schema) == FLOAT64
+
+    def evaluate(row):
+        value = then(row) if cond(row) is True else otherwise(row)
+        return float(value) if to_float and value is not None else value
+    return evaluate
+
+
+# ==============================================================================================
+# Aggregates
+# ==============================================================================================
+def _checked_int64(total: int, what: str) -> int:
+    if not INT64_MIN <= total <= INT64_MAX:
+        raise AggregateOverflowError(f"{what}: the sum {total} does not fit in int64")
+    return total
+
+
+def _sequential_sum(values: list[float]) -> float:
+    total = 0.0
+    for v in values:
+        total += v
+    return total
+
+
+def _exact_variance(values: list, ddof: int) -> float | None:
+    """Variance with exact rational arithmetic; any non-finite input gives NaN."""
+    n = len(values)
+    if n - ddof <= 0:
+        return None
+    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
+        return NAN
+    exact = [Fraction(v) for v in values]
+    mean = sum(exact) / n
+    squares = sum((x - mean) ** 2 for x in exact)
+    try:
+        return float(squares / (n - ddof))
+    except OverflowError:
+        return math.inf
+
+
+def _min_max(values: list, pick, is_float: bool):
+    """min/max; for floats NaN is ignored unless every value is NaN (LLVM minnum/maxnum)."""
+    if is_float:
+        numbers = [v for v in values if not math.isnan(v)]
+        return pick(numbers) if numbers else NAN
+    return pick(values)
+
+
+def _mode(values: list):
+    counts = Counter(sort_key(v) for v in values)
+    best = min(counts, key=lambda k: (-counts[k], k))
+    return NAN if best == (1,) else normalize_key(best[1])
+
+
+def aggregate(call: AggCall, arg_type: DataType | None, values: list, rows: int):
+    """The value of one aggregate over one group.
+
+    ``values`` holds the argument's non-null values in arrival order, ``rows`` the number of
+    records of the group (for ``count()``).
+    """
+    func = call.func
+    if func == "count":
+        return rows if call.arg is None else len(values)
+    if func == "count_distinct":
+        return len({sort_key(v) for v in values})
+    if not values:
+        return None
+    is_float = arg_type.is_float
+    if func == "sum":
+        return _sequential_sum(values) if is_float else _checked_int64(sum(values), repr(call))
+    if func == "avg":
+        total = _sequential_sum(values) if is_float else _checked_int64(sum(values), repr(call))
+        return total / len(values)
+    if func in ("min", "max"):
+        return _min_max(values, min if func == "min" else max, is_float)
+    if func in ("var_pop", "var_samp", "stddev_pop", "stddev_samp"):
+        var = _exact_variance(values, ddof=1 if func.endswith("samp") else 0)
+        return var if var is None or func.startswith("var") else math.sqrt(var)
+    if func == "median":
+        return float(np.median(np.array(values, dtype=np.float64 if is_float else np.int64)))
+    if func == "mode":
+        return _mode(values)
+    raise NotImplementedError(f"reference: aggregate {func!r}")
+
+
+# ==============================================================================================
+# Operators: a push-based chain, source first. Each gets records (event time, row) and watermarks.
+# ==============================================================================================
+class Operator:
+    downstream: "Operator"
+
+    def push(self, ts: int, row: Row) -> None:
+        raise NotImplementedError
+
+    def watermark(self, wm: float) -> None:
+        self.downstream.watermark(wm)
+
+
+class Collect(Operator):
+    """The end of the chain: keeps every row it gets, in order."""
+
+    def __init__(self):
+        self.rows: list[Row] = []
+
+    def push(self, ts, row):
+        self.rows.append(row)
+
+    def watermark(self, wm):
+        pass
+
+
+class Filter(Operator):
+    def __init__(self, node: FilterNode, downstream: Operator):
+        self.predicate = compile_expr(node.predicate, node.input.schema)
+        self.downstream = downstream
+
+    def push(self, ts, row):
+        if self.predicate(row) is True:
+            self.downstream.push(ts, row)
+
+
+class Map(Operator):
+    """``with_columns`` and ``select``: every output column is computed from the input row."""
+
+    def __init__(self, node: MapNode | ProjectNode, downstream: Operator):
+        in_schema = node.input.schema
+        computed = {name: compile_expr(e, in_schema) for name, e in node.columns}
+        self.columns = [(f.name, computed.get(f.name, _column_getter(f.name))) for f in node.schema]
+        self.downstream = downstream
+
+    def push(self, ts, row):
+        self.downstream.push(ts, {name: fn(row) for name, fn in self.columns})
+
+
+def _column_getter(name: str) -> Evaluator:
+    return lambda row: row[name]
+
+
+@dataclass
+class Pane:
+    """The records of one key in one window: argument values per aggregate, in arrival order."""
+
+    key: tuple
+    start: int
+    end: int
+    records: list = field(default_factory=list)  # (arrival sequence number, argument values)
+
+
+class AlignedWindows:
+    """Tumbling and sliding windows: panes by (window, key)."""
+
+    def __init__(self, assigner):
+        self.assigner = assigner
+        self.panes: dict[tuple, Pane] = {}
+
+    def add(self, group: tuple, key: tuple, ts: int, record, wm: float) -> bool:
+        open_windows = [(s, e) for s, e in self.assigner.windows_of(ts) if e - 1 > wm]
+        for s, e in open_windows:
+            self.panes.setdefault((s, e, group), Pane(key, s, e)).records.append(record)
+        return bool(open_windows)
+
+    def fire(self, wm: float) -> list[tuple[tuple, Pane]]:
+        fired = [(k[2], p) for k, p in self.panes.items() if p.end - 1 <= wm]
+        for group, p in fired:
+            del self.panes[(p.start, p.end, group)]
+        return fired
+
+
+class SessionWindows:
+    """Session windows: per key, a list of open (pairwise non-touching) sessions."""
+
+    def __init__(self, assigner: EventTimeSessionWindows):
+        self.gap = assigner.gap_ms
+        self.sessions: dict[tuple, list[Pane]] = {}
+
+    def add(self, group: tuple, key: tuple, ts: int, record, wm: float) -> bool:
+        new = Pane(key, ts, ts + self.gap, [record])
+        sessions = self.sessions.setdefault(group, [])
+        touching = [s for s in sessions if s.start <= new.end and s.end >= new.start]
+        if not touching and new.end - 1 <= wm:
+            return False
+        for s in touching:
+            sessions.remove(s)
+            new = Pane(key, min(s.start, new.start), max(s.end, new.end), s.records + new.records)
+        sessions.append(new)
+        return True
+
+    def fire(self, wm: float) -> list[tuple[tuple, Pane]]:
+        fired = []
+        for group, sessions in self.sessions.items():
+            fired.extend((group, s) for s in sessions if s.end - 1 <= wm)
+            sessions[:] = [s for s in sessions if s.end - 1 > wm]
+        return fired
+
+
+def window_state(assigner):
+    if isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
+        return AlignedWindows(assigner)
+    if isinstance(assigner, EventTimeSessionWindows):
+        return SessionWindows(assigner)
+    raise NotImplementedError(f"reference: {assigner!r} is not an event-time window assigner; "
+                              "processing-time windows are not deterministic")
+
+
+class WindowAggregate(Operator):
+    def __init__(self, node: WindowAggregateNode, downstream: Operator, metrics: dict):
+        in_schema = node.input.schema
+        self.keys = node.keys
+        self.calls = [call for _, call in node.aggregates]
+        self.args = [None if c.arg is None else compile_expr(c.arg, in_schema) for c in self.calls]
+        self.arg_types = [None if c.arg is None else c.arg.dtype(in_schema) for c in self.calls]
+        self.out_names = node.schema.names
+        self.state = window_state(node.assigner)
+        self.downstream = downstream
+        self.metrics = metrics
+        self.wm = -math.inf
+        self.arrivals = 0
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        record = (self.arrivals, [None if a is None else a(row) for a in self.args])
+        self.arrivals += 1
+        if not self.state.add(group, key, ts, record, self.wm):
+            self.metrics["late_records"] += 1
+
+    def watermark(self, wm):
+        self.wm = wm
+        fired = sorted(self.state.fire(wm), key=lambda gp: (gp[1].end, gp[0], gp[1].start))
+        for _, pane in fired:
+            self.downstream.push(pane.end - 1, self.result_row(pane))
+        self.downstream.watermark(wm)
+
+    def result_row(self, pane: Pane) -> Row:
+        records = [values for _, values in sorted(pane.records, key=lambda r: r[0])]
+        results = []
+        for i, (call, arg_type) in enumerate(zip(self.calls, self.arg_types)):
+            values = [v[i] for v in records if v[i] is not None]
+            results.append(aggregate(call, arg_type, values, len(records)))
+        return dict(zip(self.out_names, (*pane.key, pane.start, pane.end, *results)))
+
+
+def build_chain(node: PlanNode, downstream: Operator, metrics: dict) -> tuple[SourceNode, Operator]:
+    """The operators from ``node`` down to its source, wired source-first; returns the first one."""
+    if isinstance(node, SourceNode):
+        return node, downstream
+    if isinstance(node, FilterNode):
+        op = Filter(node, downstream)
+    elif isinstance(node, (MapNode, ProjectNode)):
+        op = Map(node, downstream)
+    elif isinstance(node, WindowAggregateNode):
+        if node.assigner.is_event_time and sources_of(node)[0].source.timestamp is None:
+            raise ValueError("reference: an event-time window needs a source with a timestamp column")
+        op = WindowAggregate(node, downstream, metrics)
+    else:
+        raise NotImplementedError(f"reference: plan node {node.label()}")
+    return build_chain(node.input, op, metrics)
+
+
+# ==============================================================================================
+# Arrow in and out
+# ==============================================================================================
+def column_values(array: pa.Array) -> list:
+    """Python values of an Arrow column as grizzly-py holds them (timestamps in epoch ms)."""
+    if pa.types.is_timestamp(array.type):
+        mul, div = TIMESTAMP_UNIT_DIVISOR[array.type.unit]
+        return [None if v is None else v * mul // div for v in array.cast(pa.int64()).to_pylist()]
+    return array.to_pylist()
+
+
+def batch_records(batch: pa.RecordBatch, timestamp: str | None) -> list[tuple[int | None, Row]]:
+    columns = {name: column_values(batch.column(name)) for name in batch.schema.names}
+    rows = [dict(zip(columns, values)) for values in zip(*columns.values())]
+    times = columns[timestamp] if timestamp is not None else [None] * batch.num_rows
+    return list(zip(times, rows))
+
+
+def arrow_column(values: list, f: Field) -> pa.Array:
+    """An output column of ``f``'s Arrow type; timestamps convert from ms to their unit."""
+    arrow_type = f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype)
+    if f.dtype.is_timestamp and pa.types.is_timestamp(arrow_type):
+        mul, div = TIMESTAMP_UNIT_DIVISOR[arrow_type.unit]
+        raw = [None if v is None else v * div // mul for v in values]
+        return pa.array(raw, pa.int64()).cast(arrow_type)
+    if f.dtype.is_timestamp:
+        return pa.array(values, pa.int64())
+    return pa.array(values, arrow_type)
+
+
+def to_table(rows: list[Row], schema: Schema) -> pa.Table:
+    columns = [arrow_column([r[f.name] for r in rows], f) for f in schema]
+    arrow_schema = pa.schema([pa.field(f.name, c.type) for f, c in zip(schema, columns)])
+    return pa.Table.from_arrays(columns, schema=arrow_schema)
+
+
+# ==============================================================================================
+# Entry points
+# ==============================================================================================
+def run(node: PlanNode) -> tuple[pa.Table, dict]:
+    """Run the plan ending in ``node`` to the end of its input; return (table, metrics).
+
+    Metrics: ``records_in`` (source rows), ``records_out`` (result rows), ``late_records``.
+    """
+    if len(sources_of(node)) != 1:
+        raise NotImplementedError("reference: plans with several sources are not supported yet")
+    metrics = {"records_in": 0, "records_out": 0, "late_records": 0}
+    sink = Collect()
+    source_node, first = build_chain(node, sink, metrics)
+    source = source_node.source
+    wm = -math.inf
+    for batch in source.batches():
+        records = batch_records(batch, source.timestamp)
+        metrics["records_in"] += len(records)
+        for ts, row in records:
+            first.push(ts, row)
+        if records and source.timestamp is not None:
+            wm = max(wm, source.watermark.watermark_for(max(ts for ts, _ in records)))
+            first.watermark(wm)
+    first.watermark(math.inf)
+    metrics["records_out"] = len(sink.rows)
+    return to_table(sink.rows, node.schema), metrics
+
+
+def evaluate(node: PlanNode) -> pa.Table:
+    """The result table of the plan ending in ``node``."""
+    return run(node)[0]
+
+
+__all__ = ["run", "evaluate", "compile_expr", "aggregate", "wrap_int64", "wrap_int32", "float_mod",
+           "float_divide", "sort_key"]

@@ -1,0 +1,124 @@
+"""The user-facing DSL: ``DataStream``, ``KeyedStream`` and windowed streams.
+
+Each call builds a new logical plan node (validated at once) and wraps it in a new stream object;
+nothing runs until ``execute``. The streams only hold the plan and the environment that runs it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .expressions import Column, Expr, as_expr, strip_alias
+from .lambdas import translate
+from .plan import FilterNode, MapNode, PlanNode, ProjectNode, SinkSpec, WindowAggregateNode
+from .types import SchemaError
+from .windows import WindowAssigner
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from .environment import StreamEnvironment
+
+
+def _expr(value, what: str) -> Expr:
+    if callable(value) and not isinstance(value, Expr):
+        return translate(value, what=what)
+    return as_expr(value)
+
+
+class DataStream:
+    """A stream of records with a known schema."""
+
+    def __init__(self, env: "StreamEnvironment", node: PlanNode):
+        self.env = env
+        self.node = node
+
+    @property
+    def schema(self):
+        return self.node.schema
+
+    def explain(self) -> str:
+        return self.node.explain()
+
+    def __repr__(self):
+        return f"DataStream{self.node.schema}"
+
+    # --- stateless operators ---------------------------------------------------------------
+    def filter(self, predicate) -> "DataStream":
+        return DataStream(self.env, FilterNode(self.node, _expr(predicate, "filter")))
+
+    def with_columns(self, **columns) -> "DataStream":
+        if not columns:
+            raise SchemaError("with_columns() needs at least one name=expression")
+        return DataStream(self.env, MapNode(self.node, tuple(
+            (name, _expr(e, f"with_columns({name}=...)")) for name, e in columns.items())))
+
+    def select(self, *columns, **named) -> "DataStream":
+        out: list[tuple[str, Expr]] = []
+        for c in columns:
+            e = Column(c) if isinstance(c, str) else _expr(c, "select")
+            name = e.output_name()
+            if name is None:
+                raise SchemaError(f"select: give the expression {e!r} a name, with .alias('name') or name=expr")
+            out.append((name, strip_alias(e)))
+        for name, e in named.items():
+            out.append((name, strip_alias(_expr(e, f"select({name}=...)"))))
+        return DataStream(self.env, ProjectNode(self.node, tuple(out)))
+
+    def key_by(self, *columns) -> "KeyedStream":
+        if not columns:
+            raise SchemaError("key_by() needs at least one column")
+        names = []
+        for c in columns:
+            if isinstance(c, Column):
+                c = c.name
+            if not isinstance(c, str):
+                raise SchemaError(f"key_by takes column names, got {c!r}; add the column with with_columns first")
+            self.node.schema.field(c)  # unknown column -> SchemaError naming it
+            names.append(c)
+        if len(set(names)) != len(names):
+            raise SchemaError(f"key_by: duplicate key columns {names}")
+        return KeyedStream(self.env, self.node, tuple(names))
+
+    def window_all(self, assigner: WindowAssigner) -> "WindowedStream":
+        return WindowedStream(self.env, self.node, (), _check_assigner(assigner))
+
+    # --- sinks -------------------------------------------------------------------------------
+    def collect(self, name: str | None = None):
+        return self.env._register_sink(self.node, SinkSpec("collect", name or f"sink{len(self.env._sinks)}"))
+
+    def sink_to_parquet(self, path: str):
+        return self.env._register_sink(self.node, SinkSpec("parquet", str(path), str(path)))
+
+    def sink_to_csv(self, path: str):
+        return self.env._register_sink(self.node, SinkSpec("csv", str(path), str(path)))
+
+    def execute_and_collect(self) -> "pa.Table":
+        return self.env._run_single(self.node)
+
+
+class KeyedStream:
+    def __init__(self, env, node: PlanNode, keys: tuple[str, ...]):
+        self.env, self.node, self.keys = env, node, keys
+
+    def window(self, assigner: WindowAssigner) -> "WindowedStream":
+        return WindowedStream(self.env, self.node, self.keys, _check_assigner(assigner))
+
+    def count_window(self, size: int, slide: int | None = None):
+        raise NotImplementedError("count windows arrive with the window issue (#3)")
+
+
+class WindowedStream:
+    def __init__(self, env, node: PlanNode, keys: tuple[str, ...], assigner: WindowAssigner):
+        self.env, self.node, self.keys, self.assigner = env, node, keys, assigner
+
+    def aggregate(self, **aggregates) -> DataStream:
+        return DataStream(self.env, WindowAggregateNode(self.node, self.keys, self.assigner,
+                                                        tuple(aggregates.items())))
+
+
+def _check_assigner(assigner) -> WindowAssigner:
+    if not isinstance(assigner, WindowAssigner):
+        raise TypeError(f"expected a window assigner such as TumblingEventTimeWindows.of(Time.seconds(10)), "
+                        f"got {assigner!r}")
+    return assigner

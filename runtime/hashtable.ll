@@ -1,0 +1,210 @@
+; grizzly-py runtime: an open-addressing hash table keyed by (window, key), with growth.
+;
+; Linked into every compiled module. Generated code calls these functions with constant
+; key_words / entry_size arguments, so after inlining LLVM specializes the probe loop.
+;
+; Table header (%gz.ht): { ptr entries, i64 capacity (power of two), i64 size }
+; Entry (entry_size bytes, 8-byte aligned):
+;   word 0        tag: 0 = empty, 1 = dead (fired, dropped by the next rebuild), else hash | 1<<63
+;   words 1..K    key words (window start, key values, null mask)
+;   words K+1..   aggregate state, zero-initialized on insert
+; Linear probing; the table grows (x2) when it would become more than half full.
+; Allocation failures return null/1 so the kernel can report them instead of crashing.
+
+%gz.ht = type { ptr, i64, i64 }
+
+declare ptr @calloc(i64, i64)
+declare void @free(ptr)
+
+define linkonce_odr i32 @gz_ht_init(ptr %ht, i64 %capacity, i64 %entry_size) {
+entry:
+  %mem = call ptr @calloc(i64 %capacity, i64 %entry_size)
+  %fail = icmp eq ptr %mem, null
+  br i1 %fail, label %oom, label %ok
+oom:
+  ret i32 1
+ok:
+  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
+  store ptr %mem, ptr %entries.p
+  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
+  store i64 %capacity, ptr %cap.p
+  %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
+  store i64 0, ptr %size.p
+  ret i32 0
+}
+
+define linkonce_odr void @gz_ht_free(ptr %ht) {
+entry:
+  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
+  %entries = load ptr, ptr %entries.p
+  call void @free(ptr %entries)
+  store ptr null, ptr %entries.p
+  ret void
+}
+
+; Re-insert every live entry (tag > 1) of the table into a fresh array of new_capacity entries.
+; Used to grow the table and to drop dead (fired) entries. Returns 0, or 1 when out of memory
+; (the table is then unchanged).
+define linkonce_odr i32 @gz_ht_rehash(ptr %ht, i64 %new_capacity, i64 %entry_size) noinline {
+entry:
+  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
+  %old = load ptr, ptr %entries.p
+  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
+  %old_cap = load i64, ptr %cap.p
+  %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
+  %new = call ptr @calloc(i64 %new_capacity, i64 %entry_size)
+  %fail = icmp eq ptr %new, null
+  br i1 %fail, label %oom, label %scan
+oom:
+  ret i32 1
+scan:
+  %mask = sub i64 %new_capacity, 1
+  %nonempty = icmp ugt i64 %old_cap, 0
+  br i1 %nonempty, label %loop, label %done
+loop:
+  %i = phi i64 [ 0, %scan ], [ %i.next, %next ]
+  %live = phi i64 [ 0, %scan ], [ %live.next, %next ]
+  %off = mul i64 %i, %entry_size
+  %src = getelementptr inbounds i8, ptr %old, i64 %off
+  %tag = load i64, ptr %src
+  %is_live = icmp ugt i64 %tag, 1
+  br i1 %is_live, label %probe, label %next
+probe:
+  %pos0 = and i64 %tag, %mask
+  br label %probe.loop
+probe.loop:
+  %pos = phi i64 [ %pos0, %probe ], [ %pos.next, %probe.loop ]
+  %doff = mul i64 %pos, %entry_size
+  %dst = getelementptr inbounds i8, ptr %new, i64 %doff
+  %dtag = load i64, ptr %dst
+  %free_slot = icmp eq i64 %dtag, 0
+  %pos.inc = add i64 %pos, 1
+  %pos.next = and i64 %pos.inc, %mask
+  br i1 %free_slot, label %copy, label %probe.loop
+copy:
+  call void @llvm.memcpy.p0.p0.i64(ptr %dst, ptr %src, i64 %entry_size, i1 false)
+  br label %next
+next:
+  %copied = phi i64 [ 0, %loop ], [ 1, %copy ]
+  %live.next = add i64 %live, %copied
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %old_cap
+  br i1 %more, label %loop, label %done
+done:
+  %live.final = phi i64 [ 0, %scan ], [ %live.next, %next ]
+  call void @free(ptr %old)
+  store ptr %new, ptr %entries.p
+  store i64 %new_capacity, ptr %cap.p
+  store i64 %live.final, ptr %size.p
+  ret i32 0
+}
+
+; Find the entry of (hash, key) or insert a zeroed one. Returns null only when growing fails.
+define linkonce_odr ptr @gz_ht_upsert(ptr %ht, i64 %hash, ptr %key, i64 %key_words, i64 %entry_size) alwaysinline {
+entry:
+  %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
+  %size = load i64, ptr %size.p
+  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
+  %cap = load i64, ptr %cap.p
+  %size2 = shl i64 %size, 1
+  %full = icmp uge i64 %size2, %cap
+  br i1 %full, label %grow, label %start, !prof !0
+grow:
+  %new_cap = shl i64 %cap, 1
+  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %new_cap, i64 %entry_size)
+  %grow_failed = icmp ne i32 %rc, 0
+  br i1 %grow_failed, label %oom, label %start
+oom:
+  ret ptr null
+start:
+  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
+  %entries = load ptr, ptr %entries.p
+  %cap.now = load i64, ptr %cap.p
+  %mask = sub i64 %cap.now, 1
+  %tag = or i64 %hash, -9223372036854775808
+  %pos0 = and i64 %hash, %mask
+  br label %probe
+probe:
+  %pos = phi i64 [ %pos0, %start ], [ %pos.next, %mismatch ]
+  %off = mul i64 %pos, %entry_size
+  %e = getelementptr inbounds i8, ptr %entries, i64 %off
+  %etag = load i64, ptr %e
+  %same_tag = icmp eq i64 %etag, %tag
+  br i1 %same_tag, label %compare, label %not_same, !prof !1
+not_same:
+  %empty = icmp eq i64 %etag, 0
+  br i1 %empty, label %insert, label %mismatch
+compare:
+  %ekey = getelementptr inbounds i8, ptr %e, i64 8
+  br label %cmp.loop
+cmp.loop:
+  %w = phi i64 [ 0, %compare ], [ %w.next, %cmp.next ]
+  %at_end = icmp eq i64 %w, %key_words
+  br i1 %at_end, label %found, label %cmp.body
+cmp.body:
+  %a.p = getelementptr inbounds i64, ptr %ekey, i64 %w
+  %a = load i64, ptr %a.p
+  %b.p = getelementptr inbounds i64, ptr %key, i64 %w
+  %b = load i64, ptr %b.p
+  %eq = icmp eq i64 %a, %b
+  %w.next = add i64 %w, 1
+  br i1 %eq, label %cmp.next, label %mismatch
+cmp.next:
+  br label %cmp.loop
+found:
+  ret ptr %e
+mismatch:
+  %pos.inc = add i64 %pos, 1
+  %pos.next = and i64 %pos.inc, %mask
+  br label %probe
+insert:
+  store i64 %tag, ptr %e
+  %dkey = getelementptr inbounds i8, ptr %e, i64 8
+  %key_bytes = shl i64 %key_words, 3
+  call void @llvm.memcpy.p0.p0.i64(ptr %dkey, ptr %key, i64 %key_bytes, i1 false)
+  %size.new = add i64 %size, 1
+  store i64 %size.new, ptr %size.p
+  ret ptr %e
+}
+
+; Entry i of the table, or null past the end (used by the generated emit loops).
+define linkonce_odr ptr @gz_ht_entry(ptr %ht, i64 %i, i64 %entry_size) alwaysinline {
+entry:
+  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
+  %entries = load ptr, ptr %entries.p
+  %off = mul i64 %i, %entry_size
+  %e = getelementptr inbounds i8, ptr %entries, i64 %off
+  ret ptr %e
+}
+
+define linkonce_odr i64 @gz_ht_capacity(ptr %ht) alwaysinline {
+entry:
+  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
+  %cap = load i64, ptr %cap.p
+  ret i64 %cap
+}
+
+; 64-bit mixing of one more key word into a running hash (splitmix64 style).
+define linkonce_odr i64 @gz_hash_mix(i64 %h, i64 %w) alwaysinline {
+entry:
+  %x = xor i64 %h, %w
+  %m = mul i64 %x, -4658895280553007687
+  %s = lshr i64 %m, 31
+  %r = xor i64 %m, %s
+  ret i64 %r
+}
+
+define linkonce_odr i64 @gz_hash_finish(i64 %h) alwaysinline {
+entry:
+  %s1 = lshr i64 %h, 29
+  %x1 = xor i64 %h, %s1
+  %m = mul i64 %x1, -7723592293110705685
+  %s2 = lshr i64 %m, 32
+  %r = xor i64 %m, %s2
+  ret i64 %r
+}
+
+declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
+
+!0 = !{!"branch_weights", i32 1, i32 1000}
+!1 = !{!"branch_weights", i32 1000, i32 1}

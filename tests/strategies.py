@@ -1,0 +1,487 @@
+"""Hypothesis strategies for grizzly-py's differential tests, and the table comparison they use.
+
+- ``input_data``: a random Arrow table (int32, int64, float64 with NaN/+-inf/-0.0, bool, string,
+  dictionary<int32, string> columns with nulls, and an int64 event-time column ``ts`` without
+  nulls, roughly increasing with random disorder), split into RecordBatches (zero-row ones too).
+- ``expressions``: random well-typed expression trees over a schema, of a requested kind.
+- ``query_cases``: random queries: a chain of filter / with_columns / select, optionally ending in
+  a keyed or global tumbling event-time window aggregation.
+
+A drawn ``QueryCase`` rebuilds its query on any environment (``case.build(env)``), and its repr is
+a runnable Python reproducer, which hypothesis prints for a falsifying example.
+
+``assert_tables_equal`` compares two result tables: same column names and types (dictionary
+columns count as their value type), same rows in the same order, floats within 1e-9 relative.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+from hypothesis import strategies as st
+
+import grizzly_py as gz
+from grizzly_py import Time, WatermarkStrategy, agg
+from grizzly_py.aggregates import AggCall
+from grizzly_py.expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp, col,
+                                    if_else, lit)
+from grizzly_py.types import Schema
+from grizzly_py.windows import TumblingEventTimeWindows
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
+TIMESTAMP = "ts"
+
+# ==============================================================================================
+# Values
+# ==============================================================================================
+STRINGS = ["", "a", "b", "ab", "B", "é", "a\x00"]
+
+
+def int_values(lo: int = INT64_MIN, hi: int = INT64_MAX) -> st.SearchStrategy[int]:
+    """Mostly small ints, sometimes the extremes, sometimes anything in range."""
+    edges = [v for v in (lo, hi, lo + 1, hi - 1, INT32_MIN, INT32_MAX, 0, -1, 1) if lo <= v <= hi]
+    return st.one_of(st.integers(-20, 20), st.sampled_from(edges), st.integers(lo, hi))
+
+
+def float_values() -> st.SearchStrategy[float]:
+    specials = [0.0, -0.0, math.nan, math.inf, -math.inf, 0.5, -1.5, 1e308, -1e308, 5e-324]
+    return st.one_of(st.floats(-100, 100).map(lambda x: round(x, 2)), st.sampled_from(specials), st.floats())
+
+
+# column kind: (name tag, Arrow type, value strategy)
+COLUMN_KINDS = {
+    "i32": (pa.int32(), int_values(INT32_MIN, INT32_MAX)),
+    "i64": (pa.int64(), int_values()),
+    "f64": (pa.float64(), float_values()),
+    "b": (pa.bool_(), st.booleans()),
+    "s": (pa.string(), st.sampled_from(STRINGS)),
+    "d": (pa.dictionary(pa.int32(), pa.string()), st.sampled_from(STRINGS)),
+}
+
+
+# ==============================================================================================
+# Input data
+# ==============================================================================================
+@st.composite
+def event_times(draw, n: int) -> list[int]:
+    """``n`` event times: a random walk forward from a (possibly negative) base, plus disorder."""
+    base = draw(st.integers(-60, 60))
+    disorder = draw(st.integers(0, 25))
+    steps = draw(st.lists(st.integers(0, 6), min_size=n, max_size=n))
+    jitter = draw(st.lists(st.integers(-disorder, disorder), min_size=n, max_size=n))
+    times, t = [], base
+    for step, j in zip(steps, jitter):
+        t += step
+        times.append(t + j)
+    return times
+
+
+@st.composite
+def batch_slices(draw, n: int) -> list[tuple[int, int]]:
+    """A split of ``n`` rows into consecutive (offset, length) slices; lengths may be zero."""
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=8)))
+    bounds = [0, *cuts, n]
+    return [(a, b - a) for a, b in zip(bounds, bounds[1:])]
+
+
+@st.composite
+def input_data(draw, max_rows: int = 25) -> tuple[pa.Schema, dict[str, list], list[tuple[int, int]]]:
+    """(Arrow schema, column values, batch slices) of a random input."""
+    n = draw(st.integers(0, max_rows))
+    kinds = draw(st.lists(st.sampled_from(sorted(COLUMN_KINDS)), min_size=1, max_size=5))
+    schema_fields = [pa.field(TIMESTAMP, pa.int64())]
+    columns = {TIMESTAMP: draw(event_times(n))}
+    for i, kind in enumerate(kinds):
+        arrow_type, values = COLUMN_KINDS[kind]
+        name = f"{kind}_{i}"
+        schema_fields.append(pa.field(name, arrow_type))
+        columns[name] = draw(st.lists(st.none() | values, min_size=n, max_size=n))
+    return pa.schema(schema_fields), columns, draw(batch_slices(n))
+
+
+# ==============================================================================================
+# Expressions
+# ==============================================================================================
+NUMERIC = ("int", "float")
+NON_STRING = ("int", "float", "bool")
+
+
+def kind_of(dtype) -> str:
+    if dtype.is_integer or dtype.is_timestamp:
+        return "int"
+    if dtype.is_float:
+        return "float"
+    if dtype.is_bool:
+        return "bool"
+    return "string"
+
+
+def columns_of_kind(schema: Schema, kind: str) -> list[str]:
+    return [f.name for f in schema if kind_of(f.dtype) == kind]
+
+
+def literals(kind: str) -> st.SearchStrategy:
+    return {
+        "int": int_values(),
+        "float": float_values(),
+        "bool": st.booleans(),
+        "string": st.sampled_from(STRINGS),
+    }[kind]
+
+
+@st.composite
+def leaves(draw, schema: Schema, kind: str) -> Expr:
+    """A column of the kind (preferred), a literal, or (for ints) the null literal."""
+    names = columns_of_kind(schema, kind)
+    choice = draw(st.integers(0, 5))
+    if names and choice >= 2:
+        return col(draw(st.sampled_from(names)))
+    if kind == "int" and choice == 1:
+        return lit(None)
+    return lit(draw(literals(kind)))
+
+
+@st.composite
+def expressions(draw, schema: Schema, kind: str, depth: int = 3) -> Expr:
+    """A well-typed expression of ``kind`` ("int", "float", "bool", "string") over ``schema``."""
+    if kind == "string" or depth <= 0 or draw(st.integers(0, 2)) == 0:
+        return draw(leaves(schema, kind))
+    builder = draw(st.sampled_from(BUILDERS[kind]))
+    return builder(draw, schema, depth - 1)
+
+
+def _sub(draw, schema, kinds, depth) -> Expr:
+    """A subexpression of one of ``kinds``."""
+    kind = kinds if isinstance(kinds, str) else draw(st.sampled_from(kinds))
+    return draw(expressions(schema, kind, depth))
+
+
+def _maybe_swapped(draw, a, b):
+    return (b, a) if draw(st.booleans()) else (a, b)
+
+
+# --- int ------------------------------------------------------------------------------------
+def _int_arith(draw, schema, depth):
+    op = draw(st.sampled_from(["+", "-", "*", "%"]))
+    return BinaryOp(op, _sub(draw, schema, "int", depth), _sub(draw, schema, "int", depth))
+
+
+def _int_unary(draw, schema, depth):
+    return UnaryOp(draw(st.sampled_from(["neg", "abs"])), _sub(draw, schema, "int", depth))
+
+
+def _int_cast(draw, schema, depth):
+    return _sub(draw, schema, NON_STRING, depth).cast(draw(st.sampled_from(["int32", "int64"])))
+
+
+def _int_if_else(draw, schema, depth):
+    return if_else(_sub(draw, schema, "bool", depth), _sub(draw, schema, "int", depth),
+                   _sub(draw, schema, "int", depth))
+
+
+# --- float ----------------------------------------------------------------------------------
+def _float_arith(draw, schema, depth):
+    op = draw(st.sampled_from(["+", "-", "*", "/", "%"]))
+    a, b = _maybe_swapped(draw, _sub(draw, schema, "float", depth), _sub(draw, schema, NUMERIC, depth))
+    return BinaryOp(op, a, b)
+
+
+def _int_division(draw, schema, depth):
+    return _sub(draw, schema, "int", depth) / _sub(draw, schema, "int", depth)
+
+
+def _float_unary(draw, schema, depth):
+    return UnaryOp(draw(st.sampled_from(["neg", "abs"])), _sub(draw, schema, "float", depth))
+
+
+def _float_cast(draw, schema, depth):
+    return _sub(draw, schema, NON_STRING, depth).cast("float64")
+
+
+def _float_if_else(draw, schema, depth):
+    a, b = _maybe_swapped(draw, _sub(draw, schema, "float", depth), _sub(draw, schema, NUMERIC, depth))
+    return if_else(_sub(draw, schema, "bool", depth), a, b)
+
+
+# --- bool -----------------------------------------------------------------------------------
+def _compare_numbers(draw, schema, depth):
+    op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]))
+    return BinaryOp(op, _sub(draw, schema, NUMERIC, depth), _sub(draw, schema, NUMERIC, depth))
+
+
+def _compare_bools(draw, schema, depth):
+    op = draw(st.sampled_from(["==", "!=", "<", "<=", ">", ">="]))
+    return BinaryOp(op, _sub(draw, schema, "bool", depth), _sub(draw, schema, "bool", depth))
+
+
+def _compare_strings(draw, schema, depth):
+    op = draw(st.sampled_from(["==", "!="]))
+    return BinaryOp(op, _sub(draw, schema, "string", depth), _sub(draw, schema, "string", depth))
+
+
+def _logic(draw, schema, depth):
+    def operand():
+        return lit(None) if draw(st.integers(0, 5)) == 0 else _sub(draw, schema, "bool", depth)
+    return BinaryOp(draw(st.sampled_from(["&", "|"])), operand(), operand())
+
+
+def _not(draw, schema, depth):
+    return ~_sub(draw, schema, "bool", depth)
+
+
+def _isin(draw, schema, depth):
+    kind = draw(st.sampled_from(["int", "float", "bool", "string"]))
+    value_kinds = NUMERIC if kind in NUMERIC else (kind,)
+    values = draw(st.lists(st.one_of(*(literals(k) for k in value_kinds)), max_size=4))
+    if draw(st.integers(0, 3)) == 0:
+        values.insert(draw(st.integers(0, len(values))), None)
+    return _sub(draw, schema, kind, depth).isin(values)
+
+
+def _between(draw, schema, depth):
+    return _sub(draw, schema, NUMERIC, depth).between(_sub(draw, schema, NUMERIC, 0),
+                                                      _sub(draw, schema, NUMERIC, 0))
+
+
+def _null_test(draw, schema, depth):
+    operand = _sub(draw, schema, ("int", "float", "bool", "string"), depth)
+    return operand.is_null() if draw(st.booleans()) else operand.is_not_null()
+
+
+def _bool_cast(draw, schema, depth):
+    return _sub(draw, schema, NON_STRING, depth).cast("bool")
+
+
+def _bool_if_else(draw, schema, depth):
+    return if_else(*(_sub(draw, schema, "bool", depth) for _ in range(3)))
+
+
+BUILDERS = {
+    "int": [_int_arith, _int_unary, _int_cast, _int_if_else],
+    "float": [_float_arith, _int_division, _float_unary, _float_cast, _float_if_else],
+    "bool": [_compare_numbers, _compare_bools, _compare_strings, _logic, _not, _isin, _between,
+             _null_test, _bool_cast, _bool_if_else],
+}
+
+
+# ==============================================================================================
+# Queries
+# ==============================================================================================
+def expr_code(e: Expr) -> str:
+    """Python source that rebuilds ``e`` (with ``col, lit, if_else`` and ``nan, inf`` in scope)."""
+    if isinstance(e, Column):
+        return f"col({e.name!r})"
+    if isinstance(e, Literal):
+        return f"lit({e.value!r})"
+    if isinstance(e, BinaryOp):
+        return f"({expr_code(e.left)} {e.op} {expr_code(e.right)})"
+    if isinstance(e, UnaryOp):
+        inner = expr_code(e.operand)
+        return {"~": f"(~{inner})", "neg": f"(-{inner})"}.get(e.op, f"{inner}.{e.op}()")
+    if isinstance(e, IsIn):
+        return f"{expr_code(e.operand)}.isin({list(e.values)!r})"
+    if isinstance(e, Cast):
+        return f"{expr_code(e.operand)}.cast({e.type_name!r})"
+    if isinstance(e, IfElse):
+        return f"if_else({expr_code(e.cond)}, {expr_code(e.then)}, {expr_code(e.otherwise)})"
+    if isinstance(e, Alias):
+        return f"{expr_code(e.operand)}.alias({e.name!r})"
+    raise TypeError(e)
+
+
+def value_code(v) -> str:
+    if isinstance(v, Expr):
+        return expr_code(v)
+    if isinstance(v, AggCall):
+        return f"agg.{v.func}({'' if v.arg is None else expr_code(v.arg)})"
+    if isinstance(v, TumblingEventTimeWindows):
+        return f"TumblingEventTimeWindows.of(Time.milliseconds({v.size_ms}))"
+    return repr(v)
+
+
+def arrow_type_code(t: pa.DataType) -> str:
+    if pa.types.is_dictionary(t):
+        return f"pa.dictionary(pa.{t.index_type}(), pa.{t.value_type}())"
+    return {"bool": "pa.bool_()", "double": "pa.float64()"}.get(str(t), f"pa.{t}()")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One DSL method call on the stream so far: ``stream.<method>(*args, **kwargs)``."""
+
+    method: str
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+
+    def apply(self, stream):
+        return getattr(stream, self.method)(*self.args, **self.kwargs)
+
+    def code(self) -> str:
+        args = [value_code(a) for a in self.args] + [f"{k}={value_code(v)}" for k, v in self.kwargs.items()]
+        return f".{self.method}({', '.join(args)})"
+
+
+@dataclass
+class QueryCase:
+    """Input data, watermark bound and DSL steps of one random query."""
+
+    arrow_schema: pa.Schema
+    columns: dict[str, list]
+    slices: list[tuple[int, int]]
+    bound_ms: int
+    steps: list[Step] = field(default_factory=list)
+
+    def batches(self) -> list[pa.RecordBatch]:
+        whole = pa.RecordBatch.from_pydict(self.columns, schema=self.arrow_schema)
+        return [whole.slice(offset, length) for offset, length in self.slices]
+
+    def source(self, env: gz.StreamEnvironment):
+        return env.from_arrow(self.batches(), timestamp=TIMESTAMP,
+                              watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(self.bound_ms)))
+
+    def build(self, env: gz.StreamEnvironment):
+        stream = self.source(env)
+        for step in self.steps:
+            stream = step.apply(stream)
+        return stream
+
+    @property
+    def is_windowed(self) -> bool:
+        return any(s.method == "aggregate" for s in self.steps)
+
+    def code(self) -> str:
+        schema = ", ".join(f"({f.name!r}, {arrow_type_code(f.type)})" for f in self.arrow_schema)
+        query = "".join(f"\n     {s.code()}" for s in self.steps)
+        return "\n".join([
+            "",
+            "import pyarrow as pa",
+            "import grizzly_py as gz",
+            "from grizzly_py import col, lit, agg, if_else, Time, WatermarkStrategy",
+            "from grizzly_py.windows import TumblingEventTimeWindows",
+            "from grizzly_py import reference",
+            "nan, inf = float('nan'), float('inf')",
+            f"schema = pa.schema([{schema}])",
+            f"whole = pa.RecordBatch.from_pydict({self.columns!r}, schema=schema)",
+            f"batches = [whole.slice(o, n) for o, n in {self.slices!r}]",
+            "env = gz.StreamEnvironment(parallelism=1)",
+            f"q = (env.from_arrow(batches, timestamp={TIMESTAMP!r}, "
+            f"watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds({self.bound_ms})))"
+            f"{query})",
+            "expected, ref_metrics = reference.run(q.node)",
+            "q.collect('out'); result = env.execute()",
+            "print(result['out'], result.metrics, expected, ref_metrics, sep='\\n')",
+        ])
+
+    def __repr__(self):
+        return self.code()
+
+
+def fresh_name(schema: Schema, prefix: str, taken=()) -> str:
+    i = 0
+    while f"{prefix}{i}" in schema or f"{prefix}{i}" in taken:
+        i += 1
+    return f"{prefix}{i}"
+
+
+def _any_expression(draw, schema: Schema, depth: int = 3) -> Expr:
+    return draw(expressions(schema, draw(st.sampled_from(["int", "float", "bool"])), depth))
+
+
+@st.composite
+def stateless_steps(draw, schema: Schema) -> Step:
+    """A filter, with_columns (new or replaced columns, ``ts`` included) or select."""
+    kind = draw(st.sampled_from(["filter", "with_columns", "select"]))
+    if kind == "filter":
+        return Step("filter", (draw(expressions(schema, "bool")),))
+    if kind == "with_columns":
+        columns = {}
+        for _ in range(draw(st.integers(1, 2))):
+            replace = draw(st.booleans())
+            name = draw(st.sampled_from(schema.names)) if replace else fresh_name(schema, "x", columns)
+            columns[name] = _any_expression(draw, schema)
+        return Step("with_columns", kwargs=columns)
+    names = draw(st.lists(st.sampled_from(schema.names), unique=True, max_size=len(schema)))
+    named = {}
+    for _ in range(draw(st.integers(0 if names else 1, 2))):
+        named[fresh_name(schema, "y", named)] = _any_expression(draw, schema)
+    return Step("select", tuple(names), named)
+
+
+KEY_KINDS = ("int32", "int64", "bool", "float64", "timestamp")
+WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg")
+
+
+@st.composite
+def aggregate_calls(draw, schema: Schema) -> AggCall:
+    func = draw(st.sampled_from(WINDOW_AGGREGATES))
+    if func == "count":
+        return agg.count()
+    arg = draw(expressions(schema, draw(st.sampled_from(NUMERIC)), depth=2))
+    return agg.count(arg) if func == "count_arg" else getattr(agg, func)(arg)
+
+
+@st.composite
+def window_steps(draw, schema: Schema) -> list[Step]:
+    """``key_by(1-2 keys)`` or ``window_all``, a tumbling event-time window, then ``aggregate``."""
+    key_candidates = [f.name for f in schema if f.dtype.name in KEY_KINDS]
+    keys = draw(st.lists(st.sampled_from(key_candidates), unique=True, max_size=2)) if key_candidates else []
+    assigner = TumblingEventTimeWindows.of(Time.milliseconds(draw(st.integers(1, 30))))
+    calls = draw(st.lists(aggregate_calls(schema), min_size=1, max_size=4))
+    aggregates = {f"agg{i}": call for i, call in enumerate(calls)}
+    head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
+    return head + [Step("aggregate", kwargs=aggregates)]
+
+
+@st.composite
+def query_cases(draw, windowed: bool | None = None, max_rows: int = 25) -> QueryCase:
+    """A random query; ``windowed`` True/False forces or forbids the final window aggregation."""
+    arrow_schema, columns, slices = draw(input_data(max_rows))
+    case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
+    stream = case.source(gz.StreamEnvironment(parallelism=1))
+    for _ in range(draw(st.integers(0, 3))):
+        step = draw(stateless_steps(stream.schema))
+        stream = step.apply(stream)
+        case.steps.append(step)
+    if windowed if windowed is not None else draw(st.booleans()):
+        case.steps.extend(draw(window_steps(stream.schema)))
+    return case
+
+
+# ==============================================================================================
+# Comparing result tables
+# ==============================================================================================
+def normalize_table(table: pa.Table) -> pa.Table:
+    """One chunk per column; dictionary columns decoded to their value type."""
+    columns = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in table.columns]
+    return pa.Table.from_arrays(columns, names=table.column_names).combine_chunks()
+
+
+def values_equal(a, b, rel_tol: float = 1e-9) -> bool:
+    """Exact for everything but floats; floats within ``rel_tol`` relative, NaN == NaN, inf exact."""
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        if math.isinf(a) or math.isinf(b):
+            return a == b
+        return math.isclose(a, b, rel_tol=rel_tol, abs_tol=0.0)
+    return type(a) is type(b) and a == b
+
+
+def assert_tables_equal(actual: pa.Table, expected: pa.Table) -> None:
+    actual, expected = normalize_table(actual), normalize_table(expected)
+    assert actual.schema.names == expected.schema.names, \
+        f"columns differ: {actual.schema.names} != expected {expected.schema.names}"
+    for a, e in zip(actual.schema, expected.schema):
+        assert a.type == e.type, f"column {a.name!r}: type {a.type} != expected {e.type}"
+    actual_rows, expected_rows = actual.to_pylist(), expected.to_pylist()
+    assert len(actual_rows) == len(expected_rows), \
+        f"{len(actual_rows)} rows != expected {len(expected_rows)}\nactual:   {actual_rows}\nexpected: {expected_rows}"
+    for i, (a, e) in enumerate(zip(actual_rows, expected_rows)):
+        bad = [name for name in a if not values_equal(a[name], e[name])]
+        assert not bad, (f"row {i}, columns {bad}: {a} != expected {e}\n"
+                         f"actual:   {actual_rows}\nexpected: {expected_rows}")
