@@ -64,13 +64,14 @@ def describe_host(packages: tuple[str, ...] = ("llvmlite", "pyarrow", "numpy", "
 
 
 def process_memory_gib() -> dict[str, float]:
-    """This process's resident set size now and at its peak (Linux; empty elsewhere)."""
+    """This Python process's resident set size now and its peak so far (Linux; else empty).
+    Child processes (Spark's JVM) are not included."""
     out: dict[str, float] = {}
     try:
         with open("/proc/self/status") as f:
             for line in f:
                 if line.startswith(("VmRSS:", "VmHWM:")):
-                    key = "rss_gib" if line.startswith("VmRSS") else "peak_rss_gib"
+                    key = "rss_gib" if line.startswith("VmRSS") else "peak_rss_gib_so_far"
                     out[key] = round(int(line.split()[1]) / 2**20, 2)
     except OSError:
         pass

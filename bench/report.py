@@ -16,8 +16,9 @@ def _fmt(value: float | None, digits: int) -> str:
     return "-" if value is None else f"{value:,.{digits}f}"
 
 
-def rows(results: list[PeerResult]) -> list[tuple[str, ...]]:
-    """One row of strings per peer; ``x grizzly`` is the peer's records/s over grizzly-py's."""
+def rows(results: list[PeerResult], check: CrossCheck) -> list[tuple[str, ...]]:
+    """One row of strings per peer; ``x grizzly`` is the peer's records/s over grizzly-py's.
+    A peer whose result disagrees with the cross-check reference shows status MISMATCH."""
     base = next((r for r in results if r.name == BASELINE and r.ok and r.runs.seconds), None)
     out = []
     for r in results:
@@ -25,7 +26,7 @@ def rows(results: list[PeerResult]) -> list[tuple[str, ...]]:
         rate = r.runs.records_per_s if timed else None
         out.append((
             r.name,
-            r.status,
+            "MISMATCH" if r.name in check.mismatches else r.status,
             _fmt(r.runs.median if timed else None, 3),
             _fmt(rate / 1e6 if rate else None, 1),
             _fmt(r.runs.ns_per_record if timed else None, 2),
@@ -52,7 +53,7 @@ def print_table(title: str, results: list[PeerResult], check: CrossCheck) -> Non
         from rich.console import Console
         from rich.table import Table
     except ImportError:
-        table = [COLUMNS, *rows(results)]
+        table = [COLUMNS, *rows(results, check)]
         widths = [max(len(row[i]) for row in table) for i in range(len(COLUMNS))]
         print(title)
         for row in table:
@@ -62,10 +63,12 @@ def print_table(title: str, results: list[PeerResult], check: CrossCheck) -> Non
             print(("WARNING: " if line.startswith("MISMATCH") else "") + line)
         return
     console = Console()
+    if not console.is_terminal:  # piped to a file: do not squeeze the table to 80 columns
+        console = Console(width=max(console.width, 120))
     table = Table(title=title)
     for i, name in enumerate(COLUMNS):
         table.add_column(name, justify="left" if i < 2 else "right")
-    for row in rows(results):
+    for row in rows(results, check):
         style = None if row[1] == "ok" else "red"
         table.add_row(*row, style=style)
     console.print(table)
@@ -89,7 +92,7 @@ def markdown(title: str, config: dict[str, Any], host: dict[str, Any],
            "from scratch there).", ""]
     md.append("| " + " | ".join(COLUMNS) + " |")
     md.append("|" + "|".join("---" if i < 2 else "---:" for i in range(len(COLUMNS))) + "|")
-    md += ["| " + " | ".join(row) + " |" for row in rows(results)]
+    md += ["| " + " | ".join(row) + " |" for row in rows(results, check)]
     md += ["", "## Cross-check", ""]
     if check.reference is None:
         md.append("No peer produced a result.")

@@ -145,7 +145,7 @@ def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
         return data[0].schema, list(data)
     if isinstance(data, pa.RecordBatchReader):
         return data.schema, data
-    if isinstance(data, Iterable):
+    if isinstance(data, Iterable) and not isinstance(data, (dict, str, bytes)):
         it = iter(data)
         try:
             first = next(it)

@@ -352,10 +352,12 @@ class QueryCase:
     def is_windowed(self) -> bool:
         return any(s.method == "aggregate" for s in self.steps)
 
-    def code(self) -> str:
+    def code(self, run: bool = True) -> str:
+        """A Python script that rebuilds the query as ``q``; with ``run``, it also runs and prints
+        the compiled engine's and the reference's results."""
         schema = ", ".join(f"({f.name!r}, {arrow_type_code(f.type)})" for f in self.arrow_schema)
         query = "".join(f"\n     {s.code()}" for s in self.steps)
-        return "\n".join([
+        lines = [
             "",
             "import pyarrow as pa",
             "import grizzly_py as gz",
@@ -370,13 +372,20 @@ class QueryCase:
             f"q = (env.from_arrow(batches, timestamp={TIMESTAMP!r}, "
             f"watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds({self.bound_ms})))"
             f"{query})",
-            "expected, ref_metrics = reference.run(q.node)",
-            "q.collect('out'); result = env.execute()",
-            "print(result['out'], result.metrics, expected, ref_metrics, sep='\\n')",
-        ])
+        ]
+        if run:
+            lines += [
+                "expected, ref_metrics = reference.run(q.node)",
+                "q.collect('out'); result = env.execute()",
+                "print(result['out'], result.metrics, expected, ref_metrics, sep='\\n')",
+            ]
+        return "\n".join(lines)
 
     def __repr__(self):
         return self.code()
+
+    def _repr_pretty_(self, printer, cycle):  # what hypothesis prints for a falsifying example
+        printer.text(self.code())
 
 
 def fresh_name(schema: Schema, prefix: str, taken=()) -> str:

@@ -59,11 +59,13 @@ class EmitContext:
 
     prefix: str
     columns: dict[str, ColumnLayout]
+    assume_valid: bool = False  # the no-nulls kernel: every column of the batch has no null
+    row: str = "%i"             # register holding the current row index
     preamble: list[str] = field(default_factory=list)
     body: list[str] = field(default_factory=list)
     globals: list[str] = field(default_factory=list)
     dict_params: list[tuple[str, str]] = field(default_factory=list)  # (column, literal) -> param index
-    error_blocks: list[tuple[str, int]] = field(default_factory=list)  # (label, error code)
+    error_blocks: list[tuple[str, int, str]] = field(default_factory=list)  # (label, error code, row)
     _counter: int = 0
     _loaded: dict = field(default_factory=dict)
     _prepared: set = field(default_factory=set)
@@ -106,7 +108,7 @@ class EmitContext:
     def error_branch(self, bad: str, code: int) -> None:
         """If ``bad`` holds, leave the kernel with ``code`` (the row goes to state)."""
         err, ok = self.label("err"), self.label("ok")
-        self.error_blocks.append((err, code))
+        self.error_blocks.append((err, code, self.row))
         self.emit(f"br i1 {bad}, label %{err}, label %{ok}, !prof !0")
         self.body.append(f"{ok}:")
 
@@ -115,8 +117,12 @@ class EmitContext:
 class ExprEmitter:
     """Emits IR for expressions over the columns described in an ``EmitContext``."""
 
-    def __init__(self, ctx: EmitContext, schema: Schema, row: str = "%i"):
-        self.ctx, self.schema, self.row = ctx, schema, row
+    def __init__(self, ctx: EmitContext, schema: Schema):
+        self.ctx, self.schema = ctx, schema
+
+    @property
+    def row(self) -> str:
+        return self.ctx.row
 
     # --- columns --------------------------------------------------------------------------
     def _prepare(self, name: str) -> ColumnLayout:
@@ -131,10 +137,11 @@ class ExprEmitter:
             p.append(f"  {dst}.p = getelementptr inbounds i64, ptr %columns, i64 {b + i}")
             p.append(f"  {dst} = load {ty}, ptr {dst}.p")
         slot(abi.SLOT_VALUES, f"{c}.vals", "ptr")
-        slot(abi.SLOT_VALIDITY, f"{c}.vraw", "ptr")
-        p.append(f"  {c}.hasv = icmp ne ptr {c}.vraw, null")
-        p.append(f"  {c}.valid = select i1 {c}.hasv, ptr {c}.vraw, ptr @gz_all_valid")
-        p.append(f"  {c}.vmask = select i1 {c}.hasv, i64 -1, i64 0")
+        if not ctx.assume_valid:
+            slot(abi.SLOT_VALIDITY, f"{c}.vraw", "ptr")
+            p.append(f"  {c}.hasv = icmp ne ptr {c}.vraw, null")
+            p.append(f"  {c}.valid = select i1 {c}.hasv, ptr {c}.vraw, ptr @gz_all_valid")
+            p.append(f"  {c}.vmask = select i1 {c}.hasv, i64 -1, i64 0")
         slot(abi.SLOT_OFFSET, f"{c}.off", "i64")
         if _is_plain_string(lay.arrow_type):
             slot(abi.SLOT_DATA, f"{c}.data", "ptr")
@@ -142,6 +149,9 @@ class ExprEmitter:
         return lay
 
     def validity(self, name: str) -> str:
+        if self.ctx.assume_valid:
+            self._prepare(name)
+            return "true"
         key = ("valid", name)
         if key not in self.ctx._loaded:
             lay = self._prepare(name)

@@ -21,7 +21,7 @@ from .. import expressions as E
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
 from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
-from .templates import render, runtime_declarations
+from .templates import environment, render, runtime_declarations
 
 CODEGEN_VERSION = 1  # bump when generated code changes meaning (cache keys include it)
 
@@ -31,11 +31,36 @@ class CodegenOptions:
     """Choices that make code variants of the same pipeline.
 
     ``filter_mode``: "branch" leaves the row at the first failing predicate; "combined" evaluates
-    all predicates and branches once; "predicated" (projections only) never branches.
+    all predicates and branches once; "predicated" never branches: projections write every row
+    and advance the output by the keep flag, windows filter a block of rows into a selection
+    vector first and aggregate the selected rows in a second loop ("blocked" kernel).
     """
 
-    filter_mode: str = "combined"
+    filter_mode: str = "predicated"
     variant: str = "generic"
+    block_rows: int = 1024
+
+    def __post_init__(self):
+        if self.filter_mode not in FILTER_MODES:
+            raise ValueError(f"filter_mode must be one of {FILTER_MODES}, got {self.filter_mode!r}")
+
+
+FILTER_MODES = ("branch", "combined", "predicated")
+
+
+@dataclass
+class KernelCode:
+    """What a lowering rule produces for one kernel (see pipeline.ll.j2)."""
+
+    name: str
+    preamble: list[str]
+    body: list[str]
+    globals: str = ""
+    error_blocks: list = field(default_factory=list)
+    pre_body: list[str] = field(default_factory=list)
+    keep: str = "true"
+    blocked: bool = False
+    counted_filter: bool = False
 
 
 @dataclass
@@ -66,7 +91,12 @@ class GeneratedPipeline:
         return hashlib.sha256(self.ir.encode()).hexdigest()
 
 
+KERNELS = (("process", False), ("process_nonnull", True))  # (function name, assume no nulls)
+
+
 def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedPipeline:
+    """Render the module of ``pipeline``: its kernels (general and no-nulls) and, for windows,
+    the state and trigger functions."""
     options = options or CodegenOptions()
     prefix = f"p{pipeline.id}_{options.variant}"
     decode = _columns_to_decode(pipeline)
@@ -76,23 +106,26 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
         if name in decode:
             t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
         layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
-    ctx = EmitContext(prefix, {c.name: c for c in layouts})
-    emitter = ExprEmitter(ctx, pipeline.input_schema)
-    gen = GeneratedPipeline(pipeline, options, "", prefix, layouts, sorted(decode), [])
     rule = _rule_for(pipeline)
-    extra = rule(pipeline, options, ctx, emitter, gen)
+    kernels, extra, gen = [], "", None
+    for name, assume_valid in KERNELS:
+        gen = GeneratedPipeline(pipeline, options, "", prefix, layouts, sorted(decode), [])
+        ctx = EmitContext(f"{prefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
+        code, extra = rule(pipeline, options, ctx, ExprEmitter(ctx, pipeline.input_schema), gen)
+        code.name, code.globals = name, "\n".join(ctx.globals)
+        code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
+        kernels.append(code)
+        gen.dict_params = list(ctx.dict_params)  # the same in every kernel: same expressions, same order
     module = render("pipeline.ll.j2", abi=abi, id=pipeline.id, title=_title(pipeline), p=prefix,
-                    globals=ctx.globals, preamble=ctx.preamble, body=ctx.body,
-                    error_blocks=ctx.error_blocks,
-                    counted_filter=options.filter_mode == "predicated" and isinstance(pipeline.terminal, ProjectTerminal))
+                    kernels=kernels, block=options.block_rows)
     gen.ir = (f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n" + module + extra
               + "\n" + runtime_declarations())
-    gen.dict_params = list(ctx.dict_params)
     return gen
 
 
 def _title(p: Pipeline) -> str:
-    return p.explain().splitlines()[0]
+    """A description that depends only on the pipeline's structure (the IR is cached by hash)."""
+    return f"{p.terminal.kind} pipeline over {p.input_schema}"
 
 
 def _columns_to_decode(pipeline: Pipeline) -> set[str]:
@@ -118,32 +151,34 @@ def _columns_to_decode(pipeline: Pipeline) -> set[str]:
 
 # --- filters -------------------------------------------------------------------------------------
 def _emit_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                  predicated: bool) -> str | None:
-    """Emit the pipeline's filters; returns the keep flag when the consumer is predicated."""
+                  predicated: bool) -> str:
+    """Emit the pipeline's filters. Predicated: return the keep flag (no branch). Otherwise
+    branch to %filtered, per predicate ("branch") or once for all of them ("combined")."""
     if not pipeline.filters:
-        return None
-    if options.filter_mode == "branch" and not predicated:
-        for n, f in enumerate(pipeline.filters):
-            v = emitter.emit(f)
-            ctx.body.extend(render("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val,
-                                   valid=v.valid, mode="branch").rstrip("\n").split("\n"))
-        return None
+        return "true"
+    branch_each = options.filter_mode == "branch" and not predicated
     keep = "true"
     for n, f in enumerate(pipeline.filters):
         v = emitter.emit(f)
-        ctx.body.extend(render("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val,
-                               valid=v.valid, mode="predicated").rstrip("\n").split("\n"))
+        ctx.body.extend(_lines("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val, valid=v.valid,
+                               mode="branch" if branch_each else "predicated"))
+        if branch_each:
+            continue
         if keep == "true":
             keep = f"%filter{n}"
         else:
             nk = ctx.fresh("keep")
             ctx.emit(f"{nk} = and i1 {keep}, %filter{n}")
             keep = nk
-    if predicated:
+    if predicated or branch_each:
         return keep
     ctx.emit(f"br i1 {keep}, label %filters.pass, label %filtered")
     ctx.body.append("filters.pass:")
-    return None
+    return "true"
+
+
+def _lines(template: str, **context) -> list[str]:
+    return render(template, **context).rstrip("\n").split("\n")
 
 
 # --- projection ----------------------------------------------------------------------------------
@@ -152,7 +187,7 @@ _STORE = {"int32": ("i32", "trunc", "i64"), "int64": ("i64", "", "i64"), "timest
 
 
 def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                   gen: GeneratedPipeline) -> str:
+                   gen: GeneratedPipeline) -> tuple[KernelCode, str]:
     t: ProjectTerminal = pipeline.terminal
     predicated = options.filter_mode == "predicated"
     keep = _emit_filters(pipeline, options, ctx, emitter, predicated)
@@ -166,9 +201,10 @@ def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext
         store_type, convert, reg_type = _STORE[f.dtype.name]
         outputs.append(dict(value=v.val, valid=v.valid, store_type=store_type, convert=convert, reg_type=reg_type))
         gen.outputs.append(OutputColumn(f.name, f.arrow_type, store_type))
-    ctx.preamble.extend(render("project_preamble.ll.j2", outputs=outputs).rstrip("\n").split("\n"))
-    ctx.body.extend(render("project.ll.j2", p="prj", outputs=outputs, keep=keep).rstrip("\n").split("\n"))
-    return ""
+    ctx.preamble.extend(_lines("project_preamble.ll.j2", outputs=outputs))
+    ctx.body.extend(_lines("project.ll.j2", p="prj", outputs=outputs, keep=None if keep == "true" else keep))
+    code = KernelCode("", [], ctx.body, counted_filter=predicated and bool(pipeline.filters))
+    return code, ""
 
 
 # --- windows -------------------------------------------------------------------------------------
@@ -205,17 +241,25 @@ def _key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Valu
 
 
 def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                    gen: GeneratedPipeline) -> str:
+                    gen: GeneratedPipeline) -> tuple[KernelCode, str]:
     t: WindowTerminal = pipeline.terminal
     if pipeline.event_time is None:
         raise NotImplementedError("an event-time window needs a source with a timestamp column "
                                   "(from_arrow(..., timestamp='ts'))")
+    blocked = options.filter_mode == "predicated" and bool(pipeline.filters)
     ts = emitter.emit(pipeline.event_time)
-    ctx.body.extend(render("event_time.ll.j2", value=ts.val).rstrip("\n").split("\n"))
-    _emit_filters(pipeline, options, ctx, emitter, predicated=False)
-    # the window template branches to %late_row; key, hash and aggregates follow in w.update
-    keys, null_bits = [], []
-    for n, (f, e) in enumerate(t.keys):
+    ctx.body.extend(_lines("event_time.ll.j2", name="ts.scan" if blocked else "ts", value=ts.val, track=True))
+    keep = _emit_filters(pipeline, options, ctx, emitter, predicated=blocked)
+    pre_body = []
+    if blocked:  # the rest runs in the second loop, over the selected rows (%r)
+        pre_body, ctx.body, ctx.row = ctx.body, [], "%r"
+        ctx.new_row()
+        ts = emitter.emit(pipeline.event_time)
+        ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
+    # key words, null mask and aggregate inputs; the window template then branches to %late_row
+    # or finds the (window, key) entry and applies the aggregate updates
+    keys = []
+    for f, e in t.keys:
         if f.dtype.is_string:
             raise NotImplementedError(f"key column {f.name!r}: string keys arrive with the window issue (#3)")
         if f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms":
@@ -232,11 +276,9 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
         ctx.emit(f"{sh} = shl i64 {z}, {n}")
         ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
         null_mask = acc
-        null_bits.append(n)
     key_words = 1 + len(keys) + (1 if keys else 0)
     off = 8 * (1 + key_words)
-    aggs, updates_ctx = [], []
-    # aggregate inputs are evaluated before the upsert so they sit in the same block as the key
+    aggs = []
     for n, a in enumerate(t.aggregates):
         kind, value, valid, arg_text = None, "0", "true", ""
         if a.arg is not None:
@@ -251,23 +293,21 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
                 if v.kind == "bool":
                     v = emitter.convert(v, "int")
                 value, valid = v.val, v.valid
-        aggs.append(dict(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
+        aggs.append(_Obj(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
                          arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n))
         gen.aggregate_types.append((a.field.name, "double" if (kind == "float" or a.func == "avg") else "i64"))
         off += 8 * _agg_slots(a.func, kind)
     entry_size = off
-    from .templates import environment
     agg_macros = environment().get_template("aggregates.ll.j2").module
-    for a in aggs:
-        updates_ctx.extend(str(agg_macros.update(_Obj(a))).rstrip("\n").split("\n"))
-    ctx.preamble.extend(render("window_preamble.ll.j2", abi=abi, key_words=key_words).rstrip("\n").split("\n"))
-    ctx.body.extend(render("window_tumbling.ll.j2", size=t.assigner.size_ms,
+    updates = [line for a in aggs for line in str(agg_macros.update(a)).split("\n") if line.strip()]
+    ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=key_words))
+    ctx.body.extend(_lines("window_tumbling.ll.j2", size=t.assigner.size_ms,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
-                           null_mask=null_mask, key_words=key_words, entry_size=entry_size,
-                           updates=[u for u in updates_ctx if u.strip()]).rstrip("\n").split("\n"))
-    ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY))
-    return render("window_state.ll.j2", abi=abi, p=gen.prefix, entry_size=entry_size,
-                  window_size=t.assigner.size_ms, keys=keys, aggregates=[_Obj(a) for a in aggs])
+                           null_mask=null_mask, key_words=key_words, entry_size=entry_size, updates=updates))
+    ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
+    state = render("window_state.ll.j2", abi=abi, p=gen.prefix, entry_size=entry_size,
+                   window_size=t.assigner.size_ms, keys=keys, aggregates=aggs)
+    return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked), state
 
 
 class _Obj(dict):

@@ -18,10 +18,10 @@ from ..codegen.module import GeneratedPipeline
 class PreparedBatch:
     """The descriptor and parameter arrays of one batch, keeping the buffers they point to alive."""
 
-    __slots__ = ("columns", "params", "rows", "_keep")
+    __slots__ = ("columns", "params", "rows", "has_nulls", "_keep")
 
-    def __init__(self, columns: np.ndarray, params: np.ndarray, rows: int, keep: list):
-        self.columns, self.params, self.rows, self._keep = columns, params, rows, keep
+    def __init__(self, columns: np.ndarray, params: np.ndarray, rows: int, has_nulls: bool, keep: list):
+        self.columns, self.params, self.rows, self.has_nulls, self._keep = columns, params, rows, has_nulls, keep
 
 
 def _address(buf: pa.Buffer | None) -> int:
@@ -36,6 +36,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     desc = np.zeros(len(gen.columns) * abi.COLUMN_SLOTS, dtype=np.uint64)
     keep: list = [batch]
     arrays = {}
+    has_nulls = False
     for i, lay in enumerate(gen.columns):
         arr = batch.column(lay.name)
         if lay.name in gen.decode_columns:
@@ -47,6 +48,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
         bufs = arr.buffers()
         base = i * abi.COLUMN_SLOTS
         desc[base + abi.SLOT_VALIDITY] = _address(bufs[0]) if arr.null_count else 0
+        has_nulls = has_nulls or arr.null_count > 0
         desc[base + abi.SLOT_OFFSET] = arr.offset
         desc[base + abi.SLOT_LENGTH] = len(arr)
         values = bufs[1] if len(bufs) > 1 else None
@@ -64,7 +66,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     for n, (column, literal) in enumerate(gen.dict_params):
         dictionary = arrays[column].dictionary
         params[abi.PARAM_FIRST_DICT_CODE + n] = pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py()
-    return PreparedBatch(desc, params, batch.num_rows, keep)
+    return PreparedBatch(desc, params, batch.num_rows, has_nulls, keep)
 
 
 def _unique(dictionary: pa.Array) -> bool:

@@ -54,6 +54,7 @@ class Kernel:
         self.state[abi.STATE_MAX_EVENT_TIME] = abi.INT64_MIN
         self.state[abi.STATE_MIN_OPEN_END] = abi.INT64_MAX
         self._process = compiled.function(f"{gen.prefix}_process", _I64, _P, _P, _I64, _P, _P)
+        self._process_nonnull = compiled.function(f"{gen.prefix}_process_nonnull", _I64, _P, _P, _I64, _P, _P)
         self.schema = output_arrow_schema(gen)
         self.batches_processed = 0
 
@@ -66,8 +67,8 @@ class Kernel:
 
     def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int) -> int:
         prepared = prepare(batch, self.gen, watermark, self.input_name)
-        rc = self._process(self.state_ptr, prepared.columns.ctypes.data, prepared.rows,
-                           prepared.params.ctypes.data, out_ptr)
+        kernel = self._process if prepared.has_nulls else self._process_nonnull
+        rc = kernel(self.state_ptr, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         self.batches_processed += 1
         if rc < 0:
             self._raise(rc, batch)

@@ -1,0 +1,218 @@
+; grizzly-py codegen v1, variant generic
+; ---- pipeline 0: Pipeline 0: reads source arrow#1 (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
+@p0_generic.str0 = private unnamed_addr constant [1 x i8] c"y"
+
+define i64 @p0_generic_process(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
+entry:
+  %wm.p = getelementptr inbounds i64, ptr %params, i64 0
+  %wm = load i64, ptr %wm.p
+  %filtered.a = alloca i64, align 8
+  store i64 0, ptr %filtered.a
+  %late.a = alloca i64, align 8
+  store i64 0, ptr %late.a
+  %nout.a = alloca i64, align 8
+  store i64 0, ptr %nout.a
+  %maxts.p = getelementptr inbounds i64, ptr %state, i64 3
+  %maxts.0 = load i64, ptr %maxts.p
+  %maxts.a = alloca i64, align 8
+  store i64 %maxts.0, ptr %maxts.a
+  %minend.p = getelementptr inbounds i64, ptr %state, i64 6
+  %minend.0 = load i64, ptr %minend.p
+  %minend.a = alloca i64, align 8
+  store i64 %minend.0, ptr %minend.a
+  %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
+  %c0.vals = load ptr, ptr %c0.vals.p
+  %c0.vraw.p = getelementptr inbounds i64, ptr %columns, i64 1
+  %c0.vraw = load ptr, ptr %c0.vraw.p
+  %c0.hasv = icmp ne ptr %c0.vraw, null
+  %c0.valid = select i1 %c0.hasv, ptr %c0.vraw, ptr @gz_all_valid
+  %c0.vmask = select i1 %c0.hasv, i64 -1, i64 0
+  %c0.off.p = getelementptr inbounds i64, ptr %columns, i64 2
+  %c0.off = load i64, ptr %c0.off.p
+  %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
+  %c2.vals = load ptr, ptr %c2.vals.p
+  %c2.vraw.p = getelementptr inbounds i64, ptr %columns, i64 13
+  %c2.vraw = load ptr, ptr %c2.vraw.p
+  %c2.hasv = icmp ne ptr %c2.vraw, null
+  %c2.valid = select i1 %c2.hasv, ptr %c2.vraw, ptr @gz_all_valid
+  %c2.vmask = select i1 %c2.hasv, i64 -1, i64 0
+  %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
+  %c2.off = load i64, ptr %c2.off.p
+  %c2.data.p = getelementptr inbounds i64, ptr %columns, i64 15
+  %c2.data = load ptr, ptr %c2.data.p
+  %c2.dlen.p = getelementptr inbounds i64, ptr %columns, i64 16
+  %c2.dlen = load i64, ptr %c2.dlen.p
+  %c1.vals.p = getelementptr inbounds i64, ptr %columns, i64 6
+  %c1.vals = load ptr, ptr %c1.vals.p
+  %c1.vraw.p = getelementptr inbounds i64, ptr %columns, i64 7
+  %c1.vraw = load ptr, ptr %c1.vraw.p
+  %c1.hasv = icmp ne ptr %c1.vraw, null
+  %c1.valid = select i1 %c1.hasv, ptr %c1.vraw, ptr @gz_all_valid
+  %c1.vmask = select i1 %c1.hasv, i64 -1, i64 0
+  %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
+  %c1.off = load i64, ptr %c1.off.p
+  %out.sel.p = getelementptr inbounds ptr, ptr %out, i64 0
+  %out.sel = load ptr, ptr %out.sel.p
+  %out.v0.p = getelementptr inbounds ptr, ptr %out, i64 1
+  %out.v0 = load ptr, ptr %out.v0.p
+  %out.m0.p = getelementptr inbounds ptr, ptr %out, i64 2
+  %out.m0 = load ptr, ptr %out.m0.p
+  %out.v1.p = getelementptr inbounds ptr, ptr %out, i64 3
+  %out.v1 = load ptr, ptr %out.v1.p
+  %out.m1.p = getelementptr inbounds ptr, ptr %out, i64 4
+  %out.m1 = load ptr, ptr %out.m1.p
+  %nonempty = icmp sgt i64 %rows, 0
+  br i1 %nonempty, label %loop, label %exit
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %row_done ]
+  %ci1 = add i64 %i, %c0.off
+  %vi2 = and i64 %ci1, %c0.vmask
+  %valid3 = call i1 @gz_bit(ptr %c0.valid, i64 %vi2)
+  %ci4 = add i64 %i, %c0.off
+  %p5 = getelementptr inbounds double, ptr %c0.vals, i64 %ci4
+  %f6 = load double, ptr %p5
+  %cmp7 = fcmp ogt double %f6, 0x3FF0000000000000
+  %ci8 = add i64 %i, %c2.off
+  %vi9 = and i64 %ci8, %c2.vmask
+  %valid10 = call i1 @gz_bit(ptr %c2.valid, i64 %vi9)
+  %ci11 = add i64 %i, %c2.off
+  %p12 = getelementptr inbounds i32, ptr %c2.vals, i64 %ci11
+  %v13 = load i32, ptr %p12
+  %v14 = sext i32 %v13 to i64
+  %ci15 = add i64 %ci11, 1
+  %p16 = getelementptr inbounds i32, ptr %c2.vals, i64 %ci15
+  %v17 = load i32, ptr %p16
+  %v18 = sext i32 %v17 to i64
+  %sb19 = icmp slt i64 %v14, 0
+  %sb20 = icmp sgt i64 %v14, %v18
+  %sb21 = icmp sgt i64 %v18, %c2.dlen
+  %sb22 = or i1 %sb19, %sb20
+  %sb23 = or i1 %sb22, %sb21
+  br i1 %sb23, label %err24, label %ok25, !prof !0
+ok25:
+  %s26 = getelementptr inbounds i8, ptr %c2.data, i64 %v14
+  %slen27 = sub i64 %v18, %v14
+  %streq28 = call i1 @gz_str_eq(ptr %s26, i64 %slen27, ptr @p0_generic.str0, i64 1)
+  %ne29 = xor i1 %streq28, true
+  %lg30 = xor i1 %cmp7, true
+  %lg31 = and i1 %valid3, %lg30
+  %lg32 = xor i1 %ne29, true
+  %lg33 = and i1 %valid10, %lg32
+  %lg34 = or i1 %lg31, %lg33
+  %lg35 = and i1 %valid3, %valid10
+  %lg36 = or i1 %lg34, %lg35
+  %lg37 = xor i1 %lg34, true
+  ; -- filter ((col('price') > lit(1.0)) & (col('name') != lit('y')))
+  %filter0 = and i1 %lg36, %lg37
+  br i1 %filter0, label %filters.pass, label %filtered
+filters.pass:
+  %ci38 = add i64 %i, %c1.off
+  %vi39 = and i64 %ci38, %c1.vmask
+  %valid40 = call i1 @gz_bit(ptr %c1.valid, i64 %vi39)
+  %ci41 = add i64 %i, %c1.off
+  %p42 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci41
+  %v43 = load i32, ptr %p42
+  %v44 = sext i32 %v43 to i64
+  %cv45 = sitofp i64 %v44 to double
+  %vd46 = and i1 %valid3, %valid40
+  %ar47 = fmul double %f6, %cv45
+  %md49 = icmp ne i64 4, 0
+  %md50 = icmp eq i64 4, -1
+  %md51 = select i1 %md49, i64 4, i64 1
+  %md52 = select i1 %md50, i64 1, i64 %md51
+  %md53 = srem i64 %v44, %md52
+  %md54 = icmp ne i64 %md53, 0
+  %md55 = xor i64 %md53, 4
+  %md56 = icmp slt i64 %md55, 0
+  %md57 = and i1 %md54, %md56
+  %md58 = add i64 %md53, 4
+  %md59 = select i1 %md57, i64 %md58, i64 %md53
+  %vd60 = and i1 %valid40, %md49
+  ; -- emit row: selection vector + 2 computed column(s)
+  %prj.n = load i64, ptr %nout.a
+  %prj.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prj.n
+  store i64 %i, ptr %prj.selp
+  %prj.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prj.n
+  store double %ar47, ptr %prj.o0.vp
+  %prj.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prj.n
+  %prj.o0.m = zext i1 %vd46 to i8
+  store i8 %prj.o0.m, ptr %prj.o0.mp
+  %prj.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prj.n
+  store i64 %md59, ptr %prj.o1.vp
+  %prj.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prj.n
+  %prj.o1.m = zext i1 %vd60 to i8
+  store i8 %prj.o1.m, ptr %prj.o1.mp
+  %prj.n1 = add i64 %prj.n, 1
+  store i64 %prj.n1, ptr %nout.a
+  br label %row_done
+
+filtered:
+  %filtered.v = load i64, ptr %filtered.a
+  %filtered.n = add i64 %filtered.v, 1
+  store i64 %filtered.n, ptr %filtered.a
+  br label %row_done
+
+late_row:
+  %late.v = load i64, ptr %late.a
+  %late.n = add i64 %late.v, 1
+  store i64 %late.n, ptr %late.a
+  br label %row_done
+
+row_done:
+  %i.next = add nuw nsw i64 %i, 1
+  %more = icmp slt i64 %i.next, %rows
+  br i1 %more, label %loop, label %exit
+
+exit:
+  %filtered.final = load i64, ptr %filtered.a
+  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  %late.final = load i64, ptr %late.a
+  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
+  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  %maxts.final = load i64, ptr %maxts.a
+  store i64 %maxts.final, ptr %maxts.p
+  %minend.final = load i64, ptr %minend.a
+  store i64 %minend.final, ptr %minend.p
+  %result = load i64, ptr %nout.a
+  ret i64 %result
+
+err24:
+  %err24.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -2, ptr %err24.code.p
+  %err24.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err24.row.p
+  ret i64 -2
+}
+
+define internal void @p0_generic_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
+entry:
+  %p = getelementptr inbounds i64, ptr %state, i64 %index
+  %v = load i64, ptr %p
+  %n = add i64 %v, %delta
+  store i64 %n, ptr %p
+  ret void
+}
+
+declare double @llvm.fabs.f64(double)
+declare double @llvm.minnum.f64(double, double)
+declare double @llvm.maxnum.f64(double, double)
+declare i64 @llvm.smin.i64(i64, i64)
+declare i64 @llvm.smax.i64(i64, i64)
+declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+
+!0 = !{!"branch_weights", i32 1, i32 100000}
+
+; runtime (linked in from runtime/*.ll)
+@gz_all_valid = external constant [8 x i8]
+declare i32 @gz_ht_init(ptr, i64, i64)
+declare void @gz_ht_free(ptr)
+declare i32 @gz_ht_rehash(ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_entry(ptr, i64, i64)
+declare i64 @gz_ht_capacity(ptr)
+declare i64 @gz_hash_mix(i64, i64)
+declare i64 @gz_hash_finish(i64)
+declare i1 @gz_str_eq(ptr, i64, ptr, i64)
+declare i1 @gz_bit(ptr, i64)

@@ -1,0 +1,116 @@
+"""Bad input never crashes: clear errors naming source, column and row, or correct empty results.
+
+The dangerous cases (corrupt buffers) run in a subprocess so that a crash would be a test failure
+rather than the end of the test session.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import grizzly_py as gz
+from grizzly_py import Time, agg, col
+from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.windows import TumblingEventTimeWindows
+
+TEN_MS = TumblingEventTimeWindows.of(Time.milliseconds(10))
+
+
+def window_count(stream):
+    return stream.key_by("k").window(TEN_MS).aggregate(n=agg.count())
+
+
+def test_null_timestamp_names_source_column_and_row():
+    batches = [pa.record_batch({"ts": pa.array([1, 2], pa.int64()), "k": [1, 1]}),
+               pa.record_batch({"ts": pa.array([3, None, 5], pa.int64()), "k": [1, 1, 1]})]
+    q = window_count(gz.StreamEnvironment().from_arrow(batches, timestamp="ts"))
+    with pytest.raises(gz.BadInputError, match=r"arrow#\d+: column 'ts': null event timestamp in batch 1, row 1"):
+        q.execute_and_collect()
+
+
+def test_batch_with_other_schema_is_rejected_naming_the_column():
+    batches = [pa.record_batch({"ts": pa.array([1], pa.int64()), "k": [1]}),
+               pa.record_batch({"ts": pa.array([2], pa.int64()), "k": [1.5]})]
+    q = window_count(gz.StreamEnvironment().from_arrow(iter(batches), timestamp="ts"))
+    with pytest.raises(gz.BadInputError, match="batch 1: column 'k' has type double, expected int64"):
+        q.execute_and_collect()
+
+
+def test_empty_and_zero_row_batches_give_empty_or_correct_results():
+    schema = pa.schema([("ts", pa.int64()), ("k", pa.int64())])
+    empty = pa.RecordBatch.from_pylist([], schema=schema)
+    out = window_count(gz.StreamEnvironment().from_arrow([empty, empty], timestamp="ts")).execute_and_collect()
+    assert out.num_rows == 0
+    assert out.schema.names == ["k", "window_start", "window_end", "n"]
+    data = pa.RecordBatch.from_pylist([{"ts": 3, "k": 7}], schema=schema)
+    out = window_count(gz.StreamEnvironment().from_arrow([empty, data, empty], timestamp="ts")).execute_and_collect()
+    assert out.to_pylist() == [{"k": 7, "window_start": 0, "window_end": 10, "n": 1}]
+    stateless = gz.StreamEnvironment().from_arrow([empty], timestamp="ts").filter(col("k") > 0)
+    assert stateless.execute_and_collect().num_rows == 0
+
+
+def test_int64_sum_overflow_is_reported_not_wrapped():
+    big = (1 << 62)
+    t = pa.table({"ts": pa.array([1, 2, 3], pa.int64()), "k": [1, 1, 1], "v": [big, big, big]})
+    q = gz.StreamEnvironment().from_arrow(t, timestamp="ts").key_by("k").window(TEN_MS).aggregate(s=agg.sum("v"))
+    with pytest.raises(AggregateOverflowError, match="'s'"):
+        q.execute_and_collect()
+
+
+def test_intermediate_overflow_that_comes_back_is_exact():
+    big = (1 << 63) - 1
+    t = pa.table({"ts": pa.array([1, 2, 3], pa.int64()), "k": [1, 1, 1], "v": [big, big, -big]})
+    q = gz.StreamEnvironment().from_arrow(t, timestamp="ts").key_by("k").window(TEN_MS).aggregate(s=agg.sum("v"))
+    assert q.execute_and_collect()["s"].to_pylist() == [big]
+
+
+def test_corrupt_string_offsets_give_an_error_not_a_crash(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, pyarrow as pa, grizzly_py as gz
+        from grizzly_py import col
+        offsets = pa.py_buffer(np.array([0, 5, 2], dtype=np.int32).tobytes())  # row 0 ends past the data
+        data = pa.py_buffer(b"ab")
+        s = pa.Array.from_buffers(pa.string(), 2, [None, offsets, data])
+        batch = pa.RecordBatch.from_arrays([pa.array([1, 2], pa.int64()), s], names=["ts", "s"])
+        try:
+            gz.StreamEnvironment().from_arrow([batch], timestamp="ts").filter(col("s") == "ab").execute_and_collect()
+        except (gz.BadInputError, ValueError) as e:
+            print("ERROR:", e)
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "ERROR:" in proc.stdout
+    assert "'s'" in proc.stdout or "string" in proc.stdout
+
+
+def test_sinks_write_parquet_and_csv(tmp_path):
+    import pyarrow.csv as pcsv
+    import pyarrow.parquet as pq
+    t = pa.table({"ts": pa.array([1, 2, 15], pa.int64()), "k": [1, 2, 1]})
+    env = gz.StreamEnvironment()
+    q = window_count(env.from_arrow(t, timestamp="ts"))
+    q.sink_to_parquet(tmp_path / "out.parquet")
+    q.sink_to_csv(tmp_path / "out.csv")
+    q.collect("mem")
+    result = env.execute()
+    expected = result["mem"]
+    assert expected.num_rows == 3
+    assert pq.read_table(tmp_path / "out.parquet").equals(expected)
+    assert pcsv.read_csv(tmp_path / "out.csv").to_pylist() == expected.to_pylist()
+    assert not list(tmp_path.glob("*.inprogress"))
+
+
+def test_metrics_count_every_record():
+    t = pa.table({"ts": pa.array([1, 25, 3, 40], pa.int64()), "k": [1, 2, 1, 2], "v": [1, -1, 1, 1]})
+    env = gz.StreamEnvironment()
+    src = env.from_arrow(t.to_batches(max_chunksize=2), timestamp="ts")
+    window_count(src.filter(col("v") > 0)).collect("out")
+    m = env.execute().metrics
+    assert m["records_in"] == 4
+    assert m["filtered_records"] == 1
+    assert m["late_records"] == 1  # ts=3 arrives after the watermark passed 9 (max 25 - 0 - 1 = 24)
+    assert m["records_in"] == m["filtered_records"] + m["late_records"] + 2
