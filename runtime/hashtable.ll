@@ -6,7 +6,8 @@
 ; Table header (%gz.ht): { ptr entries, i64 capacity (power of two), i64 size }
 ; Entry (entry_size bytes, 8-byte aligned):
 ;   word 0        tag: 0 = empty, 1 = dead (fired, dropped by the next rebuild), else hash | 1<<63
-;   words 1..K    key words (window start, key values, null mask)
+;                 (generated code may put key null flags in bits 48..62 of the hash it passes)
+;   words 1..K    key words (window start, key values)
 ;   words K+1..   aggregate state, zero-initialized on insert
 ; Linear probing; the table grows (x2) when it would become more than half full.
 ; Allocation failures return null/1 so the kernel can report them instead of crashing.

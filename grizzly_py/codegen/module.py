@@ -23,7 +23,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 1  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 2  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)
@@ -258,6 +258,8 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
         ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
     # key words, null mask and aggregate inputs; the window template then branches to %late_row
     # or finds the (window, key) entry and applies the aggregate updates
+    if len(t.keys) > MAX_KEYS:
+        raise NotImplementedError(f"at most {MAX_KEYS} key columns are supported, got {len(t.keys)}")
     keys = []
     for f, e in t.keys:
         if f.dtype.is_string:
@@ -276,7 +278,7 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
         ctx.emit(f"{sh} = shl i64 {z}, {n}")
         ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
         null_mask = acc
-    key_words = 1 + len(keys) + (1 if keys else 0)
+    key_words = 1 + len(keys)
     off = 8 * (1 + key_words)
     aggs = []
     for n, a in enumerate(t.aggregates):
@@ -308,6 +310,9 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
     state = render("window_state.ll.j2", abi=abi, p=gen.prefix, entry_size=entry_size,
                    window_size=t.assigner.size_ms, keys=keys, aggregates=aggs)
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked), state
+
+
+MAX_KEYS = 15  # key null flags live in bits 48..62 of the entry tag
 
 
 class _Obj(dict):
