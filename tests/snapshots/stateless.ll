@@ -1,7 +1,7 @@
-; grizzly-py codegen v1, variant generic
-; ---- pipeline 0: Pipeline 0: reads source arrow#1 (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
-@p0_generic.str0 = private unnamed_addr constant [1 x i8] c"y"
+; grizzly-py codegen v3, variant generic
+; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
+@p0_generic.process.str0 = private unnamed_addr constant [1 x i8] c"y"
 define i64 @p0_generic_process(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
 entry:
   %wm.p = getelementptr inbounds i64, ptr %params, i64 0
@@ -93,7 +93,7 @@ loop:
 ok25:
   %s26 = getelementptr inbounds i8, ptr %c2.data, i64 %v14
   %slen27 = sub i64 %v18, %v14
-  %streq28 = call i1 @gz_str_eq(ptr %s26, i64 %slen27, ptr @p0_generic.str0, i64 1)
+  %streq28 = call i1 @gz_str_eq(ptr %s26, i64 %slen27, ptr @p0_generic.process.str0, i64 1)
   %ne29 = xor i1 %streq28, true
   %lg30 = xor i1 %cmp7, true
   %lg31 = and i1 %valid3, %lg30
@@ -105,8 +105,6 @@ ok25:
   %lg37 = xor i1 %lg34, true
   ; -- filter ((col('price') > lit(1.0)) & (col('name') != lit('y')))
   %filter0 = and i1 %lg36, %lg37
-  br i1 %filter0, label %filters.pass, label %filtered
-filters.pass:
   %ci38 = add i64 %i, %c1.off
   %vi39 = and i64 %ci38, %c1.vmask
   %valid40 = call i1 @gz_bit(ptr %c1.valid, i64 %vi39)
@@ -143,7 +141,8 @@ filters.pass:
   %prj.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prj.n
   %prj.o1.m = zext i1 %vd60 to i8
   store i8 %prj.o1.m, ptr %prj.o1.mp
-  %prj.n1 = add i64 %prj.n, 1
+  %prj.inc = zext i1 %filter0 to i64
+  %prj.n1 = add i64 %prj.n, %prj.inc
   store i64 %prj.n1, ptr %nout.a
   br label %row_done
 
@@ -165,7 +164,8 @@ row_done:
   br i1 %more, label %loop, label %exit
 
 exit:
-  %filtered.final = load i64, ptr %filtered.a
+  %nout.final = load i64, ptr %nout.a
+  %filtered.final = sub i64 %rows, %nout.final
   call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
   %late.final = load i64, ptr %late.a
   call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
@@ -186,6 +186,165 @@ err24:
   ret i64 -2
 }
 
+@p0_generic.process_nonnull.str0 = private unnamed_addr constant [1 x i8] c"y"
+define i64 @p0_generic_process_nonnull(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
+entry:
+  %wm.p = getelementptr inbounds i64, ptr %params, i64 0
+  %wm = load i64, ptr %wm.p
+  %filtered.a = alloca i64, align 8
+  store i64 0, ptr %filtered.a
+  %late.a = alloca i64, align 8
+  store i64 0, ptr %late.a
+  %nout.a = alloca i64, align 8
+  store i64 0, ptr %nout.a
+  %maxts.p = getelementptr inbounds i64, ptr %state, i64 3
+  %maxts.0 = load i64, ptr %maxts.p
+  %maxts.a = alloca i64, align 8
+  store i64 %maxts.0, ptr %maxts.a
+  %minend.p = getelementptr inbounds i64, ptr %state, i64 6
+  %minend.0 = load i64, ptr %minend.p
+  %minend.a = alloca i64, align 8
+  store i64 %minend.0, ptr %minend.a
+  %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
+  %c0.vals = load ptr, ptr %c0.vals.p
+  %c0.off.p = getelementptr inbounds i64, ptr %columns, i64 2
+  %c0.off = load i64, ptr %c0.off.p
+  %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
+  %c2.vals = load ptr, ptr %c2.vals.p
+  %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
+  %c2.off = load i64, ptr %c2.off.p
+  %c2.data.p = getelementptr inbounds i64, ptr %columns, i64 15
+  %c2.data = load ptr, ptr %c2.data.p
+  %c2.dlen.p = getelementptr inbounds i64, ptr %columns, i64 16
+  %c2.dlen = load i64, ptr %c2.dlen.p
+  %c1.vals.p = getelementptr inbounds i64, ptr %columns, i64 6
+  %c1.vals = load ptr, ptr %c1.vals.p
+  %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
+  %c1.off = load i64, ptr %c1.off.p
+  %out.sel.p = getelementptr inbounds ptr, ptr %out, i64 0
+  %out.sel = load ptr, ptr %out.sel.p
+  %out.v0.p = getelementptr inbounds ptr, ptr %out, i64 1
+  %out.v0 = load ptr, ptr %out.v0.p
+  %out.m0.p = getelementptr inbounds ptr, ptr %out, i64 2
+  %out.m0 = load ptr, ptr %out.m0.p
+  %out.v1.p = getelementptr inbounds ptr, ptr %out, i64 3
+  %out.v1 = load ptr, ptr %out.v1.p
+  %out.m1.p = getelementptr inbounds ptr, ptr %out, i64 4
+  %out.m1 = load ptr, ptr %out.m1.p
+  %nonempty = icmp sgt i64 %rows, 0
+  br i1 %nonempty, label %loop, label %exit
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %row_done ]
+  %ci1 = add i64 %i, %c0.off
+  %p2 = getelementptr inbounds double, ptr %c0.vals, i64 %ci1
+  %f3 = load double, ptr %p2
+  %cmp4 = fcmp ogt double %f3, 0x3FF0000000000000
+  %ci5 = add i64 %i, %c2.off
+  %p6 = getelementptr inbounds i32, ptr %c2.vals, i64 %ci5
+  %v7 = load i32, ptr %p6
+  %v8 = sext i32 %v7 to i64
+  %ci9 = add i64 %ci5, 1
+  %p10 = getelementptr inbounds i32, ptr %c2.vals, i64 %ci9
+  %v11 = load i32, ptr %p10
+  %v12 = sext i32 %v11 to i64
+  %sb13 = icmp slt i64 %v8, 0
+  %sb14 = icmp sgt i64 %v8, %v12
+  %sb15 = icmp sgt i64 %v12, %c2.dlen
+  %sb16 = or i1 %sb13, %sb14
+  %sb17 = or i1 %sb16, %sb15
+  br i1 %sb17, label %err18, label %ok19, !prof !0
+ok19:
+  %s20 = getelementptr inbounds i8, ptr %c2.data, i64 %v8
+  %slen21 = sub i64 %v12, %v8
+  %streq22 = call i1 @gz_str_eq(ptr %s20, i64 %slen21, ptr @p0_generic.process_nonnull.str0, i64 1)
+  %ne23 = xor i1 %streq22, true
+  %lg24 = xor i1 %cmp4, true
+  %lg25 = and i1 true, %lg24
+  %lg26 = xor i1 %ne23, true
+  %lg27 = and i1 true, %lg26
+  %lg28 = or i1 %lg25, %lg27
+  %lg29 = and i1 true, true
+  %lg30 = or i1 %lg28, %lg29
+  %lg31 = xor i1 %lg28, true
+  ; -- filter ((col('price') > lit(1.0)) & (col('name') != lit('y')))
+  %filter0 = and i1 %lg30, %lg31
+  %ci32 = add i64 %i, %c1.off
+  %p33 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci32
+  %v34 = load i32, ptr %p33
+  %v35 = sext i32 %v34 to i64
+  %cv36 = sitofp i64 %v35 to double
+  %ar37 = fmul double %f3, %cv36
+  %md39 = icmp ne i64 4, 0
+  %md40 = icmp eq i64 4, -1
+  %md41 = select i1 %md39, i64 4, i64 1
+  %md42 = select i1 %md40, i64 1, i64 %md41
+  %md43 = srem i64 %v35, %md42
+  %md44 = icmp ne i64 %md43, 0
+  %md45 = xor i64 %md43, 4
+  %md46 = icmp slt i64 %md45, 0
+  %md47 = and i1 %md44, %md46
+  %md48 = add i64 %md43, 4
+  %md49 = select i1 %md47, i64 %md48, i64 %md43
+  ; -- emit row: selection vector + 2 computed column(s)
+  %prj.n = load i64, ptr %nout.a
+  %prj.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prj.n
+  store i64 %i, ptr %prj.selp
+  %prj.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prj.n
+  store double %ar37, ptr %prj.o0.vp
+  %prj.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prj.n
+  %prj.o0.m = zext i1 true to i8
+  store i8 %prj.o0.m, ptr %prj.o0.mp
+  %prj.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prj.n
+  store i64 %md49, ptr %prj.o1.vp
+  %prj.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prj.n
+  %prj.o1.m = zext i1 %md39 to i8
+  store i8 %prj.o1.m, ptr %prj.o1.mp
+  %prj.inc = zext i1 %filter0 to i64
+  %prj.n1 = add i64 %prj.n, %prj.inc
+  store i64 %prj.n1, ptr %nout.a
+  br label %row_done
+
+filtered:
+  %filtered.v = load i64, ptr %filtered.a
+  %filtered.n = add i64 %filtered.v, 1
+  store i64 %filtered.n, ptr %filtered.a
+  br label %row_done
+
+late_row:
+  %late.v = load i64, ptr %late.a
+  %late.n = add i64 %late.v, 1
+  store i64 %late.n, ptr %late.a
+  br label %row_done
+
+row_done:
+  %i.next = add nuw nsw i64 %i, 1
+  %more = icmp slt i64 %i.next, %rows
+  br i1 %more, label %loop, label %exit
+
+exit:
+  %nout.final = load i64, ptr %nout.a
+  %filtered.final = sub i64 %rows, %nout.final
+  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  %late.final = load i64, ptr %late.a
+  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
+  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  %maxts.final = load i64, ptr %maxts.a
+  store i64 %maxts.final, ptr %maxts.p
+  %minend.final = load i64, ptr %minend.a
+  store i64 %minend.final, ptr %minend.p
+  %result = load i64, ptr %nout.a
+  ret i64 %result
+
+err18:
+  %err18.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -2, ptr %err18.code.p
+  %err18.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err18.row.p
+  ret i64 -2
+}
+
 define internal void @p0_generic_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
@@ -203,6 +362,7 @@ declare i64 @llvm.smax.i64(i64, i64)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
+!1 = !{!"branch_weights", i32 100000, i32 1}
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]

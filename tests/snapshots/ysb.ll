@@ -1,7 +1,7 @@
-; grizzly-py codegen v1, variant generic
-; ---- pipeline 0: Pipeline 0: reads source arrow#2 (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
-@p0_generic.str0 = private unnamed_addr constant [4 x i8] c"view"
+; grizzly-py codegen v3, variant generic
+; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
+@p0_generic.process.str0 = private unnamed_addr constant [4 x i8] c"view"
 define i64 @p0_generic_process(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
 entry:
   %wm.p = getelementptr inbounds i64, ptr %params, i64 0
@@ -20,6 +20,8 @@ entry:
   %minend.0 = load i64, ptr %minend.p
   %minend.a = alloca i64, align 8
   store i64 %minend.0, ptr %minend.a
+  %sel.a = alloca [1024 x i64], align 16
+  %nsel.a = alloca i64, align 8
   %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
   %c0.vals = load ptr, ptr %c0.vals.p
   %c0.vraw.p = getelementptr inbounds i64, ptr %columns, i64 1
@@ -48,12 +50,29 @@ entry:
   %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
   %c2.off = load i64, ptr %c2.off.p
   %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %key.a = alloca [3 x i64], align 8
+  %key.a = alloca [2 x i64], align 8
+  %wcur.a = alloca i64, align 8
+  store i64 0, ptr %wcur.a
+  %wknown.a = alloca i1, align 1
+  store i1 false, ptr %wknown.a
+  %wh0.a = alloca i64, align 8
+  store i64 0, ptr %wh0.a
   %nonempty = icmp sgt i64 %rows, 0
-  br i1 %nonempty, label %loop, label %exit
+  br i1 %nonempty, label %block, label %exit
 
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %row_done ]
+; blocked loop: per block of 1024 rows, a branch-free pass evaluates event time and
+; filters and appends the surviving row indices to a selection vector; a second pass runs the
+; rest of the pipeline over the selected rows only.
+block:
+  %b = phi i64 [ 0, %entry ], [ %b.next, %block_done ]
+  %b.lim = add nuw nsw i64 %b, 1024
+  %b.short = icmp slt i64 %rows, %b.lim
+  %b.end = select i1 %b.short, i64 %rows, i64 %b.lim
+  store i64 0, ptr %nsel.a
+  br label %scan
+
+scan:
+  %i = phi i64 [ %b, %block ], [ %i.next, %scan ]
   %ci1 = add i64 %i, %c0.off
   %vi2 = and i64 %ci1, %c0.vmask
   %valid3 = call i1 @gz_bit(ptr %c0.valid, i64 %vi2)
@@ -61,10 +80,10 @@ loop:
   %p5 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci4
   %v6 = load i64, ptr %p5
   ; -- event time
-  %ts = add i64 %v6, 0
-  %maxts.cur = load i64, ptr %maxts.a
-  %maxts.new = call i64 @llvm.smax.i64(i64 %maxts.cur, i64 %ts)
-  store i64 %maxts.new, ptr %maxts.a
+  %ts.scan = add i64 %v6, 0
+  %ts.scan.max = load i64, ptr %maxts.a
+  %ts.scan.max.new = call i64 @llvm.smax.i64(i64 %ts.scan.max, i64 %ts.scan)
+  store i64 %ts.scan.max.new, ptr %maxts.a
   %ci7 = add i64 %i, %c1.off
   %vi8 = and i64 %ci7, %c1.vmask
   %valid9 = call i1 @gz_bit(ptr %c1.valid, i64 %vi8)
@@ -77,49 +96,95 @@ loop:
   %streq14 = icmp eq i64 %v13, %dictcode16
   ; -- filter (col('event_type') == lit('view'))
   %filter0 = and i1 %valid9, %streq14
-  br i1 %filter0, label %filters.pass, label %filtered
-filters.pass:
-  %ci17 = add i64 %i, %c2.off
-  %vi18 = and i64 %ci17, %c2.vmask
-  %valid19 = call i1 @gz_bit(ptr %c2.valid, i64 %vi18)
-  %ci20 = add i64 %i, %c2.off
-  %p21 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci20
+  %sel.n = load i64, ptr %nsel.a
+  %sel.p = getelementptr inbounds i64, ptr %sel.a, i64 %sel.n
+  store i64 %i, ptr %sel.p
+  %sel.inc = zext i1 %filter0 to i64
+  %sel.n1 = add i64 %sel.n, %sel.inc
+  store i64 %sel.n1, ptr %nsel.a
+  %i.next = add nuw nsw i64 %i, 1
+  %scan.more = icmp slt i64 %i.next, %b.end
+  br i1 %scan.more, label %scan, label %gather
+
+gather:
+  %sel.total = load i64, ptr %nsel.a
+  %b.rows = sub i64 %b.end, %b
+  %b.filtered = sub i64 %b.rows, %sel.total
+  %filtered.b = load i64, ptr %filtered.a
+  %filtered.b1 = add i64 %filtered.b, %b.filtered
+  store i64 %filtered.b1, ptr %filtered.a
+  %any.sel = icmp sgt i64 %sel.total, 0
+  br i1 %any.sel, label %loop, label %block_done
+
+loop:
+  %j = phi i64 [ 0, %gather ], [ %j.next, %row_done ]
+  %r.p = getelementptr inbounds i64, ptr %sel.a, i64 %j
+  %r = load i64, ptr %r.p
+  %ci17 = add i64 %r, %c0.off
+  %vi18 = and i64 %ci17, %c0.vmask
+  %valid19 = call i1 @gz_bit(ptr %c0.valid, i64 %vi18)
+  %ci20 = add i64 %r, %c0.off
+  %p21 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci20
   %v22 = load i64, ptr %p21
-  %kw23 = select i1 %valid19, i64 %v22, i64 0
-  %nm24 = xor i1 %valid19, true
-  %nm25 = zext i1 %nm24 to i64
-  %nm26 = shl i64 %nm25, 0
-  %nm27 = or i64 0, %nm26
+  ; -- event time
+  %ts = add i64 %v22, 0
+  %ci23 = add i64 %r, %c2.off
+  %vi24 = and i64 %ci23, %c2.vmask
+  %valid25 = call i1 @gz_bit(ptr %c2.valid, i64 %vi24)
+  %ci26 = add i64 %r, %c2.off
+  %p27 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci26
+  %v28 = load i64, ptr %p27
+  %kw29 = select i1 %valid25, i64 %v28, i64 0
+  %nm30 = xor i1 %valid25, true
+  %nm31 = zext i1 %nm30 to i64
+  %nm32 = shl i64 %nm31, 0
+  %nm33 = or i64 0, %nm32
   ; -- window assign: tumbling 10000 ms (epoch-aligned, floor for negative times)
+  %w.cur = load i64, ptr %wcur.a
+  %w.known = load i1, ptr %wknown.a
+  %w.delta = sub i64 %ts, %w.cur
+  %w.inside = icmp ult i64 %w.delta, 10000
+  %w.same = and i1 %w.known, %w.inside
+  br i1 %w.same, label %w.have, label %w.compute, !prof !1
+w.compute:
   %w.rem = srem i64 %ts, 10000
   %w.remneg = icmp slt i64 %w.rem, 0
   %w.remadj = add i64 %w.rem, 10000
   %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
-  %w.start = sub i64 %ts, %w.mod
-  %w.end = add i64 %w.start, 10000
-  %w.last = sub i64 %w.end, 1
+  %w.start.c = sub i64 %ts, %w.mod
+  store i64 %w.start.c, ptr %wcur.a
+  store i1 true, ptr %wknown.a
+  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
+  store i64 %w.h0.c, ptr %wh0.a
+  %w.end.c = add i64 %w.start.c, 10000
+  %w.minend = load i64, ptr %minend.a
+  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
+  store i64 %w.minend.new, ptr %minend.a
+  br label %w.have
+w.have:
+  %w.start = load i64, ptr %wcur.a
+  %h.0 = load i64, ptr %wh0.a
+  %w.last = add i64 %w.start, 9999
   ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
   %w.late = icmp sle i64 %w.last, %wm
   br i1 %w.late, label %late_row, label %w.assign, !prof !0
 w.assign:
-  %w.minend = load i64, ptr %minend.a
-  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
-  store i64 %w.minend.new, ptr %minend.a
   ; -- key: window start, campaign_id
   store i64 %w.start, ptr %key.a
   %key1.p = getelementptr inbounds i64, ptr %key.a, i64 1
-  store i64 %kw23, ptr %key1.p
-  %key.nm.p = getelementptr inbounds i64, ptr %key.a, i64 2
-  store i64 %nm27, ptr %key.nm.p
-  %h.0 = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start)
-  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %kw23)
+  store i64 %kw29, ptr %key1.p
+  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %kw29)
   %h = call i64 @gz_hash_finish(i64 %h.1)
-  %grp = call ptr @gz_ht_upsert(ptr %ht, i64 %h, ptr %key.a, i64 3, i64 40)
+  ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
+  %h.low = and i64 %h, 281474976710655
+  %h.nm = shl i64 %nm33, 48
+  %h.tagged = or i64 %h.low, %h.nm
+  %grp = call ptr @gz_ht_upsert(ptr %ht, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
   ; -- aggregate views = count()
-  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 32
+  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
   %a0.s0 = load i64, ptr %a0.s0.p
   %a0.n = add i64 %a0.s0, 1
   store i64 %a0.n, ptr %a0.s0.p
@@ -138,9 +203,14 @@ late_row:
   br label %row_done
 
 row_done:
-  %i.next = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %i.next, %rows
-  br i1 %more, label %loop, label %exit
+  %j.next = add nuw nsw i64 %j, 1
+  %more = icmp slt i64 %j.next, %sel.total
+  br i1 %more, label %loop, label %block_done
+
+block_done:
+  %b.next = add nuw nsw i64 %b, 1024
+  %blocks.more = icmp slt i64 %b.next, %rows
+  br i1 %blocks.more, label %block, label %exit
 
 exit:
   %filtered.final = load i64, ptr %filtered.a
@@ -160,7 +230,208 @@ err_oom:
   %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4
   store i64 -1, ptr %err_oom.code.p
   %err_oom.row.p = getelementptr inbounds i64, ptr %state, i64 5
-  store i64 %i, ptr %err_oom.row.p
+  store i64 %r, ptr %err_oom.row.p
+  ret i64 -1
+}
+
+@p0_generic.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
+define i64 @p0_generic_process_nonnull(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
+entry:
+  %wm.p = getelementptr inbounds i64, ptr %params, i64 0
+  %wm = load i64, ptr %wm.p
+  %filtered.a = alloca i64, align 8
+  store i64 0, ptr %filtered.a
+  %late.a = alloca i64, align 8
+  store i64 0, ptr %late.a
+  %nout.a = alloca i64, align 8
+  store i64 0, ptr %nout.a
+  %maxts.p = getelementptr inbounds i64, ptr %state, i64 3
+  %maxts.0 = load i64, ptr %maxts.p
+  %maxts.a = alloca i64, align 8
+  store i64 %maxts.0, ptr %maxts.a
+  %minend.p = getelementptr inbounds i64, ptr %state, i64 6
+  %minend.0 = load i64, ptr %minend.p
+  %minend.a = alloca i64, align 8
+  store i64 %minend.0, ptr %minend.a
+  %sel.a = alloca [1024 x i64], align 16
+  %nsel.a = alloca i64, align 8
+  %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
+  %c0.vals = load ptr, ptr %c0.vals.p
+  %c0.off.p = getelementptr inbounds i64, ptr %columns, i64 2
+  %c0.off = load i64, ptr %c0.off.p
+  %c1.vals.p = getelementptr inbounds i64, ptr %columns, i64 6
+  %c1.vals = load ptr, ptr %c1.vals.p
+  %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
+  %c1.off = load i64, ptr %c1.off.p
+  %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
+  %c2.vals = load ptr, ptr %c2.vals.p
+  %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
+  %c2.off = load i64, ptr %c2.off.p
+  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  %key.a = alloca [2 x i64], align 8
+  %wcur.a = alloca i64, align 8
+  store i64 0, ptr %wcur.a
+  %wknown.a = alloca i1, align 1
+  store i1 false, ptr %wknown.a
+  %wh0.a = alloca i64, align 8
+  store i64 0, ptr %wh0.a
+  %nonempty = icmp sgt i64 %rows, 0
+  br i1 %nonempty, label %block, label %exit
+
+; blocked loop: per block of 1024 rows, a branch-free pass evaluates event time and
+; filters and appends the surviving row indices to a selection vector; a second pass runs the
+; rest of the pipeline over the selected rows only.
+block:
+  %b = phi i64 [ 0, %entry ], [ %b.next, %block_done ]
+  %b.lim = add nuw nsw i64 %b, 1024
+  %b.short = icmp slt i64 %rows, %b.lim
+  %b.end = select i1 %b.short, i64 %rows, i64 %b.lim
+  store i64 0, ptr %nsel.a
+  br label %scan
+
+scan:
+  %i = phi i64 [ %b, %block ], [ %i.next, %scan ]
+  %ci1 = add i64 %i, %c0.off
+  %p2 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci1
+  %v3 = load i64, ptr %p2
+  ; -- event time
+  %ts.scan = add i64 %v3, 0
+  %ts.scan.max = load i64, ptr %maxts.a
+  %ts.scan.max.new = call i64 @llvm.smax.i64(i64 %ts.scan.max, i64 %ts.scan)
+  store i64 %ts.scan.max.new, ptr %maxts.a
+  %ci4 = add i64 %i, %c1.off
+  %p5 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci4
+  %v6 = load i32, ptr %p5
+  %v7 = sext i32 %v6 to i64
+  %dictp9 = getelementptr inbounds i64, ptr %params, i64 1
+  %dictcode10 = load i64, ptr %dictp9
+  %streq8 = icmp eq i64 %v7, %dictcode10
+  ; -- filter (col('event_type') == lit('view'))
+  %filter0 = and i1 true, %streq8
+  %sel.n = load i64, ptr %nsel.a
+  %sel.p = getelementptr inbounds i64, ptr %sel.a, i64 %sel.n
+  store i64 %i, ptr %sel.p
+  %sel.inc = zext i1 %filter0 to i64
+  %sel.n1 = add i64 %sel.n, %sel.inc
+  store i64 %sel.n1, ptr %nsel.a
+  %i.next = add nuw nsw i64 %i, 1
+  %scan.more = icmp slt i64 %i.next, %b.end
+  br i1 %scan.more, label %scan, label %gather
+
+gather:
+  %sel.total = load i64, ptr %nsel.a
+  %b.rows = sub i64 %b.end, %b
+  %b.filtered = sub i64 %b.rows, %sel.total
+  %filtered.b = load i64, ptr %filtered.a
+  %filtered.b1 = add i64 %filtered.b, %b.filtered
+  store i64 %filtered.b1, ptr %filtered.a
+  %any.sel = icmp sgt i64 %sel.total, 0
+  br i1 %any.sel, label %loop, label %block_done
+
+loop:
+  %j = phi i64 [ 0, %gather ], [ %j.next, %row_done ]
+  %r.p = getelementptr inbounds i64, ptr %sel.a, i64 %j
+  %r = load i64, ptr %r.p
+  %ci11 = add i64 %r, %c0.off
+  %p12 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci11
+  %v13 = load i64, ptr %p12
+  ; -- event time
+  %ts = add i64 %v13, 0
+  %ci14 = add i64 %r, %c2.off
+  %p15 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci14
+  %v16 = load i64, ptr %p15
+  ; -- window assign: tumbling 10000 ms (epoch-aligned, floor for negative times)
+  %w.cur = load i64, ptr %wcur.a
+  %w.known = load i1, ptr %wknown.a
+  %w.delta = sub i64 %ts, %w.cur
+  %w.inside = icmp ult i64 %w.delta, 10000
+  %w.same = and i1 %w.known, %w.inside
+  br i1 %w.same, label %w.have, label %w.compute, !prof !1
+w.compute:
+  %w.rem = srem i64 %ts, 10000
+  %w.remneg = icmp slt i64 %w.rem, 0
+  %w.remadj = add i64 %w.rem, 10000
+  %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
+  %w.start.c = sub i64 %ts, %w.mod
+  store i64 %w.start.c, ptr %wcur.a
+  store i1 true, ptr %wknown.a
+  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
+  store i64 %w.h0.c, ptr %wh0.a
+  %w.end.c = add i64 %w.start.c, 10000
+  %w.minend = load i64, ptr %minend.a
+  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
+  store i64 %w.minend.new, ptr %minend.a
+  br label %w.have
+w.have:
+  %w.start = load i64, ptr %wcur.a
+  %h.0 = load i64, ptr %wh0.a
+  %w.last = add i64 %w.start, 9999
+  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
+  %w.late = icmp sle i64 %w.last, %wm
+  br i1 %w.late, label %late_row, label %w.assign, !prof !0
+w.assign:
+  ; -- key: window start, campaign_id
+  store i64 %w.start, ptr %key.a
+  %key1.p = getelementptr inbounds i64, ptr %key.a, i64 1
+  store i64 %v16, ptr %key1.p
+  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %v16)
+  %h = call i64 @gz_hash_finish(i64 %h.1)
+  ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
+  %h.low = and i64 %h, 281474976710655
+  %h.nm = shl i64 0, 48
+  %h.tagged = or i64 %h.low, %h.nm
+  %grp = call ptr @gz_ht_upsert(ptr %ht, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
+  %grp.oom = icmp eq ptr %grp, null
+  br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
+w.update:
+  ; -- aggregate views = count()
+  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
+  %a0.s0 = load i64, ptr %a0.s0.p
+  %a0.n = add i64 %a0.s0, 1
+  store i64 %a0.n, ptr %a0.s0.p
+  br label %row_done
+
+filtered:
+  %filtered.v = load i64, ptr %filtered.a
+  %filtered.n = add i64 %filtered.v, 1
+  store i64 %filtered.n, ptr %filtered.a
+  br label %row_done
+
+late_row:
+  %late.v = load i64, ptr %late.a
+  %late.n = add i64 %late.v, 1
+  store i64 %late.n, ptr %late.a
+  br label %row_done
+
+row_done:
+  %j.next = add nuw nsw i64 %j, 1
+  %more = icmp slt i64 %j.next, %sel.total
+  br i1 %more, label %loop, label %block_done
+
+block_done:
+  %b.next = add nuw nsw i64 %b, 1024
+  %blocks.more = icmp slt i64 %b.next, %rows
+  br i1 %blocks.more, label %block, label %exit
+
+exit:
+  %filtered.final = load i64, ptr %filtered.a
+  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  %late.final = load i64, ptr %late.a
+  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
+  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  %maxts.final = load i64, ptr %maxts.a
+  store i64 %maxts.final, ptr %maxts.p
+  %minend.final = load i64, ptr %minend.a
+  store i64 %minend.final, ptr %minend.p
+  %result = load i64, ptr %nout.a
+  ret i64 %result
+
+err_oom:
+  %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -1, ptr %err_oom.code.p
+  %err_oom.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %r, ptr %err_oom.row.p
   ret i64 -1
 }
 
@@ -181,10 +452,11 @@ declare i64 @llvm.smax.i64(i64, i64)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
+!1 = !{!"branch_weights", i32 100000, i32 1}
 define i32 @p0_generic_open(ptr %state) {
 entry:
   %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %rc = call i32 @gz_ht_init(ptr %ht, i64 1024, i64 40)
+  %rc = call i32 @gz_ht_init(ptr %ht, i64 1024, i64 32)
   ret i32 %rc
 }
 
@@ -203,7 +475,7 @@ entry:
 loop:
   %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
   %count = phi i64 [ 0, %entry ], [ %count.next, %loop ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 40)
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
   %tag = load i64, ptr %e
   %live = icmp ugt i64 %tag, 1
   %ws.p = getelementptr inbounds i8, ptr %e, i64 8
@@ -238,7 +510,7 @@ entry:
   br label %loop
 loop:
   %i = phi i64 [ 0, %entry ], [ %i.next, %next ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 40)
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
   %tag = load i64, ptr %e
   %live = icmp ugt i64 %tag, 1
   br i1 %live, label %check, label %next
@@ -266,9 +538,7 @@ fire:
   %k0.w = load i64, ptr %k0.src
   %k0.dst = getelementptr inbounds i64, ptr %k0.vp, i64 %j
   store i64 %k0.w, ptr %k0.dst
-  %k0.nm.p = getelementptr inbounds i8, ptr %e, i64 24
-  %k0.nm = load i64, ptr %k0.nm.p
-  %k0.bit = lshr i64 %k0.nm, 0
+  %k0.bit = lshr i64 %tag, 48
   %k0.null = trunc i64 %k0.bit to i1
   %k0.valid = xor i1 %k0.null, true
   %k0.m = zext i1 %k0.valid to i8
@@ -279,9 +549,9 @@ fire:
   %x0.vp = load ptr, ptr %x0.vp.p
   %x0.mp.p = getelementptr inbounds ptr, ptr %out, i64 4
   %x0.mp = load ptr, ptr %x0.mp.p
-  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 32
+  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 24
   %x0.n = load i64, ptr %x0.n.p
-  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 32
+  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 24
   %x0.valid = add i1 true, false
   %x0.out = add i64 %x0.n, 0
   %x0.dst = getelementptr inbounds i64, ptr %x0.vp, i64 %j
@@ -306,7 +576,7 @@ done:
   %any = icmp sgt i64 %emitted, 0
   br i1 %any, label %compact, label %check_overflow
 compact:
-  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %cap, i64 40)
+  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %cap, i64 32)
   %rc.bad = icmp ne i32 %rc, 0
   br i1 %rc.bad, label %oom, label %check_overflow
 oom:
