@@ -72,7 +72,7 @@ block:
   br label %scan
 
 scan:
-  %i = phi i64 [ %b, %block ], [ %i.next, %scan ]
+  %i = phi i64 [ %b, %block ], [ %i.next, %scan.latch ]
   %ci1 = add i64 %i, %c0.off
   %vi2 = and i64 %ci1, %c0.vmask
   %valid3 = call i1 @gz_bit(ptr %c0.valid, i64 %vi2)
@@ -96,6 +96,9 @@ scan:
   %streq14 = icmp eq i64 %v13, %dictcode16
   ; -- filter (col('event_type') == lit('view'))
   %filter0 = and i1 %valid9, %streq14
+  br label %scan.latch
+
+scan.latch:
   %sel.n = load i64, ptr %nsel.a
   %sel.p = getelementptr inbounds i64, ptr %sel.a, i64 %sel.n
   store i64 %i, ptr %sel.p
@@ -290,7 +293,7 @@ block:
   br label %scan
 
 scan:
-  %i = phi i64 [ %b, %block ], [ %i.next, %scan ]
+  %i = phi i64 [ %b, %block ], [ %i.next, %scan.latch ]
   %ci1 = add i64 %i, %c0.off
   %p2 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci1
   %v3 = load i64, ptr %p2
@@ -308,6 +311,9 @@ scan:
   %streq8 = icmp eq i64 %v7, %dictcode10
   ; -- filter (col('event_type') == lit('view'))
   %filter0 = and i1 true, %streq8
+  br label %scan.latch
+
+scan.latch:
   %sel.n = load i64, ptr %nsel.a
   %sel.p = getelementptr inbounds i64, ptr %sel.a, i64 %sel.n
   store i64 %i, ptr %sel.p
