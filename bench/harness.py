@@ -3,11 +3,19 @@
 Workload runners (``bench/ysb.py``, ...) build their peers and data, then call ``run_peer`` for
 each and ``cross_check`` on the lot. A peer's status is ``ok``, ``missing`` (its library or
 engine is not available here: ``PeerUnavailable`` from setup, with the reason) or ``failed``
-(it raised, or its runs disagreed with each other); it is never silently skipped.
+(it raised, crashed, or its runs disagreed with each other); it is never silently skipped.
+
+``run_isolated`` runs a peer in a forked child process, which inherits the generated data
+copy-on-write: a peer that crashes the interpreter (a JIT bug, a segfault in native code)
+becomes a failed peer instead of ending the run, and each peer's memory is its own.
 """
 
 from __future__ import annotations
 
+import os
+import pickle
+import signal
+import sys
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
@@ -90,6 +98,45 @@ def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
         except Exception as exc:  # noqa: BLE001 - a failing close is worth a note, not a crash
             result.info["close_error"] = _describe(exc)
         result.info.update(process_memory_gib())
+
+
+def run_isolated(name: str, description: str, fn: Callable[[], PeerResult]) -> PeerResult:
+    """Run ``fn`` (which returns a PeerResult) in a forked child; report a crash as failed."""
+    if not hasattr(os, "fork"):
+        return fn()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child: run, send the pickled result, exit without cleanup handlers
+        code = 0
+        try:
+            os.close(read_fd)
+            try:
+                payload = pickle.dumps(fn())
+            except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+                payload = pickle.dumps(PeerResult(
+                    name, description, status="failed", error=f"harness: {_describe(exc)}",
+                    traceback=traceback.format_exc()))
+            with os.fdopen(write_fd, "wb") as pipe:
+                pipe.write(payload)
+        except BaseException:  # noqa: BLE001
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        payload = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if payload:
+        return pickle.loads(payload)
+    if os.WIFSIGNALED(status):
+        how = f"crashed with {signal.Signals(os.WTERMSIG(status)).name}"
+    else:
+        how = f"exited with status {os.WEXITSTATUS(status)} and no result"
+    return PeerResult(name, description, status="failed", error=f"child process {how}")
 
 
 @dataclass

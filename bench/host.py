@@ -31,6 +31,14 @@ def _mem_total_gib() -> float | None:
     return None
 
 
+def load_average() -> str | None:
+    """1/5/15-minute load averages: other work on a shared host skews multi-threaded peers."""
+    try:
+        return " / ".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return None
+
+
 def _version(dist: str) -> str | None:
     try:
         return metadata.version(dist)
@@ -55,6 +63,7 @@ def describe_host(packages: tuple[str, ...] = ("llvmlite", "pyarrow", "numpy", "
         "cpu_count": os.cpu_count(),
         "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None,
         "mem_total_gib": _mem_total_gib(),
+        "load_average_at_end (1/5/15 min)": load_average(),
         "os": platform.platform(),
         "python": sys.version.split()[0],
         "gcc": _first_line(["gcc", "--version"]),

@@ -21,8 +21,8 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report
-from bench.harness import cross_check, run_peer
-from bench.host import describe_host
+from bench.harness import cross_check, run_isolated, run_peer
+from bench.host import describe_host, load_average
 from bench.peers.ysb_c import CPeer
 from bench.peers.ysb_duckdb import DuckDBPeer
 from bench.peers.ysb_grizzly import GrizzlyPeer
@@ -59,6 +59,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--parallelism", type=int, default=1, help="grizzly-py parallelism")
     p.add_argument("--out", type=Path, default=RESULTS_DIR, help="report directory")
     p.add_argument("--no-save", action="store_true", help="print only, write no report")
+    p.add_argument("--in-process", action="store_true",
+                   help="run peers in this process instead of one forked child per peer")
     args = p.parse_args(argv)
     args.peers = [n.strip() for n in args.peers.split(",") if n.strip()]
     unknown = [n for n in args.peers if n not in PEERS]
@@ -71,6 +73,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    load_at_start = load_average()
     print(f"generating {args.rows:,} YSB rows (seed {args.seed}, {args.campaigns:,} campaigns, "
           f"{'int-coded' if args.int_coded else 'dictionary'} event_type) ...")
     start = time.perf_counter()
@@ -79,11 +82,18 @@ def main(argv: list[str] | None = None) -> int:
     gen_s = time.perf_counter() - start
     print(f"  {gen_s:.1f} s, {table.nbytes / 2**30:.2f} GiB in {table.column(0).num_chunks} batches")
 
+    peers = [PEERS[name](args) for name in args.peers]
     results = []
     try:
-        for name in args.peers:
-            print(f"{name}:")
-            result = run_peer(PEERS[name](args), data, args.rows, args.repeat)
+        if any(peer.needs_parquet for peer in peers):
+            print(f"writing Parquet: {data.parquet_path()} ({data.parquet_write_s:.1f} s)")
+        for peer in peers:
+            print(f"{peer.name}:")
+
+            def run(peer=peer):
+                return run_peer(peer, data, args.rows, args.repeat)
+
+            result = run() if args.in_process else run_isolated(peer.name, peer.description, run)
             if not result.ok:
                 print(f"  {result.status}: {result.error}")
             results.append(result)
@@ -103,9 +113,11 @@ def main(argv: list[str] | None = None) -> int:
             "event_type": "int32 codes" if args.int_coded else "dictionary<int32, string>",
             "threads (polars, duckdb, spark)": args.threads,
             "grizzly parallelism": args.parallelism,
+            "isolation": "in process" if args.in_process else "one forked child process per peer",
             "data": f"{table.nbytes / 2**30:.2f} GiB in memory, generated in {gen_s:.1f} s",
             "parquet write s (spark input)": (round(data.parquet_write_s, 2)
                                               if data.parquet_write_s else None),
+            "load average at start (1/5/15 min)": load_at_start,
             "date": dt.datetime.now().isoformat(timespec="seconds"),
         }
         stem = "ysb-" + dt.datetime.now().strftime("%Y-%m-%d-%H%M%S")

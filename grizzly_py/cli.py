@@ -88,12 +88,13 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
         gen = generate_pipeline(p, CodegenOptions(variant=variant))
         if show_ir:
             _show(f"pipeline {p.id}: LLVM IR ({variant})", gen.ir, "llvm")
-        if show_ir_opt or show_asm:
-            compiled = compile_ir(gen.ir)
+        for unit in gen.units.values() if (show_ir_opt or show_asm) else ():
+            compiled = compile_ir(unit.ir, unit.opt_level)
             if show_ir_opt:
-                _show(f"pipeline {p.id}: optimized LLVM IR", compiled.optimized_ir, "llvm")
+                _show(f"pipeline {p.id}, unit {unit.name}: optimized LLVM IR (O{unit.opt_level})",
+                      compiled.optimized_ir, "llvm")
             if show_asm:
-                _show(f"pipeline {p.id}: assembly", compiled.assembly, "nasm")
+                _show(f"pipeline {p.id}, unit {unit.name}: assembly", compiled.assembly, "nasm")
 
 
 @main.command()
@@ -133,7 +134,8 @@ def run(target, parallelism, engine, trace, limit, as_json):
             for p in q["pipelines"]:
                 for h in p["variant_history"]:
                     console.print(f"  pipeline {p['id']} ({p['kind']}): stage={h['stage']} reason={h['reason']} "
-                                  f"records={h['records']:,} compile={p['compile_ms']} ms kernel={p['seconds']} s")
+                                  f"records={h['records']:,} codegen={p['codegen_ms']} ms compile={p['compile_ms']} ms "
+                                  f"run={p['seconds']} s")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -51,7 +51,7 @@ def float_values() -> st.SearchStrategy[float]:
     return st.one_of(st.floats(-100, 100).map(lambda x: round(x, 2)), st.sampled_from(specials), st.floats())
 
 
-# column kind: (name tag, Arrow type, value strategy)
+# column name tag -> (Arrow type, value strategy)
 COLUMN_KINDS = {
     "i32": (pa.int32(), int_values(INT32_MIN, INT32_MAX)),
     "i64": (pa.int64(), int_values()),
@@ -454,7 +454,9 @@ def query_cases(draw, windowed: bool | None = None, max_rows: int = 25) -> Query
         step = draw(stateless_steps(stream.schema))
         stream = step.apply(stream)
         case.steps.append(step)
-    if windowed if windowed is not None else draw(st.booleans()):
+    if windowed is None:
+        windowed = draw(st.booleans())
+    if windowed:
         case.steps.extend(draw(window_steps(stream.schema)))
     return case
 

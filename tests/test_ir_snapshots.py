@@ -53,10 +53,10 @@ QUERIES = {"ysb": ysb, "stateless": stateless, "global_aggregates": global_aggre
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_generated_ir_matches_snapshot(name):
     stream = QUERIES[name](gz.StreamEnvironment().from_arrow(TABLE, timestamp="event_time"))
-    irs = [generate_pipeline(p).ir for p in build_physical_plan(Query(stream.node)).pipelines]
-    text = "\n".join(irs)
-    for ir in irs:
-        compile_ir(ir)  # parses, links the runtime, verifies, optimizes and JITs
+    gens = [generate_pipeline(p) for p in build_physical_plan(Query(stream.node)).pipelines]
+    text = "\n".join(g.ir for g in gens)
+    for unit in (u for g in gens for u in g.units.values()):
+        compile_ir(unit.ir, unit.opt_level)  # parses, links the runtime, verifies, optimizes and JITs
     path = SNAPSHOTS / f"{name}.ll"
     if os.environ.get("GRIZZLY_UPDATE_SNAPSHOTS") or not path.exists():
         path.write_text(text)

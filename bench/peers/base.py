@@ -8,12 +8,12 @@ can cross-check peers against each other. A peer that cannot be imported or star
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 
 class PeerUnavailable(RuntimeError):
@@ -25,6 +25,7 @@ class Peer:
 
     name = "peer"
     description = ""
+    needs_parquet = False  # the runner writes the data to Parquet (untimed) before any peer runs
 
     def __init__(self) -> None:
         # Facts for the report: versions, threads, untimed setup costs, caveats.
@@ -47,7 +48,7 @@ class Summary:
 
     total: int  # sum of counts
     groups: int  # number of (window, key) rows
-    fingerprint: str  # hex digest over (window_start, key, count) rows, order-independent
+    fingerprint: str  # hash of the (window_start, key, count) rows in sorted order
 
     def as_dict(self) -> dict[str, Any]:
         return {"total": self.total, "groups": self.groups, "fingerprint": self.fingerprint}
@@ -68,24 +69,18 @@ def window_result(window_start: Any, key: Any, count: Any, key_name: str = "camp
     )
 
 
-_MIX_A = np.uint64(0x9E3779B97F4A7C15)
-_MIX_B = np.uint64(0xC2B2AE3D27D4EB4F)
-_MIX_C = np.uint64(0x165667B19E3779F9)
-
-
 def summarize(result: pa.Table) -> Summary:
-    """Digest a normalized result: totals plus a sum of per-row hashes (wrapping, uint64)."""
+    """Digest a normalized result: totals, and a hash of its rows sorted by (window, key)."""
     columns = [result.column(i) for i in range(3)]
     if any(c.null_count for c in columns):
         raise ValueError("result has nulls")
     ws, key, count = (
-        c.combine_chunks().to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        np.ascontiguousarray(c.to_numpy(), dtype=np.int64) if c.num_chunks
+        else np.empty(0, np.int64)
         for c in columns
     )
-    with np.errstate(over="ignore"):
-        row = ws.view(np.uint64) * _MIX_A ^ key.view(np.uint64) * _MIX_B ^ count.view(np.uint64) * _MIX_C
-        row ^= row >> np.uint64(31)
-        row *= _MIX_A
-        digest = int(np.bitwise_xor.reduce(row) if row.size else 0) ^ int(row.sum(dtype=np.uint64))
-    return Summary(total=int(pc.sum(result.column(2)).as_py() or 0), groups=result.num_rows,
-                   fingerprint=f"{digest:016x}")
+    order = np.lexsort((key, ws))
+    digest = hashlib.blake2b(digest_size=8)
+    for values in (ws, key, count):
+        digest.update(values[order].tobytes())
+    return Summary(total=int(count.sum()), groups=result.num_rows, fingerprint=digest.hexdigest())

@@ -38,6 +38,7 @@ def start_spark(threads: int, driver_memory: str = "4g"):
 class SparkPeer(Peer):
     name = "spark"
     description = "Spark native DataFrame, local mode, from Parquet: window() groupBy count"
+    needs_parquet = True
 
     def __init__(self, threads: int = 2) -> None:
         super().__init__()

@@ -11,7 +11,6 @@ literals to resolve per batch, the output layout).
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -72,11 +71,23 @@ class OutputColumn:
     store_type: str   # i8 (bool), i32, i64, double
 
 
+@dataclass(frozen=True)
+class CodeUnit:
+    """One separately compiled LLVM module of a pipeline."""
+
+    name: str
+    ir: str
+    opt_level: int
+
+
 @dataclass
 class GeneratedPipeline:
+    """A pipeline's code: separately compiled units (each kernel at O3, compiled when a batch
+    first needs it; a window's state and trigger functions at O1, they run once per window)."""
+
     pipeline: Pipeline
     options: CodegenOptions
-    ir: str
+    units: dict[str, CodeUnit]
     prefix: str
     columns: list[ColumnLayout]
     decode_columns: list[str]            # dictionary columns the engine decodes to plain strings
@@ -87,8 +98,9 @@ class GeneratedPipeline:
     state_words: int = abi.STATE_WORDS
 
     @property
-    def cache_key(self) -> str:
-        return hashlib.sha256(self.ir.encode()).hexdigest()
+    def ir(self) -> str:
+        """All units, for display."""
+        return "\n".join(f"; ==== unit {u.name} (O{u.opt_level})\n{u.ir}" for u in self.units.values())
 
 
 KERNELS = (("process", False), ("process_nonnull", True))  # (function name, assume no nulls)
@@ -107,19 +119,21 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
             t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
         layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
     rule = _rule_for(pipeline)
-    kernels, extra, gen = [], "", None
+    header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n"
+    units: dict[str, CodeUnit] = {}
+    gen = None
     for name, assume_valid in KERNELS:
-        gen = GeneratedPipeline(pipeline, options, "", prefix, layouts, sorted(decode), [])
+        gen = GeneratedPipeline(pipeline, options, units, prefix, layouts, sorted(decode), [])
         ctx = EmitContext(f"{prefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
-        code, extra = rule(pipeline, options, ctx, ExprEmitter(ctx, pipeline.input_schema), gen)
+        code, state = rule(pipeline, options, ctx, ExprEmitter(ctx, pipeline.input_schema), gen)
         code.name, code.globals = name, "\n".join(ctx.globals)
         code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
-        kernels.append(code)
+        kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, title=_title(pipeline), p=prefix,
+                        kernels=[code], block=options.block_rows)
+        units[name] = CodeUnit(name, header + kernel + "\n" + runtime_declarations(), 3)
+        if state:
+            units["state"] = CodeUnit("state", header + state + "\n" + runtime_declarations(), 1)
         gen.dict_params = list(ctx.dict_params)  # the same in every kernel: same expressions, same order
-    module = render("pipeline.ll.j2", abi=abi, id=pipeline.id, title=_title(pipeline), p=prefix,
-                    kernels=kernels, block=options.block_rows)
-    gen.ir = (f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n" + module + extra
-              + "\n" + runtime_declarations())
     return gen
 
 

@@ -6,6 +6,7 @@ installed wheel they are packaged inside ``grizzly_py/``.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -22,11 +23,22 @@ def resource_dir(name: str) -> Path:
     raise FileNotFoundError(f"grizzly-py resource folder {name!r} not found next to {_PACKAGE}")
 
 
+def _bytecode_cache() -> jinja2.BytecodeCache | None:
+    """Compiled templates are kept under ``$GRIZZLY_CACHE_DIR`` (default ~/.cache/grizzly-py), so a
+    new process does not compile the templates again; without a writable folder, no cache."""
+    folder = Path(os.environ.get("GRIZZLY_CACHE_DIR") or Path.home() / ".cache" / "grizzly-py") / "jinja"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder))
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("codegen_templates"))),
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                              keep_trailing_newline=True)
+                              keep_trailing_newline=True, bytecode_cache=_bytecode_cache())
 
 
 def render(template: str, **context) -> str:

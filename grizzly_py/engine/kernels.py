@@ -9,6 +9,7 @@ complete windows as a table sorted by (window_end, keys) with nulls last.
 from __future__ import annotations
 
 import ctypes
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -17,7 +18,7 @@ import pyarrow.compute as pc
 from ..aggregates import AggregateOverflowError
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline
-from ..jit import CompiledModule
+from ..jit import CompiledModule, compile_ir
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
@@ -46,17 +47,32 @@ def _masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> p
 
 
 class Kernel:
-    """Common part: the compiled functions, the state block and error reporting."""
+    """Common part: the compiled functions, the state block and error reporting.
 
-    def __init__(self, gen: GeneratedPipeline, compiled: CompiledModule, input_name: str):
-        self.gen, self.compiled, self.input_name = gen, compiled, input_name
+    Code units are compiled when first needed (a no-nulls batch needs only the no-nulls kernel);
+    ``compile_ms`` adds up the time spent compiling them.
+    """
+
+    def __init__(self, gen: GeneratedPipeline, input_name: str):
+        self.gen, self.input_name = gen, input_name
         self.state = np.zeros(gen.state_words, dtype=np.int64)
         self.state[abi.STATE_MAX_EVENT_TIME] = abi.INT64_MIN
         self.state[abi.STATE_MIN_OPEN_END] = abi.INT64_MAX
-        self._process = compiled.function(f"{gen.prefix}_process", _I64, _P, _P, _I64, _P, _P)
-        self._process_nonnull = compiled.function(f"{gen.prefix}_process_nonnull", _I64, _P, _P, _I64, _P, _P)
         self.schema = output_arrow_schema(gen)
         self.batches_processed = 0
+        self.compile_ms = 0.0
+        self._functions: dict[str, object] = {}
+
+    def function(self, unit: str, name: str, restype, *argtypes):
+        key = f"{unit}:{name}"
+        fn = self._functions.get(key)
+        if fn is None:
+            start = time.perf_counter()
+            code = self.gen.units[unit]
+            compiled: CompiledModule = compile_ir(code.ir, code.opt_level)
+            self.compile_ms += (time.perf_counter() - start) * 1000
+            fn = self._functions[key] = compiled.function(f"{self.gen.prefix}_{name}", restype, *argtypes)
+        return fn
 
     @property
     def state_ptr(self) -> int:
@@ -67,7 +83,8 @@ class Kernel:
 
     def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int) -> int:
         prepared = prepare(batch, self.gen, watermark, self.input_name)
-        kernel = self._process if prepared.has_nulls else self._process_nonnull
+        unit = "process" if prepared.has_nulls else "process_nonnull"
+        kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P)
         rc = kernel(self.state_ptr, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         self.batches_processed += 1
         if rc < 0:
@@ -119,12 +136,12 @@ class ProjectKernel(Kernel):
 class WindowKernel(Kernel):
     """A pipeline ending in a window aggregation."""
 
-    def __init__(self, gen, compiled, input_name):
-        super().__init__(gen, compiled, input_name)
-        self._open = compiled.function(f"{gen.prefix}_open", ctypes.c_int32, _P)
-        self._close = compiled.function(f"{gen.prefix}_close", None, _P)
-        self._count_ready = compiled.function(f"{gen.prefix}_count_ready", _I64, _P, _I64)
-        self._emit = compiled.function(f"{gen.prefix}_emit", _I64, _P, _I64, _P)
+    def __init__(self, gen, input_name):
+        super().__init__(gen, input_name)
+        self._open = self.function("state", "open", ctypes.c_int32, _P)
+        self._close = self.function("state", "close", None, _P)
+        self._count_ready = self.function("state", "count_ready", _I64, _P, _I64)
+        self._emit = self.function("state", "emit", _I64, _P, _I64, _P)
         if self._open(self.state_ptr) != 0:
             raise MemoryError("out of memory allocating window state")
         self._closed = False
@@ -184,10 +201,8 @@ class WindowKernel(Kernel):
             values = words.view(np.float64)
         elif f.dtype.is_bool:
             values = words.astype(bool)
-        elif pa.types.is_timestamp(t):
+        else:  # int64, or a narrower integer / timestamp the words were widened from
             return _masked(words, valid, pa.int64()).cast(t)
-        else:
-            values = words.astype(t.to_pandas_dtype())
         return _masked(values, valid, t)
 
     def _time_array(self, ms: np.ndarray) -> pa.Array:

@@ -1,3 +1,4 @@
+; ==== unit process (O3)
 ; grizzly-py codegen v3, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
@@ -205,11 +206,11 @@ row_done:
 
 exit:
   %filtered.final = load i64, ptr %filtered.a
-  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  call void @p0_generic_process_add_counter(ptr %state, i64 1, i64 %filtered.final)
   %late.final = load i64, ptr %late.a
-  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  call void @p0_generic_process_add_counter(ptr %state, i64 2, i64 %late.final)
   %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
-  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  call void @p0_generic_process_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
   %maxts.final = load i64, ptr %maxts.a
   store i64 %maxts.final, ptr %maxts.p
   %minend.final = load i64, ptr %minend.a
@@ -225,207 +226,7 @@ err_oom:
   ret i64 -1
 }
 
-
-define i64 @p0_generic_process_nonnull(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
-entry:
-  %wm.p = getelementptr inbounds i64, ptr %params, i64 0
-  %wm = load i64, ptr %wm.p
-  %filtered.a = alloca i64, align 8
-  store i64 0, ptr %filtered.a
-  %late.a = alloca i64, align 8
-  store i64 0, ptr %late.a
-  %nout.a = alloca i64, align 8
-  store i64 0, ptr %nout.a
-  %maxts.p = getelementptr inbounds i64, ptr %state, i64 3
-  %maxts.0 = load i64, ptr %maxts.p
-  %maxts.a = alloca i64, align 8
-  store i64 %maxts.0, ptr %maxts.a
-  %minend.p = getelementptr inbounds i64, ptr %state, i64 6
-  %minend.0 = load i64, ptr %minend.p
-  %minend.a = alloca i64, align 8
-  store i64 %minend.0, ptr %minend.a
-  %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
-  %c0.vals = load ptr, ptr %c0.vals.p
-  %c0.off.p = getelementptr inbounds i64, ptr %columns, i64 2
-  %c0.off = load i64, ptr %c0.off.p
-  %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
-  %c2.vals = load ptr, ptr %c2.vals.p
-  %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
-  %c2.off = load i64, ptr %c2.off.p
-  %c1.vals.p = getelementptr inbounds i64, ptr %columns, i64 6
-  %c1.vals = load ptr, ptr %c1.vals.p
-  %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
-  %c1.off = load i64, ptr %c1.off.p
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %key.a = alloca [1 x i64], align 8
-  %wcur.a = alloca i64, align 8
-  store i64 0, ptr %wcur.a
-  %wknown.a = alloca i1, align 1
-  store i1 false, ptr %wknown.a
-  %wh0.a = alloca i64, align 8
-  store i64 0, ptr %wh0.a
-  %nonempty = icmp sgt i64 %rows, 0
-  br i1 %nonempty, label %loop, label %exit
-
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %row_done ]
-  %ci1 = add i64 %i, %c0.off
-  %p2 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci1
-  %v3 = load i64, ptr %p2
-  ; -- event time
-  %ts = add i64 %v3, 0
-  %ts.max = load i64, ptr %maxts.a
-  %ts.max.new = call i64 @llvm.smax.i64(i64 %ts.max, i64 %ts)
-  store i64 %ts.max.new, ptr %maxts.a
-  %ci4 = add i64 %i, %c2.off
-  %p5 = getelementptr inbounds i32, ptr %c2.vals, i64 %ci4
-  %v6 = load i32, ptr %p5
-  %v7 = sext i32 %v6 to i64
-  %ci8 = add i64 %i, %c1.off
-  %p9 = getelementptr inbounds double, ptr %c1.vals, i64 %ci8
-  %f10 = load double, ptr %p9
-  ; -- window assign: tumbling 1000 ms (epoch-aligned, floor for negative times)
-  %w.cur = load i64, ptr %wcur.a
-  %w.known = load i1, ptr %wknown.a
-  %w.delta = sub i64 %ts, %w.cur
-  %w.inside = icmp ult i64 %w.delta, 1000
-  %w.same = and i1 %w.known, %w.inside
-  br i1 %w.same, label %w.have, label %w.compute, !prof !1
-w.compute:
-  %w.rem = srem i64 %ts, 1000
-  %w.remneg = icmp slt i64 %w.rem, 0
-  %w.remadj = add i64 %w.rem, 1000
-  %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
-  %w.start.c = sub i64 %ts, %w.mod
-  store i64 %w.start.c, ptr %wcur.a
-  store i1 true, ptr %wknown.a
-  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
-  store i64 %w.h0.c, ptr %wh0.a
-  %w.end.c = add i64 %w.start.c, 1000
-  %w.minend = load i64, ptr %minend.a
-  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
-  store i64 %w.minend.new, ptr %minend.a
-  br label %w.have
-w.have:
-  %w.start = load i64, ptr %wcur.a
-  %h.0 = load i64, ptr %wh0.a
-  %w.last = add i64 %w.start, 999
-  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
-  %w.late = icmp sle i64 %w.last, %wm
-  br i1 %w.late, label %late_row, label %w.assign, !prof !0
-w.assign:
-  ; -- key: window start
-  store i64 %w.start, ptr %key.a
-  %h = call i64 @gz_hash_finish(i64 %h.0)
-  %h.tagged = add i64 %h, 0
-  %grp = call ptr @gz_ht_upsert(ptr %ht, i64 %h.tagged, ptr %key.a, i64 1, i64 96)
-  %grp.oom = icmp eq ptr %grp, null
-  br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
-w.update:
-  ; -- aggregate n = count()
-  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
-  %a0.s0 = load i64, ptr %a0.s0.p
-  %a0.n = add i64 %a0.s0, 1
-  store i64 %a0.n, ptr %a0.s0.p
-  ; -- aggregate s = sum(col('qty'))
-  %a1.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
-  %a1.s0 = load i64, ptr %a1.s0.p
-  %a1.s1.p = getelementptr inbounds i8, ptr %grp, i64 32
-  %a1.s1 = load i64, ptr %a1.s1.p
-  %a1.s2.p = getelementptr inbounds i8, ptr %grp, i64 40
-  %a1.s2 = load i64, ptr %a1.s2.p
-  %a1.add = select i1 true, i64 %v7, i64 0
-  %a1.r = call {i64, i1} @llvm.sadd.with.overflow.i64(i64 %a1.s0, i64 %a1.add)
-  %a1.sum = extractvalue {i64, i1} %a1.r, 0
-  %a1.of = extractvalue {i64, i1} %a1.r, 1
-  store i64 %a1.sum, ptr %a1.s0.p
-  %a1.addneg = icmp slt i64 %a1.add, 0
-  %a1.dir = select i1 %a1.addneg, i64 -1, i64 1
-  %a1.cadd = select i1 %a1.of, i64 %a1.dir, i64 0
-  %a1.carry = add i64 %a1.s1, %a1.cadd
-  store i64 %a1.carry, ptr %a1.s1.p
-  %a1.inc = zext i1 true to i64
-  %a1.n = add i64 %a1.s2, %a1.inc
-  store i64 %a1.n, ptr %a1.s2.p
-  ; -- aggregate lo = min(col('price'))
-  %a2.s0.p = getelementptr inbounds i8, ptr %grp, i64 48
-  %a2.s0 = load double, ptr %a2.s0.p
-  %a2.s1.p = getelementptr inbounds i8, ptr %grp, i64 56
-  %a2.s1 = load i64, ptr %a2.s1.p
-  %a2.first = icmp eq i64 %a2.s1, 0
-  %a2.m = call double @llvm.minnum.f64(double %a2.s0, double %f10)
-  %a2.new = select i1 %a2.first, double %f10, double %a2.m
-  %a2.keep = select i1 true, double %a2.new, double %a2.s0
-  store double %a2.keep, ptr %a2.s0.p
-  %a2.inc = zext i1 true to i64
-  %a2.n = add i64 %a2.s1, %a2.inc
-  store i64 %a2.n, ptr %a2.s1.p
-  ; -- aggregate hi = max(col('price'))
-  %a3.s0.p = getelementptr inbounds i8, ptr %grp, i64 64
-  %a3.s0 = load double, ptr %a3.s0.p
-  %a3.s1.p = getelementptr inbounds i8, ptr %grp, i64 72
-  %a3.s1 = load i64, ptr %a3.s1.p
-  %a3.first = icmp eq i64 %a3.s1, 0
-  %a3.m = call double @llvm.maxnum.f64(double %a3.s0, double %f10)
-  %a3.new = select i1 %a3.first, double %f10, double %a3.m
-  %a3.keep = select i1 true, double %a3.new, double %a3.s0
-  store double %a3.keep, ptr %a3.s0.p
-  %a3.inc = zext i1 true to i64
-  %a3.n = add i64 %a3.s1, %a3.inc
-  store i64 %a3.n, ptr %a3.s1.p
-  ; -- aggregate mean = avg(col('price'))
-  %a4.s0.p = getelementptr inbounds i8, ptr %grp, i64 80
-  %a4.s0 = load double, ptr %a4.s0.p
-  %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 88
-  %a4.s1 = load i64, ptr %a4.s1.p
-  %a4.sum = fadd double %a4.s0, %f10
-  %a4.keep = select i1 true, double %a4.sum, double %a4.s0
-  store double %a4.keep, ptr %a4.s0.p
-  %a4.inc = zext i1 true to i64
-  %a4.n = add i64 %a4.s1, %a4.inc
-  store i64 %a4.n, ptr %a4.s1.p
-  br label %row_done
-
-filtered:
-  %filtered.v = load i64, ptr %filtered.a
-  %filtered.n = add i64 %filtered.v, 1
-  store i64 %filtered.n, ptr %filtered.a
-  br label %row_done
-
-late_row:
-  %late.v = load i64, ptr %late.a
-  %late.n = add i64 %late.v, 1
-  store i64 %late.n, ptr %late.a
-  br label %row_done
-
-row_done:
-  %i.next = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %i.next, %rows
-  br i1 %more, label %loop, label %exit
-
-exit:
-  %filtered.final = load i64, ptr %filtered.a
-  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
-  %late.final = load i64, ptr %late.a
-  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
-  %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
-  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
-  %maxts.final = load i64, ptr %maxts.a
-  store i64 %maxts.final, ptr %maxts.p
-  %minend.final = load i64, ptr %minend.a
-  store i64 %minend.final, ptr %minend.p
-  %result = load i64, ptr %nout.a
-  ret i64 %result
-
-err_oom:
-  %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4
-  store i64 -1, ptr %err_oom.code.p
-  %err_oom.row.p = getelementptr inbounds i64, ptr %state, i64 5
-  store i64 %i, ptr %err_oom.row.p
-  ret i64 -1
-}
-
-define internal void @p0_generic_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
+define internal void @p0_generic_process_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
   %v = load i64, ptr %p
@@ -443,6 +244,22 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}
+
+; runtime (linked in from runtime/*.ll)
+@gz_all_valid = external constant [8 x i8]
+declare i32 @gz_ht_init(ptr, i64, i64)
+declare void @gz_ht_free(ptr)
+declare i32 @gz_ht_rehash(ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_entry(ptr, i64, i64)
+declare i64 @gz_ht_capacity(ptr)
+declare i64 @gz_hash_mix(i64, i64)
+declare i64 @gz_hash_finish(i64)
+declare i1 @gz_str_eq(ptr, i64, ptr, i64)
+declare i1 @gz_bit(ptr, i64)
+
+; ==== unit state (O1)
+; grizzly-py codegen v3, variant generic
 define i32 @p0_generic_open(ptr %state) {
 entry:
   %ht = getelementptr inbounds i64, ptr %state, i64 8
@@ -643,6 +460,244 @@ overflowed:
 ok:
   ret i64 %emitted
 }
+
+declare i64 @llvm.smin.i64(i64, i64)
+
+; runtime (linked in from runtime/*.ll)
+@gz_all_valid = external constant [8 x i8]
+declare i32 @gz_ht_init(ptr, i64, i64)
+declare void @gz_ht_free(ptr)
+declare i32 @gz_ht_rehash(ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_entry(ptr, i64, i64)
+declare i64 @gz_ht_capacity(ptr)
+declare i64 @gz_hash_mix(i64, i64)
+declare i64 @gz_hash_finish(i64)
+declare i1 @gz_str_eq(ptr, i64, ptr, i64)
+declare i1 @gz_bit(ptr, i64)
+
+; ==== unit process_nonnull (O3)
+; grizzly-py codegen v3, variant generic
+; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
+
+
+define i64 @p0_generic_process_nonnull(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
+entry:
+  %wm.p = getelementptr inbounds i64, ptr %params, i64 0
+  %wm = load i64, ptr %wm.p
+  %filtered.a = alloca i64, align 8
+  store i64 0, ptr %filtered.a
+  %late.a = alloca i64, align 8
+  store i64 0, ptr %late.a
+  %nout.a = alloca i64, align 8
+  store i64 0, ptr %nout.a
+  %maxts.p = getelementptr inbounds i64, ptr %state, i64 3
+  %maxts.0 = load i64, ptr %maxts.p
+  %maxts.a = alloca i64, align 8
+  store i64 %maxts.0, ptr %maxts.a
+  %minend.p = getelementptr inbounds i64, ptr %state, i64 6
+  %minend.0 = load i64, ptr %minend.p
+  %minend.a = alloca i64, align 8
+  store i64 %minend.0, ptr %minend.a
+  %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
+  %c0.vals = load ptr, ptr %c0.vals.p
+  %c0.off.p = getelementptr inbounds i64, ptr %columns, i64 2
+  %c0.off = load i64, ptr %c0.off.p
+  %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
+  %c2.vals = load ptr, ptr %c2.vals.p
+  %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
+  %c2.off = load i64, ptr %c2.off.p
+  %c1.vals.p = getelementptr inbounds i64, ptr %columns, i64 6
+  %c1.vals = load ptr, ptr %c1.vals.p
+  %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
+  %c1.off = load i64, ptr %c1.off.p
+  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  %key.a = alloca [1 x i64], align 8
+  %wcur.a = alloca i64, align 8
+  store i64 0, ptr %wcur.a
+  %wknown.a = alloca i1, align 1
+  store i1 false, ptr %wknown.a
+  %wh0.a = alloca i64, align 8
+  store i64 0, ptr %wh0.a
+  %nonempty = icmp sgt i64 %rows, 0
+  br i1 %nonempty, label %loop, label %exit
+
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %row_done ]
+  %ci1 = add i64 %i, %c0.off
+  %p2 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci1
+  %v3 = load i64, ptr %p2
+  ; -- event time
+  %ts = add i64 %v3, 0
+  %ts.max = load i64, ptr %maxts.a
+  %ts.max.new = call i64 @llvm.smax.i64(i64 %ts.max, i64 %ts)
+  store i64 %ts.max.new, ptr %maxts.a
+  %ci4 = add i64 %i, %c2.off
+  %p5 = getelementptr inbounds i32, ptr %c2.vals, i64 %ci4
+  %v6 = load i32, ptr %p5
+  %v7 = sext i32 %v6 to i64
+  %ci8 = add i64 %i, %c1.off
+  %p9 = getelementptr inbounds double, ptr %c1.vals, i64 %ci8
+  %f10 = load double, ptr %p9
+  ; -- window assign: tumbling 1000 ms (epoch-aligned, floor for negative times)
+  %w.cur = load i64, ptr %wcur.a
+  %w.known = load i1, ptr %wknown.a
+  %w.delta = sub i64 %ts, %w.cur
+  %w.inside = icmp ult i64 %w.delta, 1000
+  %w.same = and i1 %w.known, %w.inside
+  br i1 %w.same, label %w.have, label %w.compute, !prof !1
+w.compute:
+  %w.rem = srem i64 %ts, 1000
+  %w.remneg = icmp slt i64 %w.rem, 0
+  %w.remadj = add i64 %w.rem, 1000
+  %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
+  %w.start.c = sub i64 %ts, %w.mod
+  store i64 %w.start.c, ptr %wcur.a
+  store i1 true, ptr %wknown.a
+  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
+  store i64 %w.h0.c, ptr %wh0.a
+  %w.end.c = add i64 %w.start.c, 1000
+  %w.minend = load i64, ptr %minend.a
+  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
+  store i64 %w.minend.new, ptr %minend.a
+  br label %w.have
+w.have:
+  %w.start = load i64, ptr %wcur.a
+  %h.0 = load i64, ptr %wh0.a
+  %w.last = add i64 %w.start, 999
+  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
+  %w.late = icmp sle i64 %w.last, %wm
+  br i1 %w.late, label %late_row, label %w.assign, !prof !0
+w.assign:
+  ; -- key: window start
+  store i64 %w.start, ptr %key.a
+  %h = call i64 @gz_hash_finish(i64 %h.0)
+  %h.tagged = add i64 %h, 0
+  %grp = call ptr @gz_ht_upsert(ptr %ht, i64 %h.tagged, ptr %key.a, i64 1, i64 96)
+  %grp.oom = icmp eq ptr %grp, null
+  br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
+w.update:
+  ; -- aggregate n = count()
+  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
+  %a0.s0 = load i64, ptr %a0.s0.p
+  %a0.n = add i64 %a0.s0, 1
+  store i64 %a0.n, ptr %a0.s0.p
+  ; -- aggregate s = sum(col('qty'))
+  %a1.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
+  %a1.s0 = load i64, ptr %a1.s0.p
+  %a1.s1.p = getelementptr inbounds i8, ptr %grp, i64 32
+  %a1.s1 = load i64, ptr %a1.s1.p
+  %a1.s2.p = getelementptr inbounds i8, ptr %grp, i64 40
+  %a1.s2 = load i64, ptr %a1.s2.p
+  %a1.add = select i1 true, i64 %v7, i64 0
+  %a1.r = call {i64, i1} @llvm.sadd.with.overflow.i64(i64 %a1.s0, i64 %a1.add)
+  %a1.sum = extractvalue {i64, i1} %a1.r, 0
+  %a1.of = extractvalue {i64, i1} %a1.r, 1
+  store i64 %a1.sum, ptr %a1.s0.p
+  %a1.addneg = icmp slt i64 %a1.add, 0
+  %a1.dir = select i1 %a1.addneg, i64 -1, i64 1
+  %a1.cadd = select i1 %a1.of, i64 %a1.dir, i64 0
+  %a1.carry = add i64 %a1.s1, %a1.cadd
+  store i64 %a1.carry, ptr %a1.s1.p
+  %a1.inc = zext i1 true to i64
+  %a1.n = add i64 %a1.s2, %a1.inc
+  store i64 %a1.n, ptr %a1.s2.p
+  ; -- aggregate lo = min(col('price'))
+  %a2.s0.p = getelementptr inbounds i8, ptr %grp, i64 48
+  %a2.s0 = load double, ptr %a2.s0.p
+  %a2.s1.p = getelementptr inbounds i8, ptr %grp, i64 56
+  %a2.s1 = load i64, ptr %a2.s1.p
+  %a2.first = icmp eq i64 %a2.s1, 0
+  %a2.m = call double @llvm.minnum.f64(double %a2.s0, double %f10)
+  %a2.new = select i1 %a2.first, double %f10, double %a2.m
+  %a2.keep = select i1 true, double %a2.new, double %a2.s0
+  store double %a2.keep, ptr %a2.s0.p
+  %a2.inc = zext i1 true to i64
+  %a2.n = add i64 %a2.s1, %a2.inc
+  store i64 %a2.n, ptr %a2.s1.p
+  ; -- aggregate hi = max(col('price'))
+  %a3.s0.p = getelementptr inbounds i8, ptr %grp, i64 64
+  %a3.s0 = load double, ptr %a3.s0.p
+  %a3.s1.p = getelementptr inbounds i8, ptr %grp, i64 72
+  %a3.s1 = load i64, ptr %a3.s1.p
+  %a3.first = icmp eq i64 %a3.s1, 0
+  %a3.m = call double @llvm.maxnum.f64(double %a3.s0, double %f10)
+  %a3.new = select i1 %a3.first, double %f10, double %a3.m
+  %a3.keep = select i1 true, double %a3.new, double %a3.s0
+  store double %a3.keep, ptr %a3.s0.p
+  %a3.inc = zext i1 true to i64
+  %a3.n = add i64 %a3.s1, %a3.inc
+  store i64 %a3.n, ptr %a3.s1.p
+  ; -- aggregate mean = avg(col('price'))
+  %a4.s0.p = getelementptr inbounds i8, ptr %grp, i64 80
+  %a4.s0 = load double, ptr %a4.s0.p
+  %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 88
+  %a4.s1 = load i64, ptr %a4.s1.p
+  %a4.sum = fadd double %a4.s0, %f10
+  %a4.keep = select i1 true, double %a4.sum, double %a4.s0
+  store double %a4.keep, ptr %a4.s0.p
+  %a4.inc = zext i1 true to i64
+  %a4.n = add i64 %a4.s1, %a4.inc
+  store i64 %a4.n, ptr %a4.s1.p
+  br label %row_done
+
+filtered:
+  %filtered.v = load i64, ptr %filtered.a
+  %filtered.n = add i64 %filtered.v, 1
+  store i64 %filtered.n, ptr %filtered.a
+  br label %row_done
+
+late_row:
+  %late.v = load i64, ptr %late.a
+  %late.n = add i64 %late.v, 1
+  store i64 %late.n, ptr %late.a
+  br label %row_done
+
+row_done:
+  %i.next = add nuw nsw i64 %i, 1
+  %more = icmp slt i64 %i.next, %rows
+  br i1 %more, label %loop, label %exit
+
+exit:
+  %filtered.final = load i64, ptr %filtered.a
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  %late.final = load i64, ptr %late.a
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 2, i64 %late.final)
+  %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  %maxts.final = load i64, ptr %maxts.a
+  store i64 %maxts.final, ptr %maxts.p
+  %minend.final = load i64, ptr %minend.a
+  store i64 %minend.final, ptr %minend.p
+  %result = load i64, ptr %nout.a
+  ret i64 %result
+
+err_oom:
+  %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -1, ptr %err_oom.code.p
+  %err_oom.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err_oom.row.p
+  ret i64 -1
+}
+
+define internal void @p0_generic_process_nonnull_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
+entry:
+  %p = getelementptr inbounds i64, ptr %state, i64 %index
+  %v = load i64, ptr %p
+  %n = add i64 %v, %delta
+  store i64 %n, ptr %p
+  ret void
+}
+
+declare double @llvm.fabs.f64(double)
+declare double @llvm.minnum.f64(double, double)
+declare double @llvm.maxnum.f64(double, double)
+declare i64 @llvm.smin.i64(i64, i64)
+declare i64 @llvm.smax.i64(i64, i64)
+declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+
+!0 = !{!"branch_weights", i32 1, i32 100000}
+!1 = !{!"branch_weights", i32 100000, i32 1}
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]

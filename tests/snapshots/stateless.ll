@@ -1,3 +1,4 @@
+; ==== unit process (O3)
 ; grizzly-py codegen v3, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
@@ -166,11 +167,11 @@ row_done:
 exit:
   %nout.final = load i64, ptr %nout.a
   %filtered.final = sub i64 %rows, %nout.final
-  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  call void @p0_generic_process_add_counter(ptr %state, i64 1, i64 %filtered.final)
   %late.final = load i64, ptr %late.a
-  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  call void @p0_generic_process_add_counter(ptr %state, i64 2, i64 %late.final)
   %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
-  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  call void @p0_generic_process_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
   %maxts.final = load i64, ptr %maxts.a
   store i64 %maxts.final, ptr %maxts.p
   %minend.final = load i64, ptr %minend.a
@@ -185,6 +186,42 @@ err24:
   store i64 %i, ptr %err24.row.p
   ret i64 -2
 }
+
+define internal void @p0_generic_process_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
+entry:
+  %p = getelementptr inbounds i64, ptr %state, i64 %index
+  %v = load i64, ptr %p
+  %n = add i64 %v, %delta
+  store i64 %n, ptr %p
+  ret void
+}
+
+declare double @llvm.fabs.f64(double)
+declare double @llvm.minnum.f64(double, double)
+declare double @llvm.maxnum.f64(double, double)
+declare i64 @llvm.smin.i64(i64, i64)
+declare i64 @llvm.smax.i64(i64, i64)
+declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+
+!0 = !{!"branch_weights", i32 1, i32 100000}
+!1 = !{!"branch_weights", i32 100000, i32 1}
+
+; runtime (linked in from runtime/*.ll)
+@gz_all_valid = external constant [8 x i8]
+declare i32 @gz_ht_init(ptr, i64, i64)
+declare void @gz_ht_free(ptr)
+declare i32 @gz_ht_rehash(ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_entry(ptr, i64, i64)
+declare i64 @gz_ht_capacity(ptr)
+declare i64 @gz_hash_mix(i64, i64)
+declare i64 @gz_hash_finish(i64)
+declare i1 @gz_str_eq(ptr, i64, ptr, i64)
+declare i1 @gz_bit(ptr, i64)
+
+; ==== unit process_nonnull (O3)
+; grizzly-py codegen v3, variant generic
+; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [1 x i8] c"y"
 define i64 @p0_generic_process_nonnull(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
@@ -325,11 +362,11 @@ row_done:
 exit:
   %nout.final = load i64, ptr %nout.a
   %filtered.final = sub i64 %rows, %nout.final
-  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 1, i64 %filtered.final)
   %late.final = load i64, ptr %late.a
-  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 2, i64 %late.final)
   %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
-  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
   %maxts.final = load i64, ptr %maxts.a
   store i64 %maxts.final, ptr %maxts.p
   %minend.final = load i64, ptr %minend.a
@@ -345,7 +382,7 @@ err18:
   ret i64 -2
 }
 
-define internal void @p0_generic_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
+define internal void @p0_generic_process_nonnull_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
   %v = load i64, ptr %p

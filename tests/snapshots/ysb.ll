@@ -1,3 +1,4 @@
+; ==== unit process (O3)
 ; grizzly-py codegen v3, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
@@ -217,11 +218,11 @@ block_done:
 
 exit:
   %filtered.final = load i64, ptr %filtered.a
-  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  call void @p0_generic_process_add_counter(ptr %state, i64 1, i64 %filtered.final)
   %late.final = load i64, ptr %late.a
-  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  call void @p0_generic_process_add_counter(ptr %state, i64 2, i64 %late.final)
   %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
-  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  call void @p0_generic_process_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
   %maxts.final = load i64, ptr %maxts.a
   store i64 %maxts.final, ptr %maxts.p
   %minend.final = load i64, ptr %minend.a
@@ -236,6 +237,199 @@ err_oom:
   store i64 %r, ptr %err_oom.row.p
   ret i64 -1
 }
+
+define internal void @p0_generic_process_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
+entry:
+  %p = getelementptr inbounds i64, ptr %state, i64 %index
+  %v = load i64, ptr %p
+  %n = add i64 %v, %delta
+  store i64 %n, ptr %p
+  ret void
+}
+
+declare double @llvm.fabs.f64(double)
+declare double @llvm.minnum.f64(double, double)
+declare double @llvm.maxnum.f64(double, double)
+declare i64 @llvm.smin.i64(i64, i64)
+declare i64 @llvm.smax.i64(i64, i64)
+declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+
+!0 = !{!"branch_weights", i32 1, i32 100000}
+!1 = !{!"branch_weights", i32 100000, i32 1}
+
+; runtime (linked in from runtime/*.ll)
+@gz_all_valid = external constant [8 x i8]
+declare i32 @gz_ht_init(ptr, i64, i64)
+declare void @gz_ht_free(ptr)
+declare i32 @gz_ht_rehash(ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_entry(ptr, i64, i64)
+declare i64 @gz_ht_capacity(ptr)
+declare i64 @gz_hash_mix(i64, i64)
+declare i64 @gz_hash_finish(i64)
+declare i1 @gz_str_eq(ptr, i64, ptr, i64)
+declare i1 @gz_bit(ptr, i64)
+
+; ==== unit state (O1)
+; grizzly-py codegen v3, variant generic
+define i32 @p0_generic_open(ptr %state) {
+entry:
+  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  %rc = call i32 @gz_ht_init(ptr %ht, i64 1024, i64 32)
+  ret i32 %rc
+}
+
+define void @p0_generic_close(ptr %state) {
+entry:
+  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  call void @gz_ht_free(ptr %ht)
+  ret void
+}
+
+define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
+entry:
+  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  %cap = call i64 @gz_ht_capacity(ptr %ht)
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %count = phi i64 [ 0, %entry ], [ %count.next, %loop ]
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
+  %tag = load i64, ptr %e
+  %live = icmp ugt i64 %tag, 1
+  %ws.p = getelementptr inbounds i8, ptr %e, i64 8
+  %ws = load i64, ptr %ws.p
+  %we = add i64 %ws, 10000
+  %wl = sub i64 %we, 1
+  %ready0 = icmp sle i64 %wl, %wm
+  %ready = and i1 %live, %ready0
+  %inc = zext i1 %ready to i64
+  %count.next = add i64 %count, %inc
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %cap
+  br i1 %more, label %loop, label %done
+done:
+  ret i64 %count.next
+}
+
+define i64 @p0_generic_emit(ptr %state, i64 %wm, ptr noalias %out) {
+entry:
+  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  %cap = call i64 @gz_ht_capacity(ptr %ht)
+  %overflow.a = alloca i1, align 1
+  store i1 false, ptr %overflow.a
+  %overflow_which.a = alloca i64, align 8
+  store i64 -1, ptr %overflow_which.a
+  %j.a = alloca i64, align 8
+  store i64 0, ptr %j.a
+  %minend.a = alloca i64, align 8
+  store i64 9223372036854775807, ptr %minend.a
+  %ws.out.p = getelementptr inbounds ptr, ptr %out, i64 0
+  %ws.out = load ptr, ptr %ws.out.p
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %next ]
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
+  %tag = load i64, ptr %e
+  %live = icmp ugt i64 %tag, 1
+  br i1 %live, label %check, label %next
+check:
+  %ws.p = getelementptr inbounds i8, ptr %e, i64 8
+  %ws = load i64, ptr %ws.p
+  %we = add i64 %ws, 10000
+  %wl = sub i64 %we, 1
+  %ready = icmp sle i64 %wl, %wm
+  br i1 %ready, label %fire, label %keep
+keep:
+  %minend = load i64, ptr %minend.a
+  %minend.new = call i64 @llvm.smin.i64(i64 %minend, i64 %we)
+  store i64 %minend.new, ptr %minend.a
+  br label %next
+fire:
+  %j = load i64, ptr %j.a
+  %ws.dst = getelementptr inbounds i64, ptr %ws.out, i64 %j
+  store i64 %ws, ptr %ws.dst
+  %k0.vp.p = getelementptr inbounds ptr, ptr %out, i64 1
+  %k0.vp = load ptr, ptr %k0.vp.p
+  %k0.mp.p = getelementptr inbounds ptr, ptr %out, i64 2
+  %k0.mp = load ptr, ptr %k0.mp.p
+  %k0.src = getelementptr inbounds i8, ptr %e, i64 16
+  %k0.w = load i64, ptr %k0.src
+  %k0.dst = getelementptr inbounds i64, ptr %k0.vp, i64 %j
+  store i64 %k0.w, ptr %k0.dst
+  %k0.bit = lshr i64 %tag, 48
+  %k0.null = trunc i64 %k0.bit to i1
+  %k0.valid = xor i1 %k0.null, true
+  %k0.m = zext i1 %k0.valid to i8
+  %k0.mdst = getelementptr inbounds i8, ptr %k0.mp, i64 %j
+  store i8 %k0.m, ptr %k0.mdst
+  ; -- final views = count
+  %x0.vp.p = getelementptr inbounds ptr, ptr %out, i64 3
+  %x0.vp = load ptr, ptr %x0.vp.p
+  %x0.mp.p = getelementptr inbounds ptr, ptr %out, i64 4
+  %x0.mp = load ptr, ptr %x0.mp.p
+  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 24
+  %x0.n = load i64, ptr %x0.n.p
+  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 24
+  %x0.valid = add i1 true, false
+  %x0.out = add i64 %x0.n, 0
+  %x0.dst = getelementptr inbounds i64, ptr %x0.vp, i64 %j
+  store i64 %x0.out, ptr %x0.dst
+  %x0.m = zext i1 %x0.valid to i8
+  %x0.mdst = getelementptr inbounds i8, ptr %x0.mp, i64 %j
+  store i8 %x0.m, ptr %x0.mdst
+
+  store i64 1, ptr %e
+  %j.next = add i64 %j, 1
+  store i64 %j.next, ptr %j.a
+  br label %next
+next:
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %cap
+  br i1 %more, label %loop, label %done
+done:
+  %minend.final = load i64, ptr %minend.a
+  %minend.p = getelementptr inbounds i64, ptr %state, i64 6
+  store i64 %minend.final, ptr %minend.p
+  %emitted = load i64, ptr %j.a
+  %any = icmp sgt i64 %emitted, 0
+  br i1 %any, label %compact, label %check_overflow
+compact:
+  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %cap, i64 32)
+  %rc.bad = icmp ne i32 %rc, 0
+  br i1 %rc.bad, label %oom, label %check_overflow
+oom:
+  ret i64 -1
+check_overflow:
+  %ovf = load i1, ptr %overflow.a
+  br i1 %ovf, label %overflowed, label %ok
+overflowed:
+  %which = load i64, ptr %overflow_which.a
+  %detail.p = getelementptr inbounds i64, ptr %state, i64 7
+  store i64 %which, ptr %detail.p
+  ret i64 -3
+ok:
+  ret i64 %emitted
+}
+
+declare i64 @llvm.smin.i64(i64, i64)
+
+; runtime (linked in from runtime/*.ll)
+@gz_all_valid = external constant [8 x i8]
+declare i32 @gz_ht_init(ptr, i64, i64)
+declare void @gz_ht_free(ptr)
+declare i32 @gz_ht_rehash(ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_entry(ptr, i64, i64)
+declare i64 @gz_ht_capacity(ptr)
+declare i64 @gz_hash_mix(i64, i64)
+declare i64 @gz_hash_finish(i64)
+declare i1 @gz_str_eq(ptr, i64, ptr, i64)
+declare i1 @gz_bit(ptr, i64)
+
+; ==== unit process_nonnull (O3)
+; grizzly-py codegen v3, variant generic
+; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
 define i64 @p0_generic_process_nonnull(ptr noalias %state, ptr noalias %columns, i64 %rows, ptr noalias %params, ptr noalias %out) {
@@ -421,11 +615,11 @@ block_done:
 
 exit:
   %filtered.final = load i64, ptr %filtered.a
-  call void @p0_generic_add_counter(ptr %state, i64 1, i64 %filtered.final)
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 1, i64 %filtered.final)
   %late.final = load i64, ptr %late.a
-  call void @p0_generic_add_counter(ptr %state, i64 2, i64 %late.final)
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 2, i64 %late.final)
   %nonneg_rows = select i1 %nonempty, i64 %rows, i64 0
-  call void @p0_generic_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
+  call void @p0_generic_process_nonnull_add_counter(ptr %state, i64 0, i64 %nonneg_rows)
   %maxts.final = load i64, ptr %maxts.a
   store i64 %maxts.final, ptr %maxts.p
   %minend.final = load i64, ptr %minend.a
@@ -441,7 +635,7 @@ err_oom:
   ret i64 -1
 }
 
-define internal void @p0_generic_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
+define internal void @p0_generic_process_nonnull_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
   %v = load i64, ptr %p
@@ -459,145 +653,6 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}
-define i32 @p0_generic_open(ptr %state) {
-entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %rc = call i32 @gz_ht_init(ptr %ht, i64 1024, i64 32)
-  ret i32 %rc
-}
-
-define void @p0_generic_close(ptr %state) {
-entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  call void @gz_ht_free(ptr %ht)
-  ret void
-}
-
-define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
-entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %cap = call i64 @gz_ht_capacity(ptr %ht)
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
-  %count = phi i64 [ 0, %entry ], [ %count.next, %loop ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
-  %tag = load i64, ptr %e
-  %live = icmp ugt i64 %tag, 1
-  %ws.p = getelementptr inbounds i8, ptr %e, i64 8
-  %ws = load i64, ptr %ws.p
-  %we = add i64 %ws, 10000
-  %wl = sub i64 %we, 1
-  %ready0 = icmp sle i64 %wl, %wm
-  %ready = and i1 %live, %ready0
-  %inc = zext i1 %ready to i64
-  %count.next = add i64 %count, %inc
-  %i.next = add i64 %i, 1
-  %more = icmp ult i64 %i.next, %cap
-  br i1 %more, label %loop, label %done
-done:
-  ret i64 %count.next
-}
-
-define i64 @p0_generic_emit(ptr %state, i64 %wm, ptr noalias %out) {
-entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %cap = call i64 @gz_ht_capacity(ptr %ht)
-  %overflow.a = alloca i1, align 1
-  store i1 false, ptr %overflow.a
-  %overflow_which.a = alloca i64, align 8
-  store i64 -1, ptr %overflow_which.a
-  %j.a = alloca i64, align 8
-  store i64 0, ptr %j.a
-  %minend.a = alloca i64, align 8
-  store i64 9223372036854775807, ptr %minend.a
-  %ws.out.p = getelementptr inbounds ptr, ptr %out, i64 0
-  %ws.out = load ptr, ptr %ws.out.p
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %next ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
-  %tag = load i64, ptr %e
-  %live = icmp ugt i64 %tag, 1
-  br i1 %live, label %check, label %next
-check:
-  %ws.p = getelementptr inbounds i8, ptr %e, i64 8
-  %ws = load i64, ptr %ws.p
-  %we = add i64 %ws, 10000
-  %wl = sub i64 %we, 1
-  %ready = icmp sle i64 %wl, %wm
-  br i1 %ready, label %fire, label %keep
-keep:
-  %minend = load i64, ptr %minend.a
-  %minend.new = call i64 @llvm.smin.i64(i64 %minend, i64 %we)
-  store i64 %minend.new, ptr %minend.a
-  br label %next
-fire:
-  %j = load i64, ptr %j.a
-  %ws.dst = getelementptr inbounds i64, ptr %ws.out, i64 %j
-  store i64 %ws, ptr %ws.dst
-  %k0.vp.p = getelementptr inbounds ptr, ptr %out, i64 1
-  %k0.vp = load ptr, ptr %k0.vp.p
-  %k0.mp.p = getelementptr inbounds ptr, ptr %out, i64 2
-  %k0.mp = load ptr, ptr %k0.mp.p
-  %k0.src = getelementptr inbounds i8, ptr %e, i64 16
-  %k0.w = load i64, ptr %k0.src
-  %k0.dst = getelementptr inbounds i64, ptr %k0.vp, i64 %j
-  store i64 %k0.w, ptr %k0.dst
-  %k0.bit = lshr i64 %tag, 48
-  %k0.null = trunc i64 %k0.bit to i1
-  %k0.valid = xor i1 %k0.null, true
-  %k0.m = zext i1 %k0.valid to i8
-  %k0.mdst = getelementptr inbounds i8, ptr %k0.mp, i64 %j
-  store i8 %k0.m, ptr %k0.mdst
-  ; -- final views = count
-  %x0.vp.p = getelementptr inbounds ptr, ptr %out, i64 3
-  %x0.vp = load ptr, ptr %x0.vp.p
-  %x0.mp.p = getelementptr inbounds ptr, ptr %out, i64 4
-  %x0.mp = load ptr, ptr %x0.mp.p
-  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 24
-  %x0.n = load i64, ptr %x0.n.p
-  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 24
-  %x0.valid = add i1 true, false
-  %x0.out = add i64 %x0.n, 0
-  %x0.dst = getelementptr inbounds i64, ptr %x0.vp, i64 %j
-  store i64 %x0.out, ptr %x0.dst
-  %x0.m = zext i1 %x0.valid to i8
-  %x0.mdst = getelementptr inbounds i8, ptr %x0.mp, i64 %j
-  store i8 %x0.m, ptr %x0.mdst
-
-  store i64 1, ptr %e
-  %j.next = add i64 %j, 1
-  store i64 %j.next, ptr %j.a
-  br label %next
-next:
-  %i.next = add i64 %i, 1
-  %more = icmp ult i64 %i.next, %cap
-  br i1 %more, label %loop, label %done
-done:
-  %minend.final = load i64, ptr %minend.a
-  %minend.p = getelementptr inbounds i64, ptr %state, i64 6
-  store i64 %minend.final, ptr %minend.p
-  %emitted = load i64, ptr %j.a
-  %any = icmp sgt i64 %emitted, 0
-  br i1 %any, label %compact, label %check_overflow
-compact:
-  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %cap, i64 32)
-  %rc.bad = icmp ne i32 %rc, 0
-  br i1 %rc.bad, label %oom, label %check_overflow
-oom:
-  ret i64 -1
-check_overflow:
-  %ovf = load i1, ptr %overflow.a
-  br i1 %ovf, label %overflowed, label %ok
-overflowed:
-  %which = load i64, ptr %overflow_which.a
-  %detail.p = getelementptr inbounds i64, ptr %state, i64 7
-  store i64 %which, ptr %detail.p
-  ret i64 -3
-ok:
-  ret i64 %emitted
-}
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
