@@ -118,15 +118,15 @@ class CsvSource(Source):
 
     def raw_batches(self):
         import pyarrow.csv as pcsv
-        reader = pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=self.block_size),
-                               convert_options=pcsv.ConvertOptions(
-                                   column_types=self.column_types,
-                                   include_columns=self.arrow_schema.names))
         try:
+            reader = pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=self.block_size),
+                                   convert_options=pcsv.ConvertOptions(
+                                       column_types=self.column_types,
+                                       include_columns=self.arrow_schema.names))
             for batch in reader:
                 yield batch
         except pa.ArrowInvalid as e:
-            raise BadInputError(f"csv source {self.path}: {e}") from e
+            raise BadInputError(f"{self.name}: {e}") from e
 
 
 def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
