@@ -73,14 +73,15 @@ def describe_host(packages: tuple[str, ...] = ("llvmlite", "pyarrow", "numpy", "
 
 
 def process_memory_gib() -> dict[str, float]:
-    """This Python process's resident set size now and its peak so far (Linux; else empty).
-    Child processes (Spark's JVM) are not included."""
+    """This process's resident set size now and at its peak (Linux; else empty). Run per peer
+    in a forked child, that is the peer's own peak, input data included; the processes it
+    starts (Spark's JVM) are not counted."""
     out: dict[str, float] = {}
     try:
         with open("/proc/self/status") as f:
             for line in f:
                 if line.startswith(("VmRSS:", "VmHWM:")):
-                    key = "rss_gib" if line.startswith("VmRSS") else "peak_rss_gib_so_far"
+                    key = "rss_gib" if line.startswith("VmRSS") else "peak_rss_gib"
                     out[key] = round(int(line.split()[1]) / 2**20, 2)
     except OSError:
         pass

@@ -87,19 +87,43 @@ def batch_slices(draw, n: int) -> list[tuple[int, int]]:
     return [(a, b - a) for a, b in zip(bounds, bounds[1:])]
 
 
+def _wrap(x: int, bits: int) -> int:
+    return (x + (1 << (bits - 1))) % (1 << bits) - (1 << (bits - 1))
+
+
+def tiled(values: list, kind: str, repeat: int, drift: int) -> list:
+    """``values`` repeated ``repeat`` times; copy j of a number adds ``j * drift`` (ints wrap),
+    so that big inputs still have many distinct keys and event times."""
+    def shifted(v, j):
+        if v is None or kind in ("b", "s", "d"):
+            return v
+        if kind == "f64":
+            return v + j * drift
+        return _wrap(v + j * drift, 32 if kind == "i32" else 64)
+    return [shifted(v, j) for j in range(repeat) for v in values]
+
+
 @st.composite
-def input_data(draw, max_rows: int = 25) -> tuple[pa.Schema, dict[str, list], list[tuple[int, int]]]:
-    """(Arrow schema, column values, batch slices) of a random input."""
+def input_data(draw, max_rows: int = 25, max_repeat: int = 1) -> tuple[pa.Schema, dict[str, list], list[tuple[int, int]]]:
+    """(Arrow schema, column values, batch slices) of a random input.
+
+    With ``max_repeat`` > 1 the drawn rows may be repeated (``tiled``) into a big input, to cross
+    the engine's internal chunk sizes and grow its hash tables.
+    """
     n = draw(st.integers(0, max_rows))
     kinds = draw(st.lists(st.sampled_from(sorted(COLUMN_KINDS)), min_size=1, max_size=5))
+    repeat = draw(st.integers(1, max_repeat))
     schema_fields = [pa.field(TIMESTAMP, pa.int64())]
-    columns = {TIMESTAMP: draw(event_times(n))}
+    times = draw(event_times(n))
+    span = max(times) - min(times) + 1 if times else 0
+    columns = {TIMESTAMP: tiled(times, "i64", repeat, drift=span)}
     for i, kind in enumerate(kinds):
         arrow_type, values = COLUMN_KINDS[kind]
         name = f"{kind}_{i}"
         schema_fields.append(pa.field(name, arrow_type))
-        columns[name] = draw(st.lists(st.none() | values, min_size=n, max_size=n))
-    return pa.schema(schema_fields), columns, draw(batch_slices(n))
+        column = draw(st.lists(st.none() | values, min_size=n, max_size=n))
+        columns[name] = tiled(column, kind, repeat, drift=draw(st.integers(0, 3)))
+    return pa.schema(schema_fields), columns, draw(batch_slices(n * repeat))
 
 
 # ==============================================================================================
@@ -445,9 +469,9 @@ def window_steps(draw, schema: Schema) -> list[Step]:
 
 
 @st.composite
-def query_cases(draw, windowed: bool | None = None, max_rows: int = 25) -> QueryCase:
+def query_cases(draw, windowed: bool | None = None, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
     """A random query; ``windowed`` True/False forces or forbids the final window aggregation."""
-    arrow_schema, columns, slices = draw(input_data(max_rows))
+    arrow_schema, columns, slices = draw(input_data(max_rows, max_repeat))
     case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
     stream = case.source(gz.StreamEnvironment(parallelism=1))
     for _ in range(draw(st.integers(0, 3))):

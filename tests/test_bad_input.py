@@ -114,3 +114,16 @@ def test_metrics_count_every_record():
     assert m["filtered_records"] == 1
     assert m["late_records"] == 1  # ts=3 arrives after the watermark passed 9 (max 25 - 0 - 1 = 24)
     assert m["records_in"] == m["filtered_records"] + m["late_records"] + 2
+
+
+def test_one_shot_iterator_feeds_every_sink():
+    batches = [pa.record_batch({"ts": pa.array([i], pa.int64()), "k": [i % 2]}) for i in range(5)]
+    env = gz.StreamEnvironment()
+    src = env.from_arrow(iter(batches), timestamp="ts")
+    src.filter(col("k") == 1).collect("odd")
+    window_count(src).collect("counts")
+    result = env.execute()
+    assert result["odd"]["ts"].to_pylist() == [1, 3]
+    assert sum(result["counts"]["n"].to_pylist()) == 5
+    assert result.metrics["records_in"] == 5  # read once
+    assert [q["records_in"] for q in result.metrics["queries"]] == [5, 5]

@@ -1,10 +1,12 @@
-"""Differential tests: the compiled engine against the reference evaluator on random queries.
+"""Differential tests: the compiled engine against the reference evaluator.
 
-Each example draws input data, a batching, a watermark bound and a query (``strategies.query_cases``),
-runs it through the compiled engine (``collect`` + ``env.execute()``) and through
-``grizzly_py.reference.run``, and requires the same table (column names and types, rows in the
-same order, floats within 1e-9 relative) and the same number of late records. Where the reference
-raises ``AggregateOverflowError``, the engine must raise it too.
+Each hypothesis example draws input data, a batching, a watermark bound and a query
+(``strategies.query_cases``), runs it through the compiled engine (``collect`` + ``env.execute()``)
+and through ``grizzly_py.reference.run``, and requires the same table (column names and types,
+rows in the same order, floats within 1e-9 relative) and the same number of late records. Where
+the reference raises ``AggregateOverflowError``, the engine must raise it too. A few hand-picked
+edge cases (overflow, lateness at a window boundary, float keys, inputs bigger than the engine's
+chunks) run the same check deterministically.
 
 The strategies only generate what the engine compiles today: tumbling event-time windows and the
 count/sum/min/max/avg aggregates. A failing example prints as a runnable reproducer.
@@ -15,38 +17,139 @@ count/sum/min/max/avg aggregates. A failing example prints as a runnable reprodu
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
-from strategies import QueryCase, assert_tables_equal, query_cases, values_equal
+from hypothesis import given, settings
+from strategies import assert_tables_equal, query_cases, values_equal
 
 import grizzly_py as gz
-from grizzly_py import reference
+from grizzly_py import Time, WatermarkStrategy, agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.windows import TumblingEventTimeWindows
+
+Build = Callable[[gz.StreamEnvironment], object]  # env -> the DataStream to run
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def run_reference(case: QueryCase):
-    return reference.run(case.build(gz.StreamEnvironment(parallelism=1)).node)
+def run_reference(build: Build):
+    return reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
 
 
-def run_compiled(case: QueryCase):
+def run_compiled(build: Build):
     env = gz.StreamEnvironment(parallelism=1)
-    case.build(env).collect("out")
+    build(env).collect("out")
     result = env.execute()
     return result["out"], result.metrics
 
 
-def check_against_reference(case: QueryCase) -> None:
+def check_against_reference(build: Build) -> None:
     try:
-        expected, expected_metrics = run_reference(case)
+        expected, expected_metrics = run_reference(build)
     except AggregateOverflowError:
         with pytest.raises(AggregateOverflowError):
-            run_compiled(case)
+            run_compiled(build)
         return
-    actual, metrics = run_compiled(case)
+    actual, metrics = run_compiled(build)
     assert_tables_equal(actual, expected)
     assert metrics["late_records"] == expected_metrics["late_records"], "late record counts differ"
+
+
+def engine_exists() -> bool:
+    """Whether ``grizzly_py.engine.local`` is there (an engine that fails to import is an error)."""
+    try:
+        from grizzly_py.engine.local import run_job  # noqa: F401
+    except ModuleNotFoundError as e:
+        if e.name in ("grizzly_py.engine", "grizzly_py.engine.local"):
+            return False
+        raise
+    return True
+
+
+needs_engine = pytest.mark.skipif(not engine_exists(), reason="the compiled engine (grizzly_py.engine.local) is not there yet")
+
+
+# ----------------------------------------------------------------------------------------------
+# random queries
+# ----------------------------------------------------------------------------------------------
+@needs_engine
+@given(query_cases(windowed=False))
+def test_stateless_queries_match_reference(case):
+    check_against_reference(case.build)
+
+
+@needs_engine
+@given(query_cases(windowed=True))
+def test_window_queries_match_reference(case):
+    check_against_reference(case.build)
+
+
+@needs_engine
+@settings(max_examples=max(settings().max_examples // 2, 3))
+@given(query_cases(max_rows=12, max_repeat=400))
+def test_big_inputs_match_reference(case):
+    check_against_reference(case.build)
+
+
+# ----------------------------------------------------------------------------------------------
+# hand-picked edge cases
+# ----------------------------------------------------------------------------------------------
+def source(env, data: dict, sizes: list[int] | None = None, bound: int = 0):
+    whole = pa.record_batch(data)
+    sizes = sizes if sizes is not None else [whole.num_rows]
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    return env.from_arrow([whole.slice(o, n) for o, n in zip(offsets, sizes)], timestamp="ts",
+                          watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(bound)))
+
+
+def tumbling(ms: int):
+    return TumblingEventTimeWindows.of(Time.milliseconds(ms))
+
+
+def _i64(values):
+    return pa.array(values, pa.int64())
+
+
+N = 5000  # more rows than one compiled chunk
+EDGE_CASES: dict[str, Build] = {
+    "sum overflow": lambda env: source(env, {"ts": [0, 1], "v": _i64([INT64_MAX, 1])})
+        .window_all(tumbling(10)).aggregate(s=agg.sum("v")),
+    "avg overflow": lambda env: source(env, {"ts": [0, 1], "v": _i64([INT64_MIN, -1])})
+        .window_all(tumbling(10)).aggregate(a=agg.avg("v")),
+    "sum overflows only in between": lambda env: source(env, {"ts": [0, 1, 2], "v": _i64([INT64_MAX, 1, -1])})
+        .window_all(tumbling(10)).aggregate(s=agg.sum("v"), a=agg.avg("v")),
+    "int modulo edge cases": lambda env: source(env, {"ts": [0, 1, 2], "a": _i64([INT64_MIN, 7, -7]),
+                                                      "b": _i64([-1, 0, 3])})
+        .select(m=col("a") % col("b"), n=-col("a"), x=col("a").abs()),
+    "float keys": lambda env: source(env, {"ts": [0] * 7, "k": pa.array([-0.0, 0.0, float("nan"), float("nan"),
+                                                                         None, -1.0, 2.0])})
+        .key_by("k").window(tumbling(10)).aggregate(n=agg.count()),
+    "bool and int keys with nulls": lambda env: source(env, {"ts": [0, 1, 2, 3, 4], "a": pa.array([True, None, False, True, None]),
+                                                             "b": _i64([None, 2, 0, None, 2])})
+        .key_by("a", "b").window(tumbling(10)).aggregate(n=agg.count()),
+    "lateness at the window boundary": lambda env: source(env, {"ts": [5, 9, 10, 9, 0, 19, 10]}, sizes=[2, 0, 1, 2, 2])
+        .window_all(tumbling(10)).aggregate(n=agg.count()),
+    "bounded out-of-orderness": lambda env: source(env, {"ts": [12, 6, 3, 17, 4]}, sizes=[1] * 5, bound=5)
+        .window_all(tumbling(10)).aggregate(n=agg.count(), lo=agg.min("ts")),
+    "watermark before filters": lambda env: source(env, {"ts": [0, 100, 5], "v": _i64([1, 2, 3])}, sizes=[2, 1])
+        .filter(col("v") != 2).window_all(tumbling(10)).aggregate(n=agg.count()),
+    "negative timestamps": lambda env: source(env, {"ts": [-1, -10, -11, 0]})
+        .window_all(tumbling(10)).aggregate(n=agg.count()),
+    "event time survives dropping ts": lambda env: source(env, {"ts": [1, 15], "v": _i64([1, 2])})
+        .select("v").window_all(tumbling(10)).aggregate(n=agg.count(), s=agg.sum("v")),
+    "big filter": lambda env: source(env, {"ts": list(range(N)), "v": _i64([i % 7 for i in range(N)])}, sizes=[3000, 2000])
+        .filter(col("v") > 2),
+    "many groups": lambda env: source(env, {"ts": [i // 10 for i in range(N)], "k": _i64([i * 7919 % 3001 for i in range(N)])},
+                                      sizes=[1500, 0, 2500, 1000], bound=3)
+        .key_by("k").window(tumbling(100)).aggregate(n=agg.count(), s=agg.sum("ts")),
+}
+
+
+@needs_engine
+@pytest.mark.parametrize("name", list(EDGE_CASES))
+def test_edge_cases_match_reference(name):
+    check_against_reference(EDGE_CASES[name])
 
 
 # ----------------------------------------------------------------------------------------------
@@ -96,32 +199,3 @@ def test_assert_tables_equal_normalizes_dictionaries_and_detects_differences():
                   pa.table({"s": ["a"], "x": [1.0]})):  # row count
         with pytest.raises(AssertionError):
             assert_tables_equal(other, plain)
-
-
-# ----------------------------------------------------------------------------------------------
-# compiled engine vs reference
-# ----------------------------------------------------------------------------------------------
-def engine_exists() -> bool:
-    """Whether ``grizzly_py.engine.local`` is there (an engine that fails to import is an error)."""
-    try:
-        from grizzly_py.engine.local import run_job  # noqa: F401
-    except ModuleNotFoundError as e:
-        if e.name in ("grizzly_py.engine", "grizzly_py.engine.local"):
-            return False
-        raise
-    return True
-
-
-needs_engine = pytest.mark.skipif(not engine_exists(), reason="the compiled engine (grizzly_py.engine.local) is not there yet")
-
-
-@needs_engine
-@given(query_cases(windowed=False))
-def test_stateless_queries_match_reference(case):
-    check_against_reference(case)
-
-
-@needs_engine
-@given(query_cases(windowed=True))
-def test_window_queries_match_reference(case):
-    check_against_reference(case)

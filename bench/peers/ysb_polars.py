@@ -11,7 +11,8 @@ from bench.peers.base import Peer, PeerUnavailable, window_result
 
 class PolarsPeer(Peer):
     name = "polars"
-    description = "polars lazy: from_arrow (no rechunk), filter, group_by(window start, key).len()"
+    description = ("polars lazy: from_arrow (no rechunk; dictionary to Categorical included), "
+                   "filter, group_by(window start, key).len()")
 
     def __init__(self, threads: int | None = None) -> None:
         super().__init__()

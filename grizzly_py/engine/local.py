@@ -79,18 +79,21 @@ class QueryRun:
         self.sink = open_sink(query.sink, output_arrow_schema(self.runs[-1].gen))
         self.records_in = 0
 
-    def run(self) -> dict:
-        try:
-            for batch in self.source.batches():
-                self.records_in += batch.num_rows
-                self._push(0, batch)
-                self._advance(0, None)
-            self._advance(0, abi.INT64_MAX)
-            return self.sink.finish()
-        finally:
-            for r in self.runs:
-                if isinstance(r.kernel, WindowKernel):
-                    r.kernel.close()
+    def feed(self, batch: pa.RecordBatch) -> None:
+        """One source batch: through the pipelines, then the watermark moves and windows fire."""
+        self.records_in += batch.num_rows
+        self._push(0, batch)
+        self._advance(0, None)
+
+    def finish(self) -> pa.Table | None:
+        """End of the bounded input: the watermark jumps to +infinity; every open window fires."""
+        self._advance(0, abi.INT64_MAX)
+        return self.sink.finish()
+
+    def close(self) -> None:
+        for r in self.runs:
+            if isinstance(r.kernel, WindowKernel):
+                r.kernel.close()
 
     def _push(self, index: int, batch: pa.RecordBatch) -> None:
         """Process ``batch`` in pipeline ``index`` and pass stateless output downstream."""
@@ -151,16 +154,31 @@ class QueryRun:
 
 
 def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
+    """Run queries to the end of their bounded inputs. Each source is read once, and each of its
+    batches is fed to every query that reads it (so one-shot iterators serve several sinks)."""
     tables, per_query = {}, []
     start = time.perf_counter()
-    for q in queries:
-        qr = QueryRun(q)
-        table = qr.run()
-        if q.sink.kind == "collect":
-            tables[q.sink.name] = table
-        per_query.append({"sink": q.sink.name, **qr.metrics()})
+    runs = [QueryRun(q) for q in queries]
+    try:
+        by_source: dict[int, list[QueryRun]] = {}
+        for qr in runs:
+            by_source.setdefault(id(qr.source), []).append(qr)
+        source_rows = 0
+        for readers in by_source.values():
+            for batch in readers[0].source.batches():
+                source_rows += batch.num_rows
+                for qr in readers:
+                    qr.feed(batch)
+        for q, qr in zip(queries, runs):
+            table = qr.finish()
+            if q.sink.kind == "collect":
+                tables[q.sink.name] = table
+            per_query.append({"sink": q.sink.name, **qr.metrics()})
+    finally:
+        for qr in runs:
+            qr.close()
     metrics = {
-        "records_in": sum(m["records_in"] for m in per_query),
+        "records_in": source_rows,
         "records_out": sum(m["records_out"] for m in per_query),
         "late_records": sum(m["late_records"] for m in per_query),
         "filtered_records": sum(m["filtered_records"] for m in per_query),
