@@ -9,7 +9,8 @@ The semantics it implements (and the compiled engine must match exactly):
 
 Values and expressions
 - A record is a dict ``{column: value}`` of Python values (``None`` is null) plus its event time.
-  Timestamps are int64 epoch milliseconds (an Arrow timestamp converts by floor division).
+  Timestamps are int64 epoch milliseconds (an Arrow timestamp converts by floor division); a
+  timestamp column passed through unchanged keeps its Arrow type and exact value.
 - Integer ``+ - * neg abs`` wrap around like int64 two's complement; an int with a float, and
   ``/`` always, compute in float64 (IEEE: ``x/0.0`` is +-inf, ``0/0`` NaN); ``%`` takes the sign
   of the divisor; integer ``% 0`` is null, float ``% 0.0`` NaN.
@@ -29,6 +30,14 @@ Windows and watermarks (one source; see ``run``)
   and its own window ``[ts, ts + gap)`` has already fired.
 - Results of one firing leave ordered by window_end, then key (nulls last, NaN after numbers),
   then window_start. A window's output record has event time ``window_end - 1``.
+- Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
+
+Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0)
+- ``sum``/``avg`` of ints are exact; a final sum outside int64 raises ``AggregateOverflowError``.
+  Float sums add in arrival order.
+- ``min``/``max`` of floats ignore NaN unless every value is NaN (LLVM minnum/maxnum).
+- ``var_*``/``stddev_*`` are computed exactly and rounded once; ``median`` is ``numpy.median``;
+  ``mode`` breaks ties toward the smallest value; ``count_distinct`` counts distinct non-nulls.
 """
 
 from __future__ import annotations
@@ -529,11 +538,23 @@ def build_chain(node: PlanNode, downstream: Operator, metrics: dict) -> tuple[So
 # ==============================================================================================
 # Arrow in and out
 # ==============================================================================================
+class SourceTimestamp(int):
+    """A value read from an Arrow timestamp column: the int of its epoch milliseconds (what
+    expressions, windows and keys see), remembering the raw value and unit, so that a column
+    passed through unchanged leaves with its original (sub-millisecond) value."""
+
+    def __new__(cls, raw: int, unit: str):
+        mul, div = TIMESTAMP_UNIT_DIVISOR[unit]
+        self = super().__new__(cls, raw * mul // div)
+        self.raw, self.unit = raw, unit
+        return self
+
+
 def column_values(array: pa.Array) -> list:
     """Python values of an Arrow column as grizzly-py holds them (timestamps in epoch ms)."""
     if pa.types.is_timestamp(array.type):
-        mul, div = TIMESTAMP_UNIT_DIVISOR[array.type.unit]
-        return [None if v is None else v * mul // div for v in array.cast(pa.int64()).to_pylist()]
+        unit = array.type.unit
+        return [None if v is None else SourceTimestamp(v, unit) for v in array.cast(pa.int64()).to_pylist()]
     return array.to_pylist()
 
 
@@ -545,14 +566,19 @@ def batch_records(batch: pa.RecordBatch, timestamp: str | None) -> list[tuple[in
 
 
 def arrow_column(values: list, f: Field) -> pa.Array:
-    """An output column of ``f``'s Arrow type; timestamps convert from ms to their unit."""
+    """An output column of ``f``'s Arrow type; timestamps convert from ms to their unit, except
+    source values that keep their unit (see ``SourceTimestamp``)."""
     arrow_type = f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype)
     if f.dtype.is_timestamp and pa.types.is_timestamp(arrow_type):
         mul, div = TIMESTAMP_UNIT_DIVISOR[arrow_type.unit]
-        raw = [None if v is None else v * div // mul for v in values]
-        return pa.array(raw, pa.int64()).cast(arrow_type)
+
+        def raw(v):
+            if isinstance(v, SourceTimestamp) and v.unit == arrow_type.unit:
+                return v.raw
+            return int(v) * div // mul
+        return pa.array([None if v is None else raw(v) for v in values], pa.int64()).cast(arrow_type)
     if f.dtype.is_timestamp:
-        return pa.array(values, pa.int64())
+        return pa.array([None if v is None else int(v) for v in values], pa.int64())
     return pa.array(values, arrow_type)
 
 

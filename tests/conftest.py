@@ -9,14 +9,8 @@
 """
 
 import os
-import sys
-from pathlib import Path
 
 from hypothesis import HealthCheck, settings
-
-# The tests import ``grizzly_py`` from this checkout, also when it is not installed. (pytest puts
-# tests/ itself on the path, so the shared helpers import as ``strategies``.)
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 _COMMON = dict(deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,

@@ -1,8 +1,9 @@
 """Hypothesis strategies for grizzly-py's differential tests, and the table comparison they use.
 
 - ``input_data``: a random Arrow table (int32, int64, float64 with NaN/+-inf/-0.0, bool, string,
-  dictionary<int32, string> columns with nulls, and an int64 event-time column ``ts`` without
-  nulls, roughly increasing with random disorder), split into RecordBatches (zero-row ones too).
+  dictionary<int32, string> columns with nulls, and an event-time column ``ts`` without nulls,
+  int64 ms or an Arrow timestamp, roughly increasing with random disorder), split into
+  RecordBatches (zero-row ones too).
 - ``expressions``: random well-typed expression trees over a schema, of a requested kind.
 - ``query_cases``: random queries: a chain of filter / with_columns / select, optionally ending in
   a keyed or global tumbling event-time window aggregation.
@@ -27,11 +28,10 @@ from grizzly_py import Time, WatermarkStrategy, agg
 from grizzly_py.aggregates import AggCall
 from grizzly_py.expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp, col,
                                     if_else, lit)
+from grizzly_py.reference import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from grizzly_py.types import Schema
 from grizzly_py.windows import TumblingEventTimeWindows
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 TIMESTAMP = "ts"
 
 # ==============================================================================================
@@ -65,6 +65,10 @@ COLUMN_KINDS = {
 # ==============================================================================================
 # Input data
 # ==============================================================================================
+# the event-time column's type: mostly int64 ms, sometimes an Arrow timestamp
+EVENT_TIME_TYPES = (pa.int64(), pa.int64(), pa.timestamp("ms"), pa.timestamp("us"))
+
+
 @st.composite
 def event_times(draw, n: int) -> list[int]:
     """``n`` event times: a random walk forward from a (possibly negative) base, plus disorder."""
@@ -113,10 +117,15 @@ def input_data(draw, max_rows: int = 25, max_repeat: int = 1) -> tuple[pa.Schema
     n = draw(st.integers(0, max_rows))
     kinds = draw(st.lists(st.sampled_from(sorted(COLUMN_KINDS)), min_size=1, max_size=5))
     repeat = draw(st.integers(1, max_repeat))
-    schema_fields = [pa.field(TIMESTAMP, pa.int64())]
     times = draw(event_times(n))
     span = max(times) - min(times) + 1 if times else 0
-    columns = {TIMESTAMP: tiled(times, "i64", repeat, drift=span)}
+    times = tiled(times, "i64", repeat, drift=span)
+    ts_type = draw(st.sampled_from(EVENT_TIME_TYPES))
+    if ts_type == pa.timestamp("us"):  # the same milliseconds, plus sub-millisecond noise
+        noise = draw(st.lists(st.integers(0, 999), min_size=n, max_size=n))
+        times = [t * 1000 + noise[i % n] for i, t in enumerate(times)]
+    schema_fields = [pa.field(TIMESTAMP, ts_type)]
+    columns = {TIMESTAMP: times}
     for i, kind in enumerate(kinds):
         arrow_type, values = COLUMN_KINDS[kind]
         name = f"{kind}_{i}"
@@ -329,6 +338,8 @@ def value_code(v) -> str:
 def arrow_type_code(t: pa.DataType) -> str:
     if pa.types.is_dictionary(t):
         return f"pa.dictionary(pa.{t.index_type}(), pa.{t.value_type}())"
+    if pa.types.is_timestamp(t):
+        return f"pa.timestamp({t.unit!r})"
     return {"bool": "pa.bool_()", "double": "pa.float64()"}.get(str(t), f"pa.{t}()")
 
 
@@ -444,6 +455,13 @@ def stateless_steps(draw, schema: Schema) -> Step:
 
 
 KEY_KINDS = ("int32", "int64", "bool", "float64", "timestamp")
+
+
+def can_be_key(f) -> bool:
+    """What the engine groups by today: no strings, and timestamps only in milliseconds."""
+    if f.dtype.name not in KEY_KINDS:
+        return False
+    return not (f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms")
 WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg")
 
 
@@ -459,7 +477,7 @@ def aggregate_calls(draw, schema: Schema) -> AggCall:
 @st.composite
 def window_steps(draw, schema: Schema) -> list[Step]:
     """``key_by(1-2 keys)`` or ``window_all``, a tumbling event-time window, then ``aggregate``."""
-    key_candidates = [f.name for f in schema if f.dtype.name in KEY_KINDS]
+    key_candidates = [f.name for f in schema if can_be_key(f)]
     keys = draw(st.lists(st.sampled_from(key_candidates), unique=True, max_size=2)) if key_candidates else []
     assigner = TumblingEventTimeWindows.of(Time.milliseconds(draw(st.integers(1, 30))))
     calls = draw(st.lists(aggregate_calls(schema), min_size=1, max_size=4))
@@ -483,6 +501,25 @@ def query_cases(draw, windowed: bool | None = None, max_rows: int = 25, max_repe
     if windowed:
         case.steps.extend(draw(window_steps(stream.schema)))
     return case
+
+
+# ==============================================================================================
+# Hand-written inputs
+# ==============================================================================================
+def arrow_stream(env: gz.StreamEnvironment, data: dict, *, sizes: list[int] | None = None, bound: int = 0,
+                 timestamp: str | None = TIMESTAMP):
+    """A stream over ``data`` (column -> list or pa.Array), cut into batches of ``sizes`` rows
+    (zero allowed; default one batch), with a bounded out-of-orderness watermark of ``bound`` ms."""
+    whole = pa.record_batch(data)
+    sizes = sizes if sizes is not None else [whole.num_rows]
+    assert sum(sizes) == whole.num_rows, "batch sizes must add up to the rows"
+    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
+    return env.from_arrow([whole.slice(o, n) for o, n in zip(offsets, sizes)], timestamp=timestamp,
+                          watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(bound)))
+
+
+def tumbling(ms: int) -> TumblingEventTimeWindows:
+    return TumblingEventTimeWindows.of(Time.milliseconds(ms))
 
 
 # ==============================================================================================

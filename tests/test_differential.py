@@ -22,15 +22,14 @@ from typing import Callable
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
-from strategies import assert_tables_equal, query_cases, values_equal
+from strategies import arrow_stream, assert_tables_equal, query_cases, tumbling, values_equal
 
 import grizzly_py as gz
-from grizzly_py import Time, WatermarkStrategy, agg, col, reference
+from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
-from grizzly_py.windows import TumblingEventTimeWindows
+from grizzly_py.reference import INT64_MAX, INT64_MIN
 
 Build = Callable[[gz.StreamEnvironment], object]  # env -> the DataStream to run
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def run_reference(build: Build):
@@ -95,52 +94,40 @@ def test_big_inputs_match_reference(case):
 # ----------------------------------------------------------------------------------------------
 # hand-picked edge cases
 # ----------------------------------------------------------------------------------------------
-def source(env, data: dict, sizes: list[int] | None = None, bound: int = 0):
-    whole = pa.record_batch(data)
-    sizes = sizes if sizes is not None else [whole.num_rows]
-    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-    return env.from_arrow([whole.slice(o, n) for o, n in zip(offsets, sizes)], timestamp="ts",
-                          watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(bound)))
-
-
-def tumbling(ms: int):
-    return TumblingEventTimeWindows.of(Time.milliseconds(ms))
-
-
 def _i64(values):
     return pa.array(values, pa.int64())
 
 
 N = 5000  # more rows than one compiled chunk
 EDGE_CASES: dict[str, Build] = {
-    "sum overflow": lambda env: source(env, {"ts": [0, 1], "v": _i64([INT64_MAX, 1])})
+    "sum overflow": lambda env: arrow_stream(env, {"ts": [0, 1], "v": _i64([INT64_MAX, 1])})
         .window_all(tumbling(10)).aggregate(s=agg.sum("v")),
-    "avg overflow": lambda env: source(env, {"ts": [0, 1], "v": _i64([INT64_MIN, -1])})
+    "avg overflow": lambda env: arrow_stream(env, {"ts": [0, 1], "v": _i64([INT64_MIN, -1])})
         .window_all(tumbling(10)).aggregate(a=agg.avg("v")),
-    "sum overflows only in between": lambda env: source(env, {"ts": [0, 1, 2], "v": _i64([INT64_MAX, 1, -1])})
+    "sum overflows only in between": lambda env: arrow_stream(env, {"ts": [0, 1, 2], "v": _i64([INT64_MAX, 1, -1])})
         .window_all(tumbling(10)).aggregate(s=agg.sum("v"), a=agg.avg("v")),
-    "int modulo edge cases": lambda env: source(env, {"ts": [0, 1, 2], "a": _i64([INT64_MIN, 7, -7]),
+    "int modulo edge cases": lambda env: arrow_stream(env, {"ts": [0, 1, 2], "a": _i64([INT64_MIN, 7, -7]),
                                                       "b": _i64([-1, 0, 3])})
         .select(m=col("a") % col("b"), n=-col("a"), x=col("a").abs()),
-    "float keys": lambda env: source(env, {"ts": [0] * 7, "k": pa.array([-0.0, 0.0, float("nan"), float("nan"),
+    "float keys": lambda env: arrow_stream(env, {"ts": [0] * 7, "k": pa.array([-0.0, 0.0, float("nan"), float("nan"),
                                                                          None, -1.0, 2.0])})
         .key_by("k").window(tumbling(10)).aggregate(n=agg.count()),
-    "bool and int keys with nulls": lambda env: source(env, {"ts": [0, 1, 2, 3, 4], "a": pa.array([True, None, False, True, None]),
+    "bool and int keys with nulls": lambda env: arrow_stream(env, {"ts": [0, 1, 2, 3, 4], "a": pa.array([True, None, False, True, None]),
                                                              "b": _i64([None, 2, 0, None, 2])})
         .key_by("a", "b").window(tumbling(10)).aggregate(n=agg.count()),
-    "lateness at the window boundary": lambda env: source(env, {"ts": [5, 9, 10, 9, 0, 19, 10]}, sizes=[2, 0, 1, 2, 2])
+    "lateness at the window boundary": lambda env: arrow_stream(env, {"ts": [5, 9, 10, 9, 0, 19, 10]}, sizes=[2, 0, 1, 2, 2])
         .window_all(tumbling(10)).aggregate(n=agg.count()),
-    "bounded out-of-orderness": lambda env: source(env, {"ts": [12, 6, 3, 17, 4]}, sizes=[1] * 5, bound=5)
+    "bounded out-of-orderness": lambda env: arrow_stream(env, {"ts": [12, 6, 3, 17, 4]}, sizes=[1] * 5, bound=5)
         .window_all(tumbling(10)).aggregate(n=agg.count(), lo=agg.min("ts")),
-    "watermark before filters": lambda env: source(env, {"ts": [0, 100, 5], "v": _i64([1, 2, 3])}, sizes=[2, 1])
+    "watermark before filters": lambda env: arrow_stream(env, {"ts": [0, 100, 5], "v": _i64([1, 2, 3])}, sizes=[2, 1])
         .filter(col("v") != 2).window_all(tumbling(10)).aggregate(n=agg.count()),
-    "negative timestamps": lambda env: source(env, {"ts": [-1, -10, -11, 0]})
+    "negative timestamps": lambda env: arrow_stream(env, {"ts": [-1, -10, -11, 0]})
         .window_all(tumbling(10)).aggregate(n=agg.count()),
-    "event time survives dropping ts": lambda env: source(env, {"ts": [1, 15], "v": _i64([1, 2])})
+    "event time survives dropping ts": lambda env: arrow_stream(env, {"ts": [1, 15], "v": _i64([1, 2])})
         .select("v").window_all(tumbling(10)).aggregate(n=agg.count(), s=agg.sum("v")),
-    "big filter": lambda env: source(env, {"ts": list(range(N)), "v": _i64([i % 7 for i in range(N)])}, sizes=[3000, 2000])
+    "big filter": lambda env: arrow_stream(env, {"ts": list(range(N)), "v": _i64([i % 7 for i in range(N)])}, sizes=[3000, 2000])
         .filter(col("v") > 2),
-    "many groups": lambda env: source(env, {"ts": [i // 10 for i in range(N)], "k": _i64([i * 7919 % 3001 for i in range(N)])},
+    "many groups": lambda env: arrow_stream(env, {"ts": [i // 10 for i in range(N)], "k": _i64([i * 7919 % 3001 for i in range(N)])},
                                       sizes=[1500, 0, 2500, 1000], bound=3)
         .key_by("k").window(tumbling(100)).aggregate(n=agg.count(), s=agg.sum("ts")),
 }

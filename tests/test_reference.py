@@ -13,17 +13,15 @@ import math
 import pyarrow as pa
 import pytest
 from hypothesis import given
-from strategies import assert_tables_equal, query_cases, values_equal
+from strategies import arrow_stream, assert_tables_equal, query_cases, tumbling, values_equal
 
 import grizzly_py as gz
-from grizzly_py import Time, WatermarkStrategy, agg, col, if_else, lit, reference
+from grizzly_py import Time, agg, col, if_else, lit, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.plan import PlanNode
-from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows,
-                                TumblingProcessingTimeWindows)
+from grizzly_py.reference import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
+from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingProcessingTimeWindows
 
-INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
-INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
 NAN, INF = math.nan, math.inf
 
 
@@ -31,14 +29,7 @@ NAN, INF = math.nan, math.inf
 # helpers
 # ----------------------------------------------------------------------------------------------
 def source(data: dict, *, sizes: list[int] | None = None, bound: int = 0, timestamp: str | None = "ts"):
-    """A stream over ``data`` (column -> list or pa.Array), cut into batches of ``sizes`` rows."""
-    whole = pa.record_batch(data)
-    sizes = sizes if sizes is not None else [whole.num_rows]
-    assert sum(sizes) == whole.num_rows
-    offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-    batches = [whole.slice(o, n) for o, n in zip(offsets, sizes)]
-    watermark = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(bound))
-    return gz.StreamEnvironment(parallelism=1).from_arrow(batches, timestamp=timestamp, watermark=watermark)
+    return arrow_stream(gz.StreamEnvironment(parallelism=1), data, sizes=sizes, bound=bound, timestamp=timestamp)
 
 
 def values(expr, **columns) -> list:
@@ -63,10 +54,6 @@ def assert_same(actual: list, expected: list):
         same = values_equal(a, e, rel_tol=0.0) if not isinstance(a, tuple) else \
             len(a) == len(e) and all(values_equal(x, y, rel_tol=0.0) for x, y in zip(a, e))
         assert same, f"{actual} != {expected}"
-
-
-def tumbling(ms: int):
-    return TumblingEventTimeWindows.of(Time.milliseconds(ms))
 
 
 i64 = pa.int64()
@@ -442,6 +429,16 @@ def test_arrow_timestamp_event_time_floors_to_ms_and_window_bounds_keep_the_type
     assert table.schema.field("window_start").type == pa.timestamp("us")
     as_us = [tuple(table.column(c).cast(i64).to_pylist()) for c in ("window_start", "window_end")]
     assert as_us == [(-10_000, 0, 10_000_000), (0, 10_000, 10_010_000)]
+
+
+def test_timestamp_pass_through_keeps_sub_millisecond_values_but_expressions_see_ms():
+    s = source({"ts": pa.array([-1500, 1500], pa.timestamp("us"))})
+    table = reference.evaluate(s.select("ts", same=col("ts"), ms=col("ts") + 0,
+                                        chosen=if_else(lit(True), col("ts"), col("ts"))).node)
+    assert [f.type for f in table.schema] == [pa.timestamp("us"), pa.timestamp("us"), i64, i64]
+    assert table.column("ts").cast(i64).to_pylist() == [-1500, 1500]
+    assert table.column("same").cast(i64).to_pylist() == [-1500, 1500]
+    assert table.column("ms").to_pylist() == table.column("chosen").to_pylist() == [-2, 1]
 
 
 def test_timestamp_in_seconds_and_in_expressions():
