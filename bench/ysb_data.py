@@ -1,4 +1,7 @@
-"""Seeded generator for the Yahoo Streaming Benchmark (YSB), columnar form.
+"""YSB data for the benchmark runner: the generator lives in ``grizzly_py.workloads.ysb``; this
+module adds the data set shared by all peers of a run (and its Parquet copy), and a command line.
+
+The generator's documentation:
 
 Schema (one row per ad event):
 
@@ -32,64 +35,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-EPOCH_MS = 1_700_000_000_000
-EVENTS_PER_SECOND = 1_000_000
-EVENT_TYPES = ("view", "click", "purchase")
-VIEW = "view"
-VIEW_CODE = 0
-ADS_PER_CAMPAIGN = 10
-WINDOW_MS = 10_000
-
-
-def generate_ysb(
-    n_rows: int,
-    seed: int = 42,
-    n_campaigns: int = 10_000,
-    batch_rows: int = 1 << 16,
-    int_coded: bool = False,
-) -> pa.Table:
-    """Return ``n_rows`` YSB events as a table chunked into RecordBatches of ``batch_rows``."""
-    if n_rows < 0 or n_campaigns < 1 or batch_rows < 1:
-        raise ValueError("n_rows must be >= 0, n_campaigns and batch_rows >= 1")
-    rng = np.random.default_rng(seed)
-    # Row i happens at i / EVENTS_PER_SECOND seconds: non-decreasing, several rows per ms.
-    event_time = EPOCH_MS + (np.arange(n_rows, dtype=np.int64) * 1000) // EVENTS_PER_SECOND
-    codes = rng.integers(0, len(EVENT_TYPES), size=n_rows, dtype=np.int32)
-    # One draw gives both the ad and its campaign (uniform over campaigns).
-    ad_id = rng.integers(0, n_campaigns * ADS_PER_CAMPAIGN, size=n_rows, dtype=np.int64)
-    campaign_id = ad_id // ADS_PER_CAMPAIGN
-    user_id = rng.integers(0, 1 << 62, size=n_rows, dtype=np.int64)
-    page_id = rng.integers(0, 1 << 62, size=n_rows, dtype=np.int64)
-
-    if int_coded:
-        event_type: pa.Array = pa.array(codes, type=pa.int32())
-    else:
-        event_type = pa.DictionaryArray.from_arrays(
-            pa.array(codes, type=pa.int32()), pa.array(EVENT_TYPES, type=pa.string())
-        )
-    table = pa.table(
-        {
-            "event_time": event_time,
-            "event_type": event_type,
-            "campaign_id": campaign_id,
-            "ad_id": ad_id,
-            "user_id": user_id,
-            "page_id": page_id,
-        }
-    )
-    return pa.Table.from_batches(table.to_batches(max_chunksize=batch_rows), schema=table.schema)
-
-
-def write_parquet(table: pa.Table, path: str | Path, row_group_rows: int = 1 << 20) -> Path:
-    """Write ``table`` to a Parquet file (snappy, dictionary-encoded strings); return the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path, row_group_size=row_group_rows, compression="snappy")
-    return path
+from grizzly_py.workloads.ysb import (ADS_PER_CAMPAIGN, EPOCH_MS, EVENT_TYPES, EVENTS_PER_SECOND, VIEW,  # noqa: F401
+                                   VIEW_CODE, WINDOW_MS, generate_ysb, write_parquet)
 
 
 @dataclass

@@ -126,9 +126,10 @@ def run(target, parallelism, engine, trace, limit, as_json):
         rt.add_row(*[str(v) for v in row.values()])
     console.print(rt)
     rate = m["records_in"] / seconds if seconds else float("inf")
+    compile_ms = sum(p["codegen_ms"] + p["compile_ms"] for q in m["queries"] for p in q["pipelines"])
     console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s = [bold green]{rate / 1e6:,.1f} M records/s[/] "
-                  f"(compile included); out {m['records_out']:,}, filtered {m['filtered_records']:,}, "
-                  f"late {m['late_records']:,}")
+                  f"(including {compile_ms:.0f} ms of code generation and compilation); out {m['records_out']:,}, "
+                  f"filtered {m['filtered_records']:,}, late {m['late_records']:,}")
     if trace:
         for q in m["queries"]:
             for p in q["pipelines"]:

@@ -27,14 +27,12 @@ class GrizzlyPeer(Peer):
         start = time.perf_counter()
         try:
             import grizzly_py as gz
-            from grizzly_py import Time, agg, col
-            from grizzly_py.windows import TumblingEventTimeWindows
+            from grizzly_py.workloads.ysb import ysb_query
         except ModuleNotFoundError as exc:
             if exc.name != "grizzly_py":
                 raise  # grizzly_py is there but broken: the harness reports it as failed
             raise PeerUnavailable(f"import grizzly_py: {exc!r}") from exc
-        self.gz, self.col, self.agg, self.Time = gz, col, agg, Time
-        self.Tumbling = TumblingEventTimeWindows
+        self.gz, self.ysb_query = gz, ysb_query
         self.info.update(
             version=getattr(gz, "__version__", "unknown"),
             threads=self.parallelism,
@@ -42,14 +40,6 @@ class GrizzlyPeer(Peer):
         )
 
     def run(self) -> pa.Table:
-        col, agg = self.col, self.agg
         env = self.gz.StreamEnvironment(parallelism=self.parallelism)
-        events = env.from_arrow(self.data.table, timestamp="event_time")
-        q = (
-            events.filter(col("event_type") == self.data.view_value)
-            .key_by("campaign_id")
-            .window(self.Tumbling.of(self.Time.milliseconds(self.data.window_ms)))
-            .aggregate(views=agg.count())
-        )
-        out = q.execute_and_collect()
+        out = self.ysb_query(env, self.data.table, self.data.window_ms).execute_and_collect()
         return window_result(out["window_start"], out["campaign_id"], out["views"])
