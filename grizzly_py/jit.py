@@ -12,6 +12,7 @@ import ctypes
 import hashlib
 import threading
 import time
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -22,21 +23,31 @@ class CompileError(RuntimeError):
     """Generated IR failed to parse or verify: a bug in grizzly-py, never in the user's query."""
 
 
+_init_lock = threading.Lock()
+_per_thread = threading.local()
+
+
 @lru_cache(maxsize=1)
+def _host() -> tuple:
+    with _init_lock:
+        import llvmlite.binding as llvm
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        return llvm, llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+
+
 def _llvm():
-    import llvmlite.binding as llvm
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    return llvm
+    return _host()[0]
 
 
-@lru_cache(maxsize=1)
 def target_machine():
-    llvm = _llvm()
-    target = llvm.Target.from_default_triple()
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(),
-                                        features=llvm.get_host_cpu_features().flatten(),
-                                        opt=3, jit=True)
+    """This thread's target machine for the host CPU (compiles may run on several threads)."""
+    tm = getattr(_per_thread, "tm", None)
+    if tm is None:
+        llvm, cpu, features = _host()
+        tm = _per_thread.tm = llvm.Target.from_default_triple().create_target_machine(
+            cpu=cpu, features=features, opt=3, jit=True)
+    return tm
 
 
 @dataclass
@@ -61,19 +72,37 @@ class CompiledModule:
         return self._asm
 
 
-_cache: dict[str, CompiledModule] = {}
+_cache: dict[str, Future] = {}
 _lock = threading.Lock()
 
 
 def compile_ir(ir: str, opt_level: int = 3) -> CompiledModule:
+    """Compile (or find in the cache) a module. Different modules compile concurrently (LLVM
+    releases the GIL); a second request for a module being compiled waits for that compile."""
+    return compile_ir_async(ir, opt_level).result()
+
+
+def compile_ir_async(ir: str, opt_level: int = 3, background: bool = False) -> Future:
+    """A future of the compiled module; with ``background``, compile on a new thread."""
     key = hashlib.sha256(f"O{opt_level}\n{ir}".encode()).hexdigest()
     with _lock:
-        hit = _cache.get(key)
-        if hit is not None:
-            return hit
-        compiled = _compile(ir, opt_level)
-        _cache[key] = compiled
-        return compiled
+        future = _cache.get(key)
+        owner = future is None
+        if owner:
+            future = _cache[key] = Future()
+    if owner:
+        def work():
+            try:
+                future.set_result(_compile(ir, opt_level))
+            except BaseException as e:  # the error reaches whoever waits
+                with _lock:
+                    _cache.pop(key, None)
+                future.set_exception(e)
+        if background:
+            threading.Thread(target=work, name="grizzly-compile", daemon=True).start()
+        else:
+            work()
+    return future
 
 
 def parse_and_link(ir: str):

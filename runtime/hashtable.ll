@@ -10,38 +10,13 @@
 ;   words 1..K    key words (window start, key values)
 ;   words K+1..   aggregate state, zero-initialized on insert
 ; Linear probing; the table grows (x2) when it would become more than half full.
-; Allocation failures return null/1 so the kernel can report them instead of crashing.
+; A zeroed header is an empty table (the first insert allocates it); the engine frees the
+; entries with libc free. Allocation failures return null/1 so the kernel can report them.
 
 %gz.ht = type { ptr, i64, i64 }
 
 declare ptr @calloc(i64, i64)
 declare void @free(ptr)
-
-define linkonce_odr i32 @gz_ht_init(ptr %ht, i64 %capacity, i64 %entry_size) {
-entry:
-  %mem = call ptr @calloc(i64 %capacity, i64 %entry_size)
-  %fail = icmp eq ptr %mem, null
-  br i1 %fail, label %oom, label %ok
-oom:
-  ret i32 1
-ok:
-  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
-  store ptr %mem, ptr %entries.p
-  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
-  store i64 %capacity, ptr %cap.p
-  %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
-  store i64 0, ptr %size.p
-  ret i32 0
-}
-
-define linkonce_odr void @gz_ht_free(ptr %ht) {
-entry:
-  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
-  %entries = load ptr, ptr %entries.p
-  call void @free(ptr %entries)
-  store ptr null, ptr %entries.p
-  ret void
-}
 
 ; Re-insert every live entry (tag > 1) of the table into a fresh array of new_capacity entries.
 ; Used to grow the table and to drop dead (fired) entries. Returns 0, or 1 when out of memory
@@ -101,32 +76,25 @@ done:
 }
 
 ; Find the entry of (hash, key) or insert a zeroed one. Returns null only when growing fails.
-define linkonce_odr ptr @gz_ht_upsert(ptr %ht, i64 %hash, ptr %key, i64 %key_words, i64 %entry_size) alwaysinline {
+; %view is the caller's copy of { entries, capacity - 1 } (a local, kept in registers after
+; inlining, so entry updates do not force header reloads); it is refreshed when the table grows.
+; An empty table (no entries yet) gets its first 1024 entries on the first insert. The table
+; grows (x2) after an insert leaves it more than half full; the new entry is then found again.
+define linkonce_odr ptr @gz_ht_upsert(ptr %ht, ptr %view, i64 %hash, ptr %key, i64 %key_words, i64 %entry_size) alwaysinline {
 entry:
-  %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
-  %size = load i64, ptr %size.p
-  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
-  %cap = load i64, ptr %cap.p
-  %size2 = shl i64 %size, 1
-  %full = icmp uge i64 %size2, %cap
-  br i1 %full, label %grow, label %start, !prof !0
-grow:
-  %new_cap = shl i64 %cap, 1
-  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %new_cap, i64 %entry_size)
-  %grow_failed = icmp ne i32 %rc, 0
-  br i1 %grow_failed, label %oom, label %start
-oom:
-  ret ptr null
-start:
-  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
-  %entries = load ptr, ptr %entries.p
-  %cap.now = load i64, ptr %cap.p
-  %mask = sub i64 %cap.now, 1
   %tag = or i64 %hash, -9223372036854775808
+  %view.mask.p = getelementptr inbounds { ptr, i64 }, ptr %view, i32 0, i32 1
+  br label %start
+start:
+  %entries = load ptr, ptr %view
+  %mask = load i64, ptr %view.mask.p
+  %no_table = icmp eq ptr %entries, null
+  br i1 %no_table, label %grow, label %probe.start, !prof !0
+probe.start:
   %pos0 = and i64 %hash, %mask
   br label %probe
 probe:
-  %pos = phi i64 [ %pos0, %start ], [ %pos.next, %mismatch ]
+  %pos = phi i64 [ %pos0, %probe.start ], [ %pos.next, %mismatch ]
   %off = mul i64 %pos, %entry_size
   %e = getelementptr inbounds i8, ptr %entries, i64 %off
   %etag = load i64, ptr %e
@@ -163,9 +131,44 @@ insert:
   %dkey = getelementptr inbounds i8, ptr %e, i64 8
   %key_bytes = shl i64 %key_words, 3
   call void @llvm.memcpy.p0.p0.i64(ptr %dkey, ptr %key, i64 %key_bytes, i1 false)
+  %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
+  %size = load i64, ptr %size.p
   %size.new = add i64 %size, 1
   store i64 %size.new, ptr %size.p
+  %size2 = shl i64 %size.new, 1
+  %cap = add i64 %mask, 1
+  %full = icmp ugt i64 %size2, %cap
+  br i1 %full, label %grow, label %found.new, !prof !0
+found.new:
   ret ptr %e
+grow:
+  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
+  %cap.now = load i64, ptr %cap.p
+  %doubled = shl i64 %cap.now, 1
+  %was_empty = icmp eq i64 %cap.now, 0
+  %new_cap = select i1 %was_empty, i64 1024, i64 %doubled
+  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %new_cap, i64 %entry_size)
+  %grow_failed = icmp ne i32 %rc, 0
+  br i1 %grow_failed, label %oom, label %refresh
+refresh:
+  call void @gz_ht_view(ptr %ht, ptr %view)
+  br label %start
+oom:
+  ret ptr null
+}
+
+; Copy { entries, capacity - 1 } of the table header into %view.
+define linkonce_odr void @gz_ht_view(ptr %ht, ptr %view) alwaysinline {
+entry:
+  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
+  %entries = load ptr, ptr %entries.p
+  store ptr %entries, ptr %view
+  %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
+  %cap = load i64, ptr %cap.p
+  %mask = sub i64 %cap, 1
+  %mask.p = getelementptr inbounds { ptr, i64 }, ptr %view, i32 0, i32 1
+  store i64 %mask, ptr %mask.p
+  ret void
 }
 
 ; Entry i of the table, or null past the end (used by the generated emit loops).

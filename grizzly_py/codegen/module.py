@@ -22,7 +22,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 3  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 5  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,16 @@ import pyarrow.compute as pc
 from ..aggregates import AggregateOverflowError
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline
-from ..jit import CompiledModule, compile_ir
+from ..jit import CompiledModule, compile_ir, compile_ir_async
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
 from .batch_adapter import prepare
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
+_libc = ctypes.CDLL(None)  # the allocator generated code uses (calloc/free resolve to it)
+_libc.free.argtypes = [ctypes.c_void_p]
+_libc.free.restype = None
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
 
 
@@ -69,7 +72,7 @@ class Kernel:
         if fn is None:
             start = time.perf_counter()
             code = self.gen.units[unit]
-            compiled: CompiledModule = compile_ir(code.ir, code.opt_level)
+            compiled: CompiledModule = compile_ir(code.ir, code.opt_level)  # waits if compiling
             self.compile_ms += (time.perf_counter() - start) * 1000
             fn = self._functions[key] = compiled.function(f"{self.gen.prefix}_{name}", restype, *argtypes)
         return fn
@@ -134,16 +137,12 @@ class ProjectKernel(Kernel):
 
 
 class WindowKernel(Kernel):
-    """A pipeline ending in a window aggregation."""
+    """A pipeline ending in a window aggregation. Its trigger (the ``state`` unit) compiles on a
+    background thread while the first batches run; the first firing waits for it."""
 
     def __init__(self, gen, input_name):
         super().__init__(gen, input_name)
-        self._open = self.function("state", "open", ctypes.c_int32, _P)
-        self._close = self.function("state", "close", None, _P)
-        self._count_ready = self.function("state", "count_ready", _I64, _P, _I64)
-        self._emit = self.function("state", "emit", _I64, _P, _I64, _P)
-        if self._open(self.state_ptr) != 0:
-            raise MemoryError("out of memory allocating window state")
+        self._state_unit = compile_ir_async(gen.units["state"].ir, gen.units["state"].opt_level, background=True)
         self._closed = False
         terminal = gen.pipeline.terminal
         self.window_size = terminal.assigner.size_ms
@@ -162,10 +161,7 @@ class WindowKernel(Kernel):
         """Emit every window with end - 1 <= watermark, sorted by (window_end, keys)."""
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
-        n = self._count_ready(self.state_ptr, watermark)
-        if n == 0:
-            return None
-        size = max(n, 1)
+        size = max(self.counter(abi.STATE_HASH_SIZE), 1)
         window_start = np.empty(size, dtype=np.int64)
         ptrs, key_bufs, agg_bufs = [window_start.ctypes.data], [], []
         for _ in self.keys:
@@ -177,20 +173,22 @@ class WindowKernel(Kernel):
             agg_bufs.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
         out = np.array(ptrs, dtype=np.uint64)
-        rc = self._emit(self.state_ptr, watermark, out.ctypes.data)
-        if rc == abi.ERROR_SUM_OVERFLOW:
+        emit = self.function("state", "emit", _I64, _P, _I64, _P)
+        n = emit(self.state_ptr, watermark, out.ctypes.data)
+        if n == abi.ERROR_SUM_OVERFLOW:
             which = self.gen.aggregate_types[self.counter(abi.STATE_ERROR_DETAIL)][0]
             raise AggregateOverflowError(f"aggregate {which!r}: int64 sum overflow in a window "
                                          f"(fired at watermark {watermark}); cast the input to float64 "
                                          f"to sum beyond int64")
-        if rc < 0:
-            self._raise(rc, None)
-        assert rc == n, (rc, n)
-        arrays = [self._key_array(f, *b) for f, b in zip(self.keys, key_bufs)]
-        arrays.append(self._time_array(window_start))
-        arrays.append(self._time_array(window_start + self.window_size))
+        if n < 0:
+            self._raise(n, None)
+        if n == 0:
+            return None
+        arrays = [self._key_array(f, w[:n], v[:n]) for f, (w, v) in zip(self.keys, key_bufs)]
+        arrays.append(self._time_array(window_start[:n]))
+        arrays.append(self._time_array(window_start[:n] + self.window_size))
         for (name, _), (values, valid) in zip(self.gen.aggregate_types, agg_bufs):
-            arrays.append(_masked(values, valid, self.schema.field(name).type))
+            arrays.append(_masked(values[:n], valid[:n], self.schema.field(name).type))
         table = pa.Table.from_arrays(arrays, schema=self.schema)
         names = [WINDOW_END] + [f.name for f in self.keys]
         return table.take(sort_indices_nulls_last(table, names)).combine_chunks().to_batches()[0]
@@ -215,7 +213,8 @@ class WindowKernel(Kernel):
 
     def close(self):
         if not self._closed:
-            self._close(self.state_ptr)
+            _libc.free(ctypes.c_void_p(int(self.state[abi.STATE_HASH_TABLE])))
+            self.state[abi.STATE_HASH_TABLE:abi.STATE_HASH_TABLE + 3] = 0
             self._closed = True
 
     def __del__(self):

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v3, variant generic
+; grizzly-py codegen v5, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -208,10 +208,9 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
-declare i32 @gz_ht_init(ptr, i64, i64)
-declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
-declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)
@@ -220,7 +219,7 @@ declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v3, variant generic
+; grizzly-py codegen v5, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -403,10 +402,9 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
-declare i32 @gz_ht_init(ptr, i64, i64)
-declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
-declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)

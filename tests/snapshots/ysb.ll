@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v3, variant generic
+; grizzly-py codegen v5, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -52,6 +52,8 @@ entry:
   %c2.off = load i64, ptr %c2.off.p
   %ht = getelementptr inbounds i64, ptr %state, i64 8
   %key.a = alloca [2 x i64], align 8
+  %htv.a = alloca { ptr, i64 }, align 8
+  call void @gz_ht_view(ptr %ht, ptr %htv.a)
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
@@ -183,7 +185,7 @@ w.assign:
   %h.low = and i64 %h, 281474976710655
   %h.nm = shl i64 %nm33, 48
   %h.tagged = or i64 %h.low, %h.nm
-  %grp = call ptr @gz_ht_upsert(ptr %ht, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
@@ -259,10 +261,9 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
-declare i32 @gz_ht_init(ptr, i64, i64)
-declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
-declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)
@@ -271,51 +272,12 @@ declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v3, variant generic
-define i32 @p0_generic_open(ptr %state) {
-entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %rc = call i32 @gz_ht_init(ptr %ht, i64 1024, i64 32)
-  ret i32 %rc
-}
-
-define void @p0_generic_close(ptr %state) {
-entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  call void @gz_ht_free(ptr %ht)
-  ret void
-}
-
-define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
-entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %cap = call i64 @gz_ht_capacity(ptr %ht)
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
-  %count = phi i64 [ 0, %entry ], [ %count.next, %loop ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
-  %tag = load i64, ptr %e
-  %live = icmp ugt i64 %tag, 1
-  %ws.p = getelementptr inbounds i8, ptr %e, i64 8
-  %ws = load i64, ptr %ws.p
-  %we = add i64 %ws, 10000
-  %wl = sub i64 %we, 1
-  %ready0 = icmp sle i64 %wl, %wm
-  %ready = and i1 %live, %ready0
-  %inc = zext i1 %ready to i64
-  %count.next = add i64 %count, %inc
-  %i.next = add i64 %i, 1
-  %more = icmp ult i64 %i.next, %cap
-  br i1 %more, label %loop, label %done
-done:
-  ret i64 %count.next
-}
-
+; grizzly-py codegen v5, variant generic
 define i64 @p0_generic_emit(ptr %state, i64 %wm, ptr noalias %out) {
 entry:
   %ht = getelementptr inbounds i64, ptr %state, i64 8
   %cap = call i64 @gz_ht_capacity(ptr %ht)
+  %has_entries = icmp ugt i64 %cap, 0
   %overflow.a = alloca i1, align 1
   store i1 false, ptr %overflow.a
   %overflow_which.a = alloca i64, align 8
@@ -326,7 +288,7 @@ entry:
   store i64 9223372036854775807, ptr %minend.a
   %ws.out.p = getelementptr inbounds ptr, ptr %out, i64 0
   %ws.out = load ptr, ptr %ws.out.p
-  br label %loop
+  br i1 %has_entries, label %loop, label %done
 loop:
   %i = phi i64 [ 0, %entry ], [ %i.next, %next ]
   %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
@@ -416,10 +378,9 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
-declare i32 @gz_ht_init(ptr, i64, i64)
-declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
-declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)
@@ -428,7 +389,7 @@ declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v3, variant generic
+; grizzly-py codegen v5, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -466,6 +427,8 @@ entry:
   %c2.off = load i64, ptr %c2.off.p
   %ht = getelementptr inbounds i64, ptr %state, i64 8
   %key.a = alloca [2 x i64], align 8
+  %htv.a = alloca { ptr, i64 }, align 8
+  call void @gz_ht_view(ptr %ht, ptr %htv.a)
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
@@ -580,7 +543,7 @@ w.assign:
   %h.low = and i64 %h, 281474976710655
   %h.nm = shl i64 0, 48
   %h.tagged = or i64 %h.low, %h.nm
-  %grp = call ptr @gz_ht_upsert(ptr %ht, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
@@ -656,10 +619,9 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
-declare i32 @gz_ht_init(ptr, i64, i64)
-declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
-declare ptr @gz_ht_upsert(ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)
