@@ -1,13 +1,14 @@
-; grizzly-py runtime: an open-addressing hash table keyed by (window, key), with growth.
+; grizzly-py runtime: an open-addressing hash table of aggregates by key, with growth.
+; Each open window has its own table (see windows.ll), so together they key by (window, key).
 ;
 ; Linked into every compiled module. Generated code calls these functions with constant
 ; key_words / entry_size arguments, so after inlining LLVM specializes the probe loop.
 ;
 ; Table header (%gz.ht): { ptr entries, i64 capacity (power of two), i64 size }
 ; Entry (entry_size bytes, 8-byte aligned):
-;   word 0        tag: 0 = empty, 1 = dead (fired, dropped by the next rebuild), else hash | 1<<63
+;   word 0        tag: 0 = empty, else hash | 1<<63
 ;                 (generated code may put key null flags in bits 48..62 of the hash it passes)
-;   words 1..K    key words (window start, key values)
+;   words 1..K    key words
 ;   words K+1..   aggregate state, zero-initialized on insert
 ; Linear probing; the table grows (x2) when it would become more than half full.
 ; A zeroed header is an empty table (the first insert allocates it); the engine frees the
@@ -18,8 +19,17 @@
 declare ptr @calloc(i64, i64)
 declare void @free(ptr)
 
+define linkonce_odr void @gz_ht_free(ptr %ht) {
+entry:
+  %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
+  %entries = load ptr, ptr %entries.p
+  call void @free(ptr %entries)
+  call void @llvm.memset.p0.i64(ptr %ht, i8 0, i64 24, i1 false)
+  ret void
+}
+
 ; Re-insert every live entry (tag > 1) of the table into a fresh array of new_capacity entries.
-; Used to grow the table and to drop dead (fired) entries. Returns 0, or 1 when out of memory
+; Used to grow the table. Returns 0, or 1 when out of memory
 ; (the table is then unchanged).
 define linkonce_odr i32 @gz_ht_rehash(ptr %ht, i64 %new_capacity, i64 %entry_size) noinline {
 entry:

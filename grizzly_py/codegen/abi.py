@@ -7,11 +7,12 @@ Kernel signatures (``P`` is the pipeline's symbol prefix):
 - ``i64 P_process(ptr state, ptr columns, i64 rows, ptr params, ptr out)``: runs the fused loop
   over one batch; returns the number of rows written to ``out`` (projections) or 0 (windows), or
   a negative error code (see ``ERROR_*``) with the failing row in ``state[STATE_ERROR_ROW]``.
-- ``i64 P_emit(ptr state, i64 watermark, ptr out)``: write the window results ready to fire
-  (end - 1 <= watermark) to ``out`` (buffers of ``state[STATE_HASH_TABLE + 2]`` rows, the number
-  of entries), drop them from the state; returns the count or a negative error code.
-The hash table is created by the first insert; the engine frees ``state[STATE_HASH_TABLE]``
-with libc ``free``.
+- ``i64 P_count_ready(ptr state, i64 watermark)``: how many results the complete windows
+  (end - 1 <= watermark) hold.
+- ``i64 P_emit(ptr state, i64 watermark, ptr out)``: write those results to ``out``, drop the
+  windows from the state; returns the count or a negative error code.
+- ``void P_close(ptr state)``: free the window state.
+The window directory (runtime/windows.ll) and its tables are created by the kernel's inserts.
 """
 
 # --- column descriptor: COLUMN_SLOTS u64 words per input column -----------------------------
@@ -37,8 +38,7 @@ STATE_ERROR_ROW = 5
 STATE_MIN_OPEN_END = 6   # smallest window end held in the state (INT64_MAX when empty)
 STATE_ERROR_DETAIL = 7   # e.g. the index of the aggregate that overflowed
 STATE_HEADER_WORDS = 8
-STATE_HASH_TABLE = 8     # %gz.ht header: entries, capacity, size (3 words)
-STATE_HASH_SIZE = 10
+STATE_WINDOWS = 8        # %gz.dir header: slots, length, capacity (3 words)
 STATE_WORDS = 12
 
 # --- error codes (negative return values) -----------------------------------------------------

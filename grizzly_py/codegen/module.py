@@ -22,7 +22,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 5  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 6  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class CodegenOptions:
 
     filter_mode: str = "predicated"
     variant: str = "generic"
-    block_rows: int = 1024
+    block_rows: int = 4096
 
     def __post_init__(self):
         if self.filter_mode not in FILTER_MODES:
@@ -292,7 +292,7 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
         ctx.emit(f"{sh} = shl i64 {z}, {n}")
         ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
         null_mask = acc
-    key_words = 1 + len(keys)
+    key_words = len(keys)
     off = 8 * (1 + key_words)
     aggs = []
     for n, a in enumerate(t.aggregates):

@@ -25,9 +25,6 @@ from ..types import to_arrow_type
 from .batch_adapter import prepare
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
-_libc = ctypes.CDLL(None)  # the allocator generated code uses (calloc/free resolve to it)
-_libc.free.argtypes = [ctypes.c_void_p]
-_libc.free.restype = None
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
 
 
@@ -161,7 +158,11 @@ class WindowKernel(Kernel):
         """Emit every window with end - 1 <= watermark, sorted by (window_end, keys)."""
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
-        size = max(self.counter(abi.STATE_HASH_SIZE), 1)
+        count_ready = self.function("state", "count_ready", _I64, _P, _I64)
+        ready = count_ready(self.state_ptr, watermark)
+        if ready == 0:
+            return None
+        size = ready
         window_start = np.empty(size, dtype=np.int64)
         ptrs, key_bufs, agg_bufs = [window_start.ctypes.data], [], []
         for _ in self.keys:
@@ -182,8 +183,7 @@ class WindowKernel(Kernel):
                                          f"to sum beyond int64")
         if n < 0:
             self._raise(n, None)
-        if n == 0:
-            return None
+        assert n == ready, (n, ready)
         arrays = [self._key_array(f, w[:n], v[:n]) for f, (w, v) in zip(self.keys, key_bufs)]
         arrays.append(self._time_array(window_start[:n]))
         arrays.append(self._time_array(window_start[:n] + self.window_size))
@@ -213,8 +213,7 @@ class WindowKernel(Kernel):
 
     def close(self):
         if not self._closed:
-            _libc.free(ctypes.c_void_p(int(self.state[abi.STATE_HASH_TABLE])))
-            self.state[abi.STATE_HASH_TABLE:abi.STATE_HASH_TABLE + 3] = 0
+            self.function("state", "close", None, _P)(self.state_ptr)
             self._closed = True
 
     def __del__(self):

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -48,16 +48,16 @@ entry:
   %c1.vmask = select i1 %c1.hasv, i64 -1, i64 0
   %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
   %c1.off = load i64, ptr %c1.off.p
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
   %key.a = alloca [1 x i64], align 8
   %htv.a = alloca { ptr, i64 }, align 8
-  call void @gz_ht_view(ptr %ht, ptr %htv.a)
+  store ptr null, ptr %htv.a
+  %wht.a = alloca ptr, align 8
+  store ptr null, ptr %wht.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
   store i1 false, ptr %wknown.a
-  %wh0.a = alloca i64, align 8
-  store i64 0, ptr %wh0.a
   %nonempty = icmp sgt i64 %rows, 0
   br i1 %nonempty, label %loop, label %exit
 
@@ -99,43 +99,46 @@ w.compute:
   %w.remneg = icmp slt i64 %w.rem, 0
   %w.remadj = add i64 %w.rem, 1000
   %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
-  %w.start.c = sub i64 %ts, %w.mod
-  store i64 %w.start.c, ptr %wcur.a
+  %w.start = sub i64 %ts, %w.mod
+  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
+  %w.last = add i64 %w.start, 999
+  %w.late = icmp sle i64 %w.last, %wm
+  br i1 %w.late, label %late_row, label %w.open, !prof !0
+w.open:
+  %w.table = call ptr @gz_win_table(ptr %dir, i64 %w.start)
+  %w.oom = icmp eq ptr %w.table, null
+  br i1 %w.oom, label %err_oom, label %w.opened, !prof !0
+w.opened:
+  store i64 %w.start, ptr %wcur.a
   store i1 true, ptr %wknown.a
-  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
-  store i64 %w.h0.c, ptr %wh0.a
-  %w.end.c = add i64 %w.start.c, 1000
+  store ptr %w.table, ptr %wht.a
+  call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  %w.end = add i64 %w.start, 1000
   %w.minend = load i64, ptr %minend.a
-  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
+  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
   store i64 %w.minend.new, ptr %minend.a
   br label %w.have
 w.have:
-  %w.start = load i64, ptr %wcur.a
-  %h.0 = load i64, ptr %wh0.a
-  %w.last = add i64 %w.start, 999
-  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
-  %w.late = icmp sle i64 %w.last, %wm
-  br i1 %w.late, label %late_row, label %w.assign, !prof !0
-w.assign:
-  ; -- key: window start
-  store i64 %w.start, ptr %key.a
+  %ht = load ptr, ptr %wht.a
+  ; -- key
+  %h.0 = add i64 -7046029254386353131, 0
   %h = call i64 @gz_hash_finish(i64 %h.0)
   %h.tagged = add i64 %h, 0
-  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 1, i64 96)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 0, i64 88)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
   ; -- aggregate n = count()
-  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
+  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 8
   %a0.s0 = load i64, ptr %a0.s0.p
   %a0.n = add i64 %a0.s0, 1
   store i64 %a0.n, ptr %a0.s0.p
   ; -- aggregate s = sum(col('qty'))
-  %a1.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
+  %a1.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
   %a1.s0 = load i64, ptr %a1.s0.p
-  %a1.s1.p = getelementptr inbounds i8, ptr %grp, i64 32
+  %a1.s1.p = getelementptr inbounds i8, ptr %grp, i64 24
   %a1.s1 = load i64, ptr %a1.s1.p
-  %a1.s2.p = getelementptr inbounds i8, ptr %grp, i64 40
+  %a1.s2.p = getelementptr inbounds i8, ptr %grp, i64 32
   %a1.s2 = load i64, ptr %a1.s2.p
   %a1.add = select i1 %valid9, i64 %v13, i64 0
   %a1.r = call {i64, i1} @llvm.sadd.with.overflow.i64(i64 %a1.s0, i64 %a1.add)
@@ -151,9 +154,9 @@ w.update:
   %a1.n = add i64 %a1.s2, %a1.inc
   store i64 %a1.n, ptr %a1.s2.p
   ; -- aggregate lo = min(col('price'))
-  %a2.s0.p = getelementptr inbounds i8, ptr %grp, i64 48
+  %a2.s0.p = getelementptr inbounds i8, ptr %grp, i64 40
   %a2.s0 = load double, ptr %a2.s0.p
-  %a2.s1.p = getelementptr inbounds i8, ptr %grp, i64 56
+  %a2.s1.p = getelementptr inbounds i8, ptr %grp, i64 48
   %a2.s1 = load i64, ptr %a2.s1.p
   %a2.first = icmp eq i64 %a2.s1, 0
   %a2.m = call double @llvm.minnum.f64(double %a2.s0, double %f19)
@@ -164,9 +167,9 @@ w.update:
   %a2.n = add i64 %a2.s1, %a2.inc
   store i64 %a2.n, ptr %a2.s1.p
   ; -- aggregate hi = max(col('price'))
-  %a3.s0.p = getelementptr inbounds i8, ptr %grp, i64 64
+  %a3.s0.p = getelementptr inbounds i8, ptr %grp, i64 56
   %a3.s0 = load double, ptr %a3.s0.p
-  %a3.s1.p = getelementptr inbounds i8, ptr %grp, i64 72
+  %a3.s1.p = getelementptr inbounds i8, ptr %grp, i64 64
   %a3.s1 = load i64, ptr %a3.s1.p
   %a3.first = icmp eq i64 %a3.s1, 0
   %a3.m = call double @llvm.maxnum.f64(double %a3.s0, double %f19)
@@ -177,9 +180,9 @@ w.update:
   %a3.n = add i64 %a3.s1, %a3.inc
   store i64 %a3.n, ptr %a3.s1.p
   ; -- aggregate mean = avg(col('price'))
-  %a4.s0.p = getelementptr inbounds i8, ptr %grp, i64 80
+  %a4.s0.p = getelementptr inbounds i8, ptr %grp, i64 72
   %a4.s0 = load double, ptr %a4.s0.p
-  %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 88
+  %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 80
   %a4.s1 = load i64, ptr %a4.s1.p
   %a4.sum = fadd double %a4.s0, %f19
   %a4.keep = select i1 %valid16, double %a4.sum, double %a4.s0
@@ -249,6 +252,7 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -258,14 +262,50 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
+define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %slots = load ptr, ptr %dir
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %body ]
+  %count = phi i64 [ 0, %entry ], [ %count.next, %body ]
+  %done = icmp eq i64 %i, %len
+  br i1 %done, label %exit, label %body
+body:
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %i
+  %ws = load i64, ptr %slot
+  %wl = add i64 %ws, 999
+  %ready = icmp sle i64 %wl, %wm
+  %size.p = getelementptr inbounds i64, ptr %slot, i64 3
+  %size = load i64, ptr %size.p
+  %add = select i1 %ready, i64 %size, i64 0
+  %count.next = add i64 %count, %add
+  %i.next = add i64 %i, 1
+  br label %loop
+exit:
+  ret i64 %count
+}
+
+define void @p0_generic_close(ptr %state) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  call void @gz_win_free(ptr %dir)
+  ret void
+}
+
 define i64 @p0_generic_emit(ptr %state, i64 %wm, ptr noalias %out) {
 entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %cap = call i64 @gz_ht_capacity(ptr %ht)
-  %has_entries = icmp ugt i64 %cap, 0
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
   %overflow.a = alloca i1, align 1
   store i1 false, ptr %overflow.a
   %overflow_which.a = alloca i64, align 8
@@ -276,16 +316,16 @@ entry:
   store i64 9223372036854775807, ptr %minend.a
   %ws.out.p = getelementptr inbounds ptr, ptr %out, i64 0
   %ws.out = load ptr, ptr %ws.out.p
-  br i1 %has_entries, label %loop, label %done
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %next ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 96)
-  %tag = load i64, ptr %e
-  %live = icmp ugt i64 %tag, 1
-  br i1 %live, label %check, label %next
-check:
-  %ws.p = getelementptr inbounds i8, ptr %e, i64 8
-  %ws = load i64, ptr %ws.p
+  br label %windows
+windows:
+  %w = phi i64 [ 0, %entry ], [ %w, %fired ], [ %w.next, %kept ]
+  %len = load i64, ptr %len.p
+  %w.done = icmp eq i64 %w, %len
+  br i1 %w.done, label %done, label %window
+window:
+  %slots = load ptr, ptr %dir
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
+  %ws = load i64, ptr %slot
   %we = add i64 %ws, 1000
   %wl = sub i64 %we, 1
   %ready = icmp sle i64 %wl, %wm
@@ -294,8 +334,22 @@ keep:
   %minend = load i64, ptr %minend.a
   %minend.new = call i64 @llvm.smin.i64(i64 %minend, i64 %we)
   store i64 %minend.new, ptr %minend.a
-  br label %next
+  br label %kept
+kept:
+  %w.next = add i64 %w, 1
+  br label %windows
 fire:
+  %ht = getelementptr inbounds i64, ptr %slot, i64 1
+  %cap = call i64 @gz_ht_capacity(ptr %ht)
+  %has_entries = icmp ugt i64 %cap, 0
+  br i1 %has_entries, label %loop, label %fired
+loop:
+  %i = phi i64 [ 0, %fire ], [ %i.next, %next ]
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 88)
+  %tag = load i64, ptr %e
+  %live = icmp ugt i64 %tag, 1
+  br i1 %live, label %emit_entry, label %next
+emit_entry:
   %j = load i64, ptr %j.a
   %ws.dst = getelementptr inbounds i64, ptr %ws.out, i64 %j
   store i64 %ws, ptr %ws.dst
@@ -304,9 +358,9 @@ fire:
   %x0.vp = load ptr, ptr %x0.vp.p
   %x0.mp.p = getelementptr inbounds ptr, ptr %out, i64 2
   %x0.mp = load ptr, ptr %x0.mp.p
-  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 16
+  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 8
   %x0.n = load i64, ptr %x0.n.p
-  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 16
+  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 8
   %x0.valid = add i1 true, false
   %x0.out = add i64 %x0.n, 0
   %x0.dst = getelementptr inbounds i64, ptr %x0.vp, i64 %j
@@ -320,11 +374,11 @@ fire:
   %x1.vp = load ptr, ptr %x1.vp.p
   %x1.mp.p = getelementptr inbounds ptr, ptr %out, i64 4
   %x1.mp = load ptr, ptr %x1.mp.p
-  %x1.n.p = getelementptr inbounds i8, ptr %e, i64 40
+  %x1.n.p = getelementptr inbounds i8, ptr %e, i64 32
   %x1.n = load i64, ptr %x1.n.p
-  %x1.s0.p = getelementptr inbounds i8, ptr %e, i64 24
+  %x1.s0.p = getelementptr inbounds i8, ptr %e, i64 16
   %x1.valid = icmp sgt i64 %x1.n, 0
-  %x1.carry.p = getelementptr inbounds i8, ptr %e, i64 32
+  %x1.carry.p = getelementptr inbounds i8, ptr %e, i64 24
   %x1.carry = load i64, ptr %x1.carry.p
   %x1.ovf = icmp ne i64 %x1.carry, 0
   %x1.ovf.old = load i1, ptr %overflow.a
@@ -345,9 +399,9 @@ fire:
   %x2.vp = load ptr, ptr %x2.vp.p
   %x2.mp.p = getelementptr inbounds ptr, ptr %out, i64 6
   %x2.mp = load ptr, ptr %x2.mp.p
-  %x2.n.p = getelementptr inbounds i8, ptr %e, i64 56
+  %x2.n.p = getelementptr inbounds i8, ptr %e, i64 48
   %x2.n = load i64, ptr %x2.n.p
-  %x2.s0.p = getelementptr inbounds i8, ptr %e, i64 48
+  %x2.s0.p = getelementptr inbounds i8, ptr %e, i64 40
   %x2.valid = icmp sgt i64 %x2.n, 0
   %x2.out = load double, ptr %x2.s0.p
   %x2.dst = getelementptr inbounds double, ptr %x2.vp, i64 %j
@@ -361,9 +415,9 @@ fire:
   %x3.vp = load ptr, ptr %x3.vp.p
   %x3.mp.p = getelementptr inbounds ptr, ptr %out, i64 8
   %x3.mp = load ptr, ptr %x3.mp.p
-  %x3.n.p = getelementptr inbounds i8, ptr %e, i64 72
+  %x3.n.p = getelementptr inbounds i8, ptr %e, i64 64
   %x3.n = load i64, ptr %x3.n.p
-  %x3.s0.p = getelementptr inbounds i8, ptr %e, i64 64
+  %x3.s0.p = getelementptr inbounds i8, ptr %e, i64 56
   %x3.valid = icmp sgt i64 %x3.n, 0
   %x3.out = load double, ptr %x3.s0.p
   %x3.dst = getelementptr inbounds double, ptr %x3.vp, i64 %j
@@ -377,9 +431,9 @@ fire:
   %x4.vp = load ptr, ptr %x4.vp.p
   %x4.mp.p = getelementptr inbounds ptr, ptr %out, i64 10
   %x4.mp = load ptr, ptr %x4.mp.p
-  %x4.n.p = getelementptr inbounds i8, ptr %e, i64 88
+  %x4.n.p = getelementptr inbounds i8, ptr %e, i64 80
   %x4.n = load i64, ptr %x4.n.p
-  %x4.s0.p = getelementptr inbounds i8, ptr %e, i64 80
+  %x4.s0.p = getelementptr inbounds i8, ptr %e, i64 72
   %x4.valid = icmp sgt i64 %x4.n, 0
   %x4.sf = load double, ptr %x4.s0.p
   %x4.nf = sitofp i64 %x4.n to double
@@ -390,28 +444,21 @@ fire:
   %x4.mdst = getelementptr inbounds i8, ptr %x4.mp, i64 %j
   store i8 %x4.m, ptr %x4.mdst
 
-  store i64 1, ptr %e
   %j.next = add i64 %j, 1
   store i64 %j.next, ptr %j.a
   br label %next
 next:
   %i.next = add i64 %i, 1
   %more = icmp ult i64 %i.next, %cap
-  br i1 %more, label %loop, label %done
+  br i1 %more, label %loop, label %fired
+fired:
+  call void @gz_ht_free(ptr %ht)
+  call void @gz_win_remove(ptr %dir, i64 %w)
+  br label %windows
 done:
   %minend.final = load i64, ptr %minend.a
   %minend.p = getelementptr inbounds i64, ptr %state, i64 6
   store i64 %minend.final, ptr %minend.p
-  %emitted = load i64, ptr %j.a
-  %any = icmp sgt i64 %emitted, 0
-  br i1 %any, label %compact, label %check_overflow
-compact:
-  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %cap, i64 96)
-  %rc.bad = icmp ne i32 %rc, 0
-  br i1 %rc.bad, label %oom, label %check_overflow
-oom:
-  ret i64 -1
-check_overflow:
   %ovf = load i1, ptr %overflow.a
   br i1 %ovf, label %overflowed, label %ok
 overflowed:
@@ -420,6 +467,7 @@ overflowed:
   store i64 %which, ptr %detail.p
   ret i64 -3
 ok:
+  %emitted = load i64, ptr %j.a
   ret i64 %emitted
 }
 
@@ -427,6 +475,7 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -436,9 +485,12 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -472,16 +524,16 @@ entry:
   %c1.vals = load ptr, ptr %c1.vals.p
   %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
   %c1.off = load i64, ptr %c1.off.p
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
   %key.a = alloca [1 x i64], align 8
   %htv.a = alloca { ptr, i64 }, align 8
-  call void @gz_ht_view(ptr %ht, ptr %htv.a)
+  store ptr null, ptr %htv.a
+  %wht.a = alloca ptr, align 8
+  store ptr null, ptr %wht.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
   store i1 false, ptr %wknown.a
-  %wh0.a = alloca i64, align 8
-  store i64 0, ptr %wh0.a
   %nonempty = icmp sgt i64 %rows, 0
   br i1 %nonempty, label %loop, label %exit
 
@@ -514,43 +566,46 @@ w.compute:
   %w.remneg = icmp slt i64 %w.rem, 0
   %w.remadj = add i64 %w.rem, 1000
   %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
-  %w.start.c = sub i64 %ts, %w.mod
-  store i64 %w.start.c, ptr %wcur.a
+  %w.start = sub i64 %ts, %w.mod
+  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
+  %w.last = add i64 %w.start, 999
+  %w.late = icmp sle i64 %w.last, %wm
+  br i1 %w.late, label %late_row, label %w.open, !prof !0
+w.open:
+  %w.table = call ptr @gz_win_table(ptr %dir, i64 %w.start)
+  %w.oom = icmp eq ptr %w.table, null
+  br i1 %w.oom, label %err_oom, label %w.opened, !prof !0
+w.opened:
+  store i64 %w.start, ptr %wcur.a
   store i1 true, ptr %wknown.a
-  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
-  store i64 %w.h0.c, ptr %wh0.a
-  %w.end.c = add i64 %w.start.c, 1000
+  store ptr %w.table, ptr %wht.a
+  call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  %w.end = add i64 %w.start, 1000
   %w.minend = load i64, ptr %minend.a
-  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
+  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
   store i64 %w.minend.new, ptr %minend.a
   br label %w.have
 w.have:
-  %w.start = load i64, ptr %wcur.a
-  %h.0 = load i64, ptr %wh0.a
-  %w.last = add i64 %w.start, 999
-  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
-  %w.late = icmp sle i64 %w.last, %wm
-  br i1 %w.late, label %late_row, label %w.assign, !prof !0
-w.assign:
-  ; -- key: window start
-  store i64 %w.start, ptr %key.a
+  %ht = load ptr, ptr %wht.a
+  ; -- key
+  %h.0 = add i64 -7046029254386353131, 0
   %h = call i64 @gz_hash_finish(i64 %h.0)
   %h.tagged = add i64 %h, 0
-  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 1, i64 96)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 0, i64 88)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
   ; -- aggregate n = count()
-  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
+  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 8
   %a0.s0 = load i64, ptr %a0.s0.p
   %a0.n = add i64 %a0.s0, 1
   store i64 %a0.n, ptr %a0.s0.p
   ; -- aggregate s = sum(col('qty'))
-  %a1.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
+  %a1.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
   %a1.s0 = load i64, ptr %a1.s0.p
-  %a1.s1.p = getelementptr inbounds i8, ptr %grp, i64 32
+  %a1.s1.p = getelementptr inbounds i8, ptr %grp, i64 24
   %a1.s1 = load i64, ptr %a1.s1.p
-  %a1.s2.p = getelementptr inbounds i8, ptr %grp, i64 40
+  %a1.s2.p = getelementptr inbounds i8, ptr %grp, i64 32
   %a1.s2 = load i64, ptr %a1.s2.p
   %a1.add = select i1 true, i64 %v7, i64 0
   %a1.r = call {i64, i1} @llvm.sadd.with.overflow.i64(i64 %a1.s0, i64 %a1.add)
@@ -566,9 +621,9 @@ w.update:
   %a1.n = add i64 %a1.s2, %a1.inc
   store i64 %a1.n, ptr %a1.s2.p
   ; -- aggregate lo = min(col('price'))
-  %a2.s0.p = getelementptr inbounds i8, ptr %grp, i64 48
+  %a2.s0.p = getelementptr inbounds i8, ptr %grp, i64 40
   %a2.s0 = load double, ptr %a2.s0.p
-  %a2.s1.p = getelementptr inbounds i8, ptr %grp, i64 56
+  %a2.s1.p = getelementptr inbounds i8, ptr %grp, i64 48
   %a2.s1 = load i64, ptr %a2.s1.p
   %a2.first = icmp eq i64 %a2.s1, 0
   %a2.m = call double @llvm.minnum.f64(double %a2.s0, double %f10)
@@ -579,9 +634,9 @@ w.update:
   %a2.n = add i64 %a2.s1, %a2.inc
   store i64 %a2.n, ptr %a2.s1.p
   ; -- aggregate hi = max(col('price'))
-  %a3.s0.p = getelementptr inbounds i8, ptr %grp, i64 64
+  %a3.s0.p = getelementptr inbounds i8, ptr %grp, i64 56
   %a3.s0 = load double, ptr %a3.s0.p
-  %a3.s1.p = getelementptr inbounds i8, ptr %grp, i64 72
+  %a3.s1.p = getelementptr inbounds i8, ptr %grp, i64 64
   %a3.s1 = load i64, ptr %a3.s1.p
   %a3.first = icmp eq i64 %a3.s1, 0
   %a3.m = call double @llvm.maxnum.f64(double %a3.s0, double %f10)
@@ -592,9 +647,9 @@ w.update:
   %a3.n = add i64 %a3.s1, %a3.inc
   store i64 %a3.n, ptr %a3.s1.p
   ; -- aggregate mean = avg(col('price'))
-  %a4.s0.p = getelementptr inbounds i8, ptr %grp, i64 80
+  %a4.s0.p = getelementptr inbounds i8, ptr %grp, i64 72
   %a4.s0 = load double, ptr %a4.s0.p
-  %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 88
+  %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 80
   %a4.s1 = load i64, ptr %a4.s1.p
   %a4.sum = fadd double %a4.s0, %f10
   %a4.keep = select i1 true, double %a4.sum, double %a4.s0
@@ -664,6 +719,7 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -673,3 +729,6 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)

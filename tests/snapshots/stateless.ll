@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -208,6 +208,7 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -217,9 +218,12 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -402,6 +406,7 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -411,3 +416,6 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)

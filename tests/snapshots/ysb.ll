@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -21,7 +21,7 @@ entry:
   %minend.0 = load i64, ptr %minend.p
   %minend.a = alloca i64, align 8
   store i64 %minend.0, ptr %minend.a
-  %sel.a = alloca [1024 x i64], align 16
+  %sel.a = alloca [4096 x i64], align 16
   %nsel.a = alloca i64, align 8
   %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
   %c0.vals = load ptr, ptr %c0.vals.p
@@ -50,25 +50,25 @@ entry:
   %c2.vmask = select i1 %c2.hasv, i64 -1, i64 0
   %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
   %c2.off = load i64, ptr %c2.off.p
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %key.a = alloca [2 x i64], align 8
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %key.a = alloca [1 x i64], align 8
   %htv.a = alloca { ptr, i64 }, align 8
-  call void @gz_ht_view(ptr %ht, ptr %htv.a)
+  store ptr null, ptr %htv.a
+  %wht.a = alloca ptr, align 8
+  store ptr null, ptr %wht.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
   store i1 false, ptr %wknown.a
-  %wh0.a = alloca i64, align 8
-  store i64 0, ptr %wh0.a
   %nonempty = icmp sgt i64 %rows, 0
   br i1 %nonempty, label %block, label %exit
 
-; blocked loop: per block of 1024 rows, a branch-free pass evaluates event time and
+; blocked loop: per block of 4096 rows, a branch-free pass evaluates event time and
 ; filters and appends the surviving row indices to a selection vector; a second pass runs the
 ; rest of the pipeline over the selected rows only.
 block:
   %b = phi i64 [ 0, %entry ], [ %b.next, %block_done ]
-  %b.lim = add nuw nsw i64 %b, 1024
+  %b.lim = add nuw nsw i64 %b, 4096
   %b.short = icmp slt i64 %rows, %b.lim
   %b.end = select i1 %b.short, i64 %rows, i64 %b.lim
   store i64 0, ptr %nsel.a
@@ -157,40 +157,43 @@ w.compute:
   %w.remneg = icmp slt i64 %w.rem, 0
   %w.remadj = add i64 %w.rem, 10000
   %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
-  %w.start.c = sub i64 %ts, %w.mod
-  store i64 %w.start.c, ptr %wcur.a
+  %w.start = sub i64 %ts, %w.mod
+  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
+  %w.last = add i64 %w.start, 9999
+  %w.late = icmp sle i64 %w.last, %wm
+  br i1 %w.late, label %late_row, label %w.open, !prof !0
+w.open:
+  %w.table = call ptr @gz_win_table(ptr %dir, i64 %w.start)
+  %w.oom = icmp eq ptr %w.table, null
+  br i1 %w.oom, label %err_oom, label %w.opened, !prof !0
+w.opened:
+  store i64 %w.start, ptr %wcur.a
   store i1 true, ptr %wknown.a
-  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
-  store i64 %w.h0.c, ptr %wh0.a
-  %w.end.c = add i64 %w.start.c, 10000
+  store ptr %w.table, ptr %wht.a
+  call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  %w.end = add i64 %w.start, 10000
   %w.minend = load i64, ptr %minend.a
-  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
+  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
   store i64 %w.minend.new, ptr %minend.a
   br label %w.have
 w.have:
-  %w.start = load i64, ptr %wcur.a
-  %h.0 = load i64, ptr %wh0.a
-  %w.last = add i64 %w.start, 9999
-  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
-  %w.late = icmp sle i64 %w.last, %wm
-  br i1 %w.late, label %late_row, label %w.assign, !prof !0
-w.assign:
-  ; -- key: window start, campaign_id
-  store i64 %w.start, ptr %key.a
-  %key1.p = getelementptr inbounds i64, ptr %key.a, i64 1
-  store i64 %kw29, ptr %key1.p
+  %ht = load ptr, ptr %wht.a
+  ; -- key campaign_id
+  %key0.p = getelementptr inbounds i64, ptr %key.a, i64 0
+  store i64 %kw29, ptr %key0.p
+  %h.0 = add i64 -7046029254386353131, 0
   %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %kw29)
   %h = call i64 @gz_hash_finish(i64 %h.1)
   ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
   %h.low = and i64 %h, 281474976710655
   %h.nm = shl i64 %nm33, 48
   %h.tagged = or i64 %h.low, %h.nm
-  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 1, i64 24)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
   ; -- aggregate views = count()
-  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
+  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
   %a0.s0 = load i64, ptr %a0.s0.p
   %a0.n = add i64 %a0.s0, 1
   store i64 %a0.n, ptr %a0.s0.p
@@ -214,7 +217,7 @@ row_done:
   br i1 %more, label %loop, label %block_done
 
 block_done:
-  %b.next = add nuw nsw i64 %b, 1024
+  %b.next = add nuw nsw i64 %b, 4096
   %blocks.more = icmp slt i64 %b.next, %rows
   br i1 %blocks.more, label %block, label %exit
 
@@ -261,6 +264,7 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -270,14 +274,50 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
+define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %slots = load ptr, ptr %dir
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %body ]
+  %count = phi i64 [ 0, %entry ], [ %count.next, %body ]
+  %done = icmp eq i64 %i, %len
+  br i1 %done, label %exit, label %body
+body:
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %i
+  %ws = load i64, ptr %slot
+  %wl = add i64 %ws, 9999
+  %ready = icmp sle i64 %wl, %wm
+  %size.p = getelementptr inbounds i64, ptr %slot, i64 3
+  %size = load i64, ptr %size.p
+  %add = select i1 %ready, i64 %size, i64 0
+  %count.next = add i64 %count, %add
+  %i.next = add i64 %i, 1
+  br label %loop
+exit:
+  ret i64 %count
+}
+
+define void @p0_generic_close(ptr %state) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  call void @gz_win_free(ptr %dir)
+  ret void
+}
+
 define i64 @p0_generic_emit(ptr %state, i64 %wm, ptr noalias %out) {
 entry:
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %cap = call i64 @gz_ht_capacity(ptr %ht)
-  %has_entries = icmp ugt i64 %cap, 0
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
   %overflow.a = alloca i1, align 1
   store i1 false, ptr %overflow.a
   %overflow_which.a = alloca i64, align 8
@@ -288,16 +328,16 @@ entry:
   store i64 9223372036854775807, ptr %minend.a
   %ws.out.p = getelementptr inbounds ptr, ptr %out, i64 0
   %ws.out = load ptr, ptr %ws.out.p
-  br i1 %has_entries, label %loop, label %done
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %next ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 32)
-  %tag = load i64, ptr %e
-  %live = icmp ugt i64 %tag, 1
-  br i1 %live, label %check, label %next
-check:
-  %ws.p = getelementptr inbounds i8, ptr %e, i64 8
-  %ws = load i64, ptr %ws.p
+  br label %windows
+windows:
+  %w = phi i64 [ 0, %entry ], [ %w, %fired ], [ %w.next, %kept ]
+  %len = load i64, ptr %len.p
+  %w.done = icmp eq i64 %w, %len
+  br i1 %w.done, label %done, label %window
+window:
+  %slots = load ptr, ptr %dir
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
+  %ws = load i64, ptr %slot
   %we = add i64 %ws, 10000
   %wl = sub i64 %we, 1
   %ready = icmp sle i64 %wl, %wm
@@ -306,8 +346,22 @@ keep:
   %minend = load i64, ptr %minend.a
   %minend.new = call i64 @llvm.smin.i64(i64 %minend, i64 %we)
   store i64 %minend.new, ptr %minend.a
-  br label %next
+  br label %kept
+kept:
+  %w.next = add i64 %w, 1
+  br label %windows
 fire:
+  %ht = getelementptr inbounds i64, ptr %slot, i64 1
+  %cap = call i64 @gz_ht_capacity(ptr %ht)
+  %has_entries = icmp ugt i64 %cap, 0
+  br i1 %has_entries, label %loop, label %fired
+loop:
+  %i = phi i64 [ 0, %fire ], [ %i.next, %next ]
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 24)
+  %tag = load i64, ptr %e
+  %live = icmp ugt i64 %tag, 1
+  br i1 %live, label %emit_entry, label %next
+emit_entry:
   %j = load i64, ptr %j.a
   %ws.dst = getelementptr inbounds i64, ptr %ws.out, i64 %j
   store i64 %ws, ptr %ws.dst
@@ -315,7 +369,7 @@ fire:
   %k0.vp = load ptr, ptr %k0.vp.p
   %k0.mp.p = getelementptr inbounds ptr, ptr %out, i64 2
   %k0.mp = load ptr, ptr %k0.mp.p
-  %k0.src = getelementptr inbounds i8, ptr %e, i64 16
+  %k0.src = getelementptr inbounds i8, ptr %e, i64 8
   %k0.w = load i64, ptr %k0.src
   %k0.dst = getelementptr inbounds i64, ptr %k0.vp, i64 %j
   store i64 %k0.w, ptr %k0.dst
@@ -330,9 +384,9 @@ fire:
   %x0.vp = load ptr, ptr %x0.vp.p
   %x0.mp.p = getelementptr inbounds ptr, ptr %out, i64 4
   %x0.mp = load ptr, ptr %x0.mp.p
-  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 24
+  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 16
   %x0.n = load i64, ptr %x0.n.p
-  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 24
+  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 16
   %x0.valid = add i1 true, false
   %x0.out = add i64 %x0.n, 0
   %x0.dst = getelementptr inbounds i64, ptr %x0.vp, i64 %j
@@ -341,28 +395,21 @@ fire:
   %x0.mdst = getelementptr inbounds i8, ptr %x0.mp, i64 %j
   store i8 %x0.m, ptr %x0.mdst
 
-  store i64 1, ptr %e
   %j.next = add i64 %j, 1
   store i64 %j.next, ptr %j.a
   br label %next
 next:
   %i.next = add i64 %i, 1
   %more = icmp ult i64 %i.next, %cap
-  br i1 %more, label %loop, label %done
+  br i1 %more, label %loop, label %fired
+fired:
+  call void @gz_ht_free(ptr %ht)
+  call void @gz_win_remove(ptr %dir, i64 %w)
+  br label %windows
 done:
   %minend.final = load i64, ptr %minend.a
   %minend.p = getelementptr inbounds i64, ptr %state, i64 6
   store i64 %minend.final, ptr %minend.p
-  %emitted = load i64, ptr %j.a
-  %any = icmp sgt i64 %emitted, 0
-  br i1 %any, label %compact, label %check_overflow
-compact:
-  %rc = call i32 @gz_ht_rehash(ptr %ht, i64 %cap, i64 32)
-  %rc.bad = icmp ne i32 %rc, 0
-  br i1 %rc.bad, label %oom, label %check_overflow
-oom:
-  ret i64 -1
-check_overflow:
   %ovf = load i1, ptr %overflow.a
   br i1 %ovf, label %overflowed, label %ok
 overflowed:
@@ -371,6 +418,7 @@ overflowed:
   store i64 %which, ptr %detail.p
   ret i64 -3
 ok:
+  %emitted = load i64, ptr %j.a
   ret i64 %emitted
 }
 
@@ -378,6 +426,7 @@ declare i64 @llvm.smin.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -387,9 +436,12 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v5, variant generic
+; grizzly-py codegen v6, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -411,7 +463,7 @@ entry:
   %minend.0 = load i64, ptr %minend.p
   %minend.a = alloca i64, align 8
   store i64 %minend.0, ptr %minend.a
-  %sel.a = alloca [1024 x i64], align 16
+  %sel.a = alloca [4096 x i64], align 16
   %nsel.a = alloca i64, align 8
   %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
   %c0.vals = load ptr, ptr %c0.vals.p
@@ -425,25 +477,25 @@ entry:
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
   %c2.off = load i64, ptr %c2.off.p
-  %ht = getelementptr inbounds i64, ptr %state, i64 8
-  %key.a = alloca [2 x i64], align 8
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %key.a = alloca [1 x i64], align 8
   %htv.a = alloca { ptr, i64 }, align 8
-  call void @gz_ht_view(ptr %ht, ptr %htv.a)
+  store ptr null, ptr %htv.a
+  %wht.a = alloca ptr, align 8
+  store ptr null, ptr %wht.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
   store i1 false, ptr %wknown.a
-  %wh0.a = alloca i64, align 8
-  store i64 0, ptr %wh0.a
   %nonempty = icmp sgt i64 %rows, 0
   br i1 %nonempty, label %block, label %exit
 
-; blocked loop: per block of 1024 rows, a branch-free pass evaluates event time and
+; blocked loop: per block of 4096 rows, a branch-free pass evaluates event time and
 ; filters and appends the surviving row indices to a selection vector; a second pass runs the
 ; rest of the pipeline over the selected rows only.
 block:
   %b = phi i64 [ 0, %entry ], [ %b.next, %block_done ]
-  %b.lim = add nuw nsw i64 %b, 1024
+  %b.lim = add nuw nsw i64 %b, 4096
   %b.short = icmp slt i64 %rows, %b.lim
   %b.end = select i1 %b.short, i64 %rows, i64 %b.lim
   store i64 0, ptr %nsel.a
@@ -515,40 +567,43 @@ w.compute:
   %w.remneg = icmp slt i64 %w.rem, 0
   %w.remadj = add i64 %w.rem, 10000
   %w.mod = select i1 %w.remneg, i64 %w.remadj, i64 %w.rem
-  %w.start.c = sub i64 %ts, %w.mod
-  store i64 %w.start.c, ptr %wcur.a
+  %w.start = sub i64 %ts, %w.mod
+  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
+  %w.last = add i64 %w.start, 9999
+  %w.late = icmp sle i64 %w.last, %wm
+  br i1 %w.late, label %late_row, label %w.open, !prof !0
+w.open:
+  %w.table = call ptr @gz_win_table(ptr %dir, i64 %w.start)
+  %w.oom = icmp eq ptr %w.table, null
+  br i1 %w.oom, label %err_oom, label %w.opened, !prof !0
+w.opened:
+  store i64 %w.start, ptr %wcur.a
   store i1 true, ptr %wknown.a
-  %w.h0.c = call i64 @gz_hash_mix(i64 -7046029254386353131, i64 %w.start.c)
-  store i64 %w.h0.c, ptr %wh0.a
-  %w.end.c = add i64 %w.start.c, 10000
+  store ptr %w.table, ptr %wht.a
+  call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  %w.end = add i64 %w.start, 10000
   %w.minend = load i64, ptr %minend.a
-  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end.c)
+  %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
   store i64 %w.minend.new, ptr %minend.a
   br label %w.have
 w.have:
-  %w.start = load i64, ptr %wcur.a
-  %h.0 = load i64, ptr %wh0.a
-  %w.last = add i64 %w.start, 9999
-  ; -- pre-trigger: a record whose window already fired (end - 1 <= watermark) is late
-  %w.late = icmp sle i64 %w.last, %wm
-  br i1 %w.late, label %late_row, label %w.assign, !prof !0
-w.assign:
-  ; -- key: window start, campaign_id
-  store i64 %w.start, ptr %key.a
-  %key1.p = getelementptr inbounds i64, ptr %key.a, i64 1
-  store i64 %v16, ptr %key1.p
+  %ht = load ptr, ptr %wht.a
+  ; -- key campaign_id
+  %key0.p = getelementptr inbounds i64, ptr %key.a, i64 0
+  store i64 %v16, ptr %key0.p
+  %h.0 = add i64 -7046029254386353131, 0
   %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %v16)
   %h = call i64 @gz_hash_finish(i64 %h.1)
   ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
   %h.low = and i64 %h, 281474976710655
   %h.nm = shl i64 0, 48
   %h.tagged = or i64 %h.low, %h.nm
-  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 2, i64 32)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 1, i64 24)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
   ; -- aggregate views = count()
-  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 24
+  %a0.s0.p = getelementptr inbounds i8, ptr %grp, i64 16
   %a0.s0 = load i64, ptr %a0.s0.p
   %a0.n = add i64 %a0.s0, 1
   store i64 %a0.n, ptr %a0.s0.p
@@ -572,7 +627,7 @@ row_done:
   br i1 %more, label %loop, label %block_done
 
 block_done:
-  %b.next = add nuw nsw i64 %b, 1024
+  %b.next = add nuw nsw i64 %b, 4096
   %blocks.more = icmp slt i64 %b.next, %rows
   br i1 %blocks.more, label %block, label %exit
 
@@ -619,6 +674,7 @@ declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
@@ -628,3 +684,6 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare ptr @gz_win_table(ptr, i64)
+declare void @gz_win_remove(ptr, i64)
+declare void @gz_win_free(ptr)
