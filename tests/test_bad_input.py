@@ -127,3 +127,15 @@ def test_one_shot_iterator_feeds_every_sink():
     assert sum(result["counts"]["n"].to_pylist()) == 5
     assert result.metrics["records_in"] == 5  # read once
     assert [q["records_in"] for q in result.metrics["queries"]] == [5, 5]
+
+
+def test_batches_with_different_dictionaries_resolve_literals_per_dictionary():
+    def batch(ts, codes, dictionary):
+        arr = pa.DictionaryArray.from_arrays(pa.array(codes, pa.int32()), pa.array(dictionary))
+        return pa.record_batch({"ts": pa.array(ts, pa.int64()), "kind": arr})
+    batches = [batch([1, 2], [0, 1], ["view", "click"]),
+               batch([3, 4], [0, 1], ["click", "view"]),        # same size, other order
+               batch([5, 6], [0, 0], ["purchase", "view"]),
+               batch([7, 8], [0, 1, ][:2], ["view", "view"])]    # a dictionary with duplicates
+    out = gz.StreamEnvironment().from_arrow(iter(batches), timestamp="ts").filter(col("kind") == "view")
+    assert out.execute_and_collect()["ts"].to_pylist() == [1, 4, 7, 8]

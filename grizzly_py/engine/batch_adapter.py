@@ -28,11 +28,42 @@ def _address(buf: pa.Buffer | None) -> int:
     return 0 if buf is None else buf.address
 
 
-def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str) -> PreparedBatch:
+class DictionaryCodes:
+    """Per pipeline: the codes of string literals in each dictionary, and whether a dictionary
+    is free of duplicates, remembered by the dictionary's buffers (batches of one table share
+    their dictionary, so the lookups run once, not once per batch)."""
+
+    def __init__(self):
+        self._seen: dict[tuple, object] = {}
+
+    @staticmethod
+    def _identity(dictionary: pa.Array) -> tuple:
+        return (len(dictionary), dictionary.offset) + tuple(_address(b) for b in dictionary.buffers())
+
+    def _memo(self, dictionary: pa.Array, what: tuple, compute):
+        key = what + self._identity(dictionary)
+        if key not in self._seen:
+            if len(self._seen) > 4096:
+                self._seen.clear()
+            # the entry keeps the dictionary alive, so no other dictionary can take its addresses
+            self._seen[key] = (dictionary, compute())
+        return self._seen[key][1]
+
+    def unique(self, dictionary: pa.Array) -> bool:
+        return self._memo(dictionary, ("unique",), lambda: _unique(dictionary))
+
+    def code(self, dictionary: pa.Array, literal: str) -> int:
+        return self._memo(dictionary, ("code", literal),
+                          lambda: pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py())
+
+
+def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str,
+            codes: DictionaryCodes | None = None) -> PreparedBatch:
     try:
         batch.validate()
     except pa.ArrowInvalid as e:
         raise ValueError(f"{source_name}: malformed Arrow batch: {e}") from e
+    codes = codes or DictionaryCodes()
     desc = np.zeros(len(gen.columns) * abi.COLUMN_SLOTS, dtype=np.uint64)
     keep: list = [batch]
     arrays = {}
@@ -41,7 +72,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
         arr = batch.column(lay.name)
         if lay.name in gen.decode_columns:
             arr = arr.cast(lay.arrow_type)
-        elif pa.types.is_dictionary(arr.type) and gen.dict_params and not _unique(arr.dictionary):
+        elif pa.types.is_dictionary(arr.type) and gen.dict_params and not codes.unique(arr.dictionary):
             arr = arr.cast(arr.type.value_type).dictionary_encode()  # codes must identify values
         arrays[lay.name] = arr
         keep.append(arr)
@@ -64,8 +95,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     params = np.zeros(abi.PARAM_FIRST_DICT_CODE + len(gen.dict_params), dtype=np.int64)
     params[abi.PARAM_WATERMARK] = watermark
     for n, (column, literal) in enumerate(gen.dict_params):
-        dictionary = arrays[column].dictionary
-        params[abi.PARAM_FIRST_DICT_CODE + n] = pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py()
+        params[abi.PARAM_FIRST_DICT_CODE + n] = codes.code(arrays[column].dictionary, literal)
     return PreparedBatch(desc, params, batch.num_rows, has_nulls, keep)
 
 

@@ -22,7 +22,7 @@ from ..jit import CompiledModule, compile_ir, compile_ir_async
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
-from .batch_adapter import prepare
+from .batch_adapter import DictionaryCodes, prepare
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
@@ -62,6 +62,7 @@ class Kernel:
         self.batches_processed = 0
         self.compile_ms = 0.0
         self._functions: dict[str, object] = {}
+        self._codes = DictionaryCodes()
 
     def function(self, unit: str, name: str, restype, *argtypes):
         key = f"{unit}:{name}"
@@ -82,7 +83,7 @@ class Kernel:
         return int(self.state[index])
 
     def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int) -> int:
-        prepared = prepare(batch, self.gen, watermark, self.input_name)
+        prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes)
         unit = "process" if prepared.has_nulls else "process_nonnull"
         kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P)
         rc = kernel(self.state_ptr, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
