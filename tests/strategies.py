@@ -462,7 +462,10 @@ def can_be_key(f) -> bool:
     if f.dtype.name not in KEY_KINDS:
         return False
     return not (f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms")
-WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg")
+
+
+WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg",
+                     "var_pop", "var_samp", "stddev_pop", "stddev_samp")
 
 
 @st.composite

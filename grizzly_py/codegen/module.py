@@ -222,7 +222,7 @@ def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext
 
 
 # --- windows -------------------------------------------------------------------------------------
-_SLOTS = {"count": 1, "min": 2, "max": 2}
+_SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 3, "var_samp": 3, "stddev_pop": 3, "stddev_samp": 3}
 
 
 def _agg_slots(func: str, kind: str | None) -> int:
@@ -311,7 +311,8 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
                 value, valid = v.val, v.valid
         aggs.append(_Obj(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
                          arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n))
-        gen.aggregate_types.append((a.field.name, "double" if (kind == "float" or a.func == "avg") else "i64"))
+        floating = kind == "float" or a.func not in ("count", "sum", "min", "max")
+        gen.aggregate_types.append((a.field.name, "double" if floating else "i64"))
         off += 8 * _agg_slots(a.func, kind)
     entry_size = off
     agg_macros = environment().get_template("aggregates.ll.j2").module

@@ -423,6 +423,7 @@ ok:
 }
 
 declare i64 @llvm.smin.i64(i64, i64)
+declare double @llvm.sqrt.f64(double)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
