@@ -48,7 +48,7 @@ class TumblingEventTimeWindows(WindowAssigner):
         return [(s, s + self.size_ms)]
 
     def __repr__(self):
-        return f"TumblingEventTimeWindows(size={self.size_ms}ms)"
+        return f"TumblingEventTimeWindows.of(Time.milliseconds({self.size_ms}))"
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ class SlidingEventTimeWindows(WindowAssigner):
         return out[::-1]
 
     def __repr__(self):
-        return f"SlidingEventTimeWindows(size={self.size_ms}ms, slide={self.slide_ms}ms)"
+        return f"SlidingEventTimeWindows.of(Time.milliseconds({self.size_ms}), Time.milliseconds({self.slide_ms}))"
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class EventTimeSessionWindows(WindowAssigner):
         return EventTimeSessionWindows(to_millis(gap, what="EventTimeSessionWindows.with_gap"))
 
     def __repr__(self):
-        return f"EventTimeSessionWindows(gap={self.gap_ms}ms)"
+        return f"EventTimeSessionWindows.with_gap(Time.milliseconds({self.gap_ms}))"
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from grizzly_py.expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse,
                                     if_else, lit)
 from grizzly_py.reference import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from grizzly_py.types import Schema
-from grizzly_py.windows import TumblingEventTimeWindows
+from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 
 TIMESTAMP = "ts"
 
@@ -330,9 +330,7 @@ def value_code(v) -> str:
         return expr_code(v)
     if isinstance(v, AggCall):
         return f"agg.{v.func}({'' if v.arg is None else expr_code(v.arg)})"
-    if isinstance(v, TumblingEventTimeWindows):
-        return f"TumblingEventTimeWindows.of(Time.milliseconds({v.size_ms}))"
-    return repr(v)
+    return repr(v)  # assigners print as the code that builds them
 
 
 def arrow_type_code(t: pa.DataType) -> str:
@@ -397,7 +395,7 @@ class QueryCase:
             "import pyarrow as pa",
             "import grizzly_py as gz",
             "from grizzly_py import col, lit, agg, if_else, Time, WatermarkStrategy",
-            "from grizzly_py.windows import TumblingEventTimeWindows",
+            "from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows",
             "from grizzly_py import reference",
             "nan, inf = float('nan'), float('inf')",
             f"schema = pa.schema([{schema}])",
@@ -479,10 +477,15 @@ def aggregate_calls(draw, schema: Schema) -> AggCall:
 
 @st.composite
 def window_steps(draw, schema: Schema) -> list[Step]:
-    """``key_by(1-2 keys)`` or ``window_all``, a tumbling event-time window, then ``aggregate``."""
+    """``key_by(1-2 keys)`` or ``window_all``, a tumbling or sliding event-time window, then ``aggregate``."""
     key_candidates = [f.name for f in schema if can_be_key(f)]
     keys = draw(st.lists(st.sampled_from(key_candidates), unique=True, max_size=2)) if key_candidates else []
-    assigner = TumblingEventTimeWindows.of(Time.milliseconds(draw(st.integers(1, 30))))
+    size = draw(st.integers(1, 30))
+    if draw(st.booleans()):
+        assigner = TumblingEventTimeWindows.of(Time.milliseconds(size))
+    else:
+        slide = draw(st.integers(1, size))
+        assigner = SlidingEventTimeWindows.of(Time.milliseconds(size), Time.milliseconds(slide))
     calls = draw(st.lists(aggregate_calls(schema), min_size=1, max_size=4))
     aggregates = {f"agg{i}": call for i, call in enumerate(calls)}
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]

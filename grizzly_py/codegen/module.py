@@ -11,6 +11,7 @@ literals to resolve per batch, the output layout).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -95,6 +96,7 @@ class GeneratedPipeline:
     outputs: list[OutputColumn] = field(default_factory=list)   # projections: computed columns
     key_types: list[pa.DataType] = field(default_factory=list)  # windows: key output types
     aggregate_types: list[tuple[str, str]] = field(default_factory=list)  # windows: (name, i64|double)
+    trigger: str = ""  # windows: "tumbling" (emit per window) or "panes" (merge panes per window)
     state_words: int = abi.STATE_WORDS
 
     @property
@@ -254,9 +256,22 @@ def _key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Valu
     return Value("int", word, v.valid)
 
 
-def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                    gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+def _window_geometry(assigner) -> tuple[int, int, int]:
+    """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
+    sliding windows share; a tumbling window is its own pane."""
+    size = assigner.size_ms
+    slide = getattr(assigner, "slide_ms", size)
+    if slide > size:
+        raise NotImplementedError(f"{assigner!r}: a slide longer than the window (gaps between windows) "
+                                  "is not compiled yet")
+    return size, slide, math.gcd(size, slide)
+
+
+def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
     t: WindowTerminal = pipeline.terminal
+    size, slide, pane = _window_geometry(t.assigner)
     if pipeline.event_time is None:
         raise NotImplementedError("an event-time window needs a source with a timestamp column "
                                   "(from_arrow(..., timestamp='ts'))")
@@ -318,12 +333,14 @@ def _lower_tumbling(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContex
     agg_macros = environment().get_template("aggregates.ll.j2").module
     updates = [line for a in aggs for line in str(agg_macros.update(a)).split("\n") if line.strip()]
     ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=key_words))
-    ctx.body.extend(_lines("window_tumbling.ll.j2", size=t.assigner.size_ms,
+    ctx.body.extend(_lines("window_tumbling.ll.j2", size=size, slide=slide, pane=pane,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
                            null_mask=null_mask, key_words=key_words, entry_size=entry_size, updates=updates))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
-    state = render("window_state.ll.j2", abi=abi, p=gen.prefix, entry_size=entry_size,
-                   window_size=t.assigner.size_ms, keys=keys, aggregates=aggs)
+    gen.trigger = "tumbling" if pane == size else "panes"
+    state = render("window_state.ll.j2" if pane == size else "window_sliding_state.ll.j2", abi=abi,
+                   p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,
+                   key_words=key_words, aggregates=aggs)
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked), state
 
 
@@ -338,7 +355,8 @@ class _Obj(dict):
 
 TERMINAL_RULES = {
     ("project", None): _lower_project,
-    ("window", "tumbling"): _lower_tumbling,
+    ("window", "tumbling"): _lower_time_window,
+    ("window", "sliding"): _lower_time_window,
 }
 
 

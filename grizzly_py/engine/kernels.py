@@ -9,6 +9,7 @@ complete windows as a table sorted by (window_end, keys) with nulls last.
 from __future__ import annotations
 
 import ctypes
+import math
 import time
 
 import numpy as np
@@ -163,20 +164,13 @@ class WindowKernel(Kernel):
         ready = count_ready(self.state_ptr, watermark)
         if ready == 0:
             return None
-        size = ready
-        window_start = np.empty(size, dtype=np.int64)
-        ptrs, key_bufs, agg_bufs = [window_start.ctypes.data], [], []
-        for _ in self.keys:
-            b = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.uint8))
-            key_bufs.append(b)
-            ptrs += [b[0].ctypes.data, b[1].ctypes.data]
-        for _, store in self.gen.aggregate_types:
-            b = (np.empty(size, dtype=_NP_STORE[store]), np.empty(size, dtype=np.uint8))
-            agg_bufs.append(b)
-            ptrs += [b[0].ctypes.data, b[1].ctypes.data]
-        out = np.array(ptrs, dtype=np.uint64)
+        out = _ResultBuffers(self, ready)
         emit = self.function("state", "emit", _I64, _P, _I64, _P)
-        n = emit(self.state_ptr, watermark, out.ctypes.data)
+        n = self._check(emit(self.state_ptr, watermark, out.descriptor), watermark)
+        assert n == ready, (n, ready)
+        return self._sorted(out.table(n))
+
+    def _check(self, n: int, watermark: int) -> int:
         if n == abi.ERROR_SUM_OVERFLOW:
             which = self.gen.aggregate_types[self.counter(abi.STATE_ERROR_DETAIL)][0]
             raise AggregateOverflowError(f"aggregate {which!r}: int64 sum overflow in a window "
@@ -184,17 +178,20 @@ class WindowKernel(Kernel):
                                          f"to sum beyond int64")
         if n < 0:
             self._raise(n, None)
-        assert n == ready, (n, ready)
-        arrays = [self._key_array(f, w[:n], v[:n]) for f, (w, v) in zip(self.keys, key_bufs)]
-        arrays.append(self._time_array(window_start[:n]))
-        arrays.append(self._time_array(window_start[:n] + self.window_size))
-        for (name, _), (values, valid) in zip(self.gen.aggregate_types, agg_bufs):
-            arrays.append(_masked(values[:n], valid[:n], self.schema.field(name).type))
-        table = pa.Table.from_arrays(arrays, schema=self.schema)
+        return n
+
+    def _sorted(self, table: pa.Table) -> pa.RecordBatch:
         names = [WINDOW_END] + [f.name for f in self.keys]
         return table.take(sort_indices_nulls_last(table, names)).combine_chunks().to_batches()[0]
 
-    def _key_array(self, f, words: np.ndarray, valid: np.ndarray) -> pa.Array:
+    def windows(self) -> np.ndarray:
+        """The directory's slots as rows of (window or pane start, entries, capacity, size)."""
+        slots, length = int(self.state[abi.STATE_WINDOWS]), int(self.state[abi.STATE_WINDOWS + 1])
+        if not length:
+            return np.zeros((0, 4), dtype=np.int64)
+        return np.ctypeslib.as_array((ctypes.c_int64 * (4 * length)).from_address(slots)).reshape(length, 4).copy()
+
+    def key_array(self, f, words: np.ndarray, valid: np.ndarray) -> pa.Array:
         t = self.schema.field(f.name).type
         if f.dtype.is_float:
             values = words.view(np.float64)
@@ -204,7 +201,7 @@ class WindowKernel(Kernel):
             return _masked(words, valid, pa.int64()).cast(t)
         return _masked(values, valid, t)
 
-    def _time_array(self, ms: np.ndarray) -> pa.Array:
+    def time_array(self, ms: np.ndarray) -> pa.Array:
         t = self.time_type
         if pa.types.is_timestamp(t):
             factor = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
@@ -222,3 +219,95 @@ class WindowKernel(Kernel):
             self.close()
         except Exception:
             pass
+
+
+class SlidingWindowKernel(WindowKernel):
+    """Sliding windows: records sit in panes (tumbling windows of gcd(size, slide)); a window
+    fires by merging its panes. Windows fire in order of their start, once each; a record whose
+    earlier windows already fired still counts in its later ones."""
+
+    def __init__(self, gen, input_name):
+        super().__init__(gen, input_name)
+        assigner = gen.pipeline.terminal.assigner
+        self.slide = assigner.slide_ms
+        self.previous_watermark = None  # windows complete at it have fired (empty ones too)
+
+    def fire(self, watermark: int) -> pa.RecordBatch | None:
+        previous, self.previous_watermark = self.previous_watermark, watermark
+        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
+            return None
+        panes = self.windows()
+        starts = self._ready_starts(panes[:, 0], previous, watermark)
+        tables = []
+        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _P)
+        for lo in starts:
+            inside = (panes[:, 0] >= lo) & (panes[:, 0] < lo + self.window_size)
+            capacity = int(panes[inside, 3].sum())
+            if capacity == 0:
+                continue
+            out = _ResultBuffers(self, capacity)
+            n = self._check(merge_emit(self.state_ptr, int(lo), out.descriptor), watermark)
+            if n:
+                tables.append(out.table(n))
+        self.function("state", "drop_panes", None, _P, _I64)(self.state_ptr, watermark)
+        remaining = self.windows()[:, 0]
+        # the earliest end among windows not fired yet that hold a pane (a lower bound is enough)
+        self.state[abi.STATE_MIN_OPEN_END] = (int(remaining.min()) + math.gcd(self.window_size, self.slide)
+                                             if len(remaining) else abi.INT64_MAX)
+        if not tables:
+            return None
+        return self._sorted(pa.concat_tables(tables))
+
+    def _last_complete_start(self, watermark: int) -> int:
+        """The largest window start with start + size - 1 <= watermark."""
+        limit = watermark - self.window_size + 1
+        return limit - limit % self.slide
+
+    def _ready_starts(self, pane_starts: np.ndarray, previous: int | None, watermark: int) -> np.ndarray:
+        """Window starts (ascending) that hold a pane and became complete after ``previous``."""
+        size, slide = self.window_size, self.slide
+        if not len(pane_starts):
+            return pane_starts
+        first = -((size - 1 - pane_starts) // slide) * slide      # ceil((p - size + 1) / slide) * slide
+        last = pane_starts - pane_starts % slide                   # floor(p / slide) * slide
+        if previous is not None:
+            first = np.maximum(first, self._last_complete_start(previous) + slide)
+        last = np.minimum(last, self._last_complete_start(watermark))
+        counts = np.maximum((last - first) // slide + 1, 0)
+        if not counts.sum():
+            return np.zeros(0, dtype=np.int64)
+        starts = np.repeat(first, counts) + slide * (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+        return np.unique(starts)
+
+
+class _ResultBuffers:
+    """Output buffers of one firing: window starts, key words, aggregate values, validity."""
+
+    def __init__(self, kernel: WindowKernel, rows: int):
+        self.kernel = kernel
+        size = max(rows, 1)
+        self.window_start = np.empty(size, dtype=np.int64)
+        ptrs = [self.window_start.ctypes.data]
+        self.keys, self.aggs = [], []
+        for _ in kernel.keys:
+            b = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.uint8))
+            self.keys.append(b)
+            ptrs += [b[0].ctypes.data, b[1].ctypes.data]
+        for _, store in kernel.gen.aggregate_types:
+            b = (np.empty(size, dtype=_NP_STORE[store]), np.empty(size, dtype=np.uint8))
+            self.aggs.append(b)
+            ptrs += [b[0].ctypes.data, b[1].ctypes.data]
+        self._descriptor = np.array(ptrs, dtype=np.uint64)
+
+    @property
+    def descriptor(self) -> int:
+        return self._descriptor.ctypes.data
+
+    def table(self, n: int) -> pa.Table:
+        k = self.kernel
+        arrays = [k.key_array(f, w[:n], v[:n]) for f, (w, v) in zip(k.keys, self.keys)]
+        arrays.append(k.time_array(self.window_start[:n]))
+        arrays.append(k.time_array(self.window_start[:n] + k.window_size))
+        for (name, _), (values, valid) in zip(k.gen.aggregate_types, self.aggs):
+            arrays.append(_masked(values[:n], valid[:n], k.schema.field(name).type))
+        return pa.Table.from_arrays(arrays, schema=k.schema)

@@ -21,7 +21,7 @@ from ..codegen.module import CodegenOptions, GeneratedPipeline, generate_pipelin
 from ..environment import JobResult
 from ..physical.pipelines import PhysicalPlan, Pipeline, ProjectTerminal, SourceInput, build_physical_plan
 from ..plan import Query
-from .kernels import ProjectKernel, WindowKernel, output_arrow_schema
+from .kernels import ProjectKernel, SlidingWindowKernel, WindowKernel, output_arrow_schema
 from .sinks import open_sink
 
 
@@ -61,7 +61,7 @@ def _instantiate(pipeline: Pipeline, input_name: str, options: CodegenOptions | 
         kernel = None if (not pipeline.filters and t.is_identity(pipeline.input_schema)) \
             else ProjectKernel(gen, input_name)
     else:
-        kernel = WindowKernel(gen, input_name)
+        kernel = (SlidingWindowKernel if gen.trigger == "panes" else WindowKernel)(gen, input_name)
     return PipelineRun(pipeline, gen, kernel, ms)
 
 

@@ -171,7 +171,7 @@ w.opened:
   store i1 true, ptr %wknown.a
   store ptr %w.table, ptr %wht.a
   call void @gz_ht_view(ptr %w.table, ptr %htv.a)
-  %w.end = add i64 %w.start, 10000
+  %w.end = add i64 %w.start, 10000  ; no window holding this pane ends before the pane does
   %w.minend = load i64, ptr %minend.a
   %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
   store i64 %w.minend.new, ptr %minend.a
@@ -582,7 +582,7 @@ w.opened:
   store i1 true, ptr %wknown.a
   store ptr %w.table, ptr %wht.a
   call void @gz_ht_view(ptr %w.table, ptr %htv.a)
-  %w.end = add i64 %w.start, 10000
+  %w.end = add i64 %w.start, 10000  ; no window holding this pane ends before the pane does
   %w.minend = load i64, ptr %minend.a
   %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
   store i64 %w.minend.new, ptr %minend.a
