@@ -38,7 +38,7 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 def environment() -> jinja2.Environment:
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("codegen_templates"))),
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                              keep_trailing_newline=True, bytecode_cache=_bytecode_cache())
+                              keep_trailing_newline=True, bytecode_cache=_bytecode_cache(), auto_reload=False)
 
 
 def render(template: str, **context) -> str:
