@@ -452,11 +452,11 @@ def stateless_steps(draw, schema: Schema) -> Step:
     return Step("select", tuple(names), named)
 
 
-KEY_KINDS = ("int32", "int64", "bool", "float64", "timestamp")
+KEY_KINDS = ("int32", "int64", "bool", "float64", "timestamp", "string")
 
 
 def can_be_key(f) -> bool:
-    """What the engine groups by today: no strings, and timestamps only in milliseconds."""
+    """What the engine groups by today: timestamps only in milliseconds."""
     if f.dtype.name not in KEY_KINDS:
         return False
     return not (f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms")

@@ -19,6 +19,7 @@ import pyarrow as pa
 from ..expressions import Column, Expr, strip_alias, walk
 from .. import expressions as E
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
+from ..types import INT64
 from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
@@ -97,6 +98,7 @@ class GeneratedPipeline:
     key_types: list[pa.DataType] = field(default_factory=list)  # windows: key output types
     aggregate_types: list[tuple[str, str]] = field(default_factory=list)  # windows: (name, i64|double)
     trigger: str = ""  # windows: "tumbling" (emit per window) or "panes" (merge panes per window)
+    interned_keys: dict[str, str] = field(default_factory=dict)  # id column -> string key column
     state_words: int = abi.STATE_WORDS
 
     @property
@@ -256,6 +258,22 @@ def _key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Valu
     return Value("int", word, v.valid)
 
 
+def _interned_key_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, key: str) -> Column:
+    """A virtual int64 input column holding the interned ids of the string key column ``expr``."""
+    inner = strip_alias(expr)
+    if not isinstance(inner, Column):
+        raise NotImplementedError(f"key {key!r}: a string key must be a column, not {expr!r}")
+    name = f"__gz_key_id_{inner.name}"
+    if name not in ctx.columns:
+        layout = next((c for c in gen.columns if c.name == name), None)
+        if layout is None:
+            layout = ColumnLayout(name, len(gen.columns) * abi.COLUMN_SLOTS, pa.int64())
+            gen.columns.append(layout)
+        ctx.columns[name] = layout
+    gen.interned_keys[name] = inner.name
+    return Column(name)
+
+
 def _window_geometry(assigner) -> tuple[int, int, int]:
     """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
     sliding windows share; a tumbling window is its own pane."""
@@ -291,8 +309,11 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
         raise NotImplementedError(f"at most {MAX_KEYS} key columns are supported, got {len(t.keys)}")
     keys = []
     for f, e in t.keys:
-        if f.dtype.is_string:
-            raise NotImplementedError(f"key column {f.name!r}: string keys arrive with the window issue (#3)")
+        if f.dtype.is_string:  # grouped by the id the engine interns the string to
+            e = _interned_key_column(gen, ctx, e, f.name)
+            keys.append(_key_word(emitter, ctx, e, INT64))
+            gen.key_types.append(f.arrow_type)
+            continue
         if f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms":
             raise NotImplementedError(f"key column {f.name!r}: timestamp keys must have millisecond unit")
         keys.append(_key_word(emitter, ctx, e, f.dtype))

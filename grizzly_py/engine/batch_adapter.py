@@ -58,7 +58,9 @@ class DictionaryCodes:
 
 
 def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str,
-            codes: DictionaryCodes | None = None) -> PreparedBatch:
+            codes: DictionaryCodes | None = None, interner=None) -> PreparedBatch:
+    """Descriptors of ``batch`` for the kernels of ``gen``. String keys are interned to the
+    virtual id columns the kernels read (``gen.interned_keys``) with ``interner``."""
     try:
         batch.validate()
     except pa.ArrowInvalid as e:
@@ -68,8 +70,9 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     keep: list = [batch]
     arrays = {}
     has_nulls = False
+    virtual = {name: interner.ids(batch.column(source)) for name, source in gen.interned_keys.items()}
     for i, lay in enumerate(gen.columns):
-        arr = batch.column(lay.name)
+        arr = virtual[lay.name] if lay.name in virtual else batch.column(lay.name)
         if lay.name in gen.decode_columns:
             arr = arr.cast(lay.arrow_type)
         elif pa.types.is_dictionary(arr.type) and gen.dict_params and not codes.unique(arr.dictionary):

@@ -24,6 +24,7 @@ from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
 from .batch_adapter import DictionaryCodes, prepare
+from .interning import StringInterner
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
@@ -34,12 +35,26 @@ def output_arrow_schema(gen: GeneratedPipeline) -> pa.Schema:
                       for f in gen.pipeline.output_schema])
 
 
-def sort_indices_nulls_last(table: pa.Table, names: list[str]) -> pa.Array:
-    """Ascending sort on ``names`` with nulls last (per-key placement where pyarrow has it)."""
+def _per_key_null_placement() -> bool:
     try:
-        return pc.sort_indices(table, sort_keys=[(n, "ascending", "at_end") for n in names])
-    except (TypeError, ValueError, pa.ArrowInvalid):
-        return pc.sort_indices(table, sort_keys=[(n, "ascending") for n in names], null_placement="at_end")
+        pc.SortOptions(sort_keys=[("x", "ascending", "at_end")])
+        return True
+    except (TypeError, ValueError):
+        return False
+
+
+_PER_KEY_NULLS = _per_key_null_placement()
+
+
+def sort_indices_nulls_last(table: pa.Table, names: list[str]) -> pa.Array:
+    """Ascending sort on ``names`` (dictionary columns by their values), nulls last."""
+    columns = [table.column(n) for n in names]
+    keys = pa.table([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in columns],
+                    names=[f"k{i}" for i in range(len(names))])
+    if _PER_KEY_NULLS:
+        return pc.sort_indices(keys, sort_keys=[(f"k{i}", "ascending", "at_end") for i in range(len(names))])
+    return pc.sort_indices(keys, sort_keys=[(f"k{i}", "ascending") for i in range(len(names))],
+                           null_placement="at_end")
 
 
 def _masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
@@ -64,6 +79,7 @@ class Kernel:
         self.compile_ms = 0.0
         self._functions: dict[str, object] = {}
         self._codes = DictionaryCodes()
+        self.interner = StringInterner() if gen.interned_keys else None
 
     def function(self, unit: str, name: str, restype, *argtypes):
         key = f"{unit}:{name}"
@@ -84,7 +100,7 @@ class Kernel:
         return int(self.state[index])
 
     def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int) -> int:
-        prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes)
+        prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes, self.interner)
         unit = "process" if prepared.has_nulls else "process_nonnull"
         kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P)
         rc = kernel(self.state_ptr, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
@@ -193,6 +209,8 @@ class WindowKernel(Kernel):
 
     def key_array(self, f, words: np.ndarray, valid: np.ndarray) -> pa.Array:
         t = self.schema.field(f.name).type
+        if f.dtype.is_string:
+            return self.interner.values(words, valid, t)
         if f.dtype.is_float:
             values = words.view(np.float64)
         elif f.dtype.is_bool:
