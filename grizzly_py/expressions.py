@@ -19,8 +19,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .types import (BOOL, CAST_TARGETS, FLOAT64, INT32, INT64, STRING, DataType, Schema, SchemaError,
-                    common_numeric, type_named)
+from .types import (BOOL, CAST_TARGETS, FLOAT64, INT32, INT64, STRING, TIMESTAMP, DataType, Schema,
+                    SchemaError, common_numeric, type_named)
 
 ARITHMETIC = ("+", "-", "*", "/", "%")
 COMPARISON = ("==", "!=", "<", "<=", ">", ">=")
@@ -323,6 +323,21 @@ class Alias(Expr):
         return f"{self.operand!r}.alias({self.name!r})"
 
 
+@dataclass(frozen=True, eq=False, repr=False)
+class ProcessingTime(Expr):
+    """The wall-clock time (epoch ms) at which a record is processed: the time of
+    processing-time windows. The engine reads the clock once per batch."""
+
+    def dtype(self, schema):
+        return TIMESTAMP
+
+    def substitute(self, mapping):
+        return self
+
+    def __repr__(self):
+        return "processing_time()"
+
+
 # ----------------------------------------------------------------------------------------------
 def col(name: str) -> Column:
     if not isinstance(name, str) or not name:
@@ -398,6 +413,8 @@ def structural_key(e: Expr):
         return ("if", structural_key(e.cond), structural_key(e.then), structural_key(e.otherwise))
     if isinstance(e, Alias):
         return ("alias", e.name, structural_key(e.operand))
+    if isinstance(e, ProcessingTime):
+        return ("processing_time",)
     raise TypeError(e)
 
 

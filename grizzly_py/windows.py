@@ -101,9 +101,15 @@ class TumblingProcessingTimeWindows(WindowAssigner):
     kind = "tumbling_processing"
     is_event_time = False
 
+    def __post_init__(self):
+        _positive(self.size_ms, "window size")
+
     @staticmethod
     def of(size) -> "TumblingProcessingTimeWindows":
         return TumblingProcessingTimeWindows(to_millis(size, what="TumblingProcessingTimeWindows.of"))
+
+    def __repr__(self):
+        return f"TumblingProcessingTimeWindows.of(Time.milliseconds({self.size_ms}))"
 
 
 @dataclass(frozen=True)
@@ -113,12 +119,17 @@ class SlidingProcessingTimeWindows(WindowAssigner):
     kind = "sliding_processing"
     is_event_time = False
 
+    def __post_init__(self):
+        _positive(self.size_ms, "window size")
+        _positive(self.slide_ms, "window slide")
+
     @staticmethod
     def of(size, slide) -> "SlidingProcessingTimeWindows":
         return SlidingProcessingTimeWindows(to_millis(size, what="SlidingProcessingTimeWindows.of"),
                                             to_millis(slide, what="SlidingProcessingTimeWindows.of"))
 
+    def __repr__(self):
+        return (f"SlidingProcessingTimeWindows.of(Time.milliseconds({self.size_ms}), "
+                f"Time.milliseconds({self.slide_ms}))")
 
-# Assigners the compiled engine runs today; the others are accepted by the DSL and rejected
-# when a job is compiled, with a message naming the assigner.
-COMPILED_ASSIGNERS = (TumblingEventTimeWindows,)
+

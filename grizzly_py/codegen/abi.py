@@ -26,7 +26,8 @@ SLOT_LENGTH = 5     # the array's length
 
 # --- parameters: i64 words passed per call ---------------------------------------------------
 PARAM_WATERMARK = 0      # watermark in force while the batch is processed
-PARAM_FIRST_DICT_CODE = 1  # then one word per (dictionary column, string literal): its code or -1
+PARAM_PROCESSING_TIME = 1  # wall-clock ms at which the batch is processed (processing-time windows)
+PARAM_FIRST_DICT_CODE = 2  # then one word per (dictionary column, string literal): its code or -1
 
 # --- state block: i64 words, then the operator's own state -----------------------------------
 STATE_ROWS_IN = 0

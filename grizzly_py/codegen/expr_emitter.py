@@ -267,6 +267,13 @@ class ExprEmitter:
     def _Alias(self, e):
         return self.emit(e.operand)
 
+    def _ProcessingTime(self, e):
+        ctx = self.ctx
+        p, v = ctx.fresh("nowp"), ctx.fresh("now")
+        ctx.emit(f"{p} = getelementptr inbounds i64, ptr %params, i64 {abi.PARAM_PROCESSING_TIME}")
+        ctx.emit(f"{v} = load i64, ptr {p}")
+        return Value("int", v, "true")
+
     def _Column(self, e):
         return self.column(e.name)
 

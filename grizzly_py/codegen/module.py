@@ -378,6 +378,8 @@ TERMINAL_RULES = {
     ("project", None): _lower_project,
     ("window", "tumbling"): _lower_time_window,
     ("window", "sliding"): _lower_time_window,
+    ("window", "tumbling_processing"): _lower_time_window,
+    ("window", "sliding_processing"): _lower_time_window,
 }
 
 

@@ -58,7 +58,7 @@ class DictionaryCodes:
 
 
 def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str,
-            codes: DictionaryCodes | None = None, interner=None) -> PreparedBatch:
+            codes: DictionaryCodes | None = None, interner=None, processing_time: int = 0) -> PreparedBatch:
     """Descriptors of ``batch`` for the kernels of ``gen``. String keys are interned to the
     virtual id columns the kernels read (``gen.interned_keys``) with ``interner``."""
     try:
@@ -97,6 +97,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
             desc[base + abi.SLOT_DATA_LEN] = 0 if data is None else data.size
     params = np.zeros(abi.PARAM_FIRST_DICT_CODE + len(gen.dict_params), dtype=np.int64)
     params[abi.PARAM_WATERMARK] = watermark
+    params[abi.PARAM_PROCESSING_TIME] = processing_time
     for n, (column, literal) in enumerate(gen.dict_params):
         params[abi.PARAM_FIRST_DICT_CODE + n] = codes.code(arrays[column].dictionary, literal)
     return PreparedBatch(desc, params, batch.num_rows, has_nulls, keep)

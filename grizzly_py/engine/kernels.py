@@ -25,9 +25,26 @@ from ..sources import BadInputError
 from ..types import to_arrow_type
 from .batch_adapter import DictionaryCodes, prepare
 from .interning import StringInterner
+from ..expressions import ProcessingTime
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
+
+
+def wall_clock_ms() -> int:
+    """The processing-time clock (tests replace it to make processing time deterministic)."""
+    return time.time_ns() // 1_000_000
+
+
+class ProcessingClock:
+    """Processing time for one pipeline: the wall clock, read once per batch, never backwards."""
+
+    def __init__(self):
+        self.last = abi.INT64_MIN
+
+    def now(self) -> int:
+        self.last = max(self.last, wall_clock_ms())  # looked up at each call: tests replace it
+        return self.last
 
 
 def output_arrow_schema(gen: GeneratedPipeline) -> pa.Schema:
@@ -80,6 +97,7 @@ class Kernel:
         self._functions: dict[str, object] = {}
         self._codes = DictionaryCodes()
         self.interner = StringInterner() if gen.interned_keys else None
+        self.clock = ProcessingClock() if isinstance(gen.pipeline.event_time, ProcessingTime) else None
 
     def function(self, unit: str, name: str, restype, *argtypes):
         key = f"{unit}:{name}"
@@ -100,7 +118,8 @@ class Kernel:
         return int(self.state[index])
 
     def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int) -> int:
-        prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes, self.interner)
+        prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes, self.interner,
+                           self.clock.now() if self.clock is not None else 0)
         unit = "process" if prepared.has_nulls else "process_nonnull"
         kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P)
         rc = kernel(self.state_ptr, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)

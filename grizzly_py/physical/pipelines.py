@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..aggregates import AggCall
-from ..expressions import Column, Expr, lit, structural_key
+from ..expressions import Column, Expr, ProcessingTime, lit, structural_key
 from ..plan import (WINDOW_END, FilterNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
                     WindowAggregateNode)
 from ..types import Field, Schema
@@ -199,6 +199,8 @@ def _lower(node: PlanNode, done: list[Pipeline]) -> _Open | None:
                      src.watermark.out_of_orderness_ms, [], _identity(node.schema))
     if isinstance(node, WindowAggregateNode):
         o = _open_after(node.input, done)
+        if not node.assigner.is_event_time:  # the window's time is the clock at processing
+            o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
         aggs = tuple(AggregateSpec(node.schema.field(name), call.func,
                                    None if call.arg is None else call.arg.substitute(o.columns))

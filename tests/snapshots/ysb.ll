@@ -94,7 +94,7 @@ scan:
   %p11 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci10
   %v12 = load i32, ptr %p11
   %v13 = sext i32 %v12 to i64
-  %dictp15 = getelementptr inbounds i64, ptr %params, i64 1
+  %dictp15 = getelementptr inbounds i64, ptr %params, i64 2
   %dictcode16 = load i64, ptr %dictp15
   %streq14 = icmp eq i64 %v13, %dictcode16
   ; -- filter (col('event_type') == lit('view'))
@@ -516,7 +516,7 @@ scan:
   %p5 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci4
   %v6 = load i32, ptr %p5
   %v7 = sext i32 %v6 to i64
-  %dictp9 = getelementptr inbounds i64, ptr %params, i64 1
+  %dictp9 = getelementptr inbounds i64, ptr %params, i64 2
   %dictcode10 = load i64, ptr %dictp9
   %streq8 = icmp eq i64 %v7, %dictcode10
   ; -- filter (col('event_type') == lit('view'))
