@@ -463,7 +463,7 @@ def can_be_key(f) -> bool:
 
 
 WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg",
-                     "var_pop", "var_samp", "stddev_pop", "stddev_samp")
+                     "var_pop", "var_samp", "stddev_pop", "stddev_samp", "median", "mode", "count_distinct")
 
 
 @st.composite

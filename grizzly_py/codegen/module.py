@@ -24,7 +24,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 7  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 8  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,9 @@ def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext
 
 
 # --- windows -------------------------------------------------------------------------------------
-_SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 3, "var_samp": 3, "stddev_pop": 3, "stddev_samp": 3}
+_SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 3, "var_samp": 3, "stddev_pop": 3, "stddev_samp": 3,
+          "median": 3, "mode": 3, "count_distinct": 3}  # holistic: a value vector {data, length, capacity}
+HOLISTIC = ("median", "mode", "count_distinct")
 
 
 def _agg_slots(func: str, kind: str | None) -> int:
@@ -256,6 +258,14 @@ def _key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Valu
         ctx.emit(f"{w} = select i1 {v.valid}, i64 {word}, i64 0")
         word = w
     return Value("int", word, v.valid)
+
+
+def _holistic_key(ctx: EmitContext, emitter: ExprEmitter, v: Value) -> str:
+    if v.kind == "float":
+        key = ctx.fresh("hk")
+        ctx.emit(f"{key} = call i64 @gz_f64_key(double {v.val})")
+        return key
+    return emitter.convert(v, "int").val
 
 
 def _interned_key_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, key: str) -> Column:
@@ -339,6 +349,12 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
             if a.func == "count":
                 inner = strip_alias(a.arg)
                 valid = emitter.validity(inner.name) if isinstance(inner, Column) else emitter.emit(a.arg).valid
+            elif a.func in HOLISTIC:  # the value as an order-preserving i64 key
+                if dtype.is_string:
+                    raise NotImplementedError(f"aggregate {a.field.name}={a.func}(...) of strings is not compiled yet")
+                v = emitter.emit_typed(a.arg, dtype)
+                kind = "float" if v.kind == "float" else "int"
+                value, valid = _holistic_key(ctx, emitter, v), v.valid
             else:
                 v = emitter.emit_typed(a.arg, dtype)
                 kind = "float" if v.kind == "float" else "int"
@@ -347,7 +363,8 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                 value, valid = v.val, v.valid
         aggs.append(_Obj(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
                          arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n))
-        floating = kind == "float" or a.func not in ("count", "sum", "min", "max")
+        floating = a.func == "median" or (kind == "float" and a.func != "count_distinct") \
+            or a.func in ("avg", "var_pop", "var_samp", "stddev_pop", "stddev_samp")
         gen.aggregate_types.append((a.field.name, "double" if floating else "i64"))
         off += 8 * _agg_slots(a.func, kind)
     entry_size = off
@@ -361,7 +378,8 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
     gen.trigger = "tumbling" if pane == size else "panes"
     state = render("window_state.ll.j2" if pane == size else "window_sliding_state.ll.j2", abi=abi,
                    p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,
-                   key_words=key_words, aggregates=aggs)
+                   key_words=key_words, aggregates=aggs,
+                   vectors=[a for a in aggs if a.func in HOLISTIC])
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked), state
 
 

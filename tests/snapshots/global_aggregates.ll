@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v7, variant generic
+; grizzly-py codegen v8, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -262,12 +262,24 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare i32 @gz_vec_push(ptr, i64)
+declare i32 @gz_vec_reserve(ptr, i64)
+declare i32 @gz_vec_extend(ptr, ptr)
+declare void @gz_vec_free(ptr)
+declare i32 @gz_cmp_i64(ptr, ptr)
+declare void @gz_vec_sort(ptr)
+declare i64 @gz_f64_key(double)
+declare double @gz_f64_of_key(i64)
+declare double @gz_key_value(i64, i1)
+declare double @gz_vec_median(ptr, i1)
+declare i64 @gz_vec_mode(ptr)
+declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v7, variant generic
+; grizzly-py codegen v8, variant generic
 define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -295,9 +307,31 @@ exit:
   ret i64 %count
 }
 
+define internal void @p0_generic_release(ptr %ht) {
+entry:
+  br label %done
+done:
+  call void @gz_ht_free(ptr %ht)
+  ret void
+}
+
 define void @p0_generic_close(ptr %state) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %slots = load ptr, ptr %dir
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  br label %loop
+loop:
+  %w = phi i64 [ 0, %entry ], [ %w.next, %body ]
+  %done = icmp eq i64 %w, %len
+  br i1 %done, label %exit, label %body
+body:
+  %ht = getelementptr inbounds [4 x i64], ptr %slots, i64 %w, i64 1
+  call void @p0_generic_release(ptr %ht)
+  %w.next = add i64 %w, 1
+  br label %loop
+exit:
   call void @gz_win_free(ptr %dir)
   ret void
 }
@@ -486,12 +520,24 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare i32 @gz_vec_push(ptr, i64)
+declare i32 @gz_vec_reserve(ptr, i64)
+declare i32 @gz_vec_extend(ptr, ptr)
+declare void @gz_vec_free(ptr)
+declare i32 @gz_cmp_i64(ptr, ptr)
+declare void @gz_vec_sort(ptr)
+declare i64 @gz_f64_key(double)
+declare double @gz_f64_of_key(i64)
+declare double @gz_key_value(i64, i1)
+declare double @gz_vec_median(ptr, i1)
+declare i64 @gz_vec_mode(ptr)
+declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v7, variant generic
+; grizzly-py codegen v8, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -730,6 +776,18 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare i32 @gz_vec_push(ptr, i64)
+declare i32 @gz_vec_reserve(ptr, i64)
+declare i32 @gz_vec_extend(ptr, ptr)
+declare void @gz_vec_free(ptr)
+declare i32 @gz_cmp_i64(ptr, ptr)
+declare void @gz_vec_sort(ptr)
+declare i64 @gz_f64_key(double)
+declare double @gz_f64_of_key(i64)
+declare double @gz_key_value(i64, i1)
+declare double @gz_vec_median(ptr, i1)
+declare i64 @gz_vec_mode(ptr)
+declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)

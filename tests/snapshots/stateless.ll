@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v7, variant generic
+; grizzly-py codegen v8, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -218,12 +218,24 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare i32 @gz_vec_push(ptr, i64)
+declare i32 @gz_vec_reserve(ptr, i64)
+declare i32 @gz_vec_extend(ptr, ptr)
+declare void @gz_vec_free(ptr)
+declare i32 @gz_cmp_i64(ptr, ptr)
+declare void @gz_vec_sort(ptr)
+declare i64 @gz_f64_key(double)
+declare double @gz_f64_of_key(i64)
+declare double @gz_key_value(i64, i1)
+declare double @gz_vec_median(ptr, i1)
+declare i64 @gz_vec_mode(ptr)
+declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v7, variant generic
+; grizzly-py codegen v8, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -416,6 +428,18 @@ declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
+declare i32 @gz_vec_push(ptr, i64)
+declare i32 @gz_vec_reserve(ptr, i64)
+declare i32 @gz_vec_extend(ptr, ptr)
+declare void @gz_vec_free(ptr)
+declare i32 @gz_cmp_i64(ptr, ptr)
+declare void @gz_vec_sort(ptr)
+declare i64 @gz_f64_key(double)
+declare double @gz_f64_of_key(i64)
+declare double @gz_key_value(i64, i1)
+declare double @gz_vec_median(ptr, i1)
+declare i64 @gz_vec_mode(ptr)
+declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)

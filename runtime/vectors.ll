@@ -1,0 +1,269 @@
+; grizzly-py runtime: growable vectors of i64 words for holistic aggregates (median, mode,
+; count_distinct), which keep every value of a (window, key) until the window fires.
+;
+; Linked into every compiled module. A vector is %gz.vec = { ptr data, i64 length, i64 capacity },
+; stored inside the hash-table entry (zeroed = empty). Floats are stored as order-preserving
+; keys (see gz_f64_key), so one integer sort serves every type: numbers ascending, -0.0 equal
+; to 0.0, every NaN one value after +inf.
+
+%gz.vec = type { ptr, i64, i64 }
+
+declare void @qsort(ptr, i64, i64, ptr)
+
+; Append %x; 1 when out of memory.
+define linkonce_odr i32 @gz_vec_push(ptr %v, i64 %x) alwaysinline {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %cap.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 2
+  %cap = load i64, ptr %cap.p
+  %full = icmp eq i64 %len, %cap
+  br i1 %full, label %grow, label %store
+grow:
+  %rc = call i32 @gz_vec_reserve(ptr %v, i64 1)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %oom, label %store
+oom:
+  ret i32 1
+store:
+  %data = load ptr, ptr %v
+  %slot = getelementptr inbounds i64, ptr %data, i64 %len
+  store i64 %x, ptr %slot
+  %len.new = add i64 %len, 1
+  store i64 %len.new, ptr %len.p
+  ret i32 0
+}
+
+; Make room for %more words; 1 when out of memory.
+define linkonce_odr i32 @gz_vec_reserve(ptr %v, i64 %more) noinline {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %cap.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 2
+  %cap = load i64, ptr %cap.p
+  %need = add i64 %len, %more
+  %enough = icmp ule i64 %need, %cap
+  br i1 %enough, label %ok, label %grow
+grow:
+  %doubled = shl i64 %cap, 1
+  %at_least = call i64 @llvm.umax.i64(i64 %doubled, i64 %need)
+  %new_cap = call i64 @llvm.umax.i64(i64 %at_least, i64 8)
+  %bytes = shl i64 %new_cap, 3
+  %data = load ptr, ptr %v
+  %moved = call ptr @realloc(ptr %data, i64 %bytes)
+  %oom = icmp eq ptr %moved, null
+  br i1 %oom, label %fail, label %done
+fail:
+  ret i32 1
+done:
+  store ptr %moved, ptr %v
+  store i64 %new_cap, ptr %cap.p
+  br label %ok
+ok:
+  ret i32 0
+}
+
+; Append every word of %src to %dst; 1 when out of memory.
+define linkonce_odr i32 @gz_vec_extend(ptr %dst, ptr %src) {
+entry:
+  %slen.p = getelementptr inbounds %gz.vec, ptr %src, i32 0, i32 1
+  %slen = load i64, ptr %slen.p
+  %rc = call i32 @gz_vec_reserve(ptr %dst, i64 %slen)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %oom, label %copy
+oom:
+  ret i32 1
+copy:
+  %ddata = load ptr, ptr %dst
+  %dlen.p = getelementptr inbounds %gz.vec, ptr %dst, i32 0, i32 1
+  %dlen = load i64, ptr %dlen.p
+  %at = getelementptr inbounds i64, ptr %ddata, i64 %dlen
+  %sdata = load ptr, ptr %src
+  %bytes = shl i64 %slen, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %at, ptr %sdata, i64 %bytes, i1 false)
+  %dlen.new = add i64 %dlen, %slen
+  store i64 %dlen.new, ptr %dlen.p
+  ret i32 0
+}
+
+define linkonce_odr void @gz_vec_free(ptr %v) {
+entry:
+  %data = load ptr, ptr %v
+  call void @free(ptr %data)
+  call void @llvm.memset.p0.i64(ptr %v, i8 0, i64 24, i1 false)
+  ret void
+}
+
+define linkonce_odr i32 @gz_cmp_i64(ptr %a, ptr %b) {
+entry:
+  %x = load i64, ptr %a
+  %y = load i64, ptr %b
+  %gt = icmp sgt i64 %x, %y
+  %lt = icmp slt i64 %x, %y
+  %g = zext i1 %gt to i32
+  %l = zext i1 %lt to i32
+  %r = sub i32 %g, %l
+  ret i32 %r
+}
+
+define linkonce_odr void @gz_vec_sort(ptr %v) {
+entry:
+  %data = load ptr, ptr %v
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %some = icmp ugt i64 %len, 1
+  br i1 %some, label %sort, label %done
+sort:
+  call void @qsort(ptr %data, i64 %len, i64 8, ptr @gz_cmp_i64)
+  br label %done
+done:
+  ret void
+}
+
+; The order-preserving key of a double (-0.0 as 0.0, every NaN the same, above +inf) ...
+define linkonce_odr i64 @gz_f64_key(double %x) alwaysinline {
+entry:
+  %zero = fcmp oeq double %x, 0.0
+  %z = select i1 %zero, double 0.0, double %x
+  %bits = bitcast double %z to i64
+  %nan = fcmp uno double %x, 0.0
+  %b = select i1 %nan, i64 9221120237041090560, i64 %bits
+  %neg = icmp slt i64 %b, 0
+  %flipped = xor i64 %b, 9223372036854775807
+  %key = select i1 %neg, i64 %flipped, i64 %b
+  ret i64 %key
+}
+
+; ... and back.
+define linkonce_odr double @gz_f64_of_key(i64 %key) alwaysinline {
+entry:
+  %neg = icmp slt i64 %key, 0
+  %flipped = xor i64 %key, 9223372036854775807
+  %bits = select i1 %neg, i64 %flipped, i64 %key
+  %x = bitcast i64 %bits to double
+  ret double %x
+}
+
+define linkonce_odr double @gz_key_value(i64 %key, i1 %is_float) alwaysinline {
+entry:
+  br i1 %is_float, label %float, label %int
+float:
+  %f = call double @gz_f64_of_key(i64 %key)
+  ret double %f
+int:
+  %i = sitofp i64 %key to double
+  ret double %i
+}
+
+; numpy.median of the vector's values (sorts it): the middle value, or the mean of the two
+; middle values; NaN when a value is NaN; 0 for an empty vector (the caller emits null).
+define linkonce_odr double @gz_vec_median(ptr %v, i1 %is_float) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %empty = icmp eq i64 %len, 0
+  br i1 %empty, label %none, label %some
+none:
+  ret double 0.0
+some:
+  call void @gz_vec_sort(ptr %v)
+  %data = load ptr, ptr %v
+  %last.i = sub i64 %len, 1
+  %last.p = getelementptr inbounds i64, ptr %data, i64 %last.i
+  %last = load i64, ptr %last.p
+  %last.nan = icmp eq i64 %last, 9221120237041090560
+  %has.nan = and i1 %is_float, %last.nan
+  br i1 %has.nan, label %nan, label %middle
+nan:
+  ret double 0x7FF8000000000000
+middle:
+  %half = lshr i64 %len, 1
+  %hi.p = getelementptr inbounds i64, ptr %data, i64 %half
+  %hi = load i64, ptr %hi.p
+  %hi.v = call double @gz_key_value(i64 %hi, i1 %is_float)
+  %odd.bit = and i64 %len, 1
+  %odd = icmp eq i64 %odd.bit, 1
+  br i1 %odd, label %one, label %two
+one:
+  ret double %hi.v
+two:
+  %lo.i = sub i64 %half, 1
+  %lo.p = getelementptr inbounds i64, ptr %data, i64 %lo.i
+  %lo = load i64, ptr %lo.p
+  %lo.v = call double @gz_key_value(i64 %lo, i1 %is_float)
+  %sum = fadd double %lo.v, %hi.v
+  %mean = fmul double %sum, 5.000000e-01
+  ret double %mean
+}
+
+; The most frequent value (ties: the smallest), as a key (sorts the vector; 0 when empty).
+define linkonce_odr i64 @gz_vec_mode(ptr %v) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %empty = icmp eq i64 %len, 0
+  br i1 %empty, label %none, label %some
+none:
+  ret i64 0
+some:
+  call void @gz_vec_sort(ptr %v)
+  %data = load ptr, ptr %v
+  %first = load i64, ptr %data
+  br label %loop
+loop:
+  %i = phi i64 [ 1, %some ], [ %i.next, %step ]
+  %run.value = phi i64 [ %first, %some ], [ %run.value.next, %step ]
+  %run.count = phi i64 [ 1, %some ], [ %run.count.next, %step ]
+  %best.value = phi i64 [ %first, %some ], [ %best.value.next, %step ]
+  %best.count = phi i64 [ 1, %some ], [ %best.count.next, %step ]
+  %done = icmp uge i64 %i, %len
+  br i1 %done, label %exit, label %step
+step:
+  %p = getelementptr inbounds i64, ptr %data, i64 %i
+  %x = load i64, ptr %p
+  %same = icmp eq i64 %x, %run.value
+  %inc = add i64 %run.count, 1
+  %run.count.next = select i1 %same, i64 %inc, i64 1
+  %run.value.next = select i1 %same, i64 %run.value, i64 %x
+  %better = icmp ugt i64 %run.count.next, %best.count
+  %best.value.next = select i1 %better, i64 %run.value.next, i64 %best.value
+  %best.count.next = select i1 %better, i64 %run.count.next, i64 %best.count
+  %i.next = add i64 %i, 1
+  br label %loop
+exit:
+  ret i64 %best.value
+}
+
+; How many distinct values (sorts the vector).
+define linkonce_odr i64 @gz_vec_distinct(ptr %v) {
+entry:
+  call void @gz_vec_sort(ptr %v)
+  %data = load ptr, ptr %v
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %empty = icmp eq i64 %len, 0
+  br i1 %empty, label %zero, label %start
+zero:
+  ret i64 0
+start:
+  %first = load i64, ptr %data
+  br label %loop
+loop:
+  %i = phi i64 [ 1, %start ], [ %i.next, %step ]
+  %prev = phi i64 [ %first, %start ], [ %x, %step ]
+  %count = phi i64 [ 1, %start ], [ %count.next, %step ]
+  %done = icmp uge i64 %i, %len
+  br i1 %done, label %exit, label %step
+step:
+  %p = getelementptr inbounds i64, ptr %data, i64 %i
+  %x = load i64, ptr %p
+  %new = icmp ne i64 %x, %prev
+  %add = zext i1 %new to i64
+  %count.next = add i64 %count, %add
+  %i.next = add i64 %i, 1
+  br label %loop
+exit:
+  ret i64 %count
+}
+
+declare i64 @llvm.umax.i64(i64, i64)
