@@ -2,12 +2,17 @@
 
 Workload runners (``bench/ysb.py``, ...) build their peers and data, then call ``run_peer`` for
 each and ``cross_check`` on the lot. A peer's status is ``ok``, ``missing`` (its library or
-engine is not available here: ``PeerUnavailable`` from setup, with the reason) or ``failed``
-(it raised, crashed, or its runs disagreed with each other); it is never silently skipped.
+engine is not available here: ``PeerUnavailable`` from setup, with the reason), ``unsupported``
+(it raised ``NotImplementedError``: the engine cannot express or compile this query yet; it is
+tried again on every run, so it turns ``ok`` by itself once supported) or ``failed`` (it raised,
+crashed, or its runs disagreed with each other); it is never silently skipped.
 
 ``run_isolated`` runs a peer in a forked child process, which inherits the generated data
 copy-on-write: a peer that crashes the interpreter (a JIT bug, a segfault in native code)
 becomes a failed peer instead of ending the run, and each peer's memory is its own.
+``run_isolated_each`` does the same for a peer that runs several cases (one engine start for
+all of them): each case's result comes back as soon as it is done, and a crash fails only the
+case it happened in.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import sys
 import traceback
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator, Sequence
 
 from bench.host import process_memory_gib
 from bench.peers.base import Peer, PeerUnavailable, Summary, summarize
@@ -30,7 +35,7 @@ from bench.timing import Runs, timed
 class PeerResult:
     name: str
     description: str
-    status: str = "ok"  # ok | missing | failed
+    status: str = "ok"  # ok | missing | unsupported | failed
     error: str | None = None
     traceback: str | None = None
     runs: Runs | None = None
@@ -59,14 +64,19 @@ def _describe(exc: BaseException) -> str:
 
 
 def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
-             log: Callable[[str], None] = print) -> PeerResult:
-    """Set ``peer`` up on ``data`` (untimed), time ``repeat`` runs, summarize and check them."""
+             log: Callable[[str], None] = print,
+             summarize: Callable[[Any], Any] = summarize) -> PeerResult:
+    """Set ``peer`` up on ``data`` (untimed), time ``repeat`` runs, summarize and check them.
+    ``summarize`` digests a run's result; runs must give equal (``==``) digests."""
     result = PeerResult(peer.name, peer.description, runs=Runs(n_records))
     try:
         try:
             peer.setup(data)
         except PeerUnavailable as exc:
             result.status, result.error = "missing", str(exc)
+            return result
+        except NotImplementedError as exc:
+            result.status, result.error = "unsupported", f"setup: {_describe(exc)}"
             return result
         except Exception as exc:  # noqa: BLE001 - reported, never swallowed
             result.status, result.error = "failed", f"setup: {_describe(exc)}"
@@ -76,6 +86,9 @@ def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
             try:
                 seconds, table = timed(peer.run)
                 summary = summarize(table)
+            except NotImplementedError as exc:
+                result.status, result.error = "unsupported", _describe(exc)
+                return result
             except Exception as exc:  # noqa: BLE001 - reported, never swallowed
                 result.status, result.error = "failed", f"run {i + 1}: {_describe(exc)}"
                 result.traceback = traceback.format_exc()
@@ -100,26 +113,27 @@ def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
         result.info.update(process_memory_gib())
 
 
-def run_isolated(name: str, description: str, fn: Callable[[], PeerResult]) -> PeerResult:
-    """Run ``fn`` (which returns a PeerResult) in a forked child; report a crash as failed."""
-    if not hasattr(os, "fork"):
-        return fn()
+def _fork_results(name: str, description: str,
+                  produce: Callable[[], Iterator[PeerResult]]) -> tuple[list[PeerResult], str | None]:
+    """Run ``produce`` in a forked child that pickles each PeerResult to a pipe as soon as it
+    is yielded; return the results that came back and, if the child died, how it died."""
     sys.stdout.flush()
     sys.stderr.flush()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
-    if pid == 0:  # child: run, send the pickled result, exit without cleanup handlers
+    if pid == 0:  # child: run, send each pickled result, exit without cleanup handlers
         code = 0
         try:
             os.close(read_fd)
-            try:
-                payload = pickle.dumps(fn())
-            except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-                payload = pickle.dumps(PeerResult(
-                    name, description, status="failed", error=f"harness: {_describe(exc)}",
-                    traceback=traceback.format_exc()))
             with os.fdopen(write_fd, "wb") as pipe:
-                pipe.write(payload)
+                try:
+                    for result in produce():
+                        pickle.dump(result, pipe)
+                        pipe.flush()
+                except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+                    pickle.dump(PeerResult(
+                        name, description, status="failed", error=f"harness: {_describe(exc)}",
+                        traceback=traceback.format_exc()), pipe)
         except BaseException:  # noqa: BLE001
             code = 1
         finally:
@@ -127,16 +141,48 @@ def run_isolated(name: str, description: str, fn: Callable[[], PeerResult]) -> P
             sys.stderr.flush()
             os._exit(code)
     os.close(write_fd)
+    results = []
     with os.fdopen(read_fd, "rb") as pipe:
-        payload = pipe.read()
+        while True:
+            try:
+                results.append(pickle.load(pipe))
+            except (EOFError, pickle.UnpicklingError):
+                break
     _, status = os.waitpid(pid, 0)
-    if payload:
-        return pickle.loads(payload)
     if os.WIFSIGNALED(status):
-        how = f"crashed with {signal.Signals(os.WTERMSIG(status)).name}"
-    else:
-        how = f"exited with status {os.WEXITSTATUS(status)} and no result"
-    return PeerResult(name, description, status="failed", error=f"child process {how}")
+        return results, f"crashed with {signal.Signals(os.WTERMSIG(status)).name}"
+    if os.WEXITSTATUS(status) != 0 or not results:
+        tail = "" if results else " and no result"
+        return results, f"exited with status {os.WEXITSTATUS(status)}{tail}"
+    return results, None
+
+
+def run_isolated(name: str, description: str, fn: Callable[[], PeerResult]) -> PeerResult:
+    """Run ``fn`` (which returns a PeerResult) in a forked child; report a crash as failed."""
+    if not hasattr(os, "fork"):
+        return fn()
+    results, died = _fork_results(name, description, lambda: iter([fn()]))
+    if results:
+        return results[0]
+    return PeerResult(name, description, status="failed", error=f"child process {died}")
+
+
+def run_isolated_each(name: str, description: str, cases: Sequence[Any],
+                      fn: Callable[[Sequence[Any]], Iterator[PeerResult]]) -> list[PeerResult]:
+    """Run ``fn(cases)``, which yields one PeerResult per case in order, in forked children:
+    a child that dies fails the case it was on, and the cases after it go to a fresh child."""
+    if not hasattr(os, "fork"):
+        return list(fn(cases))
+    results: list[PeerResult] = []
+    while len(results) < len(cases):
+        got, died = _fork_results(name, description, lambda: fn(cases[len(results):]))
+        results += got[: len(cases) - len(results)]
+        if died and len(results) < len(cases):
+            results.append(PeerResult(name, description, status="failed",
+                                      error=f"child process {died}"))
+        elif not got:
+            break
+    return results
 
 
 @dataclass

@@ -40,13 +40,17 @@ def _llvm():
     return _host()[0]
 
 
+def new_target_machine():
+    llvm, cpu, features = _host()
+    return llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3, jit=True)
+
+
 def target_machine():
-    """This thread's target machine for the host CPU (compiles may run on several threads)."""
+    """This thread's target machine for the host CPU, for optimization and assembly listings
+    (an MCJIT engine owns the one it is given, so each engine gets a new one)."""
     tm = getattr(_per_thread, "tm", None)
     if tm is None:
-        llvm, cpu, features = _host()
-        tm = _per_thread.tm = llvm.Target.from_default_triple().create_target_machine(
-            cpu=cpu, features=features, opt=3, jit=True)
+        tm = _per_thread.tm = new_target_machine()
     return tm
 
 
@@ -77,8 +81,9 @@ _lock = threading.Lock()
 
 
 def compile_ir(ir: str, opt_level: int = 3) -> CompiledModule:
-    """Compile (or find in the cache) a module. Different modules compile concurrently (LLVM
-    releases the GIL); a second request for a module being compiled waits for that compile."""
+    """Compile (or find in the cache) a module. A second request for a module being compiled
+    waits for that compile. (llvmlite serializes its calls into LLVM, so compiles do not overlap
+    each other, but a background compile overlaps the kernels, which run without the GIL.)"""
     return compile_ir_async(ir, opt_level).result()
 
 
@@ -134,7 +139,7 @@ def _compile(ir: str, opt_level: int) -> CompiledModule:
     start = time.perf_counter()
     module = optimize(parse_and_link(ir), opt_level)
     optimized = str(module)
-    engine = llvm.create_mcjit_compiler(module, target_machine())
+    engine = llvm.create_mcjit_compiler(module, new_target_machine())  # the engine owns it
     engine.finalize_object()
     ms = (time.perf_counter() - start) * 1000
     return CompiledModule(ir, optimized, engine, ms, _module=module)

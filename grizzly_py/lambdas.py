@@ -21,7 +21,7 @@ import ast
 import inspect
 import textwrap
 
-from .expressions import Expr, UnaryOp, as_expr, col, if_else, lit
+from .expressions import Expr, Literal, UnaryOp, as_expr, col, if_else, lit
 
 
 class LambdaTranslationError(TypeError):
@@ -84,14 +84,17 @@ def _find_lambda_ast(fn):
     lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
     if len(lambdas) == 1:
         return lambdas[0]
-    # several lambdas on the line: pick the one whose compiled code matches
+    # several lambdas on the line: pick the one whose compiled code matches (names included:
+    # ``r.a > 1`` and ``r.b > 1`` differ only in co_names); identical ones translate alike
+    def signature(code):
+        return code.co_code, code.co_consts, code.co_names, code.co_varnames
     for n in lambdas:
         try:
             code = compile(ast.Expression(body=n), "<lambda>", "eval")
         except SyntaxError:
             continue
         inner = [c for c in code.co_consts if inspect.iscode(c)]
-        if inner and inner[0].co_code == fn.__code__.co_code and inner[0].co_consts == fn.__code__.co_consts:
+        if inner and signature(inner[0]) == signature(fn.__code__):
             return n
     return None
 
@@ -168,12 +171,7 @@ class _Translator(ast.NodeVisitor):
             if isinstance(op, (ast.In, ast.NotIn)):
                 if not isinstance(right, (ast.List, ast.Tuple, ast.Set)):
                     self.fail(node, "'in' with something other than a literal list/tuple/set")
-                values = []
-                for elt in right.elts:
-                    v = self.visit(elt)
-                    if not (hasattr(v, "value") and hasattr(v, "type_name")):
-                        self.fail(elt, "non-literal in an 'in' list")
-                    values.append(v.value)
+                values = [self._literal_value(elt) for elt in right.elts]
                 e = l_expr.isin(values)
                 parts.append(~e if isinstance(op, ast.NotIn) else e)
             else:
@@ -186,6 +184,12 @@ class _Translator(ast.NodeVisitor):
         for p in parts[1:]:
             out = out & p
         return out
+
+    def _literal_value(self, node):
+        v = self.visit(node)
+        if not isinstance(v, Literal):
+            self.fail(node, "a non-literal value in an 'in' / isin list")
+        return v.value
 
     def visit_IfExp(self, node):
         return if_else(self.visit(node.test), self.visit(node.body), self.visit(node.orelse))
@@ -200,7 +204,7 @@ class _Translator(ast.NodeVisitor):
             if node.func.attr == "isin":
                 if len(node.args) != 1 or not isinstance(node.args[0], (ast.List, ast.Tuple, ast.Set)):
                     self.fail(node, "isin() without a literal list")
-                return target.isin([self.visit(e).value for e in node.args[0].elts])
+                return target.isin([self._literal_value(e) for e in node.args[0].elts])
             if node.func.attr == "cast":
                 if len(node.args) != 1 or not isinstance(node.args[0], ast.Constant):
                     self.fail(node, "cast() without a literal type name")

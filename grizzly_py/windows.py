@@ -22,9 +22,14 @@ class WindowAssigner:
         return repr(self)
 
 
+MAX_WINDOW_MS = 1 << 53  # about 285,000 years; window arithmetic stays far from int64 limits
+
+
 def _positive(ms: int, what: str) -> int:
     if ms <= 0:
         raise ValueError(f"{what} must be positive, got {ms} ms")
+    if ms > MAX_WINDOW_MS:
+        raise ValueError(f"{what} must be at most {MAX_WINDOW_MS} ms, got {ms} ms")
     return ms
 
 

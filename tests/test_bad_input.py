@@ -139,3 +139,45 @@ def test_batches_with_different_dictionaries_resolve_literals_per_dictionary():
                batch([7, 8], [0, 1, ][:2], ["view", "view"])]    # a dictionary with duplicates
     out = gz.StreamEnvironment().from_arrow(iter(batches), timestamp="ts").filter(col("kind") == "view")
     assert out.execute_and_collect()["ts"].to_pylist() == [1, 4, 7, 8]
+
+
+@pytest.mark.parametrize("index_type", [pa.int8(), pa.uint16(), pa.int32(), pa.int64()])
+def test_dictionaries_with_duplicates_or_null_entries(index_type):
+    from grizzly_py import reference
+    codes = pa.array(np.arange(12) % 5, index_type)
+    kind = pa.DictionaryArray.from_arrays(codes, pa.array(["a", "b", "a", None, "c"]))
+    batch = pa.record_batch([pa.array(range(12), pa.int64()), kind], names=["ts", "k"])
+    src = gz.StreamEnvironment().from_arrow([batch], timestamp="ts")
+    for q in (src.filter(col("k") == "a"), src.with_columns(n=col("k").is_null(), o=col("k") != "c"),
+              src.window_all(TEN_MS).aggregate(c=agg.count("k"), d=agg.count_distinct("ts"))):
+        out = q.execute_and_collect()
+        expected = reference.evaluate(q.node)
+        assert out.to_pylist() == expected.cast(out.schema).to_pylist()
+
+
+def test_event_times_at_the_int64_limits_are_rejected_not_wrapped():
+    for ts in (-(1 << 63), (1 << 63) - 1):
+        t = pa.table({"ts": pa.array([0, ts], pa.int64()), "k": [1, 1]})
+        q = window_count(gz.StreamEnvironment().from_arrow(t, timestamp="ts"))
+        with pytest.raises(gz.BadInputError, match="column 'ts'|col\\('ts'\\).*batch 0, row 1"):
+            q.execute_and_collect()
+    with pytest.raises(ValueError, match="at most"):
+        TumblingEventTimeWindows.of(Time.milliseconds(1 << 60))
+
+
+def test_identity_query_over_required_parquet_columns(tmp_path):
+    import pyarrow.parquet as pq
+    schema = pa.schema([pa.field("ts", pa.int64(), nullable=False), pa.field("x", pa.int64())])
+    pq.write_table(pa.table({"ts": [1, 2], "x": [3, 4]}, schema=schema), tmp_path / "in.parquet")
+    out = gz.StreamEnvironment().from_parquet(tmp_path / "in.parquet", timestamp="ts").execute_and_collect()
+    assert out.to_pylist() == [{"ts": 1, "x": 3}, {"ts": 2, "x": 4}]
+
+
+def test_failed_job_leaves_no_partial_file(tmp_path):
+    big = (1 << 62)
+    t = pa.table({"ts": pa.array([1, 2], pa.int64()), "k": [1, 1], "v": [big, big]})
+    q = gz.StreamEnvironment().from_arrow(t, timestamp="ts").key_by("k").window(TEN_MS).aggregate(s=agg.sum("v"))
+    q.sink_to_parquet(tmp_path / "out.parquet")
+    with pytest.raises(AggregateOverflowError):
+        q.env.execute()
+    assert not list(tmp_path.iterdir())

@@ -103,3 +103,13 @@ def test_bad_arguments():
         gz.StreamEnvironment().from_arrow(pa.table({"ts": [1]}), timestamp="ts").window_all(10)
     with pytest.raises(gz.SchemaError, match="does not fit in int64"):
         lit(1 << 64)
+
+
+def test_two_lambdas_on_one_line_translate_separately(events):
+    q = events.filter(lambda r: r.price > 1).filter(lambda r: r.qty > 1)
+    assert repr(q.node.predicate) == repr(col("qty") > lit(1))
+    assert repr(q.node.input.predicate) == repr(col("price") > lit(1))
+    m = events.with_columns(x=lambda r: r.price * 2, y=lambda r: r.qty * 2)
+    assert [repr(e) for _, e in m.node.columns] == [repr(col("price") * lit(2)), repr(col("qty") * lit(2))]
+    with pytest.raises(LambdaTranslationError, match="non-literal"):
+        events.filter(lambda r: r.qty.isin([r.price]))

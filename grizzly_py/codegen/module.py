@@ -375,6 +375,7 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
                            null_mask=null_mask, key_words=key_words, entry_size=entry_size, updates=updates))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
+    ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     gen.trigger = "tumbling" if pane == size else "panes"
     state = render("window_state.ll.j2" if pane == size else "window_sliding_state.ll.j2", abi=abi,
                    p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,

@@ -7,6 +7,8 @@ addresses are taken, so generated code never reads outside a buffer.
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -33,8 +35,10 @@ class DictionaryCodes:
     is free of duplicates, remembered by the dictionary's buffers (batches of one table share
     their dictionary, so the lookups run once, not once per batch)."""
 
+    LIMIT = 64  # dictionaries remembered (batches of one table share one)
+
     def __init__(self):
-        self._seen: dict[tuple, object] = {}
+        self._seen: OrderedDict[tuple, tuple] = OrderedDict()
 
     @staticmethod
     def _identity(dictionary: pa.Array) -> tuple:
@@ -43,14 +47,22 @@ class DictionaryCodes:
     def _memo(self, dictionary: pa.Array, what: tuple, compute):
         key = what + self._identity(dictionary)
         if key not in self._seen:
-            if len(self._seen) > 4096:
-                self._seen.clear()
+            if len(self._seen) >= self.LIMIT:
+                self._seen.popitem(last=False)
             # the entry keeps the dictionary alive, so no other dictionary can take its addresses
             self._seen[key] = (dictionary, compute())
         return self._seen[key][1]
 
-    def unique(self, dictionary: pa.Array) -> bool:
-        return self._memo(dictionary, ("unique",), lambda: _unique(dictionary))
+    def normalized(self, column: pa.Array) -> pa.Array:
+        """``column`` with a dictionary free of duplicates and nulls (a null entry becomes a null
+        index), and the same index type; the new dictionary is made once per dictionary, so
+        batches sharing one share the result (and its cached literal codes)."""
+        dictionary = column.dictionary
+        if self._memo(dictionary, ("clean",), lambda: dictionary.null_count == 0 and _unique(dictionary)):
+            return column
+        unique, mapping = self._memo(dictionary, ("remap",), lambda: _remap(dictionary, column.type.index_type))
+        indices = mapping.take(column.indices)
+        return pa.DictionaryArray.from_arrays(indices, unique)
 
     def code(self, dictionary: pa.Array, literal: str) -> int:
         return self._memo(dictionary, ("code", literal),
@@ -75,8 +87,8 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
         arr = virtual[lay.name] if lay.name in virtual else batch.column(lay.name)
         if lay.name in gen.decode_columns:
             arr = arr.cast(lay.arrow_type)
-        elif pa.types.is_dictionary(arr.type) and gen.dict_params and not codes.unique(arr.dictionary):
-            arr = arr.cast(arr.type.value_type).dictionary_encode()  # codes must identify values
+        elif pa.types.is_dictionary(arr.type):
+            arr = codes.normalized(arr)  # codes must identify values; null entries are nulls
         arrays[lay.name] = arr
         keep.append(arr)
         bufs = arr.buffers()
@@ -101,6 +113,13 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     for n, (column, literal) in enumerate(gen.dict_params):
         params[abi.PARAM_FIRST_DICT_CODE + n] = codes.code(arrays[column].dictionary, literal)
     return PreparedBatch(desc, params, batch.num_rows, has_nulls, keep)
+
+
+def _remap(dictionary: pa.Array, index_type: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    """The distinct non-null values of ``dictionary``, and for each old index its new one."""
+    unique = pc.unique(dictionary.drop_null()) if dictionary.null_count else pc.unique(dictionary)
+    mapping = pc.index_in(dictionary, value_set=unique).cast(index_type)
+    return unique, mapping
 
 
 def _unique(dictionary: pa.Array) -> bool:

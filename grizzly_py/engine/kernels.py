@@ -95,6 +95,7 @@ class Kernel:
         self.batches_processed = 0
         self.compile_ms = 0.0
         self._functions: dict[str, object] = {}
+        self._modules: list[CompiledModule] = []  # the machine code the function pointers point into
         self._codes = DictionaryCodes()
         self.interner = StringInterner() if gen.interned_keys else None
         self.clock = ProcessingClock() if isinstance(gen.pipeline.event_time, ProcessingTime) else None
@@ -106,6 +107,7 @@ class Kernel:
             start = time.perf_counter()
             code = self.gen.units[unit]
             compiled: CompiledModule = compile_ir(code.ir, code.opt_level)  # waits if compiling
+            self._modules.append(compiled)
             self.compile_ms += (time.perf_counter() - start) * 1000
             fn = self._functions[key] = compiled.function(f"{self.gen.prefix}_{name}", restype, *argtypes)
         return fn
@@ -132,11 +134,14 @@ class Kernel:
         row = self.counter(abi.STATE_ERROR_ROW)
         if rc == abi.ERROR_OUT_OF_MEMORY:
             raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory growing the window state")
+        where = f"batch {self.batches_processed - 1}, row {row}"
         if rc == abi.ERROR_CORRUPT_STRING:
-            cols = [c.name for c in self.gen.columns if batch is not None and
-                    pa.types.is_string(batch.schema.field(c.name).type)]
-            raise BadInputError(f"{self.input_name}: corrupt string offsets in column(s) {cols} at batch "
-                                f"{self.batches_processed - 1}, row {row}")
+            cols = [c.name for c in self.gen.columns
+                    if pa.types.is_string(c.arrow_type) or pa.types.is_large_string(c.arrow_type)]
+            raise BadInputError(f"{self.input_name}: corrupt string offsets in column(s) {cols} at {where}")
+        if rc == abi.ERROR_TIME_RANGE:
+            raise BadInputError(f"{self.input_name}: event time ({self.gen.pipeline.event_time!r}) at {where} is "
+                                f"too close to the int64 limits for its window")
         raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel failed with code {rc}")
 
 
@@ -176,7 +181,7 @@ class WindowKernel(Kernel):
 
     def __init__(self, gen, input_name):
         super().__init__(gen, input_name)
-        self._state_unit = compile_ir_async(gen.units["state"].ir, gen.units["state"].opt_level, background=True)
+        compile_ir_async(gen.units["state"].ir, gen.units["state"].opt_level, background=True)  # warm the cache
         self._closed = False
         terminal = gen.pipeline.terminal
         self.window_size = terminal.assigner.size_ms
@@ -202,7 +207,8 @@ class WindowKernel(Kernel):
         out = _ResultBuffers(self, ready)
         emit = self.function("state", "emit", _I64, _P, _I64, _P)
         n = self._check(emit(self.state_ptr, watermark, out.descriptor), watermark)
-        assert n == ready, (n, ready)
+        if n != ready:  # the buffers were sized for `ready` rows
+            raise RuntimeError(f"pipeline {self.gen.pipeline.id}: emitted {n} window results, expected {ready}")
         return self._sorted(out.table(n))
 
     def _check(self, n: int, watermark: int) -> int:

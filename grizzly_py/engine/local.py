@@ -77,6 +77,7 @@ class QueryRun:
         self.runs = [_instantiate(p, self.source.name if i == 0 else f"pipeline {p.id} input")
                      for i, p in enumerate(self.physical.pipelines)]
         self.sink = open_sink(query.sink, output_arrow_schema(self.runs[-1].gen))
+        self.identity_schema = output_arrow_schema(self.runs[-1].gen)
         self.records_in = 0
 
     def feed(self, batch: pa.RecordBatch) -> None:
@@ -91,17 +92,23 @@ class QueryRun:
         return self.sink.finish()
 
     def close(self) -> None:
+        """Free the window state; a file sink that did not finish is removed."""
         for r in self.runs:
             if isinstance(r.kernel, WindowKernel):
-                r.kernel.close()
+                try:
+                    r.kernel.close()
+                except Exception:  # keep freeing the others; the job's own error matters more
+                    pass
+        self.sink.abort()
 
     def _push(self, index: int, batch: pa.RecordBatch) -> None:
         """Process ``batch`` in pipeline ``index`` and pass stateless output downstream."""
         run = self.runs[index]
         run.rows_in += batch.num_rows
         start = time.perf_counter()
-        if run.kernel is None:
-            out = batch
+        if run.kernel is None:  # identity: the batch as it is, under the sink's (nullable) schema
+            out = batch if batch.schema == self.identity_schema else pa.RecordBatch.from_arrays(
+                batch.columns, schema=self.identity_schema)
         elif isinstance(run.kernel, ProjectKernel):
             out = run.kernel.process(batch)
         else:
@@ -158,8 +165,10 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
     batches is fed to every query that reads it (so one-shot iterators serve several sinks)."""
     tables, per_query = {}, []
     start = time.perf_counter()
-    runs = [QueryRun(q) for q in queries]
+    runs: list[QueryRun] = []
     try:
+        for q in queries:
+            runs.append(QueryRun(q))
         by_source: dict[int, list[QueryRun]] = {}
         for qr in runs:
             by_source.setdefault(id(qr.source), []).append(qr)

@@ -25,6 +25,9 @@ class Sink:
     def finish(self) -> pa.Table | None:
         raise NotImplementedError
 
+    def abort(self) -> None:
+        """Called when the job ends; a sink that did not finish discards its partial output."""
+
 
 class CollectSink(Sink):
     def __init__(self, spec, schema):
@@ -43,14 +46,22 @@ class FileSink(Sink):
         super().__init__(spec, schema)
         self.tmp = f"{spec.path}.inprogress"
         self.writer = self._open(self.tmp)
+        self.finished = False
 
     def _write(self, batch):
-        self.writer.write_batch(batch) if hasattr(self.writer, "write_batch") else self.writer.write(batch)
+        self.writer.write(batch)
 
     def finish(self):
         self.writer.close()
         os.replace(self.tmp, self.spec.path)
+        self.finished = True
         return None
+
+    def abort(self):
+        if not self.finished:
+            self.writer.close()
+            if os.path.exists(self.tmp):
+                os.remove(self.tmp)
 
 
 class ParquetSink(FileSink):

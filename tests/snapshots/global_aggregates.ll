@@ -95,6 +95,12 @@ loop:
   %w.same = and i1 %w.known, %w.inside
   br i1 %w.same, label %w.have, label %w.compute, !prof !1
 w.compute:
+  ; window bounds must fit in int64: |ts| at least a window away from the limits
+  %w.lowok = icmp sge i64 %ts, -9223372036854773808
+  %w.highok = icmp sle i64 %ts, 9223372036854773807
+  %w.inrange = and i1 %w.lowok, %w.highok
+  br i1 %w.inrange, label %w.assign, label %err_time, !prof !1
+w.assign:
   %w.rem = srem i64 %ts, 1000
   %w.remneg = icmp slt i64 %w.rem, 0
   %w.remadj = add i64 %w.rem, 1000
@@ -229,6 +235,13 @@ err_oom:
   %err_oom.row.p = getelementptr inbounds i64, ptr %state, i64 5
   store i64 %i, ptr %err_oom.row.p
   ret i64 -1
+
+err_time:
+  %err_time.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -4, ptr %err_time.code.p
+  %err_time.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err_time.row.p
+  ret i64 -4
 }
 
 define internal void @p0_generic_process_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
@@ -609,6 +622,12 @@ loop:
   %w.same = and i1 %w.known, %w.inside
   br i1 %w.same, label %w.have, label %w.compute, !prof !1
 w.compute:
+  ; window bounds must fit in int64: |ts| at least a window away from the limits
+  %w.lowok = icmp sge i64 %ts, -9223372036854773808
+  %w.highok = icmp sle i64 %ts, 9223372036854773807
+  %w.inrange = and i1 %w.lowok, %w.highok
+  br i1 %w.inrange, label %w.assign, label %err_time, !prof !1
+w.assign:
   %w.rem = srem i64 %ts, 1000
   %w.remneg = icmp slt i64 %w.rem, 0
   %w.remadj = add i64 %w.rem, 1000
@@ -743,6 +762,13 @@ err_oom:
   %err_oom.row.p = getelementptr inbounds i64, ptr %state, i64 5
   store i64 %i, ptr %err_oom.row.p
   ret i64 -1
+
+err_time:
+  %err_time.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -4, ptr %err_time.code.p
+  %err_time.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err_time.row.p
+  ret i64 -4
 }
 
 define internal void @p0_generic_process_nonnull_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
