@@ -94,8 +94,9 @@ class StreamEnvironment:
         if not self._sinks:
             raise ValueError("nothing to execute: register a sink with collect(), sink_to_parquet() or sink_to_csv()")
         from .engine.local import run_job
-        queries, self._sinks = self._sinks, []
-        return run_job(queries, parallelism=self.parallelism, adaptive=self.adaptive)
+        result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive)
+        self._sinks = []  # only once the job succeeded: a failed job can be run again
+        return result
 
     def _run_single(self, node: PlanNode) -> pa.Table:
         from .engine.local import run_job

@@ -417,7 +417,5 @@ def structural_key(e: Expr):
         return ("processing_time",)
     raise TypeError(e)
 
-
-INT_TYPES = (INT32, INT64)
 __all__ = ["Expr", "Column", "Literal", "BinaryOp", "UnaryOp", "IsIn", "Cast", "IfElse", "Alias",
-           "col", "lit", "if_else", "as_expr", "strip_alias", "walk", "structural_key", "STRING", "INT_TYPES"]
+           "col", "lit", "if_else", "as_expr", "strip_alias", "walk", "structural_key", "ProcessingTime"]

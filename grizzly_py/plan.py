@@ -148,10 +148,8 @@ class WindowAggregateNode(PlanNode):
     def __post_init__(self):
         if not self.aggregates:
             raise SchemaError("aggregate() needs at least one aggregate, e.g. count=agg.count()")
-        in_schema = self.input.schema
         for k in self.keys:
-            f = in_schema.field(k)
-            del f
+            self.input.schema.field(k)  # an unknown key raises SchemaError naming it
         self.schema
 
     @property
@@ -210,5 +208,3 @@ def sources_of(node: PlanNode) -> list[SourceNode]:
         out.extend(s for s in sources_of(i) if s not in out)
     return out
 
-
-INT64_TYPE = INT64

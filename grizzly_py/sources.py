@@ -92,8 +92,15 @@ class Source:
 @dataclass(eq=False)
 class ArrowSource(Source):
     data: object = None  # list of RecordBatches, or a one-shot iterator
+    consumed: bool = False
 
     def raw_batches(self):
+        if isinstance(self.data, list):
+            return iter(self.data)
+        if self.consumed:
+            raise BadInputError(f"{self.name}: this source reads a one-shot iterator that an earlier job "
+                                f"consumed; pass a list of batches or a Table to run it more than once")
+        self.consumed = True
         return iter(self.data)
 
 

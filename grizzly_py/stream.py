@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 
 def _expr(value, what: str) -> Expr:
+    """An expression from an expression, a lambda, a column name (str), or another Python value
+    (a literal; use ``lit("text")`` for a string literal)."""
+    if isinstance(value, str):
+        return Column(value)
     if callable(value) and not isinstance(value, Expr):
         return translate(value, what=what)
     return as_expr(value)

@@ -37,10 +37,6 @@ class DataType:
     def is_numeric(self) -> bool:
         return self.is_integer or self.is_float
 
-    @property
-    def is_orderable(self) -> bool:
-        return self.is_numeric or self.is_timestamp or self.is_bool
-
     def __repr__(self) -> str:
         return self.name
 

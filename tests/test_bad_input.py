@@ -181,3 +181,23 @@ def test_failed_job_leaves_no_partial_file(tmp_path):
     with pytest.raises(AggregateOverflowError):
         q.env.execute()
     assert not list(tmp_path.iterdir())
+
+
+def test_a_consumed_one_shot_source_says_so_and_a_failed_job_can_run_again():
+    batches = [pa.record_batch({"ts": pa.array([1], pa.int64()), "k": [1]})]
+    q = gz.StreamEnvironment().from_arrow(iter(batches), timestamp="ts").filter(col("k") > 0)
+    assert q.execute_and_collect().num_rows == 1
+    with pytest.raises(gz.BadInputError, match="one-shot iterator"):
+        q.execute_and_collect()
+    env = gz.StreamEnvironment()
+    t = pa.table({"ts": pa.array([1], pa.int64()), "k": [1], "v": [1 << 62]})
+    (env.from_arrow(t, timestamp="ts").key_by("k").window(TEN_MS)
+     .aggregate(s=agg.sum(col("v") * 4)).collect("out"))   # wraps to 0 in int64: no overflow
+    assert env.execute()["out"]["s"].to_pylist() == [0]
+
+
+def test_strings_in_named_arguments_are_column_names():
+    t = pa.table({"ts": pa.array([1, 2], pa.int64()), "price": [1.5, 2.5]})
+    src = gz.StreamEnvironment().from_arrow(t, timestamp="ts")
+    assert src.select(cost="price").execute_and_collect().to_pylist() == [{"cost": 1.5}, {"cost": 2.5}]
+    assert src.with_columns(p2="price").execute_and_collect()["p2"].to_pylist() == [1.5, 2.5]

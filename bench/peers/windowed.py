@@ -32,7 +32,7 @@ class CasePeer:
         self.case = case
 
     def describe(self, workload: str) -> str:
-        return f"{self.description.split(':')[0]}: {self.how.get(workload, 'no query')}"
+        return f"{self.name}: {self.how.get(workload, 'no query')}"
 
     def run(self) -> pa.Table:
         method = getattr(self, self.case.workload.replace("-", "_"), None)
@@ -124,7 +124,7 @@ class NumpyWindows(CasePeer, NumpyPeer):
         if name == "median":
             return windowed(window_start, key, (p[start + (n - 1) // 2] + p[start + n // 2]) / 2)
         if name == "mode":  # runs of equal (group, price); longest run per group, first wins
-            run = _group_starts(g * 0 + np.r_[0, np.cumsum((p[1:] != p[:-1]) | (g[1:] != g[:-1]))])
+            run = np.flatnonzero(np.r_[True, (p[1:] != p[:-1]) | (g[1:] != g[:-1])])
             run_len = np.diff(np.r_[run, p.size])
             run_gid = g[run]
             longest = np.maximum.reduceat(run_len, _group_starts(run_gid))

@@ -22,7 +22,7 @@ SLOT_VALIDITY = 1   # validity bitmap, or 0 when the column has no nulls
 SLOT_OFFSET = 2     # the array's offset (in elements) into its buffers
 SLOT_DATA = 3       # string data buffer
 SLOT_DATA_LEN = 4   # string data buffer length in bytes (bounds checks)
-SLOT_LENGTH = 5     # the array's length
+SLOT_LENGTH = 5     # the array's length (for diagnostics; kernels get the row count)
 
 # --- parameters: i64 words passed per call ---------------------------------------------------
 PARAM_WATERMARK = 0      # watermark in force while the batch is processed
@@ -38,7 +38,6 @@ STATE_ERROR_CODE = 4
 STATE_ERROR_ROW = 5
 STATE_MIN_OPEN_END = 6   # smallest window end held in the state (INT64_MAX when empty)
 STATE_ERROR_DETAIL = 7   # e.g. the index of the aggregate that overflowed
-STATE_HEADER_WORDS = 8
 STATE_WINDOWS = 8        # %gz.dir header: slots, length, capacity (3 words)
 STATE_WORDS = 12
 

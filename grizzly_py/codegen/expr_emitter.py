@@ -571,9 +571,4 @@ def _is_plain_string(t: pa.DataType) -> bool:
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
 
-def register_type(dtype: DataType) -> str:
-    return {"int": "i64", "float": "double", "bool": "i1", "str": "ptr"}[_kind(dtype)]
-
-
-__all__ = ["ExprEmitter", "EmitContext", "ColumnLayout", "Value", "register_type", "ir_double",
-           "INT32", "INT64", "FLOAT64", "BOOL"]
+__all__ = ["ExprEmitter", "EmitContext", "ColumnLayout", "Value", "ir_double"]

@@ -390,7 +390,11 @@ MAX_KEYS = 15  # key null flags live in bits 48..62 of the entry tag
 class _Obj(dict):
     """Attribute access for template arguments."""
 
-    __getattr__ = dict.__getitem__
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
 
 
 TERMINAL_RULES = {

@@ -105,19 +105,6 @@ class Pipeline:
         used = set().union(*(e.columns() for e in exprs)) if exprs else set()
         return [f.name for f in self.input_schema if f.name in used]
 
-    def fingerprint(self) -> tuple:
-        """A structural identity of the pipeline (for caches and snapshots)."""
-        t = self.terminal
-        if isinstance(t, WindowTerminal):
-            term = ("window", repr(t.assigner), tuple((f.name, structural_key(e)) for f, e in t.keys),
-                    tuple((a.field.name, a.func, None if a.arg is None else structural_key(a.arg))
-                          for a in t.aggregates))
-        else:
-            term = ("project", tuple((f.name, structural_key(e)) for f, e in t.outputs))
-        return (tuple((f.name, f.dtype.name, str(f.arrow_type)) for f in self.input_schema),
-                None if self.event_time is None else structural_key(self.event_time),
-                tuple(structural_key(e) for e in self.filters), term)
-
     def explain(self) -> str:
         lines = [f"Pipeline {self.id}: reads {self.input.describe()} {self.input_schema}"]
         if self.event_time is not None:
@@ -144,16 +131,6 @@ class PhysicalPlan:
 
     pipelines: tuple[Pipeline, ...]
     query: Query = field(repr=False)
-
-    @property
-    def sink_pipeline(self) -> Pipeline:
-        return self.pipelines[-1]
-
-    def consumer_of(self, pipeline_id: int) -> Pipeline | None:
-        for p in self.pipelines:
-            if isinstance(p.input, WindowInput) and p.input.pipeline_id == pipeline_id:
-                return p
-        return None
 
     def explain(self) -> str:
         return "\n".join(p.explain() for p in self.pipelines) + f"\nSink: {self.query.sink.kind} {self.query.sink.name}"
