@@ -17,8 +17,7 @@ from bench.peers.ysb_grizzly import GrizzlyPeer
 from bench.peers.ysb_numpy import NumpyPeer, view_rows
 from bench.peers.ysb_polars import PolarsPeer
 from bench.peers.ysb_spark import SparkPeer
-from bench.window_workloads import (WINDOW_MS, Case, counted, grizzly_query, slide_ms, view_value,
-                                    windowed)
+from bench.window_workloads import WINDOW_MS, Case, counted, grizzly_query, slide_ms, windowed
 
 
 class CasePeer:
