@@ -156,6 +156,11 @@ class WindowAggregateNode(PlanNode):
     def inputs(self):
         return (self.input,)
 
+    @property
+    def window_columns(self) -> tuple[str, ...]:
+        """``window_start``, ``window_end``; none for count windows (api.md)."""
+        return () if self.assigner.kind == "count" else (WINDOW_START, WINDOW_END)
+
     @cached_property
     def time_arrow_type(self):
         """``window_start``/``window_end`` come out as int64 ms, or as the source's timestamp type."""
@@ -164,14 +169,14 @@ class WindowAggregateNode(PlanNode):
     def _derive_schema(self):
         in_schema = self.input.schema
         fields = [in_schema.field(k) for k in self.keys]
-        for name in (WINDOW_START, WINDOW_END):
+        for name in self.window_columns:
             if name in self.keys:
                 raise SchemaError(f"key column {name!r} clashes with the window output column of that name")
             fields.append(Field(name, TIMESTAMP, self.time_arrow_type))
         for name, call in self.aggregates:
             if not isinstance(call, AggCall):
                 raise SchemaError(f"aggregate {name!r}: expected agg.<function>(...), got {call!r}")
-            if name in self.keys or name in (WINDOW_START, WINDOW_END):
+            if name in self.keys or name in self.window_columns:
                 raise SchemaError(f"aggregate name {name!r} clashes with an output column of the same name")
             dtype = call.output_type(in_schema)
             fields.append(Field(name, dtype, to_arrow_type(dtype)))

@@ -43,7 +43,7 @@ Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null 
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Callable
@@ -472,6 +472,8 @@ class SessionWindows:
 
 
 def window_state(assigner):
+    if assigner.kind == "count":
+        return None  # CountWindowAggregate keeps its own state
     if isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
         return AlignedWindows(assigner)
     if isinstance(assigner, EventTimeSessionWindows):
@@ -518,6 +520,40 @@ class WindowAggregate(Operator):
         return dict(zip(self.out_names, (*pane.key, pane.start, pane.end, *results)))
 
 
+class CountWindowAggregate(WindowAggregate):
+    """Keyed count windows (Flink ``countWindow``): per key, every ``slide`` records, the
+    aggregates over the key's last ``size`` records (fewer at the start), in stream order. The
+    result's time is the time of the record that fired it. Records are never late."""
+
+    def __init__(self, node: WindowAggregateNode, downstream: Operator, metrics: dict):
+        super().__init__(node, downstream, metrics)
+        self.size, self.slide = node.assigner.size, node.assigner.slide
+        self.recent: dict[tuple, deque] = {}
+        self.counts: dict[tuple, int] = {}
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        recent = self.recent.setdefault(group, deque(maxlen=self.size))
+        recent.append((self.arrivals, [None if a is None else a(row) for a in self.args]))
+        self.arrivals += 1
+        self.counts[group] = self.counts.get(group, 0) + 1
+        if self.counts[group] % self.slide == 0:
+            self.downstream.push(ts, self.result_row(Pane(key, 0, 0, list(recent))))
+
+    def result_row(self, pane: Pane) -> Row:
+        records = [values for _, values in pane.records]
+        results = []
+        for i, (call, arg_type) in enumerate(zip(self.calls, self.arg_types)):
+            values = [v[i] for v in records if v[i] is not None]
+            results.append(aggregate(call, arg_type, values, len(records)))
+        return dict(zip(self.out_names, (*pane.key, *results)))
+
+    def watermark(self, wm):
+        self.wm = wm
+        self.downstream.watermark(wm)
+
+
 def build_chain(node: PlanNode, downstream: Operator, metrics: dict) -> tuple[SourceNode, Operator]:
     """The operators from ``node`` down to its source, wired source-first; returns the first one."""
     if isinstance(node, SourceNode):
@@ -526,6 +562,8 @@ def build_chain(node: PlanNode, downstream: Operator, metrics: dict) -> tuple[So
         op = Filter(node, downstream)
     elif isinstance(node, (MapNode, ProjectNode)):
         op = Map(node, downstream)
+    elif isinstance(node, WindowAggregateNode) and node.assigner.kind == "count":
+        op = CountWindowAggregate(node, downstream, metrics)
     elif isinstance(node, WindowAggregateNode):
         if node.assigner.is_event_time and sources_of(node)[0].source.timestamp is None:
             raise ValueError("reference: an event-time window needs a source with a timestamp column")

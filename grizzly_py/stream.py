@@ -12,7 +12,7 @@ from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
 from .plan import FilterNode, MapNode, PlanNode, ProjectNode, SinkSpec, WindowAggregateNode
 from .types import SchemaError
-from .windows import WindowAssigner
+from .windows import CountWindows, WindowAssigner
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -108,8 +108,10 @@ class KeyedStream:
     def window(self, assigner: WindowAssigner) -> "WindowedStream":
         return WindowedStream(self.env, self.node, self.keys, _check_assigner(assigner))
 
-    def count_window(self, size: int, slide: int | None = None):
-        raise NotImplementedError("count windows arrive with the window issue (#3)")
+    def count_window(self, size: int, slide: int | None = None) -> "WindowedStream":
+        """Per key: fire every ``slide`` records (default ``size``) over the key's last ``size``
+        records, in stream order; incomplete windows do not fire at the end of the input."""
+        return WindowedStream(self.env, self.node, self.keys, CountWindows(size, size if slide is None else slide))
 
 
 class WindowedStream:

@@ -138,3 +138,26 @@ class SlidingProcessingTimeWindows(WindowAssigner):
                 f"Time.milliseconds({self.slide_ms}))")
 
 
+
+
+@dataclass(frozen=True)
+class CountWindows(WindowAssigner):
+    """Keyed count windows: fire every ``slide`` records of a key over its last ``size`` records
+    (``slide == size``: tumbling). Built by ``KeyedStream.count_window``."""
+
+    size: int
+    slide: int
+    kind = "count"
+    is_event_time = False
+
+    def __post_init__(self):
+        for what, n in (("count window size", self.size), ("count window slide", self.slide)):
+            if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+                raise ValueError(f"{what} must be a positive number of records, got {n!r}")
+
+    @property
+    def tumbling(self) -> bool:
+        return self.size == self.slide
+
+    def __repr__(self):
+        return f"CountWindows(size={self.size}, slide={self.slide})"

@@ -488,6 +488,9 @@ def window_steps(draw, schema: Schema) -> list[Step]:
         assigner = SlidingEventTimeWindows.of(Time.milliseconds(size), Time.milliseconds(slide))
     calls = draw(st.lists(aggregate_calls(schema), min_size=1, max_size=4))
     aggregates = {f"agg{i}": call for i, call in enumerate(calls)}
+    if keys and draw(st.integers(0, 3)) == 0:  # sometimes a tumbling count window instead
+        return [Step("key_by", tuple(keys)), Step("count_window", (draw(st.integers(1, 6)),)),
+                Step("aggregate", kwargs=aggregates)]
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
     return head + [Step("aggregate", kwargs=aggregates)]
 

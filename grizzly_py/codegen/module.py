@@ -12,7 +12,7 @@ literals to resolve per batch, the output layout).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -24,7 +24,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 8  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 10  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)
@@ -284,35 +284,23 @@ def _interned_key_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, k
     return Column(name)
 
 
-def _window_geometry(assigner) -> tuple[int, int, int]:
-    """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
-    sliding windows share; a tumbling window is its own pane."""
-    size = assigner.size_ms
-    slide = getattr(assigner, "slide_ms", size)
-    if slide > size:
-        raise NotImplementedError(f"{assigner!r}: a slide longer than the window (gaps between windows) "
-                                  "is not compiled yet")
-    return size, slide, math.gcd(size, slide)
+@dataclass
+class _Grouping:
+    """The lowered key and aggregates of a window pipeline: key words (with the null mask
+    carried in the hash), the aggregates' template arguments, and the entry layout."""
+
+    keys: list
+    null_mask: str
+    key_words: int
+    aggregates: list
+    entry_size: int
+    updates: list
 
 
-def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
-    t: WindowTerminal = pipeline.terminal
-    size, slide, pane = _window_geometry(t.assigner)
-    if pipeline.event_time is None:
-        raise NotImplementedError("an event-time window needs a source with a timestamp column "
-                                  "(from_arrow(..., timestamp='ts'))")
-    blocked = options.filter_mode == "predicated" and bool(pipeline.filters)
-    ts = emitter.emit(pipeline.event_time)
-    ctx.body.extend(_lines("event_time.ll.j2", name="ts.scan" if blocked else "ts", value=ts.val, track=True))
-    keep = _emit_filters(pipeline, options, ctx, emitter, predicated=blocked)
-    pre_body = []
-    if blocked:  # the rest runs in the second loop, over the selected rows (%r)
-        pre_body, ctx.body, ctx.row = ctx.body, [], "%r"
-        ctx.new_row()
-        ts = emitter.emit(pipeline.event_time)
-        ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
+def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emitter: ExprEmitter,
+                    gen: GeneratedPipeline, extra_words: int = 0) -> _Grouping:
+    """Keys and aggregate inputs of ``t``; ``extra_words`` state words sit between the key and
+    the aggregates (a count window's record counter)."""
     # key words, null mask and aggregate inputs; the window template then branches to %late_row
     # or finds the (window, key) entry and applies the aggregate updates
     if len(t.keys) > MAX_KEYS:
@@ -339,7 +327,7 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
         ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
         null_mask = acc
     key_words = len(keys)
-    off = 8 * (1 + key_words)
+    off = 8 * (1 + key_words + extra_words)
     aggs = []
     for n, a in enumerate(t.aggregates):
         kind, value, valid, arg_text = None, "0", "true", ""
@@ -370,6 +358,41 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
     entry_size = off
     agg_macros = environment().get_template("aggregates.ll.j2").module
     updates = [line for a in aggs for line in str(agg_macros.update(a)).split("\n") if line.strip()]
+    return _Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
+
+
+def _window_geometry(assigner) -> tuple[int, int, int]:
+    """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
+    sliding windows share; a tumbling window is its own pane."""
+    size = assigner.size_ms
+    slide = getattr(assigner, "slide_ms", size)
+    if slide > size:
+        raise NotImplementedError(f"{assigner!r}: a slide longer than the window (gaps between windows) "
+                                  "is not compiled yet")
+    return size, slide, math.gcd(size, slide)
+
+
+def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
+    t: WindowTerminal = pipeline.terminal
+    size, slide, pane = _window_geometry(t.assigner)
+    if pipeline.event_time is None:
+        raise NotImplementedError("an event-time window needs a source with a timestamp column "
+                                  "(from_arrow(..., timestamp='ts'))")
+    blocked = options.filter_mode == "predicated" and bool(pipeline.filters)
+    ts = emitter.emit(pipeline.event_time)
+    ctx.body.extend(_lines("event_time.ll.j2", name="ts.scan" if blocked else "ts", value=ts.val, track=True))
+    keep = _emit_filters(pipeline, options, ctx, emitter, predicated=blocked)
+    pre_body = []
+    if blocked:  # the rest runs in the second loop, over the selected rows (%r)
+        pre_body, ctx.body, ctx.row = ctx.body, [], "%r"
+        ctx.new_row()
+        ts = emitter.emit(pipeline.event_time)
+        ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
+    g = _lower_grouping(t, pipeline, ctx, emitter, gen)
+    keys, null_mask, key_words, aggs, entry_size = g.keys, g.null_mask, g.key_words, g.aggregates, g.entry_size
+    updates = g.updates
     ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=key_words))
     ctx.body.extend(_lines("window_tumbling.ll.j2", size=size, slide=slide, pane=pane,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
@@ -382,6 +405,35 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                    key_words=key_words, aggregates=aggs,
                    vectors=[a for a in aggs if a.func in HOLISTIC])
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked), state
+
+
+def _lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                        gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Keyed tumbling count windows: one table of keys; the kernel fires a key's window on its
+    size-th record (post-trigger) and writes the result to its output."""
+    t: WindowTerminal = pipeline.terminal
+    if not t.assigner.tumbling:
+        raise NotImplementedError(f"{t.assigner!r}: sliding count windows are not compiled yet")
+    if pipeline.event_time is not None:  # the watermark still advances for downstream operators
+        ts = emitter.emit(pipeline.event_time)
+        ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=True))
+    _emit_filters(pipeline, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
+    g = _lower_grouping(t, pipeline, ctx, emitter, gen, extra_words=1)
+    count_off = 8 * (1 + g.key_words)
+    ctx.preamble.extend(_lines("count_preamble.ll.j2", abi=abi, key_words=g.key_words))
+    ctx.emit("br i1 %ht.ok, label %c.table, label %err_oom, !prof !1")
+    ctx.body.append("c.table:")
+    keys = [dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)]
+    ctx.body.extend(_lines("group_upsert.ll.j2", keys=keys, null_mask=g.null_mask, key_words=g.key_words,
+                           entry_size=g.entry_size, updates=g.updates))
+    ctx.body.extend(_lines("count_trigger.ll.j2", abi=abi, size=t.assigner.size, count_off=count_off,
+                           entry_size=g.entry_size, keys=g.keys, aggregates=g.aggregates))
+    ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
+    ctx.error_blocks.append(("err_overflow", abi.ERROR_SUM_OVERFLOW, ctx.row))
+    gen.trigger = "count"
+    state = render("count_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size,
+                   vectors=[a for a in g.aggregates if a.func in HOLISTIC])
+    return KernelCode("", [], ctx.body), state
 
 
 MAX_KEYS = 15  # key null flags live in bits 48..62 of the entry tag
@@ -403,6 +455,7 @@ TERMINAL_RULES = {
     ("window", "sliding"): _lower_time_window,
     ("window", "tumbling_processing"): _lower_time_window,
     ("window", "sliding_processing"): _lower_time_window,
+    ("window", "count"): _lower_count_window,
 }
 
 

@@ -184,9 +184,9 @@ class WindowKernel(Kernel):
         compile_ir_async(gen.units["state"].ir, gen.units["state"].opt_level, background=True)  # warm the cache
         self._closed = False
         terminal = gen.pipeline.terminal
-        self.window_size = terminal.assigner.size_ms
+        self.window_size = getattr(terminal.assigner, "size_ms", 0)
         self.keys = [f for f, _ in terminal.keys]
-        self.time_type = self.schema.field(WINDOW_START).type
+        self.time_type = self.schema.field(WINDOW_START).type if WINDOW_START in self.schema.names else None
 
     def process(self, batch: pa.RecordBatch, watermark: int) -> None:
         if batch.num_rows:
@@ -323,6 +323,20 @@ class SlidingWindowKernel(WindowKernel):
         return np.unique(starts)
 
 
+class CountWindowKernel(WindowKernel):
+    """Keyed tumbling count windows: the kernel fires them as records arrive, so processing a
+    batch returns the windows it completed, in the order they completed."""
+
+    def process(self, batch: pa.RecordBatch, watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
+        out = _ResultBuffers(self, batch.num_rows)
+        n = self._check(self.run(batch, watermark, out.descriptor), watermark) if batch.num_rows else 0
+        return out.table(n, window_columns=False).combine_chunks().to_batches(max_chunksize=None)[0] \
+            if n else pa.RecordBatch.from_pylist([], schema=self.schema)
+
+    def fire(self, watermark: int) -> None:
+        return None  # count windows fire in the kernel, not on the watermark
+
+
 class _ResultBuffers:
     """Output buffers of one firing: window starts, key words, aggregate values, validity."""
 
@@ -346,11 +360,12 @@ class _ResultBuffers:
     def descriptor(self) -> int:
         return self._descriptor.ctypes.data
 
-    def table(self, n: int) -> pa.Table:
+    def table(self, n: int, window_columns: bool = True) -> pa.Table:
         k = self.kernel
         arrays = [k.key_array(f, w[:n], v[:n]) for f, (w, v) in zip(k.keys, self.keys)]
-        arrays.append(k.time_array(self.window_start[:n]))
-        arrays.append(k.time_array(self.window_start[:n] + k.window_size))
+        if window_columns:
+            arrays.append(k.time_array(self.window_start[:n]))
+            arrays.append(k.time_array(self.window_start[:n] + k.window_size))
         for (name, _), (values, valid) in zip(k.gen.aggregate_types, self.aggs):
             arrays.append(_masked(values[:n], valid[:n], k.schema.field(name).type))
         return pa.Table.from_arrays(arrays, schema=k.schema)

@@ -21,7 +21,7 @@ from ..codegen.module import CodegenOptions, GeneratedPipeline, generate_pipelin
 from ..environment import JobResult
 from ..physical.pipelines import PhysicalPlan, Pipeline, ProjectTerminal, SourceInput, build_physical_plan
 from ..plan import Query
-from .kernels import ProjectKernel, SlidingWindowKernel, WindowKernel, output_arrow_schema
+from .kernels import CountWindowKernel, ProjectKernel, SlidingWindowKernel, WindowKernel, output_arrow_schema
 from .sinks import open_sink
 
 
@@ -61,7 +61,7 @@ def _instantiate(pipeline: Pipeline, input_name: str, options: CodegenOptions | 
         kernel = None if (not pipeline.filters and t.is_identity(pipeline.input_schema)) \
             else ProjectKernel(gen, input_name)
     else:
-        kernel = (SlidingWindowKernel if gen.trigger == "panes" else WindowKernel)(gen, input_name)
+        kernel = {"panes": SlidingWindowKernel, "count": CountWindowKernel}.get(gen.trigger, WindowKernel)(gen, input_name)
     return PipelineRun(pipeline, gen, kernel, ms)
 
 
@@ -109,7 +109,7 @@ class QueryRun:
         if run.kernel is None:  # identity: the batch as it is, under the sink's (nullable) schema
             out = batch if batch.schema == self.identity_schema else pa.RecordBatch.from_arrays(
                 batch.columns, schema=self.identity_schema)
-        elif isinstance(run.kernel, ProjectKernel):
+        elif isinstance(run.kernel, (ProjectKernel, CountWindowKernel)):  # rows out per batch
             out = run.kernel.process(batch)
         else:
             run.kernel.process(batch, run.watermark)

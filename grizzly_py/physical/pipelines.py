@@ -203,9 +203,10 @@ def _open_after(node: PlanNode, done: list[Pipeline]) -> _Open:
         return o
     producer = done[-1]
     schema = producer.output_schema
-    # a window result's event time is window_end - 1 (Flink); the watermark comes from upstream
-    return _Open(WindowInput(producer.id), schema, Column(WINDOW_END) - lit(1),
-                 producer.out_of_orderness_ms, [], _identity(schema))
+    # a window result's event time is window_end - 1 (Flink); the watermark comes from upstream.
+    # Count window results have no window columns, so no event time.
+    event_time = Column(WINDOW_END) - lit(1) if WINDOW_END in schema else None
+    return _Open(WindowInput(producer.id), schema, event_time, producer.out_of_orderness_ms, [], _identity(schema))
 
 
 __all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "AggregateSpec",

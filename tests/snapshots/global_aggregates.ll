@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v8, variant generic
+; grizzly-py codegen v10, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -259,6 +259,8 @@ declare double @llvm.maxnum.f64(double, double)
 declare i64 @llvm.smin.i64(i64, i64)
 declare i64 @llvm.smax.i64(i64, i64)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+declare double @llvm.sqrt.f64(double)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}
@@ -292,7 +294,7 @@ declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v8, variant generic
+; grizzly-py codegen v10, variant generic
 define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -550,7 +552,7 @@ declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v8, variant generic
+; grizzly-py codegen v10, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -786,6 +788,8 @@ declare double @llvm.maxnum.f64(double, double)
 declare i64 @llvm.smin.i64(i64, i64)
 declare i64 @llvm.smax.i64(i64, i64)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+declare double @llvm.sqrt.f64(double)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v8, variant generic
+; grizzly-py codegen v10, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -202,6 +202,8 @@ declare double @llvm.maxnum.f64(double, double)
 declare i64 @llvm.smin.i64(i64, i64)
 declare i64 @llvm.smax.i64(i64, i64)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+declare double @llvm.sqrt.f64(double)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}
@@ -235,7 +237,7 @@ declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v8, variant generic
+; grizzly-py codegen v10, variant generic
 ; ---- pipeline 0: project pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_generic.process_nonnull.str0 = private unnamed_addr constant [1 x i8] c"y"
@@ -412,6 +414,8 @@ declare double @llvm.maxnum.f64(double, double)
 declare i64 @llvm.smin.i64(i64, i64)
 declare i64 @llvm.smax.i64(i64, i64)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+declare double @llvm.sqrt.f64(double)
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}
