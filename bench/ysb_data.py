@@ -1,30 +1,8 @@
-"""YSB data for the benchmark runner: the generator lives in ``grizzly_py.workloads.ysb``; this
-module adds the data set shared by all peers of a run (and its Parquet copy), and a command line.
+"""YSB data for the benchmark runner.
 
-The generator's documentation:
-
-Schema (one row per ad event):
-
-==============  =======================================  =========================================
-column          type                                     content
-==============  =======================================  =========================================
-``event_time``  int64, epoch milliseconds                1M events per simulated second, monotone
-                                                         non-decreasing from ``EPOCH_MS``
-``event_type``  dictionary<int32, string>                "view", "click", "purchase", uniform;
-                (``int_coded=True``: int32 codes 0/1/2)  ``VIEW_CODE`` (0) is "view"
-``campaign_id`` int64                                    ``n_campaigns`` distinct (0..n-1), uniform
-``ad_id``       int64                                    10 ads per campaign: ``campaign_id*10+r``
-``user_id``     int64                                    uniform random
-``page_id``     int64                                    uniform random
-==============  =======================================  =========================================
-
-The query (Grizzly paper 7.1.2): keep ``event_type == "view"``, key by ``campaign_id``, 10 s
-tumbling event-time windows on ``event_time``, count per (window, key).
-
-The data depends only on ``n_rows``, ``seed`` and ``n_campaigns``; ``batch_rows`` only changes
-how the table is chunked (zero-copy slices of one buffer per column).
-
-Command line: ``python bench/ysb_data.py --rows 1000000 --out ysb.parquet``.
+The generator and the schema live in ``grizzly_py.workloads.ysb`` (shared with the demo and the
+tests); this module adds the data set that all peers of a run share (and its Parquet copy), and
+a command line: ``python bench/ysb_data.py --rows 1000000 --out ysb.parquet``.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
         kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, title=_title(pipeline), p=prefix,
                         kernels=[code], block=options.block_rows)
         units[name] = CodeUnit(name, header + kernel + "\n" + runtime_declarations(), 3)
-        if state:
+        if state and "state" not in units:  # the same for every kernel
             units["state"] = CodeUnit("state", header + state + "\n" + runtime_declarations(), 1)
         gen.dict_params = list(ctx.dict_params)  # the same in every kernel: same expressions, same order
     return gen
