@@ -181,8 +181,8 @@ class WindowKernel(Kernel):
 
     def __init__(self, gen, input_name):
         super().__init__(gen, input_name)
-        compile_ir_async(gen.units["state"].ir, gen.units["state"].opt_level, background=True)  # warm the cache
         self._closed = False
+        self._trigger_started = False
         terminal = gen.pipeline.terminal
         self.window_size = getattr(terminal.assigner, "size_ms", 0)
         self.keys = [f for f, _ in terminal.keys]
@@ -191,6 +191,15 @@ class WindowKernel(Kernel):
     def process(self, batch: pa.RecordBatch, watermark: int) -> None:
         if batch.num_rows:
             self.run(batch, watermark, 0)
+            self._prepare_trigger()
+
+    def _prepare_trigger(self) -> None:
+        """Compile the trigger on a background thread while the next batches run (after the
+        first kernel: llvmlite compiles one module at a time, and the kernel is needed first)."""
+        if not self._trigger_started:
+            self._trigger_started = True
+            unit = self.gen.units["state"]
+            compile_ir_async(unit.ir, unit.opt_level, background=True)
 
     @property
     def max_event_time(self) -> int:
