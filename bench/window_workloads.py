@@ -135,8 +135,8 @@ def windowed(window_start: Any, key: Any, value: Any) -> pa.Table:
 
 
 def counted(key: Any, views: Any, first_ts: Any, last_ts: Any) -> pa.Table:
-    """Normalized count-window result: campaign_id, views, first_ts, last_ts (all int64)."""
-    cols = {"campaign_id": key, "views": views, "first_ts": first_ts, "last_ts": last_ts}
+    """Normalized count-window result: campaign_id, first_ts, last_ts, views (all int64)."""
+    cols = {"campaign_id": key, "first_ts": first_ts, "last_ts": last_ts, "views": views}
     return pa.table({k: _array(v).cast(pa.int64()) for k, v in cols.items()})
 
 
@@ -153,7 +153,7 @@ class Digest:
     """Order-independent digest of a normalized result. ``==`` is exact on the integer
     columns and within ``RTOL`` on float values (kept, in row order, for that)."""
 
-    total: float  # sum of the last column
+    total: float  # sum of the last column (the count or aggregate value)
     groups: int  # rows
     fingerprint: str  # hash of the integer columns, rows sorted
     floats: np.ndarray | None = field(default=None, repr=False)

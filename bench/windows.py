@@ -134,6 +134,8 @@ def tables(names: list[str], per_case: list[tuple[Case, list[PeerResult], CrossC
         ran = len(check.agreeing) + len(check.mismatches)
         verdict = (f"MISMATCH: {', '.join(check.mismatches)}" if check.mismatches else
                    f"ok ({ran} agree)" if ran > 1 else "single peer" if ran else "no result")
+        if check.reference is not None:
+            verdict += f", {check.reference.groups:,} rows"
         rate_rows.append([case.label, *cells, verdict])
         base = _rate(by[report.BASELINE]) if report.BASELINE in by else None
         ratio_rows.append([case.label, *(f"{_rate(by[n]) / base:.2f}" if base and _rate(by[n])
@@ -173,7 +175,8 @@ def markdown(title, config, host, names, per_case) -> str:
             v = ", ".join(f"{name} {ver}" for name, ver in v.items() if ver) or "-"
         md.append(f"- {k}: {v}")
     md += ["", "## Results", "", "Input records/s in millions (all rows, before the filter), "
-           "median of the runs; `unsupported`: the peer raised NotImplementedError.", ""]
+           "median of the runs; `unsupported`: the peer raised NotImplementedError. "
+           "cross-check: how many peers agree on the result, and its number of rows.", ""]
     md += md_table(*rates)
     md += ["", f"Ratios: the peer's records/s over grizzly-py's (above 1: faster than "
            "grizzly-py).", ""] + md_table(*ratios)

@@ -24,7 +24,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 10  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 11  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)
