@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
+from pathlib import Path
 import signal
 import sys
 import traceback
@@ -215,3 +216,32 @@ def cross_check(results: list[PeerResult]) -> CrossCheck:
         agreeing=[n for n, s in summaries.items() if s == reference],
         mismatches={n: s for n, s in summaries.items() if s != reference},
     )
+
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def add_common_arguments(p, peers, default_threads: int) -> None:
+    """The command-line options every benchmark runner shares."""
+    p.add_argument("--peers", default=",".join(peers), help=f"comma-separated, from: {', '.join(peers)}")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--campaigns", type=int, default=10_000)
+    p.add_argument("--batch-rows", type=int, default=1 << 16)
+    p.add_argument("--int-coded", action="store_true",
+                   help="event_type as int32 codes (view == 0) instead of dictionary strings")
+    p.add_argument("--threads", type=int, default=default_threads,
+                   help="threads for polars, DuckDB and Spark local[N] (C, numpy: 1)")
+    p.add_argument("--parallelism", type=int, default=1, help="grizzly-py parallelism")
+    p.add_argument("--out", type=Path, default=RESULTS_DIR, help="report directory")
+    p.add_argument("--no-save", action="store_true", help="print only, write no report")
+    p.add_argument("--in-process", action="store_true",
+                   help="run peers in this process instead of one forked child per peer")
+
+
+def check_common_arguments(p, args, peers) -> None:
+    args.peers = [n.strip() for n in args.peers.split(",") if n.strip()]
+    unknown = [n for n in args.peers if n not in peers]
+    if unknown:
+        p.error(f"unknown peers {unknown}; choose from {list(peers)}")
+    if args.repeat < 1 or args.rows < 1:
+        p.error("--rows and --repeat must be >= 1")

@@ -21,7 +21,8 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report
-from bench.harness import cross_check, run_isolated, run_peer
+from bench.harness import (RESULTS_DIR, add_common_arguments, check_common_arguments, cross_check, run_isolated,
+                           run_peer)
 from bench.host import describe_host, load_average
 from bench.peers.ysb_c import CPeer
 from bench.peers.ysb_duckdb import DuckDBPeer
@@ -40,34 +41,15 @@ PEERS = {
     "spark": lambda args: SparkPeer(args.threads),
     "grizzly": lambda args: GrizzlyPeer(args.parallelism),
 }
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="YSB: grizzly-py vs peers (records/s, ratios).")
     p.add_argument("--rows", type=int, default=10_000_000)
     p.add_argument("--repeat", type=int, default=5)
-    p.add_argument("--peers", default=",".join(PEERS),
-                   help=f"comma-separated, from: {', '.join(PEERS)}")
-    p.add_argument("--seed", type=int, default=42)
-    p.add_argument("--campaigns", type=int, default=10_000)
-    p.add_argument("--batch-rows", type=int, default=1 << 16)
-    p.add_argument("--int-coded", action="store_true",
-                   help="event_type as int32 codes (view == 0) instead of dictionary strings")
-    p.add_argument("--threads", type=int, default=os.cpu_count() or 1,
-                   help="threads for polars, DuckDB and Spark local[N] (C, numpy: 1)")
-    p.add_argument("--parallelism", type=int, default=1, help="grizzly-py parallelism")
-    p.add_argument("--out", type=Path, default=RESULTS_DIR, help="report directory")
-    p.add_argument("--no-save", action="store_true", help="print only, write no report")
-    p.add_argument("--in-process", action="store_true",
-                   help="run peers in this process instead of one forked child per peer")
+    add_common_arguments(p, PEERS, os.cpu_count() or 1)
     args = p.parse_args(argv)
-    args.peers = [n.strip() for n in args.peers.split(",") if n.strip()]
-    unknown = [n for n in args.peers if n not in PEERS]
-    if unknown:
-        p.error(f"unknown peers {unknown}; choose from {list(PEERS)}")
-    if args.repeat < 1 or args.rows < 1:
-        p.error("--rows and --repeat must be >= 1")
+    check_common_arguments(p, args, PEERS)
     return args
 
 
