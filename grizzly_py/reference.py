@@ -36,7 +36,7 @@ Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null 
 - ``sum``/``avg`` of ints are exact; a final sum outside int64 raises ``AggregateOverflowError``.
   Float sums add in arrival order.
 - ``min``/``max`` of floats ignore NaN unless every value is NaN (LLVM minnum/maxnum).
-- ``var_*``/``stddev_*`` are computed exactly and rounded once; ``median`` is ``numpy.median``;
+- ``var_*``/``stddev_*`` are computed exactly (over the values as float64) and rounded once; ``median`` is ``numpy.median``;
   ``mode`` breaks ties toward the smallest value; ``count_distinct`` counts distinct non-nulls.
 """
 
@@ -352,7 +352,8 @@ def aggregate(call: AggCall, arg_type: DataType | None, values: list, rows: int)
     if func in ("min", "max"):
         return _min_max(values, min if func == "min" else max, is_float)
     if func in ("var_pop", "var_samp", "stddev_pop", "stddev_samp"):
-        var = _exact_variance(values, ddof=1 if func.endswith("samp") else 0)
+        # integers are taken as float64 values first (as numpy and Spark do), then exact
+        var = _exact_variance([float(v) for v in values], ddof=1 if func.endswith("samp") else 0)
         return var if var is None or func.startswith("var") else math.sqrt(var)
     if func == "median":
         return float(np.median(np.array(values, dtype=np.float64 if is_float else np.int64)))
