@@ -24,7 +24,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 11  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 12  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext
 
 
 # --- windows -------------------------------------------------------------------------------------
-_SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 3, "var_samp": 3, "stddev_pop": 3, "stddev_samp": 3,
+_SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 4, "var_samp": 4, "stddev_pop": 4, "stddev_samp": 4,
           "median": 3, "mode": 3, "count_distinct": 3}  # holistic: a value vector {data, length, capacity}
 HOLISTIC = ("median", "mode", "count_distinct")
 
