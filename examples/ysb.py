@@ -3,7 +3,7 @@
     grizzly run examples/ysb.py              # result and throughput
     grizzly explain examples/ysb.py --ir     # the fused, generated LLVM IR
 
-10 million ad events (1M per simulated second, 10,000 campaigns) from a seeded generator; keep the
+30 million ad events (1M per simulated second, 10,000 campaigns) from a seeded generator; keep the
 views, count them per campaign in 10-second tumbling event-time windows.
 """
 
@@ -12,7 +12,7 @@ from grizzly_py import Time, agg, col
 from grizzly_py.windows import TumblingEventTimeWindows
 from grizzly_py.workloads.ysb import generate_ysb
 
-ROWS = 10_000_000
+ROWS = 30_000_000
 
 
 def query(env: gz.StreamEnvironment):
