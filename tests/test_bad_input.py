@@ -202,3 +202,31 @@ def test_strings_in_named_arguments_are_column_names():
     src = gz.StreamEnvironment().from_arrow(t, timestamp="ts")
     assert src.select(cost="price").execute_and_collect().to_pylist() == [{"cost": 1.5}, {"cost": 2.5}]
     assert src.with_columns(p2="price").execute_and_collect()["p2"].to_pylist() == [1.5, 2.5]
+
+
+def test_count_window_sum_overflow_is_an_aggregate_overflow():
+    t = pa.table({"ts": pa.array([1, 2], pa.int64()), "k": [1, 1], "v": [(1 << 63) - 1, 1]})
+    q = gz.StreamEnvironment().from_arrow(t, timestamp="ts").key_by("k").count_window(2).aggregate(s=agg.sum("v"))
+    with pytest.raises(AggregateOverflowError, match="'s'"):
+        q.execute_and_collect()
+
+
+def test_null_entries_of_a_string_key_dictionary_are_one_null_group():
+    from grizzly_py import reference
+    k = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 2, 0], pa.int32()), pa.array(["x", None, "x"]))
+    t = pa.table({"ts": pa.array(range(5), pa.int64()), "k": k})
+    q = gz.StreamEnvironment().from_arrow(t, timestamp="ts").key_by("k").window(TEN_MS).aggregate(n=agg.count())
+    out = q.execute_and_collect()
+    assert [(r["k"], r["n"]) for r in out.to_pylist()] == [("x", 3), (None, 2)]
+    assert out.to_pylist() == reference.evaluate(q.node).cast(out.schema).to_pylist()
+
+
+def test_sliding_windows_near_the_lowest_event_times():
+    from grizzly_py import reference
+    from grizzly_py.windows import SlidingEventTimeWindows
+    low = -(1 << 63) + 300
+    batches = [pa.record_batch({"ts": pa.array([low], pa.int64())}), pa.record_batch({"ts": pa.array([0], pa.int64())})]
+    q = (gz.StreamEnvironment().from_arrow(batches, timestamp="ts",
+                                          watermark=gz.WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(298)))
+         .window_all(SlidingEventTimeWindows.of(Time.milliseconds(100), Time.milliseconds(10))).aggregate(n=agg.count()))
+    assert q.execute_and_collect().to_pylist() == reference.evaluate(q.node).to_pylist()

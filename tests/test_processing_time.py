@@ -46,3 +46,17 @@ def test_processing_time_never_goes_backwards(monkeypatch):
            .execute_and_collect())
     assert out.to_pylist() == [{"k": 1, "window_start": 500, "window_end": 600, "n": 2},
                                {"k": 1, "window_start": 700, "window_end": 800, "n": 1}]
+
+
+def test_processing_time_window_after_an_event_time_window_uses_its_own_clock(monkeypatch):
+    clock = itertools.count(1_000, 1)  # any reading: the downstream window must not drop records
+    monkeypatch.setattr(kernels, "wall_clock_ms", lambda: next(clock))
+    future = 10 ** 13  # event times far ahead of the clock
+    batches = [pa.record_batch({"ts": pa.array(v, pa.int64())}) for v in ([future, future + 10], [future + 20], [future + 30])]
+    env = gz.StreamEnvironment()
+    (env.from_arrow(batches, timestamp="ts").window_all(TumblingEventTimeWindows.of(Time.milliseconds(5)))
+     .aggregate(n=agg.count())
+     .window_all(TumblingProcessingTimeWindows.of(Time.seconds(10))).aggregate(c=agg.sum("n")).collect("out"))
+    result = env.execute()
+    assert sum(result["out"]["c"].to_pylist()) == 4
+    assert result.metrics["late_records"] == 0

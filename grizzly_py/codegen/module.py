@@ -24,7 +24,7 @@ from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 12  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 13  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)
@@ -414,7 +414,7 @@ def _lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCo
     t: WindowTerminal = pipeline.terminal
     if not t.assigner.tumbling:
         raise NotImplementedError(f"{t.assigner!r}: sliding count windows are not compiled yet")
-    if pipeline.event_time is not None:  # the watermark still advances for downstream operators
+    if pipeline.event_time is not None:  # the source's event time: its watermark goes downstream
         ts = emitter.emit(pipeline.event_time)
         ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=True))
     _emit_filters(pipeline, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)

@@ -24,7 +24,12 @@ class StringInterner:
         encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
         dictionary = encoded.dictionary.to_pylist()
         mapping = np.empty(len(dictionary), dtype=np.int64)
+        null_entries = np.zeros(len(dictionary), dtype=bool)
         for i, value in enumerate(dictionary):
+            if value is None:  # a null dictionary entry is a null key
+                null_entries[i] = True
+                mapping[i] = 0
+                continue
             ident = self._ids.get(value)
             if ident is None:
                 ident = self._ids[value] = len(self._values)
@@ -32,7 +37,9 @@ class StringInterner:
                 self._array = None
             mapping[i] = ident
         indices = encoded.indices
-        return pa.array(mapping, pa.int64()).take(indices) if len(mapping) else pa.nulls(len(indices), pa.int64())
+        if not len(mapping):
+            return pa.nulls(len(indices), pa.int64())
+        return pa.array(mapping, pa.int64(), mask=null_entries if null_entries.any() else None).take(indices)
 
     def values(self, ids: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
         """The strings of ``ids`` (null where not ``valid``), as ``arrow_type``."""

@@ -135,6 +135,10 @@ class Kernel:
         if rc == abi.ERROR_OUT_OF_MEMORY:
             raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory growing the window state")
         where = f"batch {self.batches_processed - 1}, row {row}"
+        if rc == abi.ERROR_SUM_OVERFLOW:
+            which = self.gen.aggregate_types[self.counter(abi.STATE_ERROR_DETAIL)][0]
+            raise AggregateOverflowError(f"aggregate {which!r}: int64 sum overflow in a window of pipeline "
+                                         f"{self.gen.pipeline.id}; cast the input to float64 to sum beyond int64")
         if rc == abi.ERROR_CORRUPT_STRING:
             cols = [c.name for c in self.gen.columns
                     if pa.types.is_string(c.arrow_type) or pa.types.is_large_string(c.arrow_type)]
@@ -221,11 +225,6 @@ class WindowKernel(Kernel):
         return self._sorted(out.table(n))
 
     def _check(self, n: int, watermark: int) -> int:
-        if n == abi.ERROR_SUM_OVERFLOW:
-            which = self.gen.aggregate_types[self.counter(abi.STATE_ERROR_DETAIL)][0]
-            raise AggregateOverflowError(f"aggregate {which!r}: int64 sum overflow in a window "
-                                         f"(fired at watermark {watermark}); cast the input to float64 "
-                                         f"to sum beyond int64")
         if n < 0:
             self._raise(n, None)
         return n
@@ -323,8 +322,8 @@ class SlidingWindowKernel(WindowKernel):
         first = -((size - 1 - pane_starts) // slide) * slide      # ceil((p - size + 1) / slide) * slide
         last = pane_starts - pane_starts % slide                   # floor(p / slide) * slide
         if previous is not None:
-            first = np.maximum(first, self._last_complete_start(previous) + slide)
-        last = np.minimum(last, self._last_complete_start(watermark))
+            first = np.maximum(first, _clamp(self._last_complete_start(previous) + slide))
+        last = np.minimum(last, _clamp(self._last_complete_start(watermark)))
         counts = np.maximum((last - first) // slide + 1, 0)
         if not counts.sum():
             return np.zeros(0, dtype=np.int64)
@@ -344,6 +343,11 @@ class CountWindowKernel(WindowKernel):
 
     def fire(self, watermark: int) -> None:
         return None  # count windows fire in the kernel, not on the watermark
+
+
+def _clamp(t: int) -> int:
+    """A Python int bound to int64 (window arithmetic near the limits)."""
+    return max(abi.INT64_MIN, min(abi.INT64_MAX, t))
 
 
 class _ResultBuffers:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..codegen import abi
+from ..expressions import ProcessingTime
 from ..codegen.module import CodegenOptions, GeneratedPipeline, generate_pipeline
 from ..environment import JobResult
 from ..physical.pipelines import PhysicalPlan, Pipeline, ProjectTerminal, SourceInput, build_physical_plan
@@ -76,8 +77,8 @@ class QueryRun:
         self.source = first.input.source
         self.runs = [_instantiate(p, self.source.name if i == 0 else f"pipeline {p.id} input")
                      for i, p in enumerate(self.physical.pipelines)]
-        self.sink = open_sink(query.sink, output_arrow_schema(self.runs[-1].gen))
         self.identity_schema = output_arrow_schema(self.runs[-1].gen)
+        self.sink = open_sink(query.sink, self.identity_schema)
         self.records_in = 0
 
     def feed(self, batch: pa.RecordBatch) -> None:
@@ -135,9 +136,13 @@ class QueryRun:
             run = self.runs[i]
             if not isinstance(run.kernel, WindowKernel):
                 continue
-            if upstream_watermark is None:
+            own_clock = isinstance(run.pipeline.event_time, ProcessingTime)
+            if upstream_watermark is None or (own_clock and upstream_watermark != abi.INT64_MAX):
+                # the source's event time, or a processing-time window's own clock
                 max_ts = run.kernel.max_event_time
                 if max_ts == abi.INT64_MIN:
+                    if own_clock:
+                        continue
                     return
                 candidate = max(abi.INT64_MIN, max_ts - run.pipeline.out_of_orderness_ms - 1)
             else:

@@ -176,7 +176,7 @@ def _lower(node: PlanNode, done: list[Pipeline]) -> _Open | None:
                      src.watermark.out_of_orderness_ms, [], _identity(node.schema))
     if isinstance(node, WindowAggregateNode):
         o = _open_after(node.input, done)
-        if not node.assigner.is_event_time:  # the window's time is the clock at processing
+        if node.assigner.kind.endswith("_processing"):  # the window's time is the clock at processing
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
         aggs = tuple(AggregateSpec(node.schema.field(name), call.func,

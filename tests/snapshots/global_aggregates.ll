@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v12, variant generic
+; grizzly-py codegen v13, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -294,7 +294,7 @@ declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v12, variant generic
+; grizzly-py codegen v13, variant generic
 define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -552,7 +552,7 @@ declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v12, variant generic
+; grizzly-py codegen v13, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
