@@ -44,9 +44,12 @@ class DictionaryCodes:
     def _identity(dictionary: pa.Array) -> tuple:
         return (len(dictionary), dictionary.offset) + tuple(_address(b) for b in dictionary.buffers())
 
-    def _memo(self, dictionary: pa.Array, what: tuple, compute):
+    def remember(self, dictionary: pa.Array, what: tuple, compute):
+        """``compute()`` once per dictionary (and ``what``)."""
         key = what + self._identity(dictionary)
-        if key not in self._seen:
+        if key in self._seen:
+            self._seen.move_to_end(key)  # least recently used goes first
+        else:
             if len(self._seen) >= self.LIMIT:
                 self._seen.popitem(last=False)
             # the entry keeps the dictionary alive, so no other dictionary can take its addresses
@@ -58,14 +61,14 @@ class DictionaryCodes:
         index), and the same index type; the new dictionary is made once per dictionary, so
         batches sharing one share the result (and its cached literal codes)."""
         dictionary = column.dictionary
-        if self._memo(dictionary, ("clean",), lambda: dictionary.null_count == 0 and _unique(dictionary)):
+        if self.remember(dictionary, ("clean",), lambda: dictionary.null_count == 0 and _unique(dictionary)):
             return column
-        unique, mapping = self._memo(dictionary, ("remap",), lambda: _remap(dictionary, column.type.index_type))
+        unique, mapping = self.remember(dictionary, ("remap",), lambda: _remap(dictionary, column.type.index_type))
         indices = mapping.take(column.indices)
         return pa.DictionaryArray.from_arrays(indices, unique)
 
     def code(self, dictionary: pa.Array, literal: str) -> int:
-        return self._memo(dictionary, ("code", literal),
+        return self.remember(dictionary, ("code", literal),
                           lambda: pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py())
 
 
@@ -82,7 +85,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     keep: list = [batch]
     arrays = {}
     has_nulls = False
-    virtual = {name: interner.ids(batch.column(source)) for name, source in gen.interned_keys.items()}
+    virtual = {name: interner.ids(batch.column(source), codes) for name, source in gen.interned_keys.items()}
     for i, lay in enumerate(gen.columns):
         arr = virtual[lay.name] if lay.name in virtual else batch.column(lay.name)
         if lay.name in gen.decode_columns:

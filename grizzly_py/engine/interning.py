@@ -19,10 +19,22 @@ class StringInterner:
         self._values: list[str] = []
         self._array: pa.Array | None = None
 
-    def ids(self, column: pa.Array) -> pa.Array:
-        """int64 ids for a string column (null stays null)."""
+    def ids(self, column: pa.Array, memo=None) -> pa.Array:
+        """int64 ids for a string column (null stays null). With ``memo`` (the pipeline's
+        ``DictionaryCodes``), a dictionary's ids are worked out once, not once per batch."""
         encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
-        dictionary = encoded.dictionary.to_pylist()
+        if memo is not None and pa.types.is_dictionary(column.type):
+            mapping = memo.remember(encoded.dictionary, ("intern",), lambda: self._mapping(encoded.dictionary))
+        else:
+            mapping = self._mapping(encoded.dictionary)
+        indices = encoded.indices
+        if not len(mapping):
+            return pa.nulls(len(indices), pa.int64())
+        return mapping.take(indices)
+
+    def _mapping(self, dictionary: pa.Array) -> pa.Array:
+        """The id of each dictionary entry (null for a null entry: a null key)."""
+        dictionary = dictionary.to_pylist()
         mapping = np.empty(len(dictionary), dtype=np.int64)
         null_entries = np.zeros(len(dictionary), dtype=bool)
         for i, value in enumerate(dictionary):
@@ -36,10 +48,7 @@ class StringInterner:
                 self._values.append(value)
                 self._array = None
             mapping[i] = ident
-        indices = encoded.indices
-        if not len(mapping):
-            return pa.nulls(len(indices), pa.int64())
-        return pa.array(mapping, pa.int64(), mask=null_entries if null_entries.any() else None).take(indices)
+        return pa.array(mapping, pa.int64(), mask=null_entries if null_entries.any() else None)
 
     def values(self, ids: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
         """The strings of ``ids`` (null where not ``valid``), as ``arrow_type``."""
