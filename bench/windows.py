@@ -30,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report
-from bench.harness import (RESULTS_DIR, CrossCheck, PeerResult, add_common_arguments, check_common_arguments,
+from bench.harness import (CrossCheck, PeerResult, add_common_arguments, check_common_arguments,
                            run_isolated_each, run_peer)
 from bench.host import describe_host, load_average
 from bench.peers.base import Peer, PeerUnavailable
@@ -162,7 +162,7 @@ def markdown(title, config, host, names, per_case) -> str:
            "median of the runs; `unsupported`: the peer raised NotImplementedError. "
            "cross-check: how many peers agree on the result, and its number of rows.", ""]
     md += md_table(*rates)
-    md += ["", f"Ratios: the peer's records/s over grizzly-py's (above 1: faster than "
+    md += ["", "Ratios: the peer's records/s over grizzly-py's (above 1: faster than "
            "grizzly-py).", ""] + md_table(*ratios)
     lines = problems(per_case)
     if lines:

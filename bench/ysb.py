@@ -21,7 +21,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report
-from bench.harness import (RESULTS_DIR, add_common_arguments, check_common_arguments, cross_check, run_isolated,
+from bench.harness import (add_common_arguments, check_common_arguments, cross_check, run_isolated,
                            run_peer)
 from bench.host import describe_host, load_average
 from bench.peers.ysb_c import CPeer

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .types import (BOOL, CAST_TARGETS, FLOAT64, INT32, INT64, STRING, TIMESTAMP, DataType, Schema,
+from .types import (BOOL, CAST_TARGETS, FLOAT64, INT64, TIMESTAMP, DataType, Schema,
                     SchemaError, common_numeric, type_named)
 
 ARITHMETIC = ("+", "-", "*", "/", "%")

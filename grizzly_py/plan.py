@@ -13,7 +13,7 @@ from functools import cached_property
 
 from .aggregates import AggCall
 from .expressions import Column, Expr, strip_alias
-from .types import BOOL, INT64, TIMESTAMP, Field, Schema, SchemaError, to_arrow_type
+from .types import BOOL, TIMESTAMP, Field, Schema, SchemaError, to_arrow_type
 from .windows import WindowAssigner
 
 WINDOW_START, WINDOW_END = "window_start", "window_end"

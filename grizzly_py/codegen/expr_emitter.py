@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from .. import expressions as E
-from ..types import BOOL, FLOAT64, INT32, INT64, DataType, Schema, type_named
+from ..types import DataType, Schema, type_named
 from . import abi
 
 

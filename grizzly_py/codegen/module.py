@@ -361,7 +361,7 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
     return _Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
 
 
-def _window_geometry(assigner) -> tuple[int, int, int]:
+def window_geometry(assigner) -> tuple[int, int, int]:
     """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
     sliding windows share; a tumbling window is its own pane."""
     size = assigner.size_ms
@@ -376,7 +376,7 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                        gen: GeneratedPipeline) -> tuple[KernelCode, str]:
     """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
     t: WindowTerminal = pipeline.terminal
-    size, slide, pane = _window_geometry(t.assigner)
+    size, slide, pane = window_geometry(t.assigner)
     if pipeline.event_time is None:
         raise NotImplementedError("an event-time window needs a source with a timestamp column "
                                   "(from_arrow(..., timestamp='ts'))")

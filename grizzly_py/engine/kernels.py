@@ -9,7 +9,6 @@ complete windows as a table sorted by (window_end, keys) with nulls last.
 from __future__ import annotations
 
 import ctypes
-import math
 import time
 
 import numpy as np
@@ -18,14 +17,14 @@ import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
 from ..codegen import abi
-from ..codegen.module import GeneratedPipeline
+from ..codegen.module import GeneratedPipeline, window_geometry
+from ..expressions import ProcessingTime
 from ..jit import CompiledModule, compile_ir, compile_ir_async
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
 from .batch_adapter import DictionaryCodes, prepare
 from .interning import StringInterner
-from ..expressions import ProcessingTime
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
@@ -126,6 +125,10 @@ class Kernel:
         kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P)
         rc = kernel(self.state_ptr, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         self.batches_processed += 1
+        return self._checked(rc, batch)
+
+    def _checked(self, rc: int, batch: pa.RecordBatch | None = None) -> int:
+        """``rc``, or the error a negative return code stands for."""
         if rc < 0:
             self._raise(rc, batch)
         return rc
@@ -219,15 +222,10 @@ class WindowKernel(Kernel):
             return None
         out = _ResultBuffers(self, ready)
         emit = self.function("state", "emit", _I64, _P, _I64, _P)
-        n = self._check(emit(self.state_ptr, watermark, out.descriptor), watermark)
+        n = self._checked(emit(self.state_ptr, watermark, out.descriptor))
         if n != ready:  # the buffers were sized for `ready` rows
             raise RuntimeError(f"pipeline {self.gen.pipeline.id}: emitted {n} window results, expected {ready}")
         return self._sorted(out.table(n))
-
-    def _check(self, n: int, watermark: int) -> int:
-        if n < 0:
-            self._raise(n, None)
-        return n
 
     def _sorted(self, table: pa.Table) -> pa.RecordBatch:
         names = [WINDOW_END] + [f.name for f in self.keys]
@@ -279,8 +277,7 @@ class SlidingWindowKernel(WindowKernel):
 
     def __init__(self, gen, input_name):
         super().__init__(gen, input_name)
-        assigner = gen.pipeline.terminal.assigner
-        self.slide = assigner.slide_ms
+        _, self.slide, self.pane = window_geometry(gen.pipeline.terminal.assigner)
         self.previous_watermark = None  # windows complete at it have fired (empty ones too)
 
     def fire(self, watermark: int) -> pa.RecordBatch | None:
@@ -297,13 +294,13 @@ class SlidingWindowKernel(WindowKernel):
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._check(merge_emit(self.state_ptr, int(lo), out.descriptor), watermark)
+            n = self._checked(merge_emit(self.state_ptr, int(lo), out.descriptor))
             if n:
                 tables.append(out.table(n))
         self.function("state", "drop_panes", None, _P, _I64)(self.state_ptr, watermark)
         remaining = self.windows()[:, 0]
         # the earliest end among windows not fired yet that hold a pane (a lower bound is enough)
-        self.state[abi.STATE_MIN_OPEN_END] = (int(remaining.min()) + math.gcd(self.window_size, self.slide)
+        self.state[abi.STATE_MIN_OPEN_END] = (int(remaining.min()) + self.pane
                                              if len(remaining) else abi.INT64_MAX)
         if not tables:
             return None
@@ -337,7 +334,7 @@ class CountWindowKernel(WindowKernel):
 
     def process(self, batch: pa.RecordBatch, watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
         out = _ResultBuffers(self, batch.num_rows)
-        n = self._check(self.run(batch, watermark, out.descriptor), watermark) if batch.num_rows else 0
+        n = self.run(batch, watermark, out.descriptor) if batch.num_rows else 0
         return out.table(n, window_columns=False).combine_chunks().to_batches(max_chunksize=None)[0] \
             if n else pa.RecordBatch.from_pylist([], schema=self.schema)
 

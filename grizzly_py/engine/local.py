@@ -12,13 +12,13 @@ the input the watermark jumps to +infinity and every open window fires.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 
 from ..codegen import abi
 from ..expressions import ProcessingTime
-from ..codegen.module import CodegenOptions, GeneratedPipeline, generate_pipeline
+from ..codegen.module import GeneratedPipeline, generate_pipeline
 from ..environment import JobResult
 from ..physical.pipelines import PhysicalPlan, Pipeline, ProjectTerminal, SourceInput, build_physical_plan
 from ..plan import Query
@@ -38,7 +38,6 @@ class PipelineRun:
     rows_in: int = 0
     rows_out: int = 0
     seconds: float = 0.0
-    history: list = field(default_factory=list)
 
     def metrics(self) -> dict:
         k = self.kernel
@@ -49,13 +48,13 @@ class PipelineRun:
                 "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
                 "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
                 "seconds": round(self.seconds, 6),
-                "variant_history": self.history or [{"stage": self.gen.options.variant, "reason": "initial",
-                                                     "records": self.rows_in}]}
+                "variant_history": [{"stage": self.gen.options.variant, "reason": "initial",
+                                     "records": self.rows_in}]}
 
 
-def _instantiate(pipeline: Pipeline, input_name: str, options: CodegenOptions | None = None) -> PipelineRun:
+def _instantiate(pipeline: Pipeline, input_name: str) -> PipelineRun:
     start = time.perf_counter()
-    gen = generate_pipeline(pipeline, options)
+    gen = generate_pipeline(pipeline)
     ms = (time.perf_counter() - start) * 1000
     t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
@@ -77,8 +76,8 @@ class QueryRun:
         self.source = first.input.source
         self.runs = [_instantiate(p, self.source.name if i == 0 else f"pipeline {p.id} input")
                      for i, p in enumerate(self.physical.pipelines)]
-        self.identity_schema = output_arrow_schema(self.runs[-1].gen)
-        self.sink = open_sink(query.sink, self.identity_schema)
+        self.sink_schema = output_arrow_schema(self.runs[-1].gen)
+        self.sink = open_sink(query.sink, self.sink_schema)
         self.records_in = 0
 
     def feed(self, batch: pa.RecordBatch) -> None:
@@ -108,8 +107,8 @@ class QueryRun:
         run.rows_in += batch.num_rows
         start = time.perf_counter()
         if run.kernel is None:  # identity: the batch as it is, under the sink's (nullable) schema
-            out = batch if batch.schema == self.identity_schema else pa.RecordBatch.from_arrays(
-                batch.columns, schema=self.identity_schema)
+            out = batch if batch.schema == self.sink_schema else pa.RecordBatch.from_arrays(
+                batch.columns, schema=self.sink_schema)
         elif isinstance(run.kernel, (ProjectKernel, CountWindowKernel)):  # rows out per batch
             out = run.kernel.process(batch)
         else:
@@ -159,10 +158,10 @@ class QueryRun:
             upstream_watermark = candidate
 
     def metrics(self) -> dict:
-        late = sum(r.metrics()["late"] for r in self.runs)
+        pipelines = [r.metrics() for r in self.runs]
         return {"records_in": self.records_in, "records_out": self.sink.rows,
-                "late_records": late, "filtered_records": self.runs[0].metrics()["filtered"],
-                "pipelines": [r.metrics() for r in self.runs]}
+                "late_records": sum(p["late"] for p in pipelines), "filtered_records": pipelines[0]["filtered"],
+                "pipelines": pipelines}
 
 
 def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:

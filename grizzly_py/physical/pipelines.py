@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..aggregates import AggCall
-from ..expressions import Column, Expr, ProcessingTime, lit, structural_key
+from ..expressions import Column, Expr, ProcessingTime, lit
 from ..plan import (WINDOW_END, FilterNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
                     WindowAggregateNode)
 from ..types import Field, Schema
@@ -210,4 +209,4 @@ def _open_after(node: PlanNode, done: list[Pipeline]) -> _Open:
 
 
 __all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "AggregateSpec",
-           "SourceInput", "WindowInput", "build_physical_plan", "AggCall"]
+           "SourceInput", "WindowInput", "build_physical_plan"]
