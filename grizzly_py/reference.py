@@ -453,7 +453,7 @@ class SessionWindows:
         self.sessions: dict[tuple, list[Pane]] = {}
 
     def add(self, group: tuple, key: tuple, ts: int, record, wm: float) -> bool:
-        new = Pane(key, ts, ts + self.gap, [record])
+        new = Pane(key, int(ts), int(ts) + self.gap, [record])  # ms, not a source timestamp's raw value
         sessions = self.sessions.setdefault(group, [])
         touching = [s for s in sessions if s.start <= new.end and s.end >= new.start]
         if not touching and new.end - 1 <= wm:

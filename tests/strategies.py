@@ -395,7 +395,7 @@ class QueryCase:
             "import pyarrow as pa",
             "import grizzly_py as gz",
             "from grizzly_py import col, lit, agg, if_else, Time, WatermarkStrategy",
-            "from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows",
+            "from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows",
             "from grizzly_py import reference",
             "nan, inf = float('nan'), float('inf')",
             f"schema = pa.schema([{schema}])",

@@ -298,9 +298,11 @@ class _Grouping:
 
 
 def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emitter: ExprEmitter,
-                    gen: GeneratedPipeline, extra_words: int = 0) -> _Grouping:
+                    gen: GeneratedPipeline, extra_words: int = 0, agg_base: int | None = None) -> _Grouping:
     """Keys and aggregate inputs of ``t``; ``extra_words`` state words sit between the key and
-    the aggregates (a count window's record counter)."""
+    the aggregates (a count window's record counter). ``agg_base`` places the aggregates at that
+    byte offset of a block of their own instead (a session node), ``entry_size`` is then the
+    size of that block."""
     # key words, null mask and aggregate inputs; the window template then branches to %late_row
     # or finds the (window, key) entry and applies the aggregate updates
     if len(t.keys) > MAX_KEYS:
@@ -327,7 +329,7 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
         ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
         null_mask = acc
     key_words = len(keys)
-    off = 8 * (1 + key_words + extra_words)
+    off = 8 * (1 + key_words + extra_words) if agg_base is None else agg_base
     aggs = []
     for n, a in enumerate(t.aggregates):
         kind, value, valid, arg_text = None, "0", "true", ""
@@ -473,3 +475,9 @@ def _rule_for(pipeline: Pipeline):
                 raise NotImplementedError(f"aggregate {a.field.name}={a.func}(...) is not compiled yet "
                                           f"(compiled: {', '.join(COMPILED)})")
     return rule
+
+
+# Rules in modules of their own build on the helpers above, so they register last.
+from .session_window import lower_session_window  # noqa: E402
+
+TERMINAL_RULES[("window", "session")] = lower_session_window

@@ -364,6 +364,10 @@ class _ResultBuffers:
             b = (np.empty(size, dtype=_NP_STORE[store]), np.empty(size, dtype=np.uint8))
             self.aggs.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
+        self.window_end = None  # session windows write their ends; other windows have a fixed size
+        if kernel.gen.trigger == "session":
+            self.window_end = np.empty(size, dtype=np.int64)
+            ptrs.append(self.window_end.ctypes.data)
         self._descriptor = np.array(ptrs, dtype=np.uint64)
 
     @property
@@ -375,7 +379,8 @@ class _ResultBuffers:
         arrays = [k.key_array(f, w[:n], v[:n]) for f, (w, v) in zip(k.keys, self.keys)]
         if window_columns:
             arrays.append(k.time_array(self.window_start[:n]))
-            arrays.append(k.time_array(self.window_start[:n] + k.window_size))
+            ends = self.window_start[:n] + k.window_size if self.window_end is None else self.window_end[:n]
+            arrays.append(k.time_array(ends))
         for (name, _), (values, valid) in zip(k.gen.aggregate_types, self.aggs):
             arrays.append(_masked(values[:n], valid[:n], k.schema.field(name).type))
         return pa.Table.from_arrays(arrays, schema=k.schema)
