@@ -12,7 +12,7 @@ literals to resolve per batch, the output layout).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pyarrow as pa
 
@@ -411,31 +411,9 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
 
 def _lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
                         gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """Keyed tumbling count windows: one table of keys; the kernel fires a key's window on its
-    size-th record (post-trigger) and writes the result to its output."""
-    t: WindowTerminal = pipeline.terminal
-    if not t.assigner.tumbling:
-        raise NotImplementedError(f"{t.assigner!r}: sliding count windows are not compiled yet")
-    if pipeline.event_time is not None:  # the source's event time: its watermark goes downstream
-        ts = emitter.emit(pipeline.event_time)
-        ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=True))
-    _emit_filters(pipeline, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
-    g = _lower_grouping(t, pipeline, ctx, emitter, gen, extra_words=1)
-    count_off = 8 * (1 + g.key_words)
-    ctx.preamble.extend(_lines("count_preamble.ll.j2", abi=abi, key_words=g.key_words))
-    ctx.emit("br i1 %ht.ok, label %c.table, label %err_oom, !prof !1")
-    ctx.body.append("c.table:")
-    keys = [dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)]
-    ctx.body.extend(_lines("group_upsert.ll.j2", keys=keys, null_mask=g.null_mask, key_words=g.key_words,
-                           entry_size=g.entry_size, updates=g.updates))
-    ctx.body.extend(_lines("count_trigger.ll.j2", abi=abi, size=t.assigner.size, count_off=count_off,
-                           entry_size=g.entry_size, keys=g.keys, aggregates=g.aggregates))
-    ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
-    ctx.error_blocks.append(("err_overflow", abi.ERROR_SUM_OVERFLOW, ctx.row))
-    gen.trigger = "count"
-    state = render("count_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size,
-                   vectors=[a for a in g.aggregates if a.func in HOLISTIC])
-    return KernelCode("", [], ctx.body), state
+    """Keyed count windows, tumbling and sliding: see ``count_window.py``."""
+    from .count_window import lower_count_window  # it builds on the helpers of this module
+    return lower_count_window(pipeline, options, ctx, emitter, gen)
 
 
 MAX_KEYS = 15  # key null flags live in bits 48..62 of the entry tag
