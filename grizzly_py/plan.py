@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
+import pyarrow as pa
+
 from .aggregates import AggCall
 from .expressions import Column, Expr, strip_alias
 from .types import BOOL, TIMESTAMP, Field, Schema, SchemaError, to_arrow_type
@@ -163,8 +165,14 @@ class WindowAggregateNode(PlanNode):
 
     @cached_property
     def time_arrow_type(self):
-        """``window_start``/``window_end`` come out as int64 ms, or as the source's timestamp type."""
-        return sources_of(self)[0].source.timestamp_arrow_type
+        """``window_start``/``window_end`` come out as int64 ms, or as the sources' timestamp type
+        (when the sources of a union disagree on it, as int64 ms)."""
+        types = []
+        for s in distinct_sources(self):
+            t = s.timestamp_arrow_type
+            if t not in types:
+                types.append(t)
+        return types[0] if len(types) == 1 else pa.int64()
 
     def _derive_schema(self):
         in_schema = self.input.schema
@@ -189,6 +197,81 @@ class WindowAggregateNode(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
+class UnionNode(PlanNode):
+    """``s.union(t, ...)``: the records of every input, each with its own event time.
+
+    The inputs must have the same column names in the same order and the same grizzly types (a
+    mismatch is a ``SchemaError`` naming the column). Their physical Arrow types may differ where
+    one Arrow type can hold them all: dictionary and plain strings come out as plain strings (large
+    ones if any input has large strings), narrower integers as int64, float32 as float64.
+    Timestamp columns must agree on their Arrow type (unit and time zone).
+    """
+
+    streams: tuple[PlanNode, ...]
+
+    def __post_init__(self):
+        if len(self.streams) < 2:
+            raise SchemaError("union needs at least two streams")
+        self.schema  # validate now
+
+    @property
+    def inputs(self):
+        return self.streams
+
+    def _derive_schema(self):
+        first = self.streams[0].schema
+        for i, node in enumerate(self.streams[1:], start=2):
+            _check_union_columns(first, node.schema, i)
+        return Schema(tuple(_union_field(f, [n.schema.field(f.name) for n in self.streams])
+                            for f in first))
+
+    def label(self):
+        return f"Union[{len(self.streams)} inputs]"
+
+
+def _check_union_columns(first: Schema, other: Schema, i: int) -> None:
+    """``other`` (input ``i``, counting from 1) has the names and types of ``first`` (input 1)."""
+    for f in first:
+        if f.name not in other:
+            raise SchemaError(f"union: input {i} has no column {f.name!r} (input 1 has: "
+                              f"{', '.join(first.names)}; input {i} has: {', '.join(other.names)})")
+    for f in other:
+        if f.name not in first:
+            raise SchemaError(f"union: input {i} has column {f.name!r}, which input 1 has not (input 1 has: "
+                              f"{', '.join(first.names)})")
+    if first.names != other.names:
+        raise SchemaError(f"union: input {i} has its columns in another order ({', '.join(other.names)}) "
+                          f"than input 1 ({', '.join(first.names)}); select them in the same order")
+    for f in first:
+        g = other.field(f.name)
+        if g.dtype != f.dtype:
+            raise SchemaError(f"union: column {f.name!r} has type {f.dtype.name} in input 1 but "
+                              f"{g.dtype.name} in input {i}; cast one of them")
+
+
+def _physical(f: Field) -> pa.DataType:
+    return f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype)
+
+
+def _union_field(f: Field, fields: list[Field]) -> Field:
+    """The union's column ``f.name``: its inputs' Arrow type if they agree, else one that holds
+    them all (see ``UnionNode``)."""
+    types = [_physical(g) for g in fields]
+    if all(t == types[0] for t in types):
+        return Field(f.name, f.dtype, types[0])
+    if f.dtype.is_string:
+        values = [t.value_type if pa.types.is_dictionary(t) else t for t in types]
+        large = any(pa.types.is_large_string(t) for t in values)
+        return Field(f.name, f.dtype, pa.large_string() if large else pa.string())
+    if f.dtype.is_timestamp:
+        i = next(n for n, t in enumerate(types) if t != types[0])
+        raise SchemaError(f"union: column {f.name!r} is {types[0]} in input 1 but {types[i]} in input {i + 1}; "
+                          f"timestamp columns of a union need the same Arrow type "
+                          f"(cast both to int64 epoch milliseconds with .cast('int64'))")
+    return Field(f.name, f.dtype, to_arrow_type(f.dtype))  # int64 / float64 widened from narrower types
+
+
+@dataclass(frozen=True, eq=False)
 class SinkSpec:
     """Where a query's output goes: ``collect`` (name), parquet or csv (path)."""
 
@@ -203,6 +286,17 @@ class Query:
 
     root: PlanNode
     sink: SinkSpec = field(default_factory=lambda: SinkSpec("collect", "result"))
+
+
+def distinct_sources(node: PlanNode) -> list["object"]:
+    """The sources (``grizzly_py.sources.Source``) the plan reads, each once, in order of first
+    appearance (depth-first, inputs left to right): the order in which the engine and the
+    reference evaluator read them round-robin."""
+    out: list = []
+    for s in sources_of(node):
+        if not any(s.source is o for o in out):
+            out.append(s.source)
+    return out
 
 
 def sources_of(node: PlanNode) -> list[SourceNode]:

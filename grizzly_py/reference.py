@@ -20,9 +20,11 @@ Values and expressions
 - Casts: float to int truncates toward zero, and NaN, +-inf or out-of-range give null; int64 to
   int32 wraps; bool to number is 0/1; number to bool is ``x != 0``.
 
-Windows and watermarks (one source; see ``run``)
-- The watermark advances after each non-empty source batch to
-  ``max(wm, max event time of the batch - out_of_orderness - 1)`` and is +infinity at the end.
+Windows and watermarks (see ``run``)
+- A source's watermark advances after each of its non-empty batches to
+  ``max(wm, max event time of the batch - out_of_orderness - 1)`` and is +infinity at its end.
+- ``union``: each record keeps its own event time; the union's watermark is the minimum over its
+  inputs (-infinity until every input has data); the sources are read round-robin by batch.
 - A window fires once, when ``window_end - 1 <= wm``; a record none of whose windows is still
   open is late: it is dropped and counted once in ``late_records``.
 - Session windows (per key) merge when they overlap or touch (Flink's ``TimeWindow.intersects``);
@@ -53,7 +55,8 @@ import pyarrow as pa
 
 from .aggregates import AggCall, AggregateOverflowError
 from .expressions import Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
-from .plan import (FilterNode, MapNode, PlanNode, ProjectNode, SourceNode, WindowAggregateNode, sources_of)
+from .plan import (FilterNode, MapNode, PlanNode, ProjectNode, SourceNode, UnionNode, WindowAggregateNode,
+                   distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -555,10 +558,51 @@ class CountWindowAggregate(WindowAggregate):
         self.downstream.watermark(wm)
 
 
-def build_chain(node: PlanNode, downstream: Operator, metrics: dict) -> tuple[SourceNode, Operator]:
-    """The operators from ``node`` down to its source, wired source-first; returns the first one."""
+class Union(Operator):
+    """``union``: records of every input pass on with their own event time; the watermark is the
+    minimum over the inputs (each starts at -infinity: an input without data holds it back)."""
+
+    def __init__(self, inputs: int, downstream: Operator):
+        self.downstream = downstream
+        self.inputs = [-math.inf] * inputs
+        self.wm = -math.inf
+
+    def push(self, ts, row):
+        self.downstream.push(ts, row)
+
+    def input_watermark(self, index: int, wm: float) -> None:
+        self.inputs[index] = max(self.inputs[index], wm)
+        low = min(self.inputs)
+        if low > self.wm:
+            self.wm = low
+            self.downstream.watermark(low)
+
+
+class UnionPort(Operator):
+    """Input ``index`` of a ``Union``: the end of that input's chain."""
+
+    def __init__(self, union: Union, index: int):
+        self.union, self.index = union, index
+
+    def push(self, ts, row):
+        self.union.push(ts, row)
+
+    def watermark(self, wm):
+        self.union.input_watermark(self.index, wm)
+
+
+def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) -> None:
+    """Wire the operators of ``node`` and its inputs to ``downstream``, source-first. The first
+    operator of every path from a source is appended to ``readers[id(source)]``, in the order of
+    the plan's source reads (depth-first, inputs left to right)."""
     if isinstance(node, SourceNode):
-        return node, downstream
+        readers.setdefault(id(node.source), []).append(downstream)
+        return
+    if isinstance(node, UnionNode):
+        union = Union(len(node.inputs), downstream)
+        for i, input_node in enumerate(node.inputs):
+            build(input_node, UnionPort(union, i), metrics, readers)
+        return
     if isinstance(node, FilterNode):
         op = Filter(node, downstream)
     elif isinstance(node, (MapNode, ProjectNode)):
@@ -566,12 +610,12 @@ def build_chain(node: PlanNode, downstream: Operator, metrics: dict) -> tuple[So
     elif isinstance(node, WindowAggregateNode) and node.assigner.kind == "count":
         op = CountWindowAggregate(node, downstream, metrics)
     elif isinstance(node, WindowAggregateNode):
-        if node.assigner.is_event_time and sources_of(node)[0].source.timestamp is None:
+        if node.assigner.is_event_time and any(s.timestamp is None for s in distinct_sources(node)):
             raise ValueError("reference: an event-time window needs a source with a timestamp column")
         op = WindowAggregate(node, downstream, metrics)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
-    return build_chain(node.input, op, metrics)
+    build(node.input, op, metrics, readers)
 
 
 # ==============================================================================================
@@ -633,24 +677,42 @@ def to_table(rows: list[Row], schema: Schema) -> pa.Table:
 def run(node: PlanNode) -> tuple[pa.Table, dict]:
     """Run the plan ending in ``node`` to the end of its input; return (table, metrics).
 
+    The sources are read round-robin, one batch each per round, in order of first appearance in
+    the plan (``plan.distinct_sources``); a source that ends drops out, and its watermark becomes
+    +infinity. A batch's records go through every path that reads its source (in the plan's
+    order of source reads, all records of the batch through one path before the next), then the
+    source's watermark moves along those paths.
+
     Metrics: ``records_in`` (source rows), ``records_out`` (result rows), ``late_records``.
     """
-    if len(sources_of(node)) != 1:
-        raise NotImplementedError("reference: plans with several sources are not supported yet")
     metrics = {"records_in": 0, "records_out": 0, "late_records": 0}
     sink = Collect()
-    source_node, first = build_chain(node, sink, metrics)
-    source = source_node.source
-    wm = -math.inf
-    for batch in source.batches():
-        records = batch_records(batch, source.timestamp)
-        metrics["records_in"] += len(records)
-        for ts, row in records:
-            first.push(ts, row)
-        if records and source.timestamp is not None:
-            wm = max(wm, source.watermark.watermark_for(max(ts for ts, _ in records)))
-            first.watermark(wm)
-    first.watermark(math.inf)
+    readers: dict[int, list[Operator]] = {}
+    build(node, sink, metrics, readers)
+    sources = distinct_sources(node)
+    iterators = {id(s): iter(s.batches()) for s in sources}
+    watermarks = {id(s): -math.inf for s in sources}
+    live = list(sources)
+    while live:
+        ended = []
+        for source in live:
+            batch = next(iterators[id(source)], None)
+            if batch is None:
+                ended.append(source)
+                for first in readers[id(source)]:
+                    first.watermark(math.inf)
+                continue
+            records = batch_records(batch, source.timestamp)
+            metrics["records_in"] += len(records)
+            for first in readers[id(source)]:
+                for ts, row in records:
+                    first.push(ts, row)
+            if records and source.timestamp is not None:
+                wm = max(watermarks[id(source)], source.watermark.watermark_for(max(ts for ts, _ in records)))
+                watermarks[id(source)] = wm
+                for first in readers[id(source)]:
+                    first.watermark(wm)
+        live = [s for s in live if not any(s is e for e in ended)]
     metrics["records_out"] = len(sink.rows)
     return to_table(sink.rows, node.schema), metrics
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
-from .plan import FilterNode, MapNode, PlanNode, ProjectNode, SinkSpec, WindowAggregateNode
+from .plan import FilterNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode, WindowAggregateNode
 from .types import SchemaError
 from .windows import CountWindows, WindowAssigner
 
@@ -68,6 +68,27 @@ class DataStream:
         for name, e in named.items():
             out.append((name, strip_alias(_expr(e, f"select({name}=...)"))))
         return DataStream(self.env, ProjectNode(self.node, tuple(out)))
+
+    def union(self, *others: "DataStream") -> "DataStream":
+        """The records of this stream and of ``others`` (same column names, order and types).
+
+        Each record keeps its own event time; the watermark is the minimum over the inputs. The
+        engine reads the sources round-robin, one batch at a time (docs/semantics.md, "Union").
+        Nested unions are flattened: ``a.union(b).union(c)`` is ``a.union(b, c)``.
+        """
+        if not others:
+            raise TypeError("union() needs at least one other stream, e.g. a.union(b)")
+        streams = (self, *others)
+        for i, s in enumerate(streams[1:], start=2):
+            if not isinstance(s, DataStream):
+                raise TypeError(f"union: input {i} is a {type(s).__name__}, expected a DataStream "
+                                f"(keyed and windowed streams cannot be united)")
+            if s.env is not self.env:
+                raise ValueError(f"union: input {i} belongs to another StreamEnvironment")
+        nodes = []
+        for s in streams:
+            nodes.extend(s.node.inputs if isinstance(s.node, UnionNode) else (s.node,))
+        return DataStream(self.env, UnionNode(tuple(nodes)))
 
     def key_by(self, *columns) -> "KeyedStream":
         if not columns:

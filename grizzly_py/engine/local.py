@@ -1,12 +1,22 @@
 """The embedded engine's driver (single-threaded): feeds source batches through compiled pipelines,
 advances watermarks at batch boundaries, fires windows and delivers results to sinks.
 
-Watermarks follow semantics.md: the watermark in force while a batch is processed is the one
-reached after the previous batch; after a batch of the source it becomes
-``max(previous, max event time - out-of-orderness - 1)``, and complete windows fire. A window
-pipeline's results are a batch for the next pipeline, processed under the watermark that was in
-force before the firing; the next pipeline's watermark then follows its producer's. At the end of
-the input the watermark jumps to +infinity and every open window fires.
+A query's pipelines form a small DAG (a tree whose leaves read sources): a pipeline reads a
+source, the results of one window pipeline, or the outputs of several pipelines (a union). Every
+pipeline's output goes to exactly one consumer, the last pipeline's to the sink.
+
+Sources are read round-robin, one batch at a time, in order of first appearance in the query
+(``plan.distinct_sources``); a source that ends drops out. A batch passes through every pipeline
+that reads its source, in the order of the plan's source reads (a union's inputs in order).
+
+Watermarks follow semantics.md. A source's watermark after one of its batches is
+``max(previous, max event time - out-of-orderness - 1)``; before its first row it is INT64_MIN
+(undefined), and it is INT64_MAX once the source has ended. After every batch (and every end) the
+watermarks move through the pipelines in order, producers first: a pipeline's input watermark is
+its source's, its producer window's, or the minimum over a union's inputs; a window pipeline whose
+input watermark grew fires its complete windows. Its results are a batch for the next pipeline,
+processed under the watermark that was in force there before the firing. While a batch is
+processed, a window pipeline's watermark is the one reached after the previous batch.
 """
 
 from __future__ import annotations
@@ -15,13 +25,17 @@ import time
 from dataclasses import dataclass
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..codegen import abi
-from ..expressions import ProcessingTime
 from ..codegen.module import GeneratedPipeline, generate_pipeline
 from ..environment import JobResult
-from ..physical.pipelines import PhysicalPlan, Pipeline, ProjectTerminal, SourceInput, build_physical_plan
-from ..plan import Query
+from ..expressions import Column, ProcessingTime
+from ..physical.pipelines import (PhysicalPlan, Pipeline, ProjectTerminal, SourceInput, UnionInput, WindowInput,
+                                  build_physical_plan, upstream_ids)
+from ..plan import Query, distinct_sources
+from ..sources import TIMESTAMP_UNIT_DIVISOR
+from ..types import to_arrow_type
 from .kernels import CountWindowKernel, ProjectKernel, SlidingWindowKernel, WindowKernel, output_arrow_schema
 from .sinks import open_sink
 
@@ -34,7 +48,8 @@ class PipelineRun:
     gen: GeneratedPipeline
     kernel: ProjectKernel | WindowKernel | None  # None: an identity projection, nothing to run
     codegen_ms: float
-    watermark: int = abi.INT64_MIN
+    output_schema: pa.Schema
+    watermark: int = abi.INT64_MIN  # windows: the last one fired at; projections: their input's
     rows_in: int = 0
     rows_out: int = 0
     seconds: float = 0.0
@@ -62,33 +77,139 @@ def _instantiate(pipeline: Pipeline, input_name: str) -> PipelineRun:
             else ProjectKernel(gen, input_name)
     else:
         kernel = {"panes": SlidingWindowKernel, "count": CountWindowKernel}.get(gen.trigger, WindowKernel)(gen, input_name)
-    return PipelineRun(pipeline, gen, kernel, ms)
+    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen))
+
+
+def _arrow_schema(pipeline: Pipeline) -> pa.Schema:
+    """The Arrow schema of the batches ``pipeline`` reads."""
+    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
+                      for f in pipeline.input_schema])
+
+
+def conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` under ``schema`` (same column names): columns of another Arrow type are cast
+    (dictionary to plain strings, narrower integers to int64, float32 to float64)."""
+    if batch.schema == schema:
+        return batch
+    columns = [c if c.type == f.type else c.cast(f.type) for c, f in zip(batch.columns, schema)]
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def batch_max_event_time(batch: pa.RecordBatch, column: str) -> int | None:
+    """The largest event time of ``batch`` in epoch ms (timestamps floored), None if it is empty."""
+    if not batch.num_rows:
+        return None
+    array = batch.column(column)
+    unit = array.type.unit if pa.types.is_timestamp(array.type) else None
+    raw = pc.max(array.cast(pa.int64()) if unit is not None else array).as_py()
+    if raw is None:
+        return None
+    if unit is None:
+        return int(raw)
+    mul, div = TIMESTAMP_UNIT_DIVISOR[unit]
+    return raw * mul // div
+
+
+@dataclass
+class SourceClock:
+    """A source's watermark in one query. ``tracker``: a window kernel that reads every batch of
+    the source with the source's event time, whose fused loop already tracks the maximum (else the
+    driver computes it per batch)."""
+
+    source: object
+    tracker: WindowKernel | None = None
+    max_event_time: int | None = None
+    watermark: int = abi.INT64_MIN
+    ended: bool = False
+
+    def observe(self, batch: pa.RecordBatch) -> None:
+        src = self.source
+        if src.timestamp is None:
+            return
+        if self.tracker is not None:
+            seen = self.tracker.max_event_time
+            latest = None if seen == abi.INT64_MIN and self.max_event_time is None else seen
+        else:
+            latest = batch_max_event_time(batch, src.timestamp)
+            if latest is not None and self.max_event_time is not None:
+                latest = max(latest, self.max_event_time)
+        if latest is None:
+            return
+        self.max_event_time = latest
+        candidate = max(abi.INT64_MIN, latest - src.watermark.out_of_orderness_ms - 1)
+        self.watermark = max(self.watermark, candidate)
+
+    def end(self) -> None:
+        self.ended, self.watermark = True, abi.INT64_MAX
 
 
 class QueryRun:
-    """Runs one query (a chain of pipelines from one source to one sink)."""
+    """Runs one query: its pipelines from its sources to its sink."""
 
     def __init__(self, query: Query):
         self.physical: PhysicalPlan = build_physical_plan(query)
-        first = self.physical.pipelines[0]
-        if not isinstance(first.input, SourceInput):
-            raise NotImplementedError("a query must start at a source")
-        self.source = first.input.source
-        self.runs = [_instantiate(p, self.source.name if i == 0 else f"pipeline {p.id} input")
-                     for i, p in enumerate(self.physical.pipelines)]
-        self.sink_schema = output_arrow_schema(self.runs[-1].gen)
+        pipelines = self.physical.pipelines
+        self.runs = [_instantiate(p, p.input.source.name if isinstance(p.input, SourceInput)
+                                  else f"pipeline {p.id} input") for p in pipelines]
+        self.sources = distinct_sources(query.root)
+        # the consumer of each pipeline's output (None: the sink), and how it wants the batches
+        self.consumer: dict[int, int | None] = {p.id: None for p in pipelines}
+        for p in pipelines:
+            for producer in upstream_ids(p.input):
+                self.consumer[producer] = p.id
+        if [pid for pid, c in self.consumer.items() if c is None] != [pipelines[-1].id]:
+            raise RuntimeError("physical plan: every pipeline but the last must feed exactly one other")
+        self.union_schema = {p.id: _arrow_schema(p) for p in pipelines if isinstance(p.input, UnionInput)}
+        # the pipelines that read each source, in the plan's order of source reads
+        reads = sorted((p.input.leaf, p.id) for p in pipelines if isinstance(p.input, SourceInput))
+        self.readers: dict[int, list[int]] = {id(s): [] for s in self.sources}
+        for _, pid in reads:
+            self.readers[id(pipelines[pid].input.source)].append(pid)
+        self.clocks = {id(s): SourceClock(s, self._tracker(s)) for s in self.sources}
+        # watermarks matter only to windows; a query without any skips them
+        self.has_windows = any(isinstance(r.kernel, WindowKernel) for r in self.runs)
+        self.sink_schema = self.runs[-1].output_schema
         self.sink = open_sink(query.sink, self.sink_schema)
         self.records_in = 0
 
-    def feed(self, batch: pa.RecordBatch) -> None:
-        """One source batch: through the pipelines, then the watermark moves and windows fire."""
+    def _tracker(self, source) -> WindowKernel | None:
+        for pid in self.readers[id(source)]:
+            run = self.runs[pid]
+            event_time = run.pipeline.event_time
+            if isinstance(run.kernel, WindowKernel) and isinstance(event_time, Column) \
+                    and event_time.name == source.timestamp:
+                return run.kernel
+        return None
+
+    @property
+    def source(self):
+        """The query's source, when it has only one."""
+        if len(self.sources) != 1:
+            raise ValueError(f"this query reads {len(self.sources)} sources")
+        return self.sources[0]
+
+    def feed(self, batch: pa.RecordBatch, source=None) -> None:
+        """One batch of ``source`` (default: the only one): through every pipeline that reads it,
+        then the watermarks move and complete windows fire."""
+        source = self.source if source is None else source
         self.records_in += batch.num_rows
-        self._push(0, batch)
-        self._advance(0, None)
+        for pid in self.readers[id(source)]:
+            self._push(pid, batch)
+        if self.has_windows:
+            self.clocks[id(source)].observe(batch)
+            self._advance()
+
+    def end(self, source) -> None:
+        """``source`` has no more batches: its watermark jumps to +infinity."""
+        clock = self.clocks[id(source)]
+        if not clock.ended:
+            clock.end()
+            self._advance()
 
     def finish(self) -> pa.Table | None:
-        """End of the bounded input: the watermark jumps to +infinity; every open window fires."""
-        self._advance(0, abi.INT64_MAX)
+        """End of the bounded input: every source's watermark is +infinity, every window fired."""
+        for s in self.sources:
+            self.end(s)
         return self.sink.finish()
 
     def close(self) -> None:
@@ -106,9 +227,9 @@ class QueryRun:
         run = self.runs[index]
         run.rows_in += batch.num_rows
         start = time.perf_counter()
-        if run.kernel is None:  # identity: the batch as it is, under the sink's (nullable) schema
-            out = batch if batch.schema == self.sink_schema else pa.RecordBatch.from_arrays(
-                batch.columns, schema=self.sink_schema)
+        if run.kernel is None:  # identity: the batch as it is, under the pipeline's (nullable) schema
+            out = batch if batch.schema == run.output_schema else pa.RecordBatch.from_arrays(
+                batch.columns, schema=run.output_schema)
         elif isinstance(run.kernel, (ProjectKernel, CountWindowKernel)):  # rows out per batch
             out = run.kernel.process(batch)
         else:
@@ -120,34 +241,41 @@ class QueryRun:
         self._deliver(index, out)
 
     def _deliver(self, index: int, batch: pa.RecordBatch) -> None:
-        if index + 1 < len(self.runs):
-            self._push(index + 1, batch)
-        elif batch.num_rows:
-            self.sink.write(batch)
+        consumer = self.consumer[index]
+        if consumer is None:
+            if batch.num_rows:
+                self.sink.write(batch)
+            return
+        if consumer in self.union_schema:
+            if not batch.num_rows:
+                return
+            batch = conform(batch, self.union_schema[consumer])
+        self._push(consumer, batch)
 
-    def _advance(self, index: int, upstream_watermark: int | None) -> None:
-        """Move the watermark of window pipelines from ``index`` on, firing complete windows.
+    def _input_watermark(self, p: Pipeline) -> int:
+        if isinstance(p.input, SourceInput):
+            return self.clocks[id(p.input.source)].watermark
+        if isinstance(p.input, WindowInput):
+            return self.runs[p.input.pipeline_id].watermark
+        return min(self.runs[i].watermark for i in p.input.pipeline_ids)
 
-        ``upstream_watermark`` is None for the source pipeline after a batch (the watermark comes
-        from the event times seen), the producer's watermark otherwise, INT64_MAX at the end.
-        """
-        for i in range(index, len(self.runs)):
-            run = self.runs[i]
+    def _advance(self) -> None:
+        """Move the watermarks through the pipelines, producers first, firing complete windows."""
+        for i, run in enumerate(self.runs):
+            upstream = self._input_watermark(run.pipeline)
             if not isinstance(run.kernel, WindowKernel):
+                run.watermark = max(run.watermark, upstream)  # stateless: its input's watermark
                 continue
-            own_clock = isinstance(run.pipeline.event_time, ProcessingTime)
-            if upstream_watermark is None or (own_clock and upstream_watermark != abi.INT64_MAX):
-                # the source's event time, or a processing-time window's own clock
+            if isinstance(run.pipeline.event_time, ProcessingTime) and upstream != abi.INT64_MAX:
+                # a processing-time window's own clock (until the end of the input)
                 max_ts = run.kernel.max_event_time
                 if max_ts == abi.INT64_MIN:
-                    if own_clock:
-                        continue
-                    return
+                    continue
                 candidate = max(abi.INT64_MIN, max_ts - run.pipeline.out_of_orderness_ms - 1)
             else:
-                candidate = upstream_watermark
+                candidate = upstream
             if candidate <= run.watermark:
-                return
+                continue
             start = time.perf_counter()
             fired = run.kernel.fire(candidate)
             run.seconds += time.perf_counter() - start
@@ -155,33 +283,51 @@ class QueryRun:
                 run.rows_out += fired.num_rows
                 self._deliver(i, fired)  # processed downstream under the old downstream watermark
             run.watermark = candidate
-            upstream_watermark = candidate
 
     def metrics(self) -> dict:
         pipelines = [r.metrics() for r in self.runs]
+        filtered = sum(pipelines[pid]["filtered"] for pids in self.readers.values() for pid in pids)
         return {"records_in": self.records_in, "records_out": self.sink.rows,
-                "late_records": sum(p["late"] for p in pipelines), "filtered_records": pipelines[0]["filtered"],
+                "late_records": sum(p["late"] for p in pipelines), "filtered_records": filtered,
                 "pipelines": pipelines}
+
+
+_END = object()
 
 
 def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
     """Run queries to the end of their bounded inputs. Each source is read once, and each of its
-    batches is fed to every query that reads it (so one-shot iterators serve several sinks)."""
+    batches is fed to every query that reads it (so one-shot iterators serve several sinks).
+
+    The sources are read round-robin, one batch each per round. Each query gets the batches of a
+    round in its own order of sources, so it sees the same interleaving as when it runs alone."""
     tables, per_query = {}, []
     start = time.perf_counter()
     runs: list[QueryRun] = []
     try:
         for q in queries:
             runs.append(QueryRun(q))
-        by_source: dict[int, list[QueryRun]] = {}
+        sources = []
         for qr in runs:
-            by_source.setdefault(id(qr.source), []).append(qr)
+            sources.extend(s for s in qr.sources if not any(s is o for o in sources))
+        iterators = {id(s): iter(s.batches()) for s in sources}
         source_rows = 0
-        for readers in by_source.values():
-            for batch in readers[0].source.batches():
-                source_rows += batch.num_rows
-                for qr in readers:
-                    qr.feed(batch)
+        live = sources
+        while live:
+            this_round = {}
+            for s in live:
+                batch = next(iterators[id(s)], _END)
+                this_round[id(s)] = batch
+                if batch is not _END:
+                    source_rows += batch.num_rows
+            for qr in runs:
+                for s in qr.sources:
+                    batch = this_round.get(id(s))
+                    if batch is _END:
+                        qr.end(s)
+                    elif batch is not None:
+                        qr.feed(batch, s)
+            live = [s for s in live if this_round[id(s)] is not _END]
         for q, qr in zip(queries, runs):
             table = qr.finish()
             if q.sink.kind == "collect":

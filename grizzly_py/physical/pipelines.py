@@ -11,18 +11,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..expressions import Column, Expr, ProcessingTime, lit
+import pyarrow as pa
+
+from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
 from ..plan import (WINDOW_END, FilterNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
-                    WindowAggregateNode)
-from ..types import Field, Schema
+                    UnionNode, WindowAggregateNode)
+from ..types import INT64, Field, Schema
 from ..windows import WindowAssigner
 
 
 @dataclass(frozen=True, eq=False)
 class SourceInput:
-    """The pipeline reads the batches of a source."""
+    """The pipeline reads the batches of a source. ``leaf`` numbers the plan's source reads
+    depth-first, inputs left to right: a source batch passes through its reading pipelines in that
+    order (the order of a union's inputs)."""
 
     node: SourceNode
+    leaf: int = 0
 
     @property
     def source(self):
@@ -40,6 +45,26 @@ class WindowInput:
 
     def describe(self) -> str:
         return f"results of pipeline {self.pipeline_id}"
+
+
+@dataclass(frozen=True, eq=False)
+class UnionInput:
+    """The pipeline reads the output of several pipelines (the inputs of a union), each ending in
+    a projection to the union's columns (plus the hidden event-time column, if there is one)."""
+
+    pipeline_ids: tuple[int, ...]
+
+    def describe(self) -> str:
+        return "union of pipelines " + ", ".join(map(str, self.pipeline_ids))
+
+
+def upstream_ids(input_: "SourceInput | WindowInput | UnionInput") -> tuple[int, ...]:
+    """The pipelines whose output a pipeline with this input reads."""
+    if isinstance(input_, WindowInput):
+        return (input_.pipeline_id,)
+    if isinstance(input_, UnionInput):
+        return input_.pipeline_ids
+    return ()
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,7 +103,7 @@ class WindowTerminal:
 @dataclass(frozen=True, eq=False)
 class Pipeline:
     id: int
-    input: SourceInput | WindowInput
+    input: SourceInput | WindowInput | UnionInput
     input_schema: Schema
     event_time: Expr | None          # over the input columns (None: no event time)
     out_of_orderness_ms: int
@@ -140,7 +165,7 @@ class PhysicalPlan:
 class _Open:
     """A pipeline being built: its input and the fused operators so far."""
 
-    input: SourceInput | WindowInput
+    input: SourceInput | WindowInput | UnionInput
     input_schema: Schema
     event_time: Expr | None
     out_of_orderness_ms: int
@@ -148,42 +173,65 @@ class _Open:
     columns: dict[str, Expr]  # current schema's column -> expression over the input
 
 
+@dataclass
+class _Lowering:
+    """The state of one lowering: the closed pipelines so far and the next source-read number."""
+
+    done: list[Pipeline] = field(default_factory=list)
+    leaves: int = 0
+
+    def close(self, o: _Open, terminal) -> Pipeline:
+        p = Pipeline(len(self.done), o.input, o.input_schema, o.event_time, o.out_of_orderness_ms,
+                     tuple(o.filters), terminal)
+        self.done.append(p)
+        return p
+
+
+# The hidden column that carries the event time of a union's inputs to the pipeline after it,
+# when no column of the union holds it (a select dropped the timestamp, inputs differ in it).
+EVENT_TIME_COLUMN = "__gz_event_time"
+
+
 def build_physical_plan(query: Query) -> PhysicalPlan:
-    pipelines: list[Pipeline] = []
-    open_ = _lower(query.root, pipelines)
+    lowering = _Lowering()
+    open_ = _lower(query.root, lowering, time_needed=False)
     if open_ is not None:  # the root is a stateless chain: close it with a projection
         outputs = tuple((f, open_.columns[f.name]) for f in query.root.schema)
-        pipelines.append(_close(open_, ProjectTerminal(outputs), len(pipelines)))
-    return PhysicalPlan(tuple(pipelines), query)
-
-
-def _close(o: _Open, terminal, pid: int) -> Pipeline:
-    return Pipeline(pid, o.input, o.input_schema, o.event_time, o.out_of_orderness_ms,
-                    tuple(o.filters), terminal)
+        lowering.close(open_, ProjectTerminal(outputs))
+    return PhysicalPlan(tuple(lowering.done), query)
 
 
 def _identity(schema: Schema) -> dict[str, Expr]:
     return {f.name: Column(f.name) for f in schema}
 
 
-def _lower(node: PlanNode, done: list[Pipeline]) -> _Open | None:
-    """Lower ``node``; returns the still-open pipeline, or None if ``node`` closed one."""
+def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
+    """Lower ``node``; returns the still-open pipeline, or None if ``node`` closed one.
+
+    ``time_needed``: whether an operator downstream reads the event time (a window). Only then
+    does a union carry its inputs' event times to the pipeline after it.
+    """
     if isinstance(node, SourceNode):
         src = node.source
-        return _Open(SourceInput(node), node.schema,
+        lw.leaves += 1
+        return _Open(SourceInput(node, lw.leaves - 1), node.schema,
                      Column(src.timestamp) if src.timestamp is not None else None,
                      src.watermark.out_of_orderness_ms, [], _identity(node.schema))
     if isinstance(node, WindowAggregateNode):
-        o = _open_after(node.input, done)
-        if node.assigner.kind.endswith("_processing"):  # the window's time is the clock at processing
+        processing = node.assigner.kind.endswith("_processing")
+        needs = time_needed if node.assigner.kind == "count" else not processing
+        o = _open_after(node.input, lw, needs)
+        if processing:  # the window's time is the clock at processing
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
         aggs = tuple(AggregateSpec(node.schema.field(name), call.func,
                                    None if call.arg is None else call.arg.substitute(o.columns))
                      for name, call in node.aggregates)
-        done.append(_close(o, WindowTerminal(keys, node.assigner, aggs, node.schema), len(done)))
+        lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema))
         return None
-    o = _open_after(node.inputs[0], done)
+    if isinstance(node, UnionNode):
+        return _lower_union(node, lw, time_needed)
+    o = _open_after(node.inputs[0], lw, time_needed)
     if isinstance(node, FilterNode):
         o.filters.append(node.predicate.substitute(o.columns))
     elif isinstance(node, MapNode):
@@ -195,12 +243,12 @@ def _lower(node: PlanNode, done: list[Pipeline]) -> _Open | None:
     return o
 
 
-def _open_after(node: PlanNode, done: list[Pipeline]) -> _Open:
+def _open_after(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open:
     """The open pipeline that continues after ``node`` (a new one if ``node`` is a window)."""
-    o = _lower(node, done)
+    o = _lower(node, lw, time_needed)
     if o is not None:
         return o
-    producer = done[-1]
+    producer = lw.done[-1]
     schema = producer.output_schema
     # a window result's event time is window_end - 1 (Flink); the watermark comes from upstream.
     # Count window results have no window columns, so no event time.
@@ -208,5 +256,63 @@ def _open_after(node: PlanNode, done: list[Pipeline]) -> _Open:
     return _Open(WindowInput(producer.id), schema, event_time, producer.out_of_orderness_ms, [], _identity(schema))
 
 
+def _lower_union(node: UnionNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """Each input's pipeline ends in a projection to the union's columns (in the input's own
+    Arrow types; the engine casts them to the union's); the pipeline after the union reads them
+    all. Each record keeps its input's event time: through a column of the union that holds it in
+    every input (the source's timestamp column kept as it is, or ``window_end`` of window
+    results), or else through the hidden int64 column ``EVENT_TIME_COLUMN``."""
+    branches = [_open_after(i, lw, time_needed) for i in node.inputs]
+    event_time, hidden = None, None
+    if time_needed and all(b.event_time is not None for b in branches):
+        event_time = _shared_time_column(node.schema, branches)
+        if event_time is None:
+            hidden = _fresh_name(node.schema, EVENT_TIME_COLUMN)
+            event_time = Column(hidden)
+    ids = []
+    for i, b in zip(node.inputs, branches):
+        outputs = tuple((f, b.columns[f.name]) for f in i.schema)
+        if hidden is not None:
+            outputs += ((Field(hidden, INT64, pa.int64()), _as_int64(b.event_time, b.input_schema)),)
+        ids.append(lw.close(b, ProjectTerminal(outputs)).id)
+    schema = node.schema
+    if hidden is not None:
+        schema = Schema(tuple(schema) + (Field(hidden, INT64, pa.int64()),))
+    return _Open(UnionInput(tuple(ids)), schema, event_time, 0, [], _identity(node.schema))
+
+
+def _shared_time_column(schema: Schema, branches: list[_Open]) -> Expr | None:
+    """An expression over the union's columns that equals every input's event time: ``col(c)``
+    or ``col(c) - 1`` where column ``c`` of each input is exactly what its event time reads."""
+    for name in schema.names:
+        for template in (Column(name), Column(name) - lit(1)):
+            if all(structural_key(_unaliased(template.substitute(b.columns))) == structural_key(_unaliased(b.event_time))
+                   for b in branches):
+                return template
+    return None
+
+
+def _unaliased(e: Expr) -> Expr:
+    """``e`` without aliases anywhere in the tree (they do not change a value)."""
+    e = strip_alias(e)
+    if isinstance(e, BinaryOp):
+        return BinaryOp(e.op, _unaliased(e.left), _unaliased(e.right))
+    return e
+
+
+def _as_int64(e: Expr, schema: Schema) -> Expr:
+    """``e`` computed as an int64 value (a bare column would be passed through in its own type)."""
+    if e.dtype(schema) == INT64 and not isinstance(strip_alias(e), Column):
+        return e
+    return Cast(e, "int64")
+
+
+def _fresh_name(schema: Schema, name: str) -> str:
+    while name in schema:
+        name += "_"
+    return name
+
+
 __all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "AggregateSpec",
-           "SourceInput", "WindowInput", "build_physical_plan"]
+           "SourceInput", "WindowInput", "UnionInput", "upstream_ids", "build_physical_plan",
+           "EVENT_TIME_COLUMN"]
