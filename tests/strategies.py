@@ -488,16 +488,46 @@ def window_steps(draw, schema: Schema) -> list[Step]:
         assigner = SlidingEventTimeWindows.of(Time.milliseconds(size), Time.milliseconds(slide))
     calls = draw(st.lists(aggregate_calls(schema), min_size=1, max_size=4))
     aggregates = {f"agg{i}": call for i, call in enumerate(calls)}
-    if keys and draw(st.integers(0, 3)) == 0:  # sometimes a tumbling count window instead
-        return [Step("key_by", tuple(keys)), Step("count_window", (draw(st.integers(1, 6)),)),
-                Step("aggregate", kwargs=aggregates)]
+    if keys and draw(st.integers(0, 3)) == 0:  # sometimes a count window instead
+        return [Step("key_by", tuple(keys)), draw(count_window_step()), Step("aggregate", kwargs=aggregates)]
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
     return head + [Step("aggregate", kwargs=aggregates)]
 
 
 @st.composite
-def query_cases(draw, windowed: bool | None = None, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
-    """A random query; ``windowed`` True/False forces or forbids the final window aggregation."""
+def count_window_step(draw, max_size: int = 8) -> Step:
+    """``count_window(size)`` (tumbling) or ``count_window(size, slide)``: slides shorter than,
+    equal to and longer than the window, sizes that are and are not multiples of the slide."""
+    size = draw(st.integers(1, max_size))
+    if draw(st.integers(0, 3)) == 0:
+        return Step("count_window", (size,))
+    return Step("count_window", (size, draw(st.integers(1, max_size + 2))))
+
+
+@st.composite
+def count_window_steps(draw, schema: Schema) -> list[Step]:
+    """``key_by(1-3 keys)`` (nulls, strings, floats...), a count window, then ``aggregate``.
+    Often one key is an integer column modulo 1-4 (a new column), so that groups have records
+    enough to fire windows."""
+    steps, names = [], [f.name for f in schema if can_be_key(f)]
+    ints = [f.name for f in schema if f.dtype.is_integer]
+    if not names or draw(st.booleans()):
+        name = fresh_name(schema, "ck")
+        base = col(draw(st.sampled_from(ints))) if ints else lit(0)
+        steps.append(Step("with_columns", kwargs={name: base % draw(st.integers(1, 4))}))
+        keys = [name] + draw(st.lists(st.sampled_from(names), unique=True, max_size=2)) if names else [name]
+    else:
+        keys = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=3))
+    calls = draw(st.lists(aggregate_calls(schema), min_size=1, max_size=4))
+    return steps + [Step("key_by", tuple(keys)), draw(count_window_step(draw(st.sampled_from([3, 8, 20])))),
+                    Step("aggregate", kwargs={f"agg{i}": call for i, call in enumerate(calls)})]
+
+
+@st.composite
+def query_cases(draw, windowed: bool | None = None, max_rows: int = 25, max_repeat: int = 1,
+                count_windows: bool = False) -> QueryCase:
+    """A random query; ``windowed`` True/False forces or forbids the final window aggregation;
+    ``count_windows`` makes it a keyed count window."""
     arrow_schema, columns, slices = draw(input_data(max_rows, max_repeat))
     case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
     stream = case.source(gz.StreamEnvironment(parallelism=1))
@@ -507,7 +537,9 @@ def query_cases(draw, windowed: bool | None = None, max_rows: int = 25, max_repe
         case.steps.append(step)
     if windowed is None:
         windowed = draw(st.booleans())
-    if windowed:
+    if count_windows:
+        case.steps.extend(draw(count_window_steps(stream.schema)))
+    elif windowed:
         case.steps.extend(draw(window_steps(stream.schema)))
     return case
 

@@ -91,6 +91,19 @@ def test_big_inputs_match_reference(case):
     check_against_reference(case.build)
 
 
+@needs_engine
+@given(query_cases(count_windows=True))
+def test_count_window_queries_match_reference(case):
+    check_against_reference(case.build)
+
+
+@needs_engine
+@settings(max_examples=max(settings().max_examples // 2, 3))
+@given(query_cases(max_rows=12, max_repeat=60, count_windows=True))
+def test_big_count_window_inputs_match_reference(case):
+    check_against_reference(case.build)
+
+
 # ----------------------------------------------------------------------------------------------
 # hand-picked edge cases
 # ----------------------------------------------------------------------------------------------

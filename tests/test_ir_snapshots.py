@@ -47,7 +47,13 @@ def global_aggregates(s):
                        mean=agg.avg("price")))
 
 
-QUERIES = {"ysb": ysb, "stateless": stateless, "global_aggregates": global_aggregates}
+def sliding_count_window(s):
+    return (s.key_by("campaign_id", "name").count_window(100, 40)
+            .aggregate(n=agg.count(), total=agg.sum("qty"), hi=agg.max("price"), med=agg.median("price")))
+
+
+QUERIES = {"ysb": ysb, "stateless": stateless, "global_aggregates": global_aggregates,
+           "sliding_count_window": sliding_count_window}
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
