@@ -9,6 +9,7 @@ complete windows as a table sorted by (window_end, keys) with nulls last.
 from __future__ import annotations
 
 import ctypes
+import threading
 import time
 
 import numpy as np
@@ -78,18 +79,35 @@ def _masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> p
     return pa.array(values, type=arrow_type, mask=mask)
 
 
-class Kernel:
-    """Common part: the compiled functions, the state block and error reporting.
+def new_state_block(words: int) -> np.ndarray:
+    """A zeroed state block with no event time seen and no window open."""
+    state = np.zeros(words, dtype=np.int64)
+    state[abi.STATE_MAX_EVENT_TIME] = abi.INT64_MIN
+    state[abi.STATE_MIN_OPEN_END] = abi.INT64_MAX
+    return state
 
+
+_SUMMED_COUNTERS = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE)
+
+
+class Kernel:
+    """Common part: the compiled functions, the state blocks and error reporting.
+
+    ``workers`` state blocks: worker ``w`` runs the kernel on ``states[w]`` only, so workers
+    never share mutable state (the two-phase, thread-local variant; window kernels merge the
+    blocks when a window fires). Preparing a batch (Python: dictionary codes, string interning,
+    the processing-time clock) is serialized by a lock; the compiled call runs without the GIL.
     Code units are compiled when first needed (a no-nulls batch needs only the no-nulls kernel);
     ``compile_ms`` adds up the time spent compiling them.
     """
 
-    def __init__(self, gen: GeneratedPipeline, input_name: str):
+    def __init__(self, gen: GeneratedPipeline, input_name: str, workers: int = 1):
         self.gen, self.input_name = gen, input_name
-        self.state = np.zeros(gen.state_words, dtype=np.int64)
-        self.state[abi.STATE_MAX_EVENT_TIME] = abi.INT64_MIN
-        self.state[abi.STATE_MIN_OPEN_END] = abi.INT64_MAX
+        self.states = [new_state_block(gen.state_words) for _ in range(max(1, workers))]
+        self.state = self.states[0]
+        self._state_ptrs = np.array([s.ctypes.data for s in self.states], dtype=np.uint64)
+        self._prepare_lock = threading.Lock()
+        self._compile_lock = threading.RLock()
         self.schema = output_arrow_schema(gen)
         self.batches_processed = 0
         self.compile_ms = 0.0
@@ -102,7 +120,12 @@ class Kernel:
     def function(self, unit: str, name: str, restype, *argtypes):
         key = f"{unit}:{name}"
         fn = self._functions.get(key)
-        if fn is None:
+        if fn is not None:
+            return fn
+        with self._compile_lock:  # workers asking for the same unit wait for one compile
+            fn = self._functions.get(key)
+            if fn is not None:
+                return fn
             start = time.perf_counter()
             code = self.gen.units[unit]
             compiled: CompiledModule = compile_ir(code.ir, code.opt_level)  # waits if compiling
@@ -115,31 +138,54 @@ class Kernel:
     def state_ptr(self) -> int:
         return self.state.ctypes.data
 
+    @property
+    def workers(self) -> int:
+        return len(self.states)
+
     def counter(self, index: int) -> int:
+        """A state word: summed over the workers' blocks for the record counters, the maximum
+        for the maximum event time, the minimum for the earliest open window end, else the first
+        block's."""
+        if index in _SUMMED_COUNTERS:
+            return int(sum(int(s[index]) for s in self.states))
+        if index == abi.STATE_MAX_EVENT_TIME:
+            return int(max(int(s[index]) for s in self.states))
+        if index == abi.STATE_MIN_OPEN_END:
+            return int(min(int(s[index]) for s in self.states))
         return int(self.state[index])
 
-    def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int) -> int:
-        prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes, self.interner,
-                           self.clock.now() if self.clock is not None else 0)
+    def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int, worker: int = 0,
+            where: tuple[int, int] | None = None) -> int:
+        """Run the kernel over ``batch`` on worker ``worker``'s state block. ``where`` (source
+        batch number, first row) places the batch in its source for error messages: a morsel of
+        a source batch reports rows of the source batch."""
+        with self._prepare_lock:
+            prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes, self.interner,
+                               self.clock.now() if self.clock is not None else 0)
+            if where is None:
+                where = (self.batches_processed, 0)
+            self.batches_processed += 1
         unit = "process" if prepared.has_nulls else "process_nonnull"
         kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P)
-        rc = kernel(self.state_ptr, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
-        self.batches_processed += 1
-        return self._checked(rc, batch)
+        state = self.states[worker]
+        rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
+        return self._checked(rc, batch, state, where)
 
-    def _checked(self, rc: int, batch: pa.RecordBatch | None = None) -> int:
+    def _checked(self, rc: int, batch: pa.RecordBatch | None = None, state: np.ndarray | None = None,
+                 where: tuple[int, int] | None = None) -> int:
         """``rc``, or the error a negative return code stands for."""
         if rc < 0:
-            self._raise(rc, batch)
+            self._raise(rc, batch, self.state if state is None else state, where)
         return rc
 
-    def _raise(self, rc: int, batch: pa.RecordBatch | None):
-        row = self.counter(abi.STATE_ERROR_ROW)
+    def _raise(self, rc: int, batch: pa.RecordBatch | None, state: np.ndarray, where: tuple[int, int] | None):
+        row = int(state[abi.STATE_ERROR_ROW])
         if rc == abi.ERROR_OUT_OF_MEMORY:
             raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory growing the window state")
-        where = f"batch {self.batches_processed - 1}, row {row}"
+        batch_no, first_row = where if where is not None else (self.batches_processed - 1, 0)
+        where = f"batch {batch_no}, row {first_row + row}"
         if rc == abi.ERROR_SUM_OVERFLOW:
-            which = self.gen.aggregate_types[self.counter(abi.STATE_ERROR_DETAIL)][0]
+            which = self.gen.aggregate_types[int(state[abi.STATE_ERROR_DETAIL])][0]
             raise AggregateOverflowError(f"aggregate {which!r}: int64 sum overflow in a window of pipeline "
                                          f"{self.gen.pipeline.id}; cast the input to float64 to sum beyond int64")
         if rc == abi.ERROR_CORRUPT_STRING:
@@ -186,8 +232,8 @@ class WindowKernel(Kernel):
     """A pipeline ending in a window aggregation. Its trigger (the ``state`` unit) compiles on a
     background thread while the first batches run; the first firing waits for it."""
 
-    def __init__(self, gen, input_name):
-        super().__init__(gen, input_name)
+    def __init__(self, gen, input_name, workers: int = 1):
+        super().__init__(gen, input_name, workers)
         self._closed = False
         self._trigger_started = False
         terminal = gen.pipeline.terminal
@@ -195,9 +241,10 @@ class WindowKernel(Kernel):
         self.keys = [f for f, _ in terminal.keys]
         self.time_type = self.schema.field(WINDOW_START).type if WINDOW_START in self.schema.names else None
 
-    def process(self, batch: pa.RecordBatch, watermark: int) -> None:
+    def process(self, batch: pa.RecordBatch, watermark: int, worker: int = 0,
+                where: tuple[int, int] | None = None) -> None:
         if batch.num_rows:
-            self.run(batch, watermark, 0)
+            self.run(batch, watermark, 0, worker, where)
             self._prepare_trigger()
 
     def _prepare_trigger(self) -> None:
@@ -231,9 +278,16 @@ class WindowKernel(Kernel):
         names = [WINDOW_END] + [f.name for f in self.keys]
         return table.take(sort_indices_nulls_last(table, names)).combine_chunks().to_batches()[0]
 
-    def windows(self) -> np.ndarray:
+    def all_windows(self) -> np.ndarray:
+        """``windows()`` of every worker's state block, concatenated."""
+        if self.workers == 1:
+            return self.windows()
+        return np.concatenate([self.windows(s) for s in self.states])
+
+    def windows(self, state: np.ndarray | None = None) -> np.ndarray:
         """The directory's slots as rows of (window or pane start, entries, capacity, size)."""
-        slots, length = int(self.state[abi.STATE_WINDOWS]), int(self.state[abi.STATE_WINDOWS + 1])
+        state = self.state if state is None else state
+        slots, length = int(state[abi.STATE_WINDOWS]), int(state[abi.STATE_WINDOWS + 1])
         if not length:
             return np.zeros((0, 4), dtype=np.int64)
         return np.ctypeslib.as_array((ctypes.c_int64 * (4 * length)).from_address(slots)).reshape(length, 4).copy()
@@ -260,7 +314,9 @@ class WindowKernel(Kernel):
 
     def close(self):
         if not self._closed:
-            self.function("state", "close", None, _P)(self.state_ptr)
+            close = self.function("state", "close", None, _P)
+            for state in self.states:
+                close(state.ctypes.data)
             self._closed = True
 
     def __del__(self):
@@ -272,11 +328,13 @@ class WindowKernel(Kernel):
 
 class SlidingWindowKernel(WindowKernel):
     """Sliding windows: records sit in panes (tumbling windows of gcd(size, slide)); a window
-    fires by merging its panes. Windows fire in order of their start, once each; a record whose
-    earlier windows already fired still counts in its later ones."""
+    fires by merging its panes, across the workers' state blocks when there are several (so it
+    also serves tumbling windows under the thread-local variant: a window is its own pane).
+    Windows fire in order of their start, once each; a record whose earlier windows already
+    fired still counts in its later ones."""
 
-    def __init__(self, gen, input_name):
-        super().__init__(gen, input_name)
+    def __init__(self, gen, input_name, workers: int = 1):
+        super().__init__(gen, input_name, workers)
         _, self.slide, self.pane = window_geometry(gen.pipeline.terminal.assigner)
         self.previous_watermark = None  # windows complete at it have fired (empty ones too)
 
@@ -284,24 +342,27 @@ class SlidingWindowKernel(WindowKernel):
         previous, self.previous_watermark = self.previous_watermark, watermark
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
-        panes = self.windows()
-        starts = self._ready_starts(panes[:, 0], previous, watermark)
+        panes = self.all_windows()
+        starts = self._ready_starts(np.unique(panes[:, 0]), previous, watermark)
         tables = []
-        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _P)
+        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _P)
         for lo in starts:
             inside = (panes[:, 0] >= lo) & (panes[:, 0] < lo + self.window_size)
             capacity = int(panes[inside, 3].sum())
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self.state_ptr, int(lo), out.descriptor))
+            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, self.workers, int(lo), out.descriptor))
             if n:
                 tables.append(out.table(n))
-        self.function("state", "drop_panes", None, _P, _I64)(self.state_ptr, watermark)
-        remaining = self.windows()[:, 0]
+        drop_panes = self.function("state", "drop_panes", None, _P, _I64)
+        for state in self.states:
+            drop_panes(state.ctypes.data, watermark)
+        remaining = self.all_windows()[:, 0]
         # the earliest end among windows not fired yet that hold a pane (a lower bound is enough)
-        self.state[abi.STATE_MIN_OPEN_END] = (int(remaining.min()) + self.pane
-                                             if len(remaining) else abi.INT64_MAX)
+        min_open_end = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
+        for state in self.states:
+            state[abi.STATE_MIN_OPEN_END] = min_open_end
         if not tables:
             return None
         return self._sorted(pa.concat_tables(tables))

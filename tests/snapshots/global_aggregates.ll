@@ -322,6 +322,334 @@ exit:
   ret i64 %count
 }
 
+define i64 @p0_generic_merge_emit(ptr %states, i64 %nstates, i64 %lo, ptr noalias %out) {
+entry:
+  %hi = add i64 %lo, 1000
+  %tmp = alloca [3 x i64], align 8
+  call void @llvm.memset.p0.i64(ptr %tmp, i8 0, i64 24, i1 false)
+  %htv.a = alloca { ptr, i64 }, align 8
+  call void @gz_ht_view(ptr %tmp, ptr %htv.a)
+  %overflow.a = alloca i1, align 1
+  store i1 false, ptr %overflow.a
+  %overflow_which.a = alloca i64, align 8
+  store i64 -1, ptr %overflow_which.a
+  %j.a = alloca i64, align 8
+  store i64 0, ptr %j.a
+  %has_states = icmp sgt i64 %nstates, 0
+  br i1 %has_states, label %states_loop, label %emit
+states_loop:
+  %si = phi i64 [ 0, %entry ], [ %si.next, %state_done ]
+  %state.p = getelementptr inbounds ptr, ptr %states, i64 %si
+  %state = load ptr, ptr %state.p
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  br label %panes
+panes:
+  %w = phi i64 [ 0, %states_loop ], [ %w.next, %pane_done ]
+  %w.done = icmp eq i64 %w, %len
+  br i1 %w.done, label %state_done, label %pane
+state_done:
+  %si.next = add i64 %si, 1
+  %si.more = icmp slt i64 %si.next, %nstates
+  br i1 %si.more, label %states_loop, label %emit
+pane:
+  %slots = load ptr, ptr %dir
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
+  %ps = load i64, ptr %slot
+  %in.lo = icmp sge i64 %ps, %lo
+  %in.hi = icmp slt i64 %ps, %hi
+  %in = and i1 %in.lo, %in.hi
+  %src.ht = getelementptr inbounds i64, ptr %slot, i64 1
+  %cap = call i64 @gz_ht_capacity(ptr %src.ht)
+  %nonempty = icmp ugt i64 %cap, 0
+  %use = and i1 %in, %nonempty
+  br i1 %use, label %entries, label %pane_done
+entries:
+  %i = phi i64 [ 0, %pane ], [ %i.next, %entry_done ]
+  %src = call ptr @gz_ht_entry(ptr %src.ht, i64 %i, i64 88)
+  %tag = load i64, ptr %src
+  %live = icmp ugt i64 %tag, 1
+  br i1 %live, label %merge, label %entry_done
+merge:
+  %key = getelementptr inbounds i8, ptr %src, i64 8
+  %grp = call ptr @gz_ht_upsert(ptr %tmp, ptr %htv.a, i64 %tag, ptr %key, i64 0, i64 88)
+  %grp.oom = icmp eq ptr %grp, null
+  br i1 %grp.oom, label %oom, label %merge.body
+merge.body:
+  ; -- merge n = count
+  %m0.a0.p = getelementptr inbounds i8, ptr %grp, i64 8
+  %m0.a0 = load i64, ptr %m0.a0.p
+  %m0.b0.p = getelementptr inbounds i8, ptr %src, i64 8
+  %m0.b0 = load i64, ptr %m0.b0.p
+
+  %m0.n = add i64 %m0.a0, %m0.b0
+  store i64 %m0.n, ptr %m0.a0.p
+
+  ; -- merge s = sum
+  %m1.a0.p = getelementptr inbounds i8, ptr %grp, i64 16
+  %m1.a0 = load i64, ptr %m1.a0.p
+  %m1.b0.p = getelementptr inbounds i8, ptr %src, i64 16
+  %m1.b0 = load i64, ptr %m1.b0.p
+
+  %m1.a1.p = getelementptr inbounds i8, ptr %grp, i64 24
+  %m1.a1 = load i64, ptr %m1.a1.p
+  %m1.b1.p = getelementptr inbounds i8, ptr %src, i64 24
+  %m1.b1 = load i64, ptr %m1.b1.p
+
+  %m1.a2.p = getelementptr inbounds i8, ptr %grp, i64 32
+  %m1.a2 = load i64, ptr %m1.a2.p
+  %m1.b2.p = getelementptr inbounds i8, ptr %src, i64 32
+  %m1.b2 = load i64, ptr %m1.b2.p
+
+  %m1.r = call {i64, i1} @llvm.sadd.with.overflow.i64(i64 %m1.a0, i64 %m1.b0)
+  %m1.sum = extractvalue {i64, i1} %m1.r, 0
+  %m1.of = extractvalue {i64, i1} %m1.r, 1
+  store i64 %m1.sum, ptr %m1.a0.p
+  %m1.neg = icmp slt i64 %m1.b0, 0
+  %m1.dir = select i1 %m1.neg, i64 -1, i64 1
+  %m1.cadd = select i1 %m1.of, i64 %m1.dir, i64 0
+  %m1.c1 = add i64 %m1.a1, %m1.b1
+  %m1.carry = add i64 %m1.c1, %m1.cadd
+  store i64 %m1.carry, ptr %m1.a1.p
+  %m1.n = add i64 %m1.a2, %m1.b2
+  store i64 %m1.n, ptr %m1.a2.p
+
+  ; -- merge lo = min
+  %m2.a0.p = getelementptr inbounds i8, ptr %grp, i64 40
+  %m2.a0 = load double, ptr %m2.a0.p
+  %m2.b0.p = getelementptr inbounds i8, ptr %src, i64 40
+  %m2.b0 = load double, ptr %m2.b0.p
+
+  %m2.a1.p = getelementptr inbounds i8, ptr %grp, i64 48
+  %m2.a1 = load i64, ptr %m2.a1.p
+  %m2.b1.p = getelementptr inbounds i8, ptr %src, i64 48
+  %m2.b1 = load i64, ptr %m2.b1.p
+
+  %m2.both = call double @llvm.minnum.f64(double %m2.a0, double %m2.b0)
+  %m2.aempty = icmp eq i64 %m2.a1, 0
+  %m2.bempty = icmp eq i64 %m2.b1, 0
+  %m2.v1 = select i1 %m2.aempty, double %m2.b0, double %m2.both
+  %m2.v = select i1 %m2.bempty, double %m2.a0, double %m2.v1
+  store double %m2.v, ptr %m2.a0.p
+  %m2.n = add i64 %m2.a1, %m2.b1
+  store i64 %m2.n, ptr %m2.a1.p
+
+  ; -- merge hi = max
+  %m3.a0.p = getelementptr inbounds i8, ptr %grp, i64 56
+  %m3.a0 = load double, ptr %m3.a0.p
+  %m3.b0.p = getelementptr inbounds i8, ptr %src, i64 56
+  %m3.b0 = load double, ptr %m3.b0.p
+
+  %m3.a1.p = getelementptr inbounds i8, ptr %grp, i64 64
+  %m3.a1 = load i64, ptr %m3.a1.p
+  %m3.b1.p = getelementptr inbounds i8, ptr %src, i64 64
+  %m3.b1 = load i64, ptr %m3.b1.p
+
+  %m3.both = call double @llvm.maxnum.f64(double %m3.a0, double %m3.b0)
+  %m3.aempty = icmp eq i64 %m3.a1, 0
+  %m3.bempty = icmp eq i64 %m3.b1, 0
+  %m3.v1 = select i1 %m3.aempty, double %m3.b0, double %m3.both
+  %m3.v = select i1 %m3.bempty, double %m3.a0, double %m3.v1
+  store double %m3.v, ptr %m3.a0.p
+  %m3.n = add i64 %m3.a1, %m3.b1
+  store i64 %m3.n, ptr %m3.a1.p
+
+  ; -- merge mean = avg
+  %m4.a0.p = getelementptr inbounds i8, ptr %grp, i64 72
+  %m4.a0 = load double, ptr %m4.a0.p
+  %m4.b0.p = getelementptr inbounds i8, ptr %src, i64 72
+  %m4.b0 = load double, ptr %m4.b0.p
+
+  %m4.a1.p = getelementptr inbounds i8, ptr %grp, i64 80
+  %m4.a1 = load i64, ptr %m4.a1.p
+  %m4.b1.p = getelementptr inbounds i8, ptr %src, i64 80
+  %m4.b1 = load i64, ptr %m4.b1.p
+
+  %m4.sum = fadd double %m4.a0, %m4.b0
+  %m4.bempty = icmp eq i64 %m4.b1, 0
+  %m4.keep = select i1 %m4.bempty, double %m4.a0, double %m4.sum
+  store double %m4.keep, ptr %m4.a0.p
+  %m4.n = add i64 %m4.a1, %m4.b1
+  store i64 %m4.n, ptr %m4.a1.p
+
+  br label %entry_done
+entry_done:
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %cap
+  br i1 %more, label %entries, label %pane_done
+pane_done:
+  %w.next = add i64 %w, 1
+  br label %panes
+oom:
+  call void @p0_generic_release(ptr %tmp)
+  ret i64 -1
+emit:
+  %ws.out.p = getelementptr inbounds ptr, ptr %out, i64 0
+  %ws.out = load ptr, ptr %ws.out.p
+  %tcap = call i64 @gz_ht_capacity(ptr %tmp)
+  %has = icmp ugt i64 %tcap, 0
+  br i1 %has, label %loop, label %finish
+loop:
+  %k = phi i64 [ 0, %emit ], [ %k.next, %next ]
+  %e = call ptr @gz_ht_entry(ptr %tmp, i64 %k, i64 88)
+  %etag = load i64, ptr %e
+  %elive = icmp ugt i64 %etag, 1
+  br i1 %elive, label %emit_entry, label %next
+emit_entry:
+  %j = load i64, ptr %j.a
+  %ws.dst = getelementptr inbounds i64, ptr %ws.out, i64 %j
+  store i64 %lo, ptr %ws.dst
+  ; -- final n = count
+  %x0.vp.p = getelementptr inbounds ptr, ptr %out, i64 1
+  %x0.vp = load ptr, ptr %x0.vp.p
+  %x0.mp.p = getelementptr inbounds ptr, ptr %out, i64 2
+  %x0.mp = load ptr, ptr %x0.mp.p
+  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 8
+  %x0.n = load i64, ptr %x0.n.p
+  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 8
+  %x0.valid = add i1 true, false
+  %x0.out = add i64 %x0.n, 0
+  %x0.dst = getelementptr inbounds i64, ptr %x0.vp, i64 %j
+  store i64 %x0.out, ptr %x0.dst
+  %x0.m = zext i1 %x0.valid to i8
+  %x0.mdst = getelementptr inbounds i8, ptr %x0.mp, i64 %j
+  store i8 %x0.m, ptr %x0.mdst
+
+  ; -- final s = sum
+  %x1.vp.p = getelementptr inbounds ptr, ptr %out, i64 3
+  %x1.vp = load ptr, ptr %x1.vp.p
+  %x1.mp.p = getelementptr inbounds ptr, ptr %out, i64 4
+  %x1.mp = load ptr, ptr %x1.mp.p
+  %x1.n.p = getelementptr inbounds i8, ptr %e, i64 32
+  %x1.n = load i64, ptr %x1.n.p
+  %x1.s0.p = getelementptr inbounds i8, ptr %e, i64 16
+  %x1.valid = icmp sgt i64 %x1.n, 0
+  %x1.carry.p = getelementptr inbounds i8, ptr %e, i64 24
+  %x1.carry = load i64, ptr %x1.carry.p
+  %x1.ovf = icmp ne i64 %x1.carry, 0
+  %x1.ovf.old = load i1, ptr %overflow.a
+  %x1.ovf.any = or i1 %x1.ovf.old, %x1.ovf
+  store i1 %x1.ovf.any, ptr %overflow.a
+  %x1.which.old = load i64, ptr %overflow_which.a
+  %x1.which = select i1 %x1.ovf, i64 1, i64 %x1.which.old
+  store i64 %x1.which, ptr %overflow_which.a
+  %x1.out = load i64, ptr %x1.s0.p
+  %x1.dst = getelementptr inbounds i64, ptr %x1.vp, i64 %j
+  store i64 %x1.out, ptr %x1.dst
+  %x1.m = zext i1 %x1.valid to i8
+  %x1.mdst = getelementptr inbounds i8, ptr %x1.mp, i64 %j
+  store i8 %x1.m, ptr %x1.mdst
+
+  ; -- final lo = min
+  %x2.vp.p = getelementptr inbounds ptr, ptr %out, i64 5
+  %x2.vp = load ptr, ptr %x2.vp.p
+  %x2.mp.p = getelementptr inbounds ptr, ptr %out, i64 6
+  %x2.mp = load ptr, ptr %x2.mp.p
+  %x2.n.p = getelementptr inbounds i8, ptr %e, i64 48
+  %x2.n = load i64, ptr %x2.n.p
+  %x2.s0.p = getelementptr inbounds i8, ptr %e, i64 40
+  %x2.valid = icmp sgt i64 %x2.n, 0
+  %x2.out = load double, ptr %x2.s0.p
+  %x2.dst = getelementptr inbounds double, ptr %x2.vp, i64 %j
+  store double %x2.out, ptr %x2.dst
+  %x2.m = zext i1 %x2.valid to i8
+  %x2.mdst = getelementptr inbounds i8, ptr %x2.mp, i64 %j
+  store i8 %x2.m, ptr %x2.mdst
+
+  ; -- final hi = max
+  %x3.vp.p = getelementptr inbounds ptr, ptr %out, i64 7
+  %x3.vp = load ptr, ptr %x3.vp.p
+  %x3.mp.p = getelementptr inbounds ptr, ptr %out, i64 8
+  %x3.mp = load ptr, ptr %x3.mp.p
+  %x3.n.p = getelementptr inbounds i8, ptr %e, i64 64
+  %x3.n = load i64, ptr %x3.n.p
+  %x3.s0.p = getelementptr inbounds i8, ptr %e, i64 56
+  %x3.valid = icmp sgt i64 %x3.n, 0
+  %x3.out = load double, ptr %x3.s0.p
+  %x3.dst = getelementptr inbounds double, ptr %x3.vp, i64 %j
+  store double %x3.out, ptr %x3.dst
+  %x3.m = zext i1 %x3.valid to i8
+  %x3.mdst = getelementptr inbounds i8, ptr %x3.mp, i64 %j
+  store i8 %x3.m, ptr %x3.mdst
+
+  ; -- final mean = avg
+  %x4.vp.p = getelementptr inbounds ptr, ptr %out, i64 9
+  %x4.vp = load ptr, ptr %x4.vp.p
+  %x4.mp.p = getelementptr inbounds ptr, ptr %out, i64 10
+  %x4.mp = load ptr, ptr %x4.mp.p
+  %x4.n.p = getelementptr inbounds i8, ptr %e, i64 80
+  %x4.n = load i64, ptr %x4.n.p
+  %x4.s0.p = getelementptr inbounds i8, ptr %e, i64 72
+  %x4.valid = icmp sgt i64 %x4.n, 0
+  %x4.sf = load double, ptr %x4.s0.p
+  %x4.nf = sitofp i64 %x4.n to double
+  %x4.out = fdiv double %x4.sf, %x4.nf
+  %x4.dst = getelementptr inbounds double, ptr %x4.vp, i64 %j
+  store double %x4.out, ptr %x4.dst
+  %x4.m = zext i1 %x4.valid to i8
+  %x4.mdst = getelementptr inbounds i8, ptr %x4.mp, i64 %j
+  store i8 %x4.m, ptr %x4.mdst
+
+  %j.next = add i64 %j, 1
+  store i64 %j.next, ptr %j.a
+  br label %next
+next:
+  %k.next = add i64 %k, 1
+  %kmore = icmp ult i64 %k.next, %tcap
+  br i1 %kmore, label %loop, label %finish
+finish:
+  call void @gz_ht_free(ptr %tmp)
+  %ovf = load i1, ptr %overflow.a
+  br i1 %ovf, label %overflowed, label %ok
+overflowed:
+  %which = load i64, ptr %overflow_which.a
+  %state0 = load ptr, ptr %states
+  %detail.p = getelementptr inbounds i64, ptr %state0, i64 7
+  store i64 %which, ptr %detail.p
+  ret i64 -3
+ok:
+  %emitted = load i64, ptr %j.a
+  ret i64 %emitted
+}
+
+; Free every pane whose last window (the one starting at floor(pane / slide) * slide) has fired.
+define void @p0_generic_drop_panes(ptr %state, i64 %wm) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  br label %loop
+loop:
+  %w = phi i64 [ 0, %entry ], [ %w, %dropped ], [ %w.next, %kept ]
+  %len = load i64, ptr %len.p
+  %done = icmp eq i64 %w, %len
+  br i1 %done, label %exit, label %check
+check:
+  %slots = load ptr, ptr %dir
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
+  %ps = load i64, ptr %slot
+  %rem = srem i64 %ps, 1000
+  %remneg = icmp slt i64 %rem, 0
+  %remadj = add i64 %rem, 1000
+  %mod = select i1 %remneg, i64 %remadj, i64 %rem
+  %lastwin = sub i64 %ps, %mod
+  %last = add i64 %lastwin, 999
+  %fired = icmp sle i64 %last, %wm
+  br i1 %fired, label %drop, label %kept
+drop:
+  %ht = getelementptr inbounds i64, ptr %slot, i64 1
+  call void @p0_generic_release(ptr %ht)
+  call void @gz_win_remove(ptr %dir, i64 %w)
+  br label %dropped
+dropped:
+  br label %loop
+kept:
+  %w.next = add i64 %w, 1
+  br label %loop
+exit:
+  ret void
+}
+
 define internal void @p0_generic_release(ptr %ht) {
 entry:
   br label %done
@@ -350,6 +678,15 @@ exit:
   call void @gz_win_free(ptr %dir)
   ret void
 }
+
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+declare double @llvm.sqrt.f64(double)
+declare double @llvm.fabs.f64(double)
+declare i64 @llvm.smin.i64(i64, i64)
+declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+declare double @llvm.minnum.f64(double, double)
+declare double @llvm.maxnum.f64(double, double)
+declare i64 @llvm.smax.i64(i64, i64)
 
 define i64 @p0_generic_emit(ptr %state, i64 %wm, ptr noalias %out) {
 entry:
@@ -520,8 +857,6 @@ ok:
   ret i64 %emitted
 }
 
-declare i64 @llvm.smin.i64(i64, i64)
-declare double @llvm.sqrt.f64(double)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]

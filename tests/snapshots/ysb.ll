@@ -334,6 +334,186 @@ exit:
   ret i64 %count
 }
 
+define i64 @p0_generic_merge_emit(ptr %states, i64 %nstates, i64 %lo, ptr noalias %out) {
+entry:
+  %hi = add i64 %lo, 10000
+  %tmp = alloca [3 x i64], align 8
+  call void @llvm.memset.p0.i64(ptr %tmp, i8 0, i64 24, i1 false)
+  %htv.a = alloca { ptr, i64 }, align 8
+  call void @gz_ht_view(ptr %tmp, ptr %htv.a)
+  %overflow.a = alloca i1, align 1
+  store i1 false, ptr %overflow.a
+  %overflow_which.a = alloca i64, align 8
+  store i64 -1, ptr %overflow_which.a
+  %j.a = alloca i64, align 8
+  store i64 0, ptr %j.a
+  %has_states = icmp sgt i64 %nstates, 0
+  br i1 %has_states, label %states_loop, label %emit
+states_loop:
+  %si = phi i64 [ 0, %entry ], [ %si.next, %state_done ]
+  %state.p = getelementptr inbounds ptr, ptr %states, i64 %si
+  %state = load ptr, ptr %state.p
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  br label %panes
+panes:
+  %w = phi i64 [ 0, %states_loop ], [ %w.next, %pane_done ]
+  %w.done = icmp eq i64 %w, %len
+  br i1 %w.done, label %state_done, label %pane
+state_done:
+  %si.next = add i64 %si, 1
+  %si.more = icmp slt i64 %si.next, %nstates
+  br i1 %si.more, label %states_loop, label %emit
+pane:
+  %slots = load ptr, ptr %dir
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
+  %ps = load i64, ptr %slot
+  %in.lo = icmp sge i64 %ps, %lo
+  %in.hi = icmp slt i64 %ps, %hi
+  %in = and i1 %in.lo, %in.hi
+  %src.ht = getelementptr inbounds i64, ptr %slot, i64 1
+  %cap = call i64 @gz_ht_capacity(ptr %src.ht)
+  %nonempty = icmp ugt i64 %cap, 0
+  %use = and i1 %in, %nonempty
+  br i1 %use, label %entries, label %pane_done
+entries:
+  %i = phi i64 [ 0, %pane ], [ %i.next, %entry_done ]
+  %src = call ptr @gz_ht_entry(ptr %src.ht, i64 %i, i64 24)
+  %tag = load i64, ptr %src
+  %live = icmp ugt i64 %tag, 1
+  br i1 %live, label %merge, label %entry_done
+merge:
+  %key = getelementptr inbounds i8, ptr %src, i64 8
+  %grp = call ptr @gz_ht_upsert(ptr %tmp, ptr %htv.a, i64 %tag, ptr %key, i64 1, i64 24)
+  %grp.oom = icmp eq ptr %grp, null
+  br i1 %grp.oom, label %oom, label %merge.body
+merge.body:
+  ; -- merge views = count
+  %m0.a0.p = getelementptr inbounds i8, ptr %grp, i64 16
+  %m0.a0 = load i64, ptr %m0.a0.p
+  %m0.b0.p = getelementptr inbounds i8, ptr %src, i64 16
+  %m0.b0 = load i64, ptr %m0.b0.p
+
+  %m0.n = add i64 %m0.a0, %m0.b0
+  store i64 %m0.n, ptr %m0.a0.p
+
+  br label %entry_done
+entry_done:
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %cap
+  br i1 %more, label %entries, label %pane_done
+pane_done:
+  %w.next = add i64 %w, 1
+  br label %panes
+oom:
+  call void @p0_generic_release(ptr %tmp)
+  ret i64 -1
+emit:
+  %ws.out.p = getelementptr inbounds ptr, ptr %out, i64 0
+  %ws.out = load ptr, ptr %ws.out.p
+  %tcap = call i64 @gz_ht_capacity(ptr %tmp)
+  %has = icmp ugt i64 %tcap, 0
+  br i1 %has, label %loop, label %finish
+loop:
+  %k = phi i64 [ 0, %emit ], [ %k.next, %next ]
+  %e = call ptr @gz_ht_entry(ptr %tmp, i64 %k, i64 24)
+  %etag = load i64, ptr %e
+  %elive = icmp ugt i64 %etag, 1
+  br i1 %elive, label %emit_entry, label %next
+emit_entry:
+  %j = load i64, ptr %j.a
+  %ws.dst = getelementptr inbounds i64, ptr %ws.out, i64 %j
+  store i64 %lo, ptr %ws.dst
+  %k0.vp.p = getelementptr inbounds ptr, ptr %out, i64 1
+  %k0.vp = load ptr, ptr %k0.vp.p
+  %k0.mp.p = getelementptr inbounds ptr, ptr %out, i64 2
+  %k0.mp = load ptr, ptr %k0.mp.p
+  %k0.src = getelementptr inbounds i8, ptr %e, i64 8
+  %k0.w = load i64, ptr %k0.src
+  %k0.dst = getelementptr inbounds i64, ptr %k0.vp, i64 %j
+  store i64 %k0.w, ptr %k0.dst
+  %k0.bit = lshr i64 %etag, 48
+  %k0.null = trunc i64 %k0.bit to i1
+  %k0.valid = xor i1 %k0.null, true
+  %k0.m = zext i1 %k0.valid to i8
+  %k0.mdst = getelementptr inbounds i8, ptr %k0.mp, i64 %j
+  store i8 %k0.m, ptr %k0.mdst
+  ; -- final views = count
+  %x0.vp.p = getelementptr inbounds ptr, ptr %out, i64 3
+  %x0.vp = load ptr, ptr %x0.vp.p
+  %x0.mp.p = getelementptr inbounds ptr, ptr %out, i64 4
+  %x0.mp = load ptr, ptr %x0.mp.p
+  %x0.n.p = getelementptr inbounds i8, ptr %e, i64 16
+  %x0.n = load i64, ptr %x0.n.p
+  %x0.s0.p = getelementptr inbounds i8, ptr %e, i64 16
+  %x0.valid = add i1 true, false
+  %x0.out = add i64 %x0.n, 0
+  %x0.dst = getelementptr inbounds i64, ptr %x0.vp, i64 %j
+  store i64 %x0.out, ptr %x0.dst
+  %x0.m = zext i1 %x0.valid to i8
+  %x0.mdst = getelementptr inbounds i8, ptr %x0.mp, i64 %j
+  store i8 %x0.m, ptr %x0.mdst
+
+  %j.next = add i64 %j, 1
+  store i64 %j.next, ptr %j.a
+  br label %next
+next:
+  %k.next = add i64 %k, 1
+  %kmore = icmp ult i64 %k.next, %tcap
+  br i1 %kmore, label %loop, label %finish
+finish:
+  call void @gz_ht_free(ptr %tmp)
+  %ovf = load i1, ptr %overflow.a
+  br i1 %ovf, label %overflowed, label %ok
+overflowed:
+  %which = load i64, ptr %overflow_which.a
+  %state0 = load ptr, ptr %states
+  %detail.p = getelementptr inbounds i64, ptr %state0, i64 7
+  store i64 %which, ptr %detail.p
+  ret i64 -3
+ok:
+  %emitted = load i64, ptr %j.a
+  ret i64 %emitted
+}
+
+; Free every pane whose last window (the one starting at floor(pane / slide) * slide) has fired.
+define void @p0_generic_drop_panes(ptr %state, i64 %wm) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  br label %loop
+loop:
+  %w = phi i64 [ 0, %entry ], [ %w, %dropped ], [ %w.next, %kept ]
+  %len = load i64, ptr %len.p
+  %done = icmp eq i64 %w, %len
+  br i1 %done, label %exit, label %check
+check:
+  %slots = load ptr, ptr %dir
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
+  %ps = load i64, ptr %slot
+  %rem = srem i64 %ps, 10000
+  %remneg = icmp slt i64 %rem, 0
+  %remadj = add i64 %rem, 10000
+  %mod = select i1 %remneg, i64 %remadj, i64 %rem
+  %lastwin = sub i64 %ps, %mod
+  %last = add i64 %lastwin, 9999
+  %fired = icmp sle i64 %last, %wm
+  br i1 %fired, label %drop, label %kept
+drop:
+  %ht = getelementptr inbounds i64, ptr %slot, i64 1
+  call void @p0_generic_release(ptr %ht)
+  call void @gz_win_remove(ptr %dir, i64 %w)
+  br label %dropped
+dropped:
+  br label %loop
+kept:
+  %w.next = add i64 %w, 1
+  br label %loop
+exit:
+  ret void
+}
+
 define internal void @p0_generic_release(ptr %ht) {
 entry:
   br label %done
@@ -362,6 +542,15 @@ exit:
   call void @gz_win_free(ptr %dir)
   ret void
 }
+
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
+declare double @llvm.sqrt.f64(double)
+declare double @llvm.fabs.f64(double)
+declare i64 @llvm.smin.i64(i64, i64)
+declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
+declare double @llvm.minnum.f64(double, double)
+declare double @llvm.maxnum.f64(double, double)
+declare i64 @llvm.smax.i64(i64, i64)
 
 define i64 @p0_generic_emit(ptr %state, i64 %wm, ptr noalias %out) {
 entry:
@@ -471,8 +660,6 @@ ok:
   ret i64 %emitted
 }
 
-declare i64 @llvm.smin.i64(i64, i64)
-declare double @llvm.sqrt.f64(double)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
