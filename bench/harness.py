@@ -114,10 +114,12 @@ def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
         result.info.update(process_memory_gib())
 
 
-def _fork_results(name: str, description: str,
-                  produce: Callable[[], Iterator[PeerResult]]) -> tuple[list[PeerResult], str | None]:
+def _fork_results(name: str, description: str, produce: Callable[[], Iterator[PeerResult]],
+                  on_result: Callable[[PeerResult], None] | None = None
+                  ) -> tuple[list[PeerResult], str | None]:
     """Run ``produce`` in a forked child that pickles each PeerResult to a pipe as soon as it
-    is yielded; return the results that came back and, if the child died, how it died."""
+    is yielded; return the results that came back and, if the child died, how it died.
+    ``on_result`` is called in the parent with each result as it arrives (progress)."""
     sys.stdout.flush()
     sys.stderr.flush()
     read_fd, write_fd = os.pipe()
@@ -149,6 +151,8 @@ def _fork_results(name: str, description: str,
                 results.append(pickle.load(pipe))
             except (EOFError, pickle.UnpicklingError):
                 break
+            if on_result is not None:
+                on_result(results[-1])
     _, status = os.waitpid(pid, 0)
     if os.WIFSIGNALED(status):
         return results, f"crashed with {signal.Signals(os.WTERMSIG(status)).name}"
@@ -169,18 +173,26 @@ def run_isolated(name: str, description: str, fn: Callable[[], PeerResult]) -> P
 
 
 def run_isolated_each(name: str, description: str, cases: Sequence[Any],
-                      fn: Callable[[Sequence[Any]], Iterator[PeerResult]]) -> list[PeerResult]:
+                      fn: Callable[[Sequence[Any]], Iterator[PeerResult]],
+                      on_result: Callable[[PeerResult], None] | None = None) -> list[PeerResult]:
     """Run ``fn(cases)``, which yields one PeerResult per case in order, in forked children:
     a child that dies fails the case it was on, and the cases after it go to a fresh child."""
     if not hasattr(os, "fork"):
-        return list(fn(cases))
+        results = []
+        for r in fn(cases):
+            results.append(r)
+            if on_result is not None:
+                on_result(r)
+        return results
     results: list[PeerResult] = []
     while len(results) < len(cases):
-        got, died = _fork_results(name, description, lambda: fn(cases[len(results):]))
+        got, died = _fork_results(name, description, lambda: fn(cases[len(results):]), on_result)
         results += got[: len(cases) - len(results)]
         if died and len(results) < len(cases):
             results.append(PeerResult(name, description, status="failed",
                                       error=f"child process {died}"))
+            if on_result is not None:
+                on_result(results[-1])
         elif not got:
             break
     return results

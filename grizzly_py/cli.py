@@ -139,5 +139,80 @@ def run(target, parallelism, engine, trace, limit, as_json):
                                   f"run={p['seconds']} s")
 
 
+def _bench_modules():
+    """``bench/`` lives beside ``grizzly_py/`` in a source checkout (it is not installed)."""
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    if not (root / "bench" / "suite.py").exists():
+        raise click.UsageError(f"grizzly bench needs a source checkout: no bench/ beside {root / 'grizzly_py'}")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from bench import suite, suite_report
+    return suite, suite_report
+
+
+def _csv(value):
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+@main.command()
+@click.argument("workloads", nargs=-1)
+@click.option("--peers", help="comma-separated: c,c_dense,numpy,polars,duckdb,spark,flink,grizzly "
+              "(default: all; with --quick: all but spark and flink)")
+@click.option("--rows", type=int, help="input rows of every workload (default: each workload's own)")
+@click.option("--quick", is_flag=True, help="every workload on small data, fast peers, 3 runs (< 2 min)")
+@click.option("--repeat", type=int, help="timed runs per peer and case (default 5; --quick: 3)")
+@click.option("--seed", type=int, default=42, show_default=True)
+@click.option("--threads", type=int, help="threads of polars, DuckDB, Spark and Flink (default: all cores)")
+@click.option("--parallelism", type=int, default=1, show_default=True, help="grizzly-py parallelism")
+@click.option("--out", type=click.Path(file_okay=False), help="report directory (default bench/results)")
+@click.option("--no-save", is_flag=True, help="print only, write no report")
+@click.option("--no-plots", is_flag=True, help="write no PNG plots")
+@click.option("--counters/--no-counters", default=None,
+              help="per-record counters: hardware counters, else callgrind (default: on; off with --quick)")
+@click.option("--no-latency", is_flag=True, help="skip grizzly-py's window-latency run")
+@click.option("--no-install", is_flag=True, help="do not create PyFlink's virtual environment if missing")
+@click.option("--in-process", is_flag=True, help="run peers in this process (no fork per peer)")
+@click.option("--list", "list_only", is_flag=True, help="list workloads and peers, run nothing")
+def bench(workloads, peers, rows, quick, repeat, seed, threads, parallelism, out, no_save, no_plots,
+          counters, no_latency, no_install, in_process, list_only):
+    """Benchmark grizzly-py against its peers (spec: benchmarks.md); WORKLOADS default to all."""
+    import os
+    from pathlib import Path
+
+    suite, suite_report = _bench_modules()
+    if list_only:
+        for w in suite.WORKLOADS.values():
+            state = f"pending: {w.pending}" if w.pending else ", ".join(c.label for c in w.cases())
+            click.echo(f"{w.name:22} {w.source:28} {state}")
+        click.echo("peers: " + ", ".join(f"{n}{'' if p.fast else ' (not in --quick)'}"
+                                        for n, p in suite.PEERS.items()))
+        return
+    unknown = [w for w in workloads if w not in suite.WORKLOADS]
+    if unknown:
+        raise click.UsageError(f"unknown workloads {unknown}; choose from {', '.join(suite.WORKLOADS)}")
+    peer_list = _csv(peers)
+    if peer_list is not None:
+        bad = [p for p in peer_list if p not in suite.PEERS]
+        if bad:
+            raise click.UsageError(f"unknown peers {bad}; choose from {', '.join(suite.PEERS)}")
+    if (rows is not None and rows < 1) or (repeat is not None and repeat < 1):
+        raise click.UsageError("--rows and --repeat must be >= 1")
+    opts = suite.Options(
+        workloads=list(workloads) or list(suite.WORKLOADS), peers=peer_list, rows=rows, quick=quick,
+        repeat=repeat, seed=seed, threads=threads or os.cpu_count() or 1, parallelism=parallelism,
+        out=Path(out) if out else suite.RESULTS_DIR, save=not no_save, plots=not no_plots,
+        latency=not no_latency, counters=counters, install=not no_install, in_process=in_process,
+        progress=True)
+    result = suite.run_suite(opts)
+    suite_report.console(result)
+    if opts.save:
+        paths = suite_report.write(result, opts.out, opts.plots)
+        click.echo("wrote " + ", ".join(str(p) for p in paths))
+    click.echo(f"{result.seconds:.1f} s in all")
+    if not result.ok:
+        raise SystemExit(2)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

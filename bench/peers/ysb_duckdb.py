@@ -33,9 +33,10 @@ class DuckDBPeer(Peer):
         except Exception as exc:  # noqa: BLE001 - any import/start failure makes the peer missing
             raise PeerUnavailable(f"duckdb: {exc!r}") from exc
         self.info.update(version=duckdb.__version__, threads=threads)
-        view = data.view_value
-        literal = "'" + view.replace("'", "''") + "'" if isinstance(view, str) else str(int(view))
-        self.sql = SQL.format(w=int(data.window_ms), view=literal)
+        view = getattr(data, "view_value", None)  # None: not YSB-shaped data (bench/suite.py)
+        if view is not None:
+            literal = "'" + view.replace("'", "''") + "'" if isinstance(view, str) else str(int(view))
+            self.sql = SQL.format(w=int(data.window_ms), view=literal)
 
     def run(self) -> pa.Table:
         self.con.register("ysb", self.data.table)

@@ -1,0 +1,588 @@
+"""The peers of ``grizzly bench`` (``bench/suite.py``): one class per system, one method per
+workload, named after it (``nexmark-q1`` -> ``nexmark_q1``), taking the case's parameter and
+returning the normalized result (``bench/workloads.py`` says which form each workload has).
+
+They extend the window workloads' peers (``bench/peers/windowed.py``: ``agg_types``,
+``concurrent_windows``, ``count_windows``), which extend the YSB peers (imports, threads, Spark
+session, C compilation in ``setup``). The YSB-shaped workloads (``ysb``, ``state-size``,
+``adaptive-range``, ``adaptive-skew``) run the YSB peers' own query on their data. A peer
+without a method for a workload is reported ``no query`` by the runner without being started.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from bench.peers.windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
+                                  SparkWindows)
+from bench.peers.ysb_c import CPeer, compile_shared
+from bench.peers.ysb_duckdb import DuckDBPeer
+from bench.peers.ysb_grizzly import GrizzlyPeer
+from bench.peers.ysb_numpy import NumpyPeer, count_windows, view_rows
+from bench.peers.ysb_polars import PolarsPeer
+from bench.peers.ysb_spark import SparkPeer
+from bench.window_workloads import windowed
+from grizzly_py.workloads import adaptive, nexmark, selection, streambox
+
+YSB_LIKE = ("ysb", "state-size", "adaptive-range", "adaptive-skew")
+Q5_PANES = nexmark.Q5_SIZE_MS // nexmark.Q5_SLIDE_MS
+SB_W = streambox.WINDOW_MS
+
+
+def table_of(**columns) -> pa.Table:
+    """A normalized result table: integer columns as int64, floating ones as float64."""
+    out = {}
+    for name, values in columns.items():
+        if hasattr(values, "to_arrow"):  # polars Series
+            values = values.to_arrow()
+        if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+            values = pa.array(np.asarray(values))
+        if pa.types.is_timestamp(values.type):
+            values = values.cast(pa.timestamp("ms")).cast(pa.int64())
+        if pa.types.is_decimal(values.type):
+            values = values.cast(pa.float64())
+        out[name] = values.cast(pa.int64() if pa.types.is_integer(values.type) else pa.float64())
+    return pa.table(out)
+
+
+def _col(table: pa.Table, name: str) -> np.ndarray:
+    column = table.column(name)
+    return column.to_numpy() if column.num_chunks else np.empty(0, column.type.to_pandas_dtype())
+
+
+class SuiteMixin:
+    """Per-case data: the runner sets ``self.data`` before ``prepare``; ``on_data`` lets a
+    peer refresh what its setup derived from the data."""
+
+    def use_data(self, data) -> None:
+        self.data = data
+        self.on_data()
+
+    def on_data(self) -> None:
+        pass
+
+    @classmethod
+    def supports(cls, workload: str) -> bool:
+        """Whether this peer has a query for ``workload`` (else: not started, ``no query``)."""
+        return getattr(cls, workload.replace("-", "_"), None) is not None
+
+
+# ---- grizzly-py --------------------------------------------------------------------------------
+
+class GrizzlySuite(SuiteMixin, GrizzlyWindows):
+    """grizzly-py through the public API; each run builds, compiles (cached after the first run
+    in the process) and executes the query; compile time and window latency come from here."""
+
+    how = {"*": "the query of grizzly_py.workloads / bench/window_workloads.py, end to end "
+                "incl. query build and compile"}
+
+    def describe(self, workload: str) -> str:
+        return f"{self.name}: {self.how['*']}"
+
+    def stream(self, env, case):
+        from bench.window_workloads import grizzly_query
+        from grizzly_py.workloads.ysb import ysb_query
+
+        w, p, t = case.workload, case.param, self.data.table
+        if w in YSB_LIKE:
+            return ysb_query(env, t, self.data.window_ms)
+        if w == "adaptive-selectivity":
+            return adaptive.selectivity_query(env, t, self.data.window_ms)
+        if w in ("agg-types", "concurrent-windows", "count-windows"):
+            return grizzly_query(env, t, case)
+        if w == "selection":
+            return selection.selection_query(env, t, p)
+        if w == "nexmark-q1":
+            return nexmark.q1(env, t)
+        if w == "nexmark-q2":
+            return nexmark.q2(env, t)
+        if w == "nexmark-q5":
+            return nexmark.q5_counts(env, t)
+        if w == "streambox":
+            return streambox.streambox_query(env, t, p)
+        raise NotImplementedError(f"grizzly peer: no query for {w}")
+
+    @staticmethod
+    def normalize(case, out: pa.Table) -> pa.Table:
+        w, p = case.workload, case.param
+        if w in YSB_LIKE or w == "adaptive-selectivity":
+            return windowed(out["window_start"], out["campaign_id"], out["views"])
+        if w in ("agg-types", "concurrent-windows"):
+            return windowed(out["window_start"], out["campaign_id"], out["value"])
+        if w == "count-windows":
+            return table_of(campaign_id=out["campaign_id"], first_ts=out["first_ts"],
+                            last_ts=out["last_ts"], views=out["views"])
+        if w == "selection":
+            return table_of(event_time=out["event_time"], key=out["key"], value=out["value"])
+        if w == "nexmark-q1":
+            return table_of(auction=out["auction"], bidder=out["bidder"], price=out["price"],
+                            dateTime=out["dateTime"])
+        if w == "nexmark-q2":
+            return table_of(auction=out["auction"], price=out["price"])
+        if w == "nexmark-q5":
+            return table_of(window_end=out["window_end"], max_num=out["max_num"])
+        if w == "streambox":
+            if p == "avg-all":
+                return table_of(window_start=out["window_start"], value=out["value"])
+            return windowed(out["window_start"], out["key"], out["value"])
+        raise ValueError(w)
+
+    def run(self) -> pa.Table:
+        env = self.gz.StreamEnvironment(parallelism=self.parallelism)
+        self.stream(env, self.case).collect("bench")
+        result = env.execute()
+        pipelines = [p for q in result.metrics.get("queries", []) for p in q.get("pipelines", [])]
+        compile_ms = sum(p.get("codegen_ms", 0.0) + p.get("compile_ms", 0.0) for p in pipelines)
+        self.info.setdefault("compile_ms_by_case", {}).setdefault(self.case.label, compile_ms)
+        return self.normalize(self.case, result["bench"])
+
+    def latency(self) -> dict:
+        """Window latency of one extra (untimed) run, measured around the engine's batch loop."""
+        from bench.latency import window_latencies
+
+        env = self.gz.StreamEnvironment(parallelism=self.parallelism)
+        return window_latencies(self.stream(env, self.case))
+
+
+GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",
+                     "agg-types", "concurrent-windows", "count-windows", "selection", "nexmark-q1",
+                     "nexmark-q2", "nexmark-q5", "streambox")
+GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WORKLOADS)
+
+
+# ---- hand-written C ------------------------------------------------------------------------------
+
+class CSuite(SuiteMixin, CPeer):
+    """Hand-written C: YSB (and the YSB-shaped workloads) and selection, built with gcc."""
+
+    SELECTION_SOURCE = Path(__file__).with_name("selection.c")
+
+    def describe(self, workload: str) -> str:
+        if workload == "selection":
+            return f"{self.name}: hand-written C selection (branch-free copy), per batch, 1 thread"
+        return self.description
+
+    def setup(self, data) -> None:
+        super().setup(data)
+        if self.variant == "hash":
+            lib_path, _ = compile_shared(self.SELECTION_SOURCE, Path(self._tmp.name))
+            self.sel = ctypes.CDLL(str(lib_path)).selection_process
+            p = ctypes.c_void_p
+            self.sel.argtypes = [p, p, p, ctypes.c_int64, ctypes.c_int32, p, p, p]
+            self.sel.restype = ctypes.c_int64
+
+    def on_data(self) -> None:
+        schema = self.data.table.schema
+        if "event_type" in schema.names:
+            self._cols = [schema.get_field_index(c) for c in ("event_time", "event_type", "campaign_id")]
+            self._new_arg = self.data.n_campaigns
+
+    def ysb(self, _p) -> pa.Table:
+        out = CPeer.run(self)
+        return windowed(out["window_start"], out["campaign_id"], out["count"])
+
+    state_size = adaptive_range = adaptive_skew = ysb
+
+    def selection(self, bound: int) -> pa.Table:
+        if self.variant != "hash":
+            raise NotImplementedError("c_dense: YSB only")
+        batches = []
+        for batch in self.data.table.to_batches():
+            n = len(batch)
+            ts, key, value = (batch.column(i) for i in range(3))
+            o_ts, o_key = np.empty(n, np.int64), np.empty(n, np.int64)
+            o_val = np.empty(n, np.int32)
+            addr = [a.buffers()[1].address + a.offset * w for a, w in ((ts, 8), (key, 8), (value, 4))]
+            k = self.sel(*addr, n, bound, o_ts.ctypes.data, o_key.ctypes.data, o_val.ctypes.data)
+            batches.append((o_ts[:k], o_key[:k], o_val[:k]))
+        parts = [np.concatenate([b[i] for b in batches]) if batches else np.empty(0) for i in range(3)]
+        return table_of(event_time=parts[0], key=parts[1], value=parts[2])
+
+    def prepare(self, case) -> None:
+        self.case = case
+
+    def run(self) -> pa.Table:
+        method = getattr(self, self.case.workload.replace("-", "_"), None)
+        if method is None:
+            raise NotImplementedError(f"{self.name} peer has no {self.case.workload} query")
+        return method(self.case.param)
+
+
+class CDenseSuite(CSuite):
+    """The dense-array YSB variant (keys index a count array): YSB-shaped workloads only."""
+
+    selection = None
+
+    def __init__(self) -> None:
+        super().__init__("dense")
+
+
+# ---- numpy ---------------------------------------------------------------------------------------
+
+class NumpySuite(SuiteMixin, NumpyWindows):
+    how = dict(NumpyWindows.how, **{
+        "ysb": NumpyPeer.description,
+        "adaptive-selectivity": "boolean mask of the six predicates per batch, take, bincount",
+        "selection": "boolean mask per batch, take of three columns, concatenate",
+        "nexmark-q1": "vectorized column arithmetic per batch",
+        "nexmark-q2": "mask auction % 123 == 0 per batch, take",
+        "nexmark-q5": "np.unique of (2 s pane, auction) counts, expanded to the 5 windows of "
+                      "each pane, np.unique sum, max per window",
+        "streambox": "dense (window, key) ids; bincount (sum, avg), lexsort (median), "
+                     "np.unique of (group, value) (unique count)",
+    })
+
+    def describe(self, workload: str) -> str:
+        return f"{self.name}: {self.how.get(workload, self.how['ysb'] if workload in YSB_LIKE else 'no query')}"
+
+    def ysb(self, _p) -> pa.Table:
+        out = NumpyPeer.run(self)
+        return windowed(out["window_start"], out["campaign_id"], out["count"])
+
+    state_size = adaptive_range = adaptive_skew = ysb
+
+    def _select(self, mask_of, names) -> list[np.ndarray]:
+        parts = [[] for _ in names]
+        idx = [self.data.table.schema.get_field_index(n) for n in names]
+        for batch in self.data.table.to_batches():
+            rows = np.flatnonzero(mask_of(batch))
+            for part, i in zip(parts, idx):
+                part.append(batch.column(i).to_numpy().take(rows))
+        return [np.concatenate(p) if p else np.empty(0, np.int64) for p in parts]
+
+    def adaptive_selectivity(self, _p) -> pa.Table:
+        view = self.data.view_value
+        schema = self.data.table.schema
+
+        def mask(batch):
+            m = np.zeros(len(batch), bool)
+            m[view_rows(batch.column(schema.get_field_index("event_type")), view)] = True
+            for j in range(len(adaptive.SELECTIVITIES)):
+                m &= batch.column(schema.get_field_index(f"p{j + 1}")).to_numpy() >= adaptive.PREDICATE_MIN
+            return m
+
+        ts, keys = self._select(mask, ("event_time", "campaign_id"))
+        return windowed(*count_windows(ts, keys, self.data.window_ms))
+
+    def selection(self, bound: int) -> pa.Table:
+        ts, key, value = self._select(lambda b: b.column(2).to_numpy() < bound, ("event_time", "key", "value"))
+        return table_of(event_time=ts, key=key, value=value)
+
+    def nexmark_q1(self, _p) -> pa.Table:
+        t = self.data.table
+        return table_of(auction=_col(t, "auction"), bidder=_col(t, "bidder"),
+                        price=_col(t, "price") * 0.908, dateTime=_col(t, "dateTime"))
+
+    def nexmark_q2(self, _p) -> pa.Table:
+        i = self.data.table.schema.get_field_index("auction")
+        auction, price = self._select(lambda b: b.column(i).to_numpy() % nexmark.Q2_MODULUS == 0,
+                                      ("auction", "price"))
+        return table_of(auction=auction, price=price)
+
+    def nexmark_q5(self, _p) -> pa.Table:
+        t = self.data.table
+        pane = _col(t, "dateTime") // nexmark.Q5_SLIDE_MS
+        auction = _col(t, "auction")
+        if not pane.size:
+            return table_of(window_end=np.empty(0, np.int64), max_num=np.empty(0, np.int64))
+        p0, a0 = pane.min(), auction.min()
+        n_a = int(auction.max() - a0) + 1
+        ids, counts = np.unique((pane - p0) * n_a + (auction - a0), return_counts=True)
+        # window k covers panes k .. k + Q5_PANES - 1: a pane's count goes to Q5_PANES windows
+        win = (ids // n_a)[:, None] - np.arange(Q5_PANES)[None, :] + (Q5_PANES - 1)
+        wid = (win * n_a + (ids % n_a)[:, None]).ravel()
+        wids, inverse = np.unique(wid, return_inverse=True)
+        sums = np.bincount(inverse, weights=np.repeat(counts, Q5_PANES)).astype(np.int64)
+        k = wids // n_a
+        starts = np.flatnonzero(np.r_[True, k[1:] != k[:-1]])
+        max_num = np.maximum.reduceat(sums, starts)
+        window_start = (k[starts] + p0 - (Q5_PANES - 1)) * nexmark.Q5_SLIDE_MS
+        return table_of(window_end=window_start + nexmark.Q5_SIZE_MS, max_num=max_num)
+
+    def streambox(self, bench: str) -> pa.Table:
+        t = self.data.table
+        ts, key, value = _col(t, "event_time"), _col(t, "key"), _col(t, "value")
+        if bench == "windowed-filter":
+            keep = value >= streambox.FILTER_MIN
+            ts, key, value = ts[keep], key[keep], value[keep]
+        win = ts // SB_W
+        if bench == "avg-all":
+            w0 = win.min()
+            n = np.bincount(win - w0)
+            present = np.flatnonzero(n)
+            s = np.bincount(win - w0, weights=value)[present]
+            return table_of(window_start=(present + w0) * SB_W, value=s / n[present])
+        w0, k0 = win.min(), key.min()
+        n_key = int(key.max() - k0) + 1
+        gid_all = (win - w0) * n_key + (key - k0)
+        groups, gid, n = np.unique(gid_all, return_inverse=True, return_counts=True)
+        ws, k = (groups // n_key + w0) * SB_W, groups % n_key + k0
+        if bench == "windowed-filter":
+            return windowed(ws, k, n)
+        if bench in ("sum-per-key", "avg-per-key"):
+            total = np.bincount(gid, weights=value, minlength=groups.size)
+            return windowed(ws, k, total.astype(np.int64) if bench == "sum-per-key" else total / n)
+        if bench == "median-per-key":
+            order = np.lexsort((value, gid))
+            v = value[order].astype(np.float64)
+            start = np.r_[0, np.cumsum(n)[:-1]]
+            return windowed(ws, k, (v[start + (n - 1) // 2] + v[start + n // 2]) / 2)
+        if bench == "unique-count-per-key":
+            pairs = np.unique(gid.astype(np.int64) * streambox.VALUE_RANGE + value)
+            return windowed(ws, k, np.bincount(pairs // streambox.VALUE_RANGE, minlength=groups.size))
+        raise NotImplementedError(f"numpy peer: no streambox {bench}")
+
+
+# ---- polars --------------------------------------------------------------------------------------
+
+class PolarsSuite(SuiteMixin, PolarsWindows):
+    how = dict(PolarsWindows.how, **{
+        "ysb": PolarsPeer.description,
+        "adaptive-selectivity": "lazy filter on the six predicates, group_by(window, key).len()",
+        "selection": "lazy filter, collect, to_arrow",
+        "nexmark-q1": "lazy select with arithmetic",
+        "nexmark-q2": "lazy filter, select",
+        "nexmark-q5": "group_by_dynamic(every 2 s, period 10 s, group_by auction).len(), "
+                      "then group_by(window).max()",
+        "streambox": "lazy group_by(window start, key).agg(sum | mean | median | n_unique | len), "
+                     "avg-all: group_by(window).mean()",
+    })
+    describe = NumpySuite.describe
+
+    def ysb(self, _p) -> pa.Table:
+        out = PolarsPeer.run(self)
+        return windowed(out["window_start"], out["campaign_id"], out["count"])
+
+    state_size = adaptive_range = adaptive_skew = ysb
+
+    def _lazy(self):
+        return self.pl.from_arrow(self.data.table, rechunk=False).lazy()
+
+    def adaptive_selectivity(self, _p) -> pa.Table:
+        pl, w = self.pl, self.data.window_ms
+        pred = pl.col("event_type") == self.data.view_value
+        for j in range(len(adaptive.SELECTIVITIES)):
+            pred = pred & (pl.col(f"p{j + 1}") >= adaptive.PREDICATE_MIN)
+        out = (self._lazy().filter(pred)
+               .group_by((pl.col("event_time") // w * w).alias("window_start"), "campaign_id")
+               .agg(pl.len().alias("n")).collect())
+        return windowed(out["window_start"], out["campaign_id"], out["n"])
+
+    def selection(self, bound: int) -> pa.Table:
+        out = self._lazy().filter(self.pl.col("value") < bound).collect()
+        return table_of(event_time=out["event_time"], key=out["key"], value=out["value"])
+
+    def nexmark_q1(self, _p) -> pa.Table:
+        pl = self.pl
+        out = self._lazy().select("auction", "bidder", pl.col("price") * 0.908, "dateTime").collect()
+        return table_of(auction=out["auction"], bidder=out["bidder"], price=out["price"],
+                        dateTime=out["dateTime"])
+
+    def nexmark_q2(self, _p) -> pa.Table:
+        pl = self.pl
+        out = (self._lazy().filter(pl.col("auction") % nexmark.Q2_MODULUS == 0)
+               .select("auction", "price").collect())
+        return table_of(auction=out["auction"], price=out["price"])
+
+    def nexmark_q5(self, _p) -> pa.Table:
+        pl = self.pl
+        size, slide = nexmark.Q5_SIZE_MS, nexmark.Q5_SLIDE_MS
+        out = (self._lazy().set_sorted("dateTime")
+               .group_by_dynamic("dateTime", every=f"{slide}i", period=f"{size}i",
+                                 offset=f"{slide - size}i", group_by="auction", closed="left",
+                                 label="left", start_by="window")
+               .agg(pl.len().alias("num"))
+               .group_by("dateTime").agg(pl.col("num").max().alias("max_num")).collect())
+        return table_of(window_end=out["dateTime"] + size, max_num=out["max_num"])
+
+    def streambox(self, bench: str) -> pa.Table:
+        pl = self.pl
+        lf = self._lazy()
+        ws = (pl.col("event_time") // SB_W * SB_W).alias("window_start")
+        v = pl.col("value")
+        if bench == "avg-all":
+            out = lf.group_by(ws).agg(v.mean().alias("value")).collect()
+            return table_of(window_start=out["window_start"], value=out["value"])
+        if bench == "windowed-filter":
+            lf = lf.filter(v >= streambox.FILTER_MIN)
+        agg = {"sum-per-key": v.sum(), "avg-per-key": v.mean(), "median-per-key": v.median(),
+               "unique-count-per-key": v.n_unique(), "windowed-filter": pl.len()}.get(bench)
+        if agg is None:
+            raise NotImplementedError(f"polars peer: no streambox {bench}")
+        out = lf.group_by(ws, "key").agg(agg.alias("value")).collect()
+        return windowed(out["window_start"], out["key"], out["value"])
+
+
+# ---- DuckDB --------------------------------------------------------------------------------------
+
+class DuckDBSuite(SuiteMixin, DuckDBWindows):
+    how = dict(DuckDBWindows.how, **{
+        "ysb": DuckDBPeer.description,
+        "adaptive-selectivity": "SQL WHERE with the six predicates, GROUP BY (window, key)",
+        "selection": "SQL SELECT ... WHERE value < s",
+        "nexmark-q1": "SQL SELECT with arithmetic",
+        "nexmark-q2": "SQL SELECT ... WHERE auction % 123 = 0",
+        "nexmark-q5": "count per (2 s pane, auction), cross join range(5), sum per (window, "
+                      "auction), max per window",
+        "streambox": "SQL GROUP BY (window start, key) with sum | avg | median | "
+                     "count(DISTINCT) | count(*)",
+    })
+    describe = NumpySuite.describe
+
+    def on_data(self) -> None:
+        view = getattr(self.data, "view_value", None)
+        if view is not None:
+            literal = "'" + view.replace("'", "''") + "'" if isinstance(view, str) else str(int(view))
+            from bench.peers.ysb_duckdb import SQL
+            self.sql = SQL.format(w=int(self.data.window_ms), view=literal)
+
+    def ysb(self, _p) -> pa.Table:
+        out = DuckDBPeer.run(self)
+        return windowed(out["window_start"], out["campaign_id"], out["count"])
+
+    state_size = adaptive_range = adaptive_skew = ysb
+
+    def _q(self, sql: str) -> pa.Table:
+        self.con.register("t", self.data.table)
+        try:
+            return self.con.sql(sql).to_arrow_table()
+        finally:
+            self.con.unregister("t")
+
+    def adaptive_selectivity(self, _p) -> pa.Table:
+        view = self.data.view_value
+        where = " AND ".join(["event_type = " + (f"'{view}'" if isinstance(view, str) else str(view))]
+                             + [f"p{j + 1} >= {adaptive.PREDICATE_MIN}"
+                                for j in range(len(adaptive.SELECTIVITIES))])
+        w = self.data.window_ms
+        out = self._q(f"SELECT (event_time // {w}) * {w} AS ws, campaign_id, count(*) AS n "
+                      f"FROM t WHERE {where} GROUP BY ALL")
+        return windowed(out["ws"], out["campaign_id"], out["n"])
+
+    def selection(self, bound: int) -> pa.Table:
+        out = self._q(f"SELECT event_time, key, value FROM t WHERE value < {int(bound)}")
+        return table_of(event_time=out["event_time"], key=out["key"], value=out["value"])
+
+    def nexmark_q1(self, _p) -> pa.Table:
+        out = self._q('SELECT auction, bidder, 0.908::DOUBLE * price AS price, "dateTime" FROM t')
+        return table_of(auction=out["auction"], bidder=out["bidder"], price=out["price"],
+                        dateTime=out["dateTime"])
+
+    def nexmark_q2(self, _p) -> pa.Table:
+        out = self._q(f"SELECT auction, price FROM t WHERE auction % {nexmark.Q2_MODULUS} = 0")
+        return table_of(auction=out["auction"], price=out["price"])
+
+    def nexmark_q5(self, _p) -> pa.Table:
+        s, size = nexmark.Q5_SLIDE_MS, nexmark.Q5_SIZE_MS
+        out = self._q(f"""
+            WITH panes AS (SELECT "dateTime" // {s} AS pane, auction, count(*) AS n FROM t GROUP BY ALL),
+                 counts AS (SELECT pane - j AS k, auction, sum(n) AS num
+                            FROM panes, range({Q5_PANES}) AS r(j) GROUP BY ALL)
+            SELECT k * {s} + {size} AS window_end, max(num)::BIGINT AS max_num FROM counts GROUP BY k""")
+        return table_of(window_end=out["window_end"], max_num=out["max_num"])
+
+    def streambox(self, bench: str) -> pa.Table:
+        ws = f"(event_time // {SB_W}) * {SB_W}"
+        if bench == "avg-all":
+            out = self._q(f"SELECT {ws} AS ws, avg(value) AS value FROM t GROUP BY ALL")
+            return table_of(window_start=out["ws"], value=out["value"])
+        agg = {"sum-per-key": "sum(value)::BIGINT", "avg-per-key": "avg(value)",
+               "median-per-key": "median(value::DOUBLE)",
+               "unique-count-per-key": "count(DISTINCT value)", "windowed-filter": "count(*)"}.get(bench)
+        if agg is None:
+            raise NotImplementedError(f"duckdb peer: no streambox {bench}")
+        where = f"WHERE value >= {streambox.FILTER_MIN}" if bench == "windowed-filter" else ""
+        out = self._q(f"SELECT {ws} AS ws, key, {agg} AS value FROM t {where} GROUP BY ALL")
+        return windowed(out["ws"], out["key"], out["value"])
+
+
+# ---- Spark ---------------------------------------------------------------------------------------
+
+class SparkSuite(SuiteMixin, SparkWindows):
+    how = dict(SparkWindows.how, **{
+        "ysb": SparkPeer.description,
+        "adaptive-selectivity": "from Parquet, filter on the six predicates, window() groupBy count",
+        "selection": "from Parquet, filter, toArrow",
+        "nexmark-q1": "from Parquet, select with arithmetic (double), toArrow",
+        "nexmark-q2": "from Parquet, filter, select, toArrow",
+        "nexmark-q5": "from Parquet, groupBy(window(ts, 10 s, 2 s), auction).count(), "
+                      "groupBy(window).max",
+        "streambox": "from Parquet, groupBy(window(ts, 1 s), key).agg(sum | avg | median | "
+                     "countDistinct | count)",
+    })
+    describe = NumpySuite.describe
+
+    def on_data(self) -> None:
+        self.path = str(self.data.parquet_path())
+
+    def ysb(self, _p) -> pa.Table:
+        out = SparkPeer.run(self)
+        return windowed(out["window_start"], out["campaign_id"], out["count"])
+
+    state_size = adaptive_range = adaptive_skew = ysb
+
+    def _df(self):
+        return self.spark.read.parquet(self.path)
+
+    def adaptive_selectivity(self, _p) -> pa.Table:
+        F = self.F
+        pred = F.col("event_type") == F.lit(self.data.view_value)
+        for j in range(len(adaptive.SELECTIVITIES)):
+            pred = pred & (F.col(f"p{j + 1}") >= adaptive.PREDICATE_MIN)
+        df = self._df().filter(pred).withColumn("ts", F.timestamp_millis("event_time"))
+        out = (df.groupBy(F.window("ts", f"{self.data.window_ms} milliseconds"), "campaign_id")
+               .agg(F.count(F.lit(1)).alias("n"))
+               .select(F.unix_millis(F.col("window.start")).alias("ws"), "campaign_id", "n").toArrow())
+        return windowed(out["ws"], out["campaign_id"], out["n"])
+
+    def selection(self, bound: int) -> pa.Table:
+        F = self.F
+        out = self._df().filter(F.col("value") < bound).select("event_time", "key", "value").toArrow()
+        return table_of(event_time=out["event_time"], key=out["key"], value=out["value"])
+
+    def nexmark_q1(self, _p) -> pa.Table:
+        F = self.F
+        out = self._df().select("auction", "bidder", (F.col("price").cast("double") * F.lit(0.908))
+                                .alias("price"), "dateTime").toArrow()
+        return table_of(auction=out["auction"], bidder=out["bidder"], price=out["price"],
+                        dateTime=out["dateTime"])
+
+    def nexmark_q2(self, _p) -> pa.Table:
+        F = self.F
+        out = (self._df().filter(F.col("auction") % nexmark.Q2_MODULUS == 0)
+               .select("auction", "price").toArrow())
+        return table_of(auction=out["auction"], price=out["price"])
+
+    def nexmark_q5(self, _p) -> pa.Table:
+        F = self.F
+        window = F.window(F.timestamp_millis("dateTime"), f"{nexmark.Q5_SIZE_MS} milliseconds",
+                          f"{nexmark.Q5_SLIDE_MS} milliseconds")
+        out = (self._df().groupBy(window.alias("w"), "auction").agg(F.count(F.lit(1)).alias("num"))
+               .groupBy("w").agg(F.max("num").alias("max_num"))
+               .select(F.unix_millis(F.col("w.end")).alias("window_end"), "max_num").toArrow())
+        return table_of(window_end=out["window_end"], max_num=out["max_num"])
+
+    def streambox(self, bench: str) -> pa.Table:
+        F = self.F
+        df = self._df().withColumn("ts", F.timestamp_millis("event_time"))
+        window = F.window("ts", f"{SB_W} milliseconds")
+        if bench == "avg-all":
+            out = (df.groupBy(window.alias("w")).agg(F.avg("value").alias("value"))
+                   .select(F.unix_millis(F.col("w.start")).alias("ws"), "value").toArrow())
+            return table_of(window_start=out["ws"], value=out["value"])
+        if bench == "windowed-filter":
+            df = df.filter(F.col("value") >= streambox.FILTER_MIN)
+        agg = {"sum-per-key": F.sum("value"), "avg-per-key": F.avg("value"),
+               "median-per-key": F.median(F.col("value").cast("double")),
+               "unique-count-per-key": F.countDistinct("value"),
+               "windowed-filter": F.count(F.lit(1))}.get(bench)
+        if agg is None:
+            raise NotImplementedError(f"spark peer: no streambox {bench}")
+        out = (df.groupBy(window.alias("w"), "key").agg(agg.alias("value"))
+               .select(F.unix_millis(F.col("w.start")).alias("ws"), "key", "value").toArrow())
+        return windowed(out["ws"], out["key"], out["value"])
+

@@ -1,0 +1,162 @@
+"""Every workload of ``/work/shared/spec/benchmarks.md``, defined once, for ``grizzly bench``.
+
+A workload is a list of cases (one parameter each: an aggregate, a number of concurrent windows,
+a count-window size, a number of keys, a selectivity, a StreamBox benchmark), the seeded data
+each case runs on (cases with equal ``data_key`` share one data set), the form of its result
+(``digest``: exact on integer columns, relative 1e-9 on floats; ``rows``: an order-independent
+hash of every output row, for projections) and whether grizzly-py can run it today. A workload
+(or a case) the engine cannot run yet carries ``pending = "needs <feature> (issue N)"``: it is
+listed in every report with that reason, its generator is still here, and it turns runnable by
+clearing the field once the engine has the feature.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import pyarrow as pa
+
+from bench.window_workloads import AGGREGATES, Digest
+from bench.window_workloads import WORKLOADS as WINDOW_WORKLOADS
+from bench.window_workloads import digest as window_digest
+from bench.window_workloads import generate as generate_priced_ysb
+from bench.ysb_data import BenchData, YsbData
+from grizzly_py.workloads import adaptive, nexmark, selection, streambox
+from grizzly_py.workloads.ysb import generate_ysb
+
+JOINS = "needs windowed joins (issue 7)"
+ADAPTIVE = "adaptive variants (issue 5)"
+
+
+@dataclass(frozen=True)
+class Case:
+    workload: str
+    param: Any
+    label: str
+    pending: str | None = None
+
+
+@dataclass
+class Workload:
+    name: str
+    source: str
+    query: str
+    params: tuple = (None,)
+    quick_params: tuple | None = None
+    rows: int = 10_000_000  # default input rows (events for Nexmark)
+    quick_rows: int = 100_000
+    make: Callable[[Any, int, int], BenchData] | None = None  # (param, rows, seed) -> data
+    data_key: Callable[[Any], Any] = lambda p: None
+    result: str = "digest"  # or "rows" (projections)
+    windows: bool = True  # time windows: window latency is measured
+    pending: str | None = None  # the whole workload cannot run yet
+    pending_cases: dict = field(default_factory=dict)  # param -> reason
+    note: str | None = None  # what part runs, what is left
+    label: Callable[[Any], str] = lambda p: "-" if p is None else str(p)
+
+    def cases(self, quick: bool = False, params: tuple | None = None) -> list[Case]:
+        chosen = params or (self.quick_params if quick and self.quick_params else self.params)
+        return [Case(self.name, p, self.label(p), self.pending or self.pending_cases.get(p))
+                for p in chosen]
+
+    def summarize(self, table: pa.Table):
+        return row_digest(table) if self.result == "rows" else window_digest(table)
+
+
+def row_digest(table: pa.Table) -> Digest:
+    """Order-independent digest of a projection's output: row count and the sum (mod 2^64) of a
+    hash of each row (integer values and the bits of float values), computed in O(rows)."""
+    n = table.num_rows
+    acc = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for i, column in enumerate(table.columns):
+            if column.null_count:
+                raise ValueError("result has nulls")
+            values = column.to_numpy() if column.num_chunks else np.empty(0, np.int64)
+            bits = values.astype(np.float64).view(np.uint64) if values.dtype.kind == "f" \
+                else values.astype(np.int64).view(np.uint64)
+            h = (bits + np.uint64(0x9E3779B97F4A7C15 * (i + 1) % 2**64)) * np.uint64(0xBF58476D1CE4E5B9)
+            h ^= h >> np.uint64(31)
+            acc = (acc ^ h) * np.uint64(0x94D049BB133111EB)
+        acc ^= acc >> np.uint64(29)
+        total = int(acc.sum(dtype=np.uint64)) if n else 0
+    fingerprint = hashlib.blake2b(total.to_bytes(8, "little") + n.to_bytes(8, "little"),
+                                  digest_size=8).hexdigest()
+    return Digest(n, n, fingerprint)
+
+
+def _ysb(n_campaigns: int = 10_000):
+    return lambda p, rows, seed: YsbData(generate_ysb(rows, seed, n_campaigns), n_campaigns)
+
+
+def _priced(p, rows, seed):
+    return YsbData(generate_priced_ysb(rows, seed), 10_000)
+
+
+def _bids(p, rows, seed):
+    return BenchData(nexmark.generate_bids(rows, seed))
+
+
+_W = WINDOW_WORKLOADS
+WORKLOADS: dict[str, Workload] = {w.name: w for w in (
+    Workload("ysb", "Grizzly 7.1.2",
+             "filter event_type == view, key campaign_id, 10 s tumbling event-time window, count",
+             rows=20_000_000, quick_rows=200_000, make=_ysb()),
+    Workload("nexmark-q1", "Nexmark (Flink suite)",
+             "bids: auction, bidder, 0.908 * price, dateTime", make=_bids, result="rows", windows=False),
+    Workload("nexmark-q2", "Nexmark",
+             "bids where auction % 123 == 0: auction, price", make=_bids, result="rows", windows=False),
+    Workload("nexmark-q5", "Nexmark",
+             "hot items: bids per auction in 10 s windows sliding by 2 s, max count per window "
+             "(chained windows)", make=_bids,
+             note=f"steps 1-2 run (counts per auction and window, max per window); step 3, keeping "
+                  f"the auctions whose count is the maximum, {JOINS}"),
+    Workload("nexmark-q7", "Nexmark", "highest bid: max price per 10 s tumbling window, joined "
+             "back to the bids with that price", make=_bids, pending=JOINS),
+    Workload("nexmark-q8", "Nexmark", "new users: persons and auctions joined on person.id == "
+             "auction.seller in the same 10 s tumbling window", pending=JOINS),
+    Workload("agg-types", _W["agg-types"].source, _W["agg-types"].query, params=AGGREGATES,
+             quick_params=("sum", "median"), rows=5_000_000, make=_priced),
+    Workload("concurrent-windows", _W["concurrent-windows"].source, _W["concurrent-windows"].query,
+             params=(1, 10, 100), quick_params=(1, 10), rows=5_000_000, make=_priced,
+             label=lambda c: f"c={c}"),
+    Workload("count-windows", _W["count-windows"].source,
+             _W["count-windows"].query + "; 100 campaigns", params=(1, 100, 10_000, 1_000_000),
+             quick_params=(1, 100), rows=5_000_000, make=_ysb(100), windows=False,
+             label=lambda n: f"n={n:,}"),
+    Workload("state-size", "Grizzly 7.3.4", "the YSB query with 1 to 10M distinct campaign_id keys",
+             params=(1, 1_000, 100_000, 10_000_000), quick_params=(1, 10_000), rows=10_000_000,
+             make=lambda k, rows, seed: YsbData(generate_ysb(rows, seed, k), k), data_key=lambda k: k,
+             label=lambda k: f"keys={k:,}"),
+    Workload("selection", "PipeFabric table 1",
+             "value < s with selectivity s of 100%, 50%, 10%, 0%: event_time, key, value",
+             params=selection.SELECTIVITIES, quick_params=(50, 0), result="rows", windows=False,
+             make=lambda p, rows, seed: BenchData(selection.generate_selection(rows, seed)),
+             label=lambda s: f"{s}%"),
+    Workload("streambox", "StreamBox-HBM benchmarks 1-8",
+             "1 s tumbling windows over (event_time, key, value): per-key sum, avg, median, top-k, "
+             "unique count; avg over all keys; temporal join; windowed filter (value >= 900, count "
+             "per key)", params=streambox.BENCHMARKS,
+             quick_params=("sum-per-key", "median-per-key", "avg-all", "topk-per-key", "temporal-join"),
+             make=lambda p, rows, seed: BenchData(streambox.generate_streambox(rows, seed),
+                                                 window_ms=streambox.WINDOW_MS),
+             pending_cases={"topk-per-key": "needs a top-k aggregate (not in the DSL yet; no issue)",
+                            "temporal-join": JOINS}),
+    Workload("adaptive-range", "Grizzly 7.4.1",
+             f"YSB; after a third of the run the distinct keys grow {adaptive.RANGE_GROWTH}x "
+             f"({adaptive.RANGE_KEYS:,} -> {adaptive.RANGE_KEYS * adaptive.RANGE_GROWTH:,})",
+             make=lambda p, rows, seed: YsbData(adaptive.generate_range(rows, seed),
+                                                adaptive.RANGE_KEYS * adaptive.RANGE_GROWTH),
+             note=f"runs with the generic variant; the adaptive variants it measures: {ADAPTIVE}"),
+    Workload("adaptive-selectivity", "Grizzly 7.4.2",
+             "YSB with five >= predicates (selectivities 90/70/50/30/10%); p1 and p5 swap mid-run",
+             make=lambda p, rows, seed: YsbData(adaptive.generate_selectivity(rows, seed), 10_000),
+             note=f"runs with the generic variant; the adaptive variants it measures: {ADAPTIVE}"),
+    Workload("adaptive-skew", "Grizzly 7.4.3",
+             "YSB with 1M keys drifting from uniform to 60% of the records on one key",
+             make=lambda p, rows, seed: YsbData(adaptive.generate_skew(rows, seed), adaptive.SKEW_KEYS),
+             note=f"runs with the generic variant; the adaptive variants it measures: {ADAPTIVE}"),
+)}
