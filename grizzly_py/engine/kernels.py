@@ -390,8 +390,9 @@ class SlidingWindowKernel(WindowKernel):
 
 
 class CountWindowKernel(WindowKernel):
-    """Keyed tumbling count windows: the kernel fires them as records arrive, so processing a
-    batch returns the windows it completed, in the order they completed."""
+    """Keyed count windows, tumbling and sliding (``codegen/count_window.py``): the kernel fires
+    them as records arrive, so processing a batch returns the windows it completed, in the order
+    they completed (at most one per record). One worker: a key's records count in stream order."""
 
     def process(self, batch: pa.RecordBatch, watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
         out = _ResultBuffers(self, batch.num_rows)
