@@ -16,6 +16,9 @@ workload             query (one case per parameter)
 ``count-windows``    per-key tumbling count windows of ``n`` records in stream order: count,
                      min and max ``event_time``; the incomplete last window of a key is not
                      emitted (Flink ``countWindow(n)`` on a bounded stream)
+``sliding-count-windows`` per-key count windows of the last 1000 records every
+                     ``1000 // c`` records (``c`` concurrent windows; Flink
+                     ``countWindow(1000, 1000 // c)``): count, min and max ``event_time``
 ==================== ====================================================================
 
 Results are normalized to a table of integer id columns (``window_start, campaign_id``; for
@@ -78,7 +81,13 @@ WORKLOADS = {w.name: w for w in (
              "filter view, key campaign_id, tumbling count window of n records (incomplete "
              "last window dropped): count, min and max event_time", "n",
              (1, 10, 100, 1000, 10000)),
+    Workload("sliding-count-windows", "Grizzly 7.3.3, sliding",
+             "filter view, key campaign_id, count window of the last 1000 records every "
+             "1000 // c records (c concurrent windows): count, min and max event_time", "c",
+             (1, 10, 100, 1000)),
 )}
+
+SLIDING_COUNT_SIZE = 1000
 
 
 def slide_ms(c: int) -> int:
@@ -116,8 +125,10 @@ def grizzly_query(env, table: pa.Table, case: Case):
         assigner = SlidingEventTimeWindows.of(Time.milliseconds(WINDOW_MS),
                                               Time.milliseconds(slide_ms(case.param)))
         return keyed.window(assigner).aggregate(value=agg.count())
-    if case.workload == "count-windows":
-        return keyed.count_window(case.param).aggregate(
+    if case.workload in ("count-windows", "sliding-count-windows"):
+        size = case.param if case.workload == "count-windows" else SLIDING_COUNT_SIZE
+        slide = case.param if case.workload == "count-windows" else SLIDING_COUNT_SIZE // case.param
+        return keyed.count_window(size, slide).aggregate(
             views=agg.count(), first_ts=agg.min("event_time"), last_ts=agg.max("event_time"))
     raise ValueError(case.workload)
 

@@ -42,7 +42,7 @@ class CasePeer:
 
 class GrizzlyWindows(CasePeer, GrizzlyPeer):
     how = {w: "the query of bench/window_workloads.py, end to end incl. build and compile"
-           for w in ("agg-types", "concurrent-windows", "count-windows")}
+           for w in ("agg-types", "concurrent-windows", "count-windows", "sliding-count-windows")}
 
     def _execute(self) -> pa.Table:
         env = self.gz.StreamEnvironment(parallelism=self.parallelism)
@@ -57,6 +57,8 @@ class GrizzlyWindows(CasePeer, GrizzlyPeer):
     def count_windows(self, _n: int) -> pa.Table:
         out = self._execute()
         return counted(out["campaign_id"], out["views"], out["first_ts"], out["last_ts"])
+
+    sliding_count_windows = count_windows
 
 
 def _group_starts(sorted_ids: np.ndarray) -> np.ndarray:
