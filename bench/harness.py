@@ -66,9 +66,11 @@ def _describe(exc: BaseException) -> str:
 
 def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
              log: Callable[[str], None] = print,
-             summarize: Callable[[Any], Any] = summarize) -> PeerResult:
+             summarize: Callable[[Any], Any] = summarize,
+             budget_s: float | None = None, min_runs: int = 3) -> PeerResult:
     """Set ``peer`` up on ``data`` (untimed), time ``repeat`` runs, summarize and check them.
-    ``summarize`` digests a run's result; runs must give equal (``==``) digests."""
+    ``summarize`` digests a run's result; runs must give equal (``==``) digests. With
+    ``budget_s``, a slow peer stops after ``min_runs`` runs once its runs took that long."""
     result = PeerResult(peer.name, peer.description, runs=Runs(n_records))
     try:
         try:
@@ -104,6 +106,9 @@ def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
                 result.status = "failed"
                 result.error = f"run {i + 1} result differs from run 1: {summary} != {result.summary}"
                 return result
+            if budget_s is not None and min_runs <= i + 1 < repeat and sum(result.runs.seconds) > budget_s:
+                result.info["runs_cut_by_budget"] = f"{i + 1} of {repeat} runs (budget {budget_s:g} s)"
+                break
         return result
     finally:
         result.info.update(peer.info)

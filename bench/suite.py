@@ -83,7 +83,8 @@ class Options:
     plots: bool = True
     latency: bool = True
     counters: bool | None = None  # None: on unless quick
-    counter_rows: tuple[int, int] = (200_000, 1_000_000)
+    counter_rows: tuple[int, int] = (100_000, 500_000)
+    budget_s: float | None = 30.0  # a peer whose runs of a case took longer stops after 3 runs
     install: bool = True  # may create Flink's virtual environment
     in_process: bool = False
     progress: bool = True
@@ -186,7 +187,7 @@ def run_cases(spec: PeerSpec, opts: Options, w: Workload, data: dict, cases: lis
         for case in cases:
             d = data[w.data_key(case.param)]
             result = run_peer(CaseRun(peer, case), d, d.n_rows, opts.repeat,
-                              log=lambda line: None, summarize=w.summarize)
+                              log=lambda line: None, summarize=w.summarize, budget_s=opts.budget_s)
             by_case = result.info.pop("compile_ms_by_case", None)
             result.info.pop("job_seconds", None)
             if by_case and case.label in by_case:

@@ -46,7 +46,7 @@ class Workload:
     query: str
     params: tuple = (None,)
     quick_params: tuple | None = None
-    rows: int = 10_000_000  # default input rows (events for Nexmark)
+    rows: int = 5_000_000  # default input rows (events for Nexmark)
     quick_rows: int = 100_000
     make: Callable[[Any, int, int], BenchData] | None = None  # (param, rows, seed) -> data
     data_key: Callable[[Any], Any] = lambda p: None
@@ -124,11 +124,11 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              params=(1, 10, 100), quick_params=(1, 10), rows=5_000_000, make=_priced,
              label=lambda c: f"c={c}"),
     Workload("count-windows", _W["count-windows"].source,
-             _W["count-windows"].query + "; 100 campaigns", params=(1, 100, 10_000, 1_000_000),
-             quick_params=(1, 100), rows=5_000_000, make=_ysb(100), windows=False,
+             _W["count-windows"].query + "; one campaign, so that windows of 1M views fill",
+             params=(1, 100, 10_000, 1_000_000), quick_params=(1, 100), make=_ysb(1), windows=False,
              label=lambda n: f"n={n:,}"),
     Workload("state-size", "Grizzly 7.3.4", "the YSB query with 1 to 10M distinct campaign_id keys",
-             params=(1, 1_000, 100_000, 10_000_000), quick_params=(1, 10_000), rows=10_000_000,
+             params=(1, 1_000, 100_000, 10_000_000), quick_params=(1, 10_000),
              make=lambda k, rows, seed: YsbData(generate_ysb(rows, seed, k), k), data_key=lambda k: k,
              label=lambda k: f"keys={k:,}"),
     Workload("selection", "PipeFabric table 1",

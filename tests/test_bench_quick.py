@@ -1,0 +1,113 @@
+"""``grizzly bench --quick`` runs, cross-checks and reports: so that the benchmarks never rot.
+
+Every workload of bench/workloads.py runs on small data with the fast peers that are installed
+(hand-written C and numpy always; polars and DuckDB with the ``bench`` extra): grizzly-py's
+result must equal the other peers' in every runnable case, pending workloads must be listed
+with their reason, a peer that cannot be installed must be reported missing with the reason,
+and the Markdown and JSON reports must be written.
+"""
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import suite, suite_report  # noqa: E402
+from bench.workloads import WORKLOADS  # noqa: E402
+from grizzly_py.cli import main  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    import os
+
+    out = tmp_path_factory.mktemp("bench")
+    old = os.environ.get("GRIZZLY_FLINK_VENV")
+    os.environ["GRIZZLY_FLINK_VENV"] = str(out / "no-flink-venv")  # flink: missing, not installed
+    try:
+        peers = [n for n, p in suite.PEERS.items() if p.fast] + ["flink"]
+        opts = suite.Options(quick=True, peers=peers, out=out, progress=False, install=False,
+                             plots=True, counters=False, log=lambda s: None)
+        start = time.perf_counter()
+        result = suite.run_suite(opts)
+        seconds = time.perf_counter() - start
+        paths = suite_report.write(result, out, opts.plots)
+    finally:
+        if old is None:
+            del os.environ["GRIZZLY_FLINK_VENV"]
+        else:
+            os.environ["GRIZZLY_FLINK_VENV"] = old
+    return result, paths, seconds
+
+
+def test_every_workload_is_reported(quick_run):
+    result, _, _ = quick_run
+    assert [w.workload.name for w in result.workloads] == list(WORKLOADS)
+    pending = {w.workload.name: w.pending for w in result.workloads if w.pending}
+    assert set(pending) == {"nexmark-q7", "nexmark-q8"}
+    assert all("issue 7" in reason for reason in pending.values())
+    streambox = next(w for w in result.workloads if w.workload.name == "streambox")
+    pending_cases = {c.case.label: c.case.pending for c in streambox.cases if c.case.pending}
+    assert set(pending_cases) == {"topk-per-key", "temporal-join"}
+
+
+def test_grizzly_agrees_with_the_peers(quick_run):
+    result, _, _ = quick_run
+    ran = 0
+    for w in result.workloads:
+        for c in w.cases:
+            if c.case.pending:
+                assert all(r.status == "pending" for r in c.results)
+                continue
+            by = c.by_peer()
+            where = f"{w.workload.name} {c.case.label}"
+            assert by["grizzly"].ok, f"{where}: {by['grizzly'].error}"
+            assert c.check.ok, f"{where}: mismatches {list(c.check.mismatches)}"
+            assert "grizzly" in c.check.agreeing and len(c.check.agreeing) >= 2, where
+            for r in c.results:
+                assert r.status in ("ok", "missing", "no query"), f"{where}: {r.name}: {r.status}: {r.error}"
+            if w.workload.windows:
+                assert by["grizzly"].info["latency"]["windows"] >= 1, where
+            assert by["grizzly"].info["compile_ms"] >= 0, where
+            ran += 1
+    assert ran >= 20
+
+
+def test_missing_peer_is_reported_with_its_reason(quick_run):
+    result, _, _ = quick_run
+    status = suite_report.peer_status(result)
+    assert status["flink"]["status"] == "missing"
+    assert status["flink"]["reason"]
+    assert status["numpy"]["status"] == "ok" and status["c"]["status"] == "ok"
+
+
+def test_reports_are_written(quick_run):
+    result, paths, seconds = quick_run
+    md = next(p for p in paths if p.suffix == ".md").read_text()
+    doc = json.loads(next(p for p in paths if p.suffix == ".json").read_text())
+    assert "needs windowed joins (issue 7)" in md and "flink: missing" in md.replace("**", "")
+    assert [w["name"] for w in doc["workloads"]] == list(WORKLOADS)
+    assert doc["host"]["cpu_count"] >= 1
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        assert any(p.suffix == ".png" and p.stat().st_size > 0 for p in paths)
+    assert seconds < 120, f"--quick took {seconds:.0f} s"
+
+
+def test_cli_lists_workloads_and_rejects_unknown_ones():
+    runner = CliRunner()
+    listed = runner.invoke(main, ["bench", "--list"])
+    assert listed.exit_code == 0, listed.output
+    for name in WORKLOADS:
+        assert name in listed.output
+    bad = runner.invoke(main, ["bench", "no-such-workload"])
+    assert bad.exit_code != 0 and "unknown workloads" in bad.output
