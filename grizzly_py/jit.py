@@ -2,7 +2,8 @@
 manager) for the host CPU, and load the machine code with MCJIT.
 
 Compiled modules are cached in-process by the SHA-256 of their IR text (plus optimization level),
-so running the same query again, or another variant that renders identical IR, costs nothing.
+so running the same query again, or another variant that renders identical IR, costs nothing;
+the cache keeps the ``CACHE_MODULES`` most recently used modules.
 ``CompiledModule`` keeps the IR before and after optimization and the assembly for ``explain``.
 """
 
@@ -12,6 +13,7 @@ import ctypes
 import hashlib
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -76,8 +78,9 @@ class CompiledModule:
         return self._asm
 
 
-_cache: dict[str, Future] = {}
+_cache: "OrderedDict[str, Future]" = OrderedDict()  # least recently used first
 _lock = threading.Lock()
+CACHE_MODULES = 256  # compiled modules kept for reuse; kernels keep the ones they use alive
 
 
 def compile_ir(ir: str, opt_level: int = 3) -> CompiledModule:
@@ -95,6 +98,9 @@ def compile_ir_async(ir: str, opt_level: int = 3, background: bool = False) -> F
         owner = future is None
         if owner:
             future = _cache[key] = Future()
+            _evict()
+        else:
+            _cache.move_to_end(key)
     if owner:
         def work():
             try:
@@ -108,6 +114,14 @@ def compile_ir_async(ir: str, opt_level: int = 3, background: bool = False) -> F
         else:
             work()
     return future
+
+
+def _evict() -> None:
+    """Forget the least recently used finished modules beyond ``CACHE_MODULES`` (caller holds
+    ``_lock``). Their machine code is freed once no kernel refers to them."""
+    excess = len(_cache) - CACHE_MODULES
+    for key in [k for k, f in _cache.items() if f.done()][:max(excess, 0)]:
+        del _cache[key]
 
 
 def parse_and_link(ir: str):

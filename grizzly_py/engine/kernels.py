@@ -201,7 +201,7 @@ class Kernel:
 class ProjectKernel(Kernel):
     """A stateless pipeline: filters, then a selection vector plus computed columns."""
 
-    def process(self, batch: pa.RecordBatch) -> pa.RecordBatch:
+    def process(self, batch: pa.RecordBatch, worker: int = 0, where: tuple[int, int] | None = None) -> pa.RecordBatch:
         n = batch.num_rows
         sel = np.empty(max(n, 1), dtype=np.int64)
         bufs, ptrs = [], [sel.ctypes.data]
@@ -211,7 +211,7 @@ class ProjectKernel(Kernel):
             bufs.append((values, valid))
             ptrs += [values.ctypes.data, valid.ctypes.data]
         out = np.array(ptrs, dtype=np.uint64)
-        count = self.run(batch, abi.INT64_MIN, out.ctypes.data) if n else 0
+        count = self.run(batch, abi.INT64_MIN, out.ctypes.data, worker, where) if n else 0
         computed = {o.name: (o, values[:count], valid[:count]) for o, (values, valid) in zip(self.gen.outputs, bufs)}
         taken = None if count == n else pa.array(sel[:count])
         arrays = []
@@ -387,6 +387,19 @@ class SlidingWindowKernel(WindowKernel):
             return np.zeros(0, dtype=np.int64)
         starts = np.repeat(first, counts) + slide * (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
         return np.unique(starts)
+
+
+def make_kernel(gen: GeneratedPipeline, input_name: str, workers: int = 1) -> Kernel:
+    """The kernel object for a generated window pipeline: several workers' tumbling windows merge
+    at fire time like panes, so they take the merging trigger."""
+    if gen.trigger == "panes" or (gen.trigger == "tumbling" and workers > 1):
+        return SlidingWindowKernel(gen, input_name, workers)
+    if gen.trigger == "count":
+        return CountWindowKernel(gen, input_name)
+    return WindowKernel(gen, input_name, workers if gen.trigger == "tumbling" else 1)
+
+
+PARALLEL_TRIGGERS = ("tumbling", "panes")  # windows whose records may be cut into morsels
 
 
 class CountWindowKernel(WindowKernel):

@@ -1,5 +1,13 @@
-"""The embedded engine's driver (single-threaded): feeds source batches through compiled pipelines,
-advances watermarks at batch boundaries, fires windows and delivers results to sinks.
+"""The embedded engine's driver: feeds source batches through compiled pipelines, advances
+watermarks at batch boundaries, fires windows and delivers results to sinks.
+
+With ``parallelism`` > 1 the pipelines that read a source run as tasks on a worker pool
+(``parallel.py``): each batch is cut into morsels, one task each, every worker on its own state
+block. A window pipeline waits for its batch's tasks before the watermark moves (so what is late
+does not depend on the cut), and its windows fire by merging the workers' states. A stateless
+pipeline feeding the sink never waits: its tasks run ahead (bounded) and a reorder buffer keeps
+the output in input order. Order-sensitive windows (count windows, sessions) and pipelines fed by
+other pipelines run in the driver thread, in stream order.
 
 A query's pipelines form a small DAG (a tree whose leaves read sources): a pipeline reads a
 source, the results of one window pipeline, or the outputs of several pipelines (a union). Every
@@ -36,7 +44,8 @@ from ..physical.pipelines import (PhysicalPlan, Pipeline, ProjectTerminal, Sourc
 from ..plan import Query, distinct_sources
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from ..types import to_arrow_type
-from .kernels import CountWindowKernel, ProjectKernel, SlidingWindowKernel, WindowKernel, output_arrow_schema
+from .kernels import PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, WindowKernel, make_kernel, output_arrow_schema
+from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .sinks import open_sink
 
 
@@ -67,16 +76,20 @@ class PipelineRun:
                                      "records": self.rows_in}]}
 
 
-def _instantiate(pipeline: Pipeline, input_name: str) -> PipelineRun:
+def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1) -> PipelineRun:
+    """Generate and wrap ``pipeline``; ``workers`` > 1 for a pipeline that reads a source gives its
+    kernel one state block per worker when its work can be cut into morsels."""
     start = time.perf_counter()
     gen = generate_pipeline(pipeline)
     ms = (time.perf_counter() - start) * 1000
     t = pipeline.terminal
+    if not isinstance(pipeline.input, SourceInput):
+        workers = 1
     if isinstance(t, ProjectTerminal):
         kernel = None if (not pipeline.filters and t.is_identity(pipeline.input_schema)) \
-            else ProjectKernel(gen, input_name)
+            else ProjectKernel(gen, input_name, workers)
     else:
-        kernel = {"panes": SlidingWindowKernel, "count": CountWindowKernel}.get(gen.trigger, WindowKernel)(gen, input_name)
+        kernel = make_kernel(gen, input_name, workers if gen.trigger in PARALLEL_TRIGGERS else 1)
     return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen))
 
 
@@ -146,11 +159,13 @@ class SourceClock:
 class QueryRun:
     """Runs one query: its pipelines from its sources to its sink."""
 
-    def __init__(self, query: Query):
+    def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None):
         self.physical: PhysicalPlan = build_physical_plan(query)
         pipelines = self.physical.pipelines
+        self.pool, self.cost = pool, cost or CostModel()
+        workers = pool.workers if pool is not None else 1
         self.runs = [_instantiate(p, p.input.source.name if isinstance(p.input, SourceInput)
-                                  else f"pipeline {p.id} input") for p in pipelines]
+                                  else f"pipeline {p.id} input", workers) for p in pipelines]
         self.sources = distinct_sources(query.root)
         # the consumer of each pipeline's output (None: the sink), and how it wants the batches
         self.consumer: dict[int, int | None] = {p.id: None for p in pipelines}
@@ -171,6 +186,14 @@ class QueryRun:
         self.sink_schema = self.runs[-1].output_schema
         self.sink = open_sink(query.sink, self.sink_schema)
         self.records_in = 0
+        self.batch_numbers = {id(s): 0 for s in self.sources}  # per source, for error messages
+        # stateless pipelines whose morsels run ahead, their output ordered by a reorder buffer
+        self.stages: dict[int, OrderedStage] = {}
+        if pool is not None:
+            for run in self.runs:
+                if isinstance(run.kernel, ProjectKernel) and run.kernel.workers > 1 \
+                        and self.consumer[run.pipeline.id] is None:
+                    self.stages[run.pipeline.id] = OrderedStage(pool, self._sink_writer(run), 4 * pool.workers)
 
     def _tracker(self, source) -> WindowKernel | None:
         for pid in self.readers[id(source)]:
@@ -193,8 +216,13 @@ class QueryRun:
         then the watermarks move and complete windows fire."""
         source = self.source if source is None else source
         self.records_in += batch.num_rows
+        number = self.batch_numbers[id(source)]
+        self.batch_numbers[id(source)] = number + 1
         for pid in self.readers[id(source)]:
-            self._push(pid, batch)
+            if self.runs[pid].kernel is not None and self.runs[pid].kernel.workers > 1:
+                self._push_morsels(pid, batch, number)
+            else:
+                self._push(pid, batch)
         if self.has_windows:
             self.clocks[id(source)].observe(batch)
             self._advance()
@@ -208,12 +236,29 @@ class QueryRun:
 
     def finish(self) -> pa.Table | None:
         """End of the bounded input: every source's watermark is +infinity, every window fired."""
+        self.drain()
         for s in self.sources:
             self.end(s)
         return self.sink.finish()
 
+    def drain(self) -> None:
+        """Wait for the stateless tasks still running; raise the first error."""
+        error = None
+        for stage in self.stages.values():
+            try:
+                stage.drain()
+            except BaseException as e:
+                error = error or e
+        if error is not None:
+            raise error
+
     def close(self) -> None:
-        """Free the window state; a file sink that did not finish is removed."""
+        """Free the window state; a file sink that did not finish is removed. (Tasks still in
+        flight after an error are waited for first: they use the state blocks.)"""
+        try:
+            self.drain()
+        except BaseException:
+            pass  # the job's own error matters more
         for r in self.runs:
             if isinstance(r.kernel, WindowKernel):
                 try:
@@ -239,6 +284,55 @@ class QueryRun:
         run.seconds += time.perf_counter() - start
         run.rows_out += out.num_rows
         self._deliver(index, out)
+
+    def _push_morsels(self, index: int, batch: pa.RecordBatch, number: int) -> None:
+        """Process a source batch in pipeline ``index`` as morsel tasks on the worker pool."""
+        run = self.runs[index]
+        kernel = run.kernel
+        run.rows_in += batch.num_rows
+        if not batch.num_rows:
+            return
+        pieces = plan_morsels(batch.num_rows, self.cost.morsel_count(batch.num_rows, kernel.workers))
+        cost = self.cost
+        start = time.perf_counter()
+        if isinstance(kernel, ProjectKernel):
+            def task(offset, length):
+                def run_morsel(worker: int) -> pa.RecordBatch:
+                    t0 = time.perf_counter()
+                    out = kernel.process(batch.slice(offset, length), worker, (number, offset))
+                    cost.observe(length, time.perf_counter() - t0)
+                    return out
+                return run_morsel
+            stage = self.stages.get(index)
+            if stage is not None:  # outputs reach the sink in order, through the reorder buffer
+                for offset, length in pieces:
+                    stage.submit(task(offset, length), length)
+            else:  # a union's input: the outputs, in order, before the next batch
+                for out in self.pool.run_all([(task(o, n), n) for o, n in pieces]):
+                    run.rows_out += out.num_rows
+                    self._deliver(index, out)
+            run.seconds += time.perf_counter() - start
+            return
+        watermark = run.watermark
+
+        def window_task(offset, length):
+            def run_morsel(worker: int) -> None:
+                t0 = time.perf_counter()
+                kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                cost.observe(length, time.perf_counter() - t0)
+            return run_morsel
+        if len(pieces) == 1:  # not worth a hand-off: this thread, as worker 0 (no task is running)
+            window_task(0, batch.num_rows)(0)
+        else:
+            self.pool.run_all([(window_task(o, n), n) for o, n in pieces])
+        run.seconds += time.perf_counter() - start
+
+    def _sink_writer(self, run: PipelineRun):
+        def write(batch: pa.RecordBatch) -> None:  # called in order, by one worker at a time
+            run.rows_out += batch.num_rows
+            if batch.num_rows:
+                self.sink.write(batch)
+        return write
 
     def _deliver(self, index: int, batch: pa.RecordBatch) -> None:
         consumer = self.consumer[index]
@@ -304,9 +398,14 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
     tables, per_query = {}, []
     start = time.perf_counter()
     runs: list[QueryRun] = []
+    workers = auto_parallelism() if parallelism == "auto" else int(parallelism)
+    if workers < 1:
+        raise ValueError(f"parallelism must be a positive integer or 'auto', got {parallelism!r}")
+    pool = WorkerPool(workers) if workers > 1 else None
+    cost = CostModel()
     try:
         for q in queries:
-            runs.append(QueryRun(q))
+            runs.append(QueryRun(q, pool, cost))
         sources = []
         for qr in runs:
             sources.extend(s for s in qr.sources if not any(s is o for o in sources))
@@ -336,13 +435,17 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
     finally:
         for qr in runs:
             qr.close()
+        if pool is not None:
+            pool.shutdown()
     metrics = {
         "records_in": source_rows,
         "records_out": sum(m["records_out"] for m in per_query),
         "late_records": sum(m["late_records"] for m in per_query),
         "filtered_records": sum(m["filtered_records"] for m in per_query),
         "seconds": time.perf_counter() - start,
-        "parallelism": 1, "engine": "local",
+        "parallelism": workers, "engine": "local",
+        "workers": pool.metrics() if pool is not None else [],
+        "cost_model": {"per_record_ns": round(cost.per_record_ns, 3), "smallest_morsel": cost.smallest_morsel},
         "queries": per_query,
     }
     return JobResult(tables, metrics)

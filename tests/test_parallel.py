@@ -1,0 +1,233 @@
+"""Parallel execution: results under any parallelism equal the reference evaluator's.
+
+The cost model normally keeps small batches in one morsel (a task would cost more than it
+saves); these tests make it cut every batch into as many morsels as there are workers (or rows),
+so that tiny hypothesis inputs really run as concurrent tasks on several state blocks. Delays
+injected before each kernel call make tasks finish out of order; the reorder buffer must still
+deliver stateless output in input order and never strand a result; errors inside a task must
+surface without a deadlock.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import arrow_stream, assert_tables_equal, query_cases, tumbling
+
+import grizzly_py as gz
+from grizzly_py import agg, col, reference
+from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.engine import kernels
+from grizzly_py.engine.parallel import CostModel, WorkerPool, plan_morsels
+from grizzly_py.engine.reorder import ReorderBuffer
+from grizzly_py.windows import SlidingEventTimeWindows
+
+i64 = pa.int64()
+
+
+@pytest.fixture
+def every_row_a_morsel(monkeypatch):
+    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel)."""
+    monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
+
+
+@pytest.fixture
+def random_delays(monkeypatch):
+    """Sleep 0-2 ms before every kernel call, so tasks finish out of order."""
+    real_run = kernels.Kernel.run
+    rng = random.Random(7)
+    lock = threading.Lock()
+
+    def delayed(self, *args, **kwargs):
+        with lock:
+            delay = rng.random() * 0.002
+        time.sleep(delay)
+        return real_run(self, *args, **kwargs)
+    monkeypatch.setattr(kernels.Kernel, "run", delayed)
+
+
+def run_parallel(build, parallelism):
+    env = gz.StreamEnvironment(parallelism=parallelism)
+    build(env).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics
+
+
+def check_parallel(build, parallelism):
+    try:
+        expected, expected_metrics = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
+    except AggregateOverflowError:
+        with pytest.raises(AggregateOverflowError):
+            run_parallel(build, parallelism)
+        return
+    actual, metrics = run_parallel(build, parallelism)
+    assert_tables_equal(actual, expected)
+    assert metrics["late_records"] == expected_metrics["late_records"], "late record counts differ"
+    assert metrics["parallelism"] == parallelism
+
+
+# ----------------------------------------------------------------------------------------------
+# the reorder buffer
+# ----------------------------------------------------------------------------------------------
+def test_reorder_buffer_sends_in_serial_order_whatever_the_completion_order():
+    for trial in range(20):
+        out, n, capacity = [], 200, 16
+        buffer = ReorderBuffer(capacity, out.append)
+        rng = random.Random(trial)
+        serials = list(range(n))
+        semaphore = threading.Semaphore(capacity)  # like the engine: at most `capacity` in flight
+
+        def worker(serial):
+            time.sleep(rng.random() * 0.0005)
+            assert buffer.send(serial, serial)
+            semaphore.release()
+
+        threads = []
+        for s in serials:
+            semaphore.acquire()
+            t = threading.Thread(target=worker, args=(s,))
+            t.start()
+            threads.append(t)
+        for t in threads:
+            t.join()
+        assert out == serials, f"trial {trial}: out of order or missing"
+        assert buffer.pending == 0 and buffer.next == n  # nothing stranded
+
+
+def test_reorder_buffer_rejects_serials_beyond_its_window_and_holds_early_ones():
+    out = []
+    buffer = ReorderBuffer(4, out.append)
+    assert not buffer.send(4, "too far")
+    assert buffer.send(2, "c") and buffer.send(1, "b") and out == []
+    assert buffer.send(0, "a") and out == ["a", "b", "c"]
+    assert buffer.send(5, "f") and buffer.send(3, "d") and out == ["a", "b", "c", "d"]
+    assert buffer.pending == 1
+
+
+def test_reorder_buffer_reports_a_downstream_error():
+    def downstream(x):
+        raise ValueError("sink failed")
+    buffer = ReorderBuffer(2, downstream)
+    with pytest.raises(ValueError, match="sink failed"):
+        buffer.send(0, "a")
+
+
+def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
+    assert plan_morsels(10, 3) == [(0, 4), (4, 3), (7, 3)]
+    assert plan_morsels(2, 8) == [(0, 1), (1, 1)]
+    model = CostModel(per_record_ns=2.0, task_overhead_ns=30_000)
+    assert model.morsel_count(1000, 8) == 1           # 2 us of work: one task
+    assert model.morsel_count(10_000_000, 8) == 8     # 20 ms of work: every worker
+    model.observe(1_000_000, 0.1)                     # 100 ns per record measured
+    assert model.per_record_ns > 50
+    assert model.smallest_morsel < 10_000
+
+
+def test_worker_pool_runs_tasks_on_distinct_workers_and_counts_them():
+    pool = WorkerPool(3)
+    try:
+        seen = pool.run_all([(lambda w: (time.sleep(0.01), w)[1], 5) for _ in range(9)])
+        assert set(seen) <= {0, 1, 2}
+        assert sum(s["tasks"] for s in pool.metrics()) == 9
+        assert sum(s["records"] for s in pool.metrics()) == 45
+        with pytest.raises(ZeroDivisionError):
+            pool.run_all([(lambda w: 1 / 0, 1), (lambda w: 1, 1)])
+    finally:
+        pool.shutdown()
+
+
+# ----------------------------------------------------------------------------------------------
+# queries: any parallelism gives the reference's results
+# ----------------------------------------------------------------------------------------------
+@settings(max_examples=max(settings().max_examples // 2, 5), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(query_cases(), st.integers(2, 8))
+def test_random_queries_match_reference_under_parallelism(every_row_a_morsel, case, parallelism):
+    check_parallel(case.build, parallelism)
+
+
+@pytest.mark.parametrize("parallelism", [2, 3, 8])
+def test_stateless_output_keeps_input_order_with_out_of_order_tasks(every_row_a_morsel, random_delays, parallelism):
+    n = 3000
+    data = {"ts": list(range(n)), "v": pa.array([(i * 7919) % 1000 for i in range(n)], i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[100] * 30).filter(col("v") % 3 != 0).select("ts", w=col("v") * 2)
+
+    actual, metrics = run_parallel(build, parallelism)
+    assert actual.column("ts").to_pylist() == [i for i in range(n) if ((i * 7919) % 1000) % 3 != 0]
+    check_parallel(build, parallelism)
+    assert sum(w["tasks"] for w in metrics["workers"]) >= 30
+
+
+@pytest.mark.parametrize("window", ["tumbling", "sliding"])
+def test_windows_merge_worker_states_with_out_of_order_tasks(every_row_a_morsel, random_delays, window):
+    n = 4000
+    rng = random.Random(3)
+    data = {"ts": [i + rng.randint(-20, 20) for i in range(n)], "k": pa.array([rng.randint(0, 9) for _ in range(n)], i64),
+            "v": pa.array([rng.random() for _ in range(n)])}
+    assigner = tumbling(50) if window == "tumbling" else SlidingEventTimeWindows.of(gz.Time.milliseconds(50),
+                                                                                    gz.Time.milliseconds(10))
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[250] * 16, bound=10).key_by("k").window(assigner) \
+            .aggregate(n=agg.count(), s=agg.sum("v"), lo=agg.min("v"), med=agg.median("v"), sd=agg.stddev_samp("v"))
+
+    for parallelism in (2, 4):
+        check_parallel(build, parallelism)
+
+
+def test_an_error_inside_a_task_surfaces_without_deadlock(every_row_a_morsel):
+    def build(env):
+        return arrow_stream(env, {"ts": pa.array([1, 2, 3, 2**63 - 5, 4, 5], i64)}, sizes=[3, 3]) \
+            .window_all(tumbling(10)).aggregate(n=agg.count())
+
+    outcome = {}
+
+    def job():
+        try:
+            run_parallel(build, 3)
+        except BaseException as e:
+            outcome["error"] = e
+
+    t = threading.Thread(target=job)
+    t.start()
+    t.join(timeout=60)
+    assert not t.is_alive(), "the job hung after a task failed"
+    assert isinstance(outcome.get("error"), gz.BadInputError)
+    assert "batch 1, row 0" in str(outcome["error"])  # the row within the source batch, not the morsel
+
+
+def test_a_stateless_task_error_surfaces_without_deadlock(every_row_a_morsel, monkeypatch):
+    real = kernels.ProjectKernel.process
+    calls = {"n": 0}
+    lock = threading.Lock()
+
+    def failing(self, batch, *args, **kwargs):
+        with lock:
+            calls["n"] += 1
+            n = calls["n"]
+        if n == 7:
+            raise RuntimeError("injected task failure")
+        return real(self, batch, *args, **kwargs)
+    monkeypatch.setattr(kernels.ProjectKernel, "process", failing)
+
+    def build(env):
+        return arrow_stream(env, {"ts": list(range(400))}, sizes=[20] * 20).filter(col("ts") % 2 == 0)
+
+    with pytest.raises(RuntimeError, match="injected task failure"):
+        run_parallel(build, 4)
+
+
+def test_parallelism_auto_runs_and_reports_its_workers():
+    def build(env):
+        return arrow_stream(env, {"ts": list(range(100))}).window_all(tumbling(10)).aggregate(n=agg.count())
+
+    actual, metrics = run_parallel(build, "auto")
+    assert actual.column("n").to_pylist() == [10] * 10
+    assert metrics["parallelism"] >= 1 and "per_record_ns" in metrics["cost_model"]
