@@ -128,7 +128,7 @@ def peer_status(suite: SuiteResult) -> dict[str, dict[str, Any]]:
             "status": "missing" if missing and not ran else "ok" if ran else "not run",
             "reason": missing[0].error if missing else None,
             "cases_run": len(ran),
-            "description": next((r.description for r in ran if r.description), ""),
+            "description": next((r.description for r in ran if r.description), "").removeprefix(f"{name}: "),
             "version": info.get("version"), "threads": info.get("threads"),
         }
     return out

@@ -21,7 +21,6 @@ from bench.peers.windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, P
                                   SparkWindows)
 from bench.peers.ysb_c import CPeer, compile_shared
 from bench.peers.ysb_duckdb import DuckDBPeer
-from bench.peers.ysb_grizzly import GrizzlyPeer
 from bench.peers.ysb_numpy import NumpyPeer, count_windows, view_rows
 from bench.peers.ysb_polars import PolarsPeer
 from bench.peers.ysb_spark import SparkPeer
