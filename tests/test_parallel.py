@@ -24,7 +24,7 @@ import grizzly_py as gz
 from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.engine import kernels
-from grizzly_py.engine.parallel import CostModel, WorkerPool, plan_morsels
+from grizzly_py.engine.parallel import CostModel, WorkerPool, numa_nodes, parse_cpulist, plan_morsels
 from grizzly_py.engine.reorder import ReorderBuffer
 from grizzly_py.windows import SlidingEventTimeWindows
 
@@ -231,3 +231,17 @@ def test_parallelism_auto_runs_and_reports_its_workers():
     actual, metrics = run_parallel(build, "auto")
     assert actual.column("n").to_pylist() == [10] * 10
     assert metrics["parallelism"] >= 1 and "per_record_ns" in metrics["cost_model"]
+
+
+def test_numa_nodes_are_read_from_sysfs_and_workers_pin_only_with_several(tmp_path):
+    assert parse_cpulist("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
+    for node, cpus in (("node0", "0-1"), ("node1", "2-3"), ("node2", "")):
+        (tmp_path / node).mkdir()
+        (tmp_path / node / "cpulist").write_text(cpus + "\n")
+    assert numa_nodes(str(tmp_path)) == [[0, 1], [2, 3]]  # a node without CPUs is left out
+    assert numa_nodes(str(tmp_path / "missing")) == []
+    pool = WorkerPool(2, nodes=[[0, 1]])
+    try:
+        assert pool.placement() == {"numa_nodes": 1, "pinned": False}
+    finally:
+        pool.shutdown()

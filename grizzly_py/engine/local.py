@@ -445,6 +445,7 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
         "seconds": time.perf_counter() - start,
         "parallelism": workers, "engine": "local",
         "workers": pool.metrics() if pool is not None else [],
+        "placement": pool.placement() if pool is not None else {"numa_nodes": 1, "pinned": False},
         "cost_model": {"per_record_ns": round(cost.per_record_ns, 3), "smallest_morsel": cost.smallest_morsel},
         "queries": per_query,
     }

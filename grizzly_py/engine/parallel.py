@@ -7,7 +7,9 @@ never write shared state; window pipelines merge the workers' blocks when a wind
 two-phase, thread-local variant).
 
 - ``WorkerPool``: N threads (``concurrent.futures``), each with a fixed worker id, and per-worker
-  metrics (tasks, records, busy time, reorder-buffer waits).
+  metrics (tasks, records, busy time, reorder-buffer waits). On a host with several NUMA nodes
+  worker ``w`` is pinned to the CPUs of node ``w mod nodes``; a worker's window tables are
+  allocated by its own kernel calls, so first touch places them on its node.
 - ``plan_morsels``: the cost model's cut of a batch into morsels: as many as there are workers,
   but none so small that per-task overhead stops paying for itself (``CostModel``).
 - ``OrderedStage``: stateless pipelines never wait per batch: their morsel tasks run ahead (at
@@ -43,11 +45,43 @@ class WorkerStats:
                 "busy_seconds": round(self.busy_seconds, 6), "reorder_waits": self.reorder_waits}
 
 
+def numa_nodes(root: str = "/sys/devices/system/node") -> list[list[int]]:
+    """The CPUs of each NUMA node that has CPUs (one list per node), from sysfs; [] if unknown."""
+    nodes = []
+    try:
+        names = sorted((n for n in os.listdir(root) if n.startswith("node") and n[4:].isdigit()),
+                       key=lambda n: int(n[4:]))
+    except OSError:
+        return []
+    for name in names:
+        try:
+            with open(os.path.join(root, name, "cpulist")) as f:
+                cpus = parse_cpulist(f.read())
+        except OSError:
+            continue
+        if cpus:
+            nodes.append(cpus)
+    return nodes
+
+
+def parse_cpulist(text: str) -> list[int]:
+    """``"0-3,8,10-11"`` -> [0, 1, 2, 3, 8, 10, 11]."""
+    cpus = []
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        lo, _, hi = part.partition("-")
+        cpus.extend(range(int(lo), int(hi or lo) + 1))
+    return cpus
+
+
 class WorkerPool:
     """``workers`` threads; a task is ``fn(worker_id)`` and runs on one of them."""
 
-    def __init__(self, workers: int):
+    def __init__(self, workers: int, nodes: list[list[int]] | None = None):
         self.workers = workers
+        self.nodes = numa_nodes() if nodes is None else nodes
+        self.pinned = len(self.nodes) > 1 and hasattr(os, "sched_setaffinity")
         self.stats = [WorkerStats() for _ in range(workers)]
         self._ids = itertools.count()
         self._local = threading.local()
@@ -55,7 +89,12 @@ class WorkerPool:
                                             initializer=self._name_worker)
 
     def _name_worker(self) -> None:
-        self._local.worker = next(self._ids)
+        worker = self._local.worker = next(self._ids)
+        if self.pinned:  # node-local: this thread runs on, and first touches memory of, one node
+            try:
+                os.sched_setaffinity(0, self.nodes[worker % len(self.nodes)])
+            except OSError:
+                pass
 
     def submit(self, fn: Callable[[int], Any], records: int = 0) -> Future:
         return self._executor.submit(self._run, fn, records)
@@ -87,6 +126,9 @@ class WorkerPool:
 
     def metrics(self) -> list[dict]:
         return [s.as_dict(w) for w, s in enumerate(self.stats)]
+
+    def placement(self) -> dict:
+        return {"numa_nodes": len(self.nodes) or 1, "pinned": self.pinned}
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
