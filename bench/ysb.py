@@ -2,6 +2,10 @@
 
     python bench/ysb.py --rows 60000000 --repeat 5 --peers c,c_dense,numpy,polars,duckdb,spark,grizzly
 
+Scaling from one to two threads, against hand-written C with OpenMP:
+
+    python bench/ysb.py --peers grizzly_p1,grizzly,c,c_omp,c_dense,c_dense_omp --parallelism 2 --threads 2
+
 Generates the YSB data once (``bench/ysb_data.py``), runs each peer ``--repeat`` times on it,
 cross-checks their results (total count, number of (window, key) groups, and an
 order-independent fingerprint of the rows), prints a table and writes Markdown + JSON to
@@ -28,6 +32,7 @@ from bench.peers.ysb_c import CPeer
 from bench.peers.ysb_duckdb import DuckDBPeer
 from bench.peers.ysb_grizzly import GrizzlyPeer
 from bench.peers.ysb_numpy import NumpyPeer
+from bench.peers.ysb_omp import OmpPeer
 from bench.peers.ysb_polars import PolarsPeer
 from bench.peers.ysb_spark import SparkPeer
 from bench.ysb_data import WINDOW_MS, YsbData, generate_ysb
@@ -40,6 +45,10 @@ PEERS = {
     "duckdb": lambda args: DuckDBPeer(args.threads),
     "spark": lambda args: SparkPeer(args.threads),
     "grizzly": lambda args: GrizzlyPeer(args.parallelism),
+    # scaling (issue 4): one thread against --parallelism / --threads threads
+    "grizzly_p1": lambda args: GrizzlyPeer(1, name="grizzly_p1"),
+    "c_omp": lambda args: OmpPeer("hash", args.threads),
+    "c_dense_omp": lambda args: OmpPeer("dense", args.threads),
 }
 
 

@@ -27,13 +27,14 @@ _i64 = ctypes.c_int64
 _ptr = ctypes.c_void_p
 
 
-def compile_shared(source: Path, out_dir: Path, cc: str | None = None) -> tuple[Path, list[str]]:
+def compile_shared(source: Path, out_dir: Path, cc: str | None = None,
+                   extra_flags: list[str] | None = None) -> tuple[Path, list[str]]:
     """Compile ``source`` to a shared library in ``out_dir``; return (path, command line)."""
     cc = cc or os.environ.get("CC", "gcc")
     if shutil.which(cc) is None:
         raise PeerUnavailable(f"C compiler {cc!r} not found")
     lib = out_dir / (source.stem + ".so")
-    cmd = [cc, *CFLAGS, "-o", str(lib), str(source)]
+    cmd = [cc, *CFLAGS, *(extra_flags or []), "-o", str(lib), str(source)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise PeerUnavailable(f"{' '.join(cmd)} failed: {proc.stderr.strip()[:2000]}")

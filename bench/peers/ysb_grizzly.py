@@ -18,9 +18,12 @@ class GrizzlyPeer(Peer):
     name = "grizzly"
     description = "grizzly-py, parallelism=1, end to end incl. query build and compile"
 
-    def __init__(self, parallelism: int = 1) -> None:
+    def __init__(self, parallelism: int = 1, name: str | None = None) -> None:
         super().__init__()
         self.parallelism = parallelism
+        if name is not None:
+            self.name = name
+        self.description = f"grizzly-py, parallelism={parallelism}, end to end incl. query build and compile"
 
     def setup(self, data) -> None:
         self.data = data
