@@ -82,6 +82,24 @@ class StreamEnvironment:
                         column_types=column_types)
         return DataStream(self, SourceNode(src))
 
+    spark = None  # a SparkSession: this environment's jobs run on Spark (for_spark)
+
+    @classmethod
+    def for_spark(cls, spark, **options) -> "StreamEnvironment":
+        """An environment whose jobs run on ``spark`` (a ``pyspark.sql.SparkSession``); it also
+        sets the session's Arrow transfer settings (docs/spark.md)."""
+        from .spark.session import configure
+        env = cls(**options)
+        env.spark = spark
+        configure(spark)
+        return env
+
+    def from_spark(self, df, timestamp: str | None = None,
+                   watermark: WatermarkStrategy | None = None) -> DataStream:
+        """A Spark DataFrame, batch or streaming, as a source: queries over it run on Spark."""
+        from .spark.sources import spark_source
+        return DataStream(self, SourceNode(spark_source(df, timestamp, watermark)))
+
     # --- sinks and execution -----------------------------------------------------------------
     def _register_sink(self, node: PlanNode, spec: SinkSpec) -> SinkHandle:
         if any(q.sink.kind == "collect" and q.sink.name == spec.name for q in self._sinks) and spec.kind == "collect":
@@ -93,13 +111,26 @@ class StreamEnvironment:
         """Run every registered sink's query to the end of its bounded input."""
         if not self._sinks:
             raise ValueError("nothing to execute: register a sink with collect(), sink_to_parquet() or sink_to_csv()")
+        if self._on_spark(self._sinks):
+            from .spark.planner import run_on_spark
+            result, self._sinks = run_on_spark(self._sinks, self.spark), []
+            return result
         from .engine.local import run_job
         result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive)
         self._sinks = []  # only once the job succeeded: a failed job can be run again
         return result
 
     def _run_single(self, node: PlanNode) -> pa.Table:
+        if self._on_spark([Query(node)]):
+            from .spark.planner import run_on_spark
+            return run_on_spark([Query(node, SinkSpec("collect", "result"))], self.spark)["result"]
         from .engine.local import run_job
         result = run_job([Query(node, SinkSpec("collect", "result"))], parallelism=self.parallelism,
                          adaptive=self.adaptive)
         return result["result"]
+
+    def _on_spark(self, queries) -> bool:
+        """Whether these queries run on Spark: a Spark environment, or a Spark DataFrame source."""
+        from .plan import distinct_sources
+        return self.spark is not None or any(type(s).__name__ == "SparkSource"
+                                             for q in queries for s in distinct_sources(q.root))

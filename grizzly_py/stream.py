@@ -121,6 +121,12 @@ class DataStream:
     def execute_and_collect(self) -> "pa.Table":
         return self.env._run_single(self.node)
 
+    def to_spark(self):
+        """This query as a Spark DataFrame (streaming if its source is), run by compiled code in
+        Spark's Python workers (docs/spark.md); ``df.grizzly`` holds the job and its metrics."""
+        from .spark.planner import to_spark
+        return to_spark(self.node, getattr(self.env, "spark", None))
+
 
 class KeyedStream:
     def __init__(self, env, node: PlanNode, keys: tuple[str, ...]):

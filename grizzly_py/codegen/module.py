@@ -100,6 +100,7 @@ class GeneratedPipeline:
     trigger: str = ""  # windows: "tumbling" (emit per window) or "panes" (merge panes per window)
     interned_keys: dict[str, str] = field(default_factory=dict)  # id column -> string key column
     state_words: int = abi.STATE_WORDS
+    grouping: object = None  # windows: the key table's entry layout (a _Grouping), read by grizzly_py.spark
 
     @property
     def ir(self) -> str:
@@ -360,7 +361,8 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
     entry_size = off
     agg_macros = environment().get_template("aggregates.ll.j2").module
     updates = [line for a in aggs for line in str(agg_macros.update(a)).split("\n") if line.strip()]
-    return _Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
+    gen.grouping = _Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
+    return gen.grouping
 
 
 def window_geometry(assigner) -> tuple[int, int, int]:

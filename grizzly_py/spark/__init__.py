@@ -1,0 +1,21 @@
+"""grizzly-py on Apache Spark: compiled plans inside Spark tasks (docs/spark.md).
+
+- ``session.py``: the Arrow transfer settings; a local session for tests and benchmarks.
+- ``shipping.py``: detached, pickled plans and their hash (what executors receive).
+- ``worker.py``: the in-task runner and the worker-global compile cache.
+- ``partials.py``: partial window states out of kernels and back into compiled merges.
+- ``inputs.py``: DataFrame input (``mapInArrow``) and source pushdown (splits read by tasks).
+- ``planner.py``: ``to_spark`` and ``run_on_spark`` (strategies, stages).
+- ``streaming.py``: Structured Streaming (partials per micro-batch, Spark's stateful merge).
+- ``job.py``: the driver's view of a job: strategy and the tasks' metrics.
+
+PySpark is an optional dependency (``pip install 'grizzly-py[spark]'``); importing this package
+does not import it.
+"""
+
+from .session import local_session, require_pyspark  # noqa: F401
+
+
+def to_spark(stream):
+    """``stream.to_spark()``."""
+    return stream.to_spark()

@@ -1,0 +1,218 @@
+"""The two ways records reach a task.
+
+1. A Spark DataFrame (``env.from_spark``): Spark reads it and hands each task its partition as
+   Arrow batches through ``mapInArrow`` (with ``session.ARROW_CONF``: no per-row size check,
+   64K-row batches). Only the columns the query reads are selected first.
+
+2. Source pushdown (``from_parquet``, ``from_csv``, ``from_arrow`` under Spark): the driver cuts
+   the source into ``Split``s (contiguous runs of Parquet row groups or Arrow batches; a CSV file
+   whole) and each task reads its split itself with pyarrow, only the columns the query reads, so
+   raw rows never pass through the JVM. The tasks of such an input are the partitions of
+   ``spark.range(n, numPartitions=n)``: task ``i`` reads ``splits[i]``.
+
+A split also carries the source's watermark before its first batch: the driver knows every
+batch's largest event time (Parquet row-group statistics, or the batches themselves), so a task
+processes its batches under the watermarks the embedded engine would have, and what is late (and
+which windows a late record still counts in) does not depend on how the source was split.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import pyarrow as pa
+
+from ..codegen import abi
+from ..engine.local import batch_max_event_time
+from ..physical.pipelines import Pipeline, ProjectTerminal
+from ..expressions import Column
+from ..sources import TIMESTAMP_UNIT_DIVISOR, ArrowSource, CsvSource, ParquetSource, Source
+
+INLINE_BYTES = 16 << 20  # Arrow sources up to this size travel inside the task closures
+
+
+@dataclass(frozen=True)
+class Split:
+    """One task's share of a source: ``pieces`` (row groups, batch indices) of ``path`` or of the
+    ``inline`` batches, read in order; ``columns``: only these (None: all)."""
+
+    source: str
+    kind: str                       # "parquet" | "ipc" | "inline" | "csv"
+    pieces: tuple[int, ...]
+    watermark_before: int | None    # None: the source has no event time
+    path: str | None = None
+    columns: tuple[str, ...] | None = None
+    inline: tuple = field(default=(), repr=False)
+    csv_options: tuple = ()
+
+    @property
+    def rows_hint(self) -> int:
+        return len(self.pieces)
+
+
+def read_split(split: Split) -> Iterator[pa.RecordBatch]:
+    """The batches of ``split``, one per row group / Arrow batch (the source's watermark steps)."""
+    cols = list(split.columns) if split.columns is not None else None
+    if split.kind == "parquet":
+        import pyarrow.parquet as pq
+        f = pq.ParquetFile(split.path)
+        for rg in split.pieces:
+            table = f.read_row_group(rg, columns=cols).combine_chunks()
+            batches = table.to_batches()
+            yield batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+    elif split.kind == "ipc":
+        reader = pa.ipc.open_file(pa.memory_map(split.path))
+        for i in split.pieces:
+            b = reader.get_batch(i)
+            yield b.select(cols) if cols is not None else b
+    elif split.kind == "inline":
+        for b in split.inline:
+            yield b.select(cols) if cols is not None else b
+    elif split.kind == "csv":
+        import pyarrow.csv as pcsv
+        opts = dict(split.csv_options)
+        reader = pcsv.open_csv(split.path, read_options=pcsv.ReadOptions(block_size=opts["block_size"]),
+                               convert_options=pcsv.ConvertOptions(column_types=opts["column_types"],
+                                                                   include_columns=opts["include"]))
+        for b in reader:
+            yield b.select(cols) if cols is not None else b
+    else:  # pragma: no cover
+        raise ValueError(f"unknown split kind {split.kind!r}")
+
+
+def needed_columns(pipeline: Pipeline, source: Source) -> tuple[str, ...]:
+    """The source columns the first pipeline reads (and passes through), plus the event time."""
+    names = set(pipeline.used_columns())
+    if isinstance(pipeline.terminal, ProjectTerminal):
+        names |= {e.name for _, e in pipeline.terminal.outputs if isinstance(e, Column)}
+    if source.timestamp is not None:
+        names.add(source.timestamp)
+    return tuple(n for n in source.arrow_schema.names if n in names)
+
+
+def _watermarks(maxima: list[int | None], source: Source) -> list[int | None]:
+    """The source's watermark before each batch, from every batch's largest event time."""
+    if source.timestamp is None:
+        return [None] * len(maxima)
+    out, w = [], abi.INT64_MIN
+    bound = source.watermark.out_of_orderness_ms
+    for m in maxima:
+        out.append(w)
+        if m is not None:
+            w = max(w, m - bound - 1)
+    return out
+
+
+def _ranges(weights: list[int], tasks: int) -> list[tuple[int, int]]:
+    """Cut ``len(weights)`` pieces into at most ``tasks`` contiguous, non-empty runs of similar
+    total weight (rows)."""
+    n = len(weights)
+    if not n:
+        return []
+    tasks = max(1, min(tasks, n))
+    cum = [0]
+    for w in weights:
+        cum.append(cum[-1] + max(int(w), 0))
+    total = cum[-1]
+    cuts, prev = [], 0
+    for t in range(1, tasks):
+        target = total * t / tasks
+        i = next((j for j in range(1, n + 1) if cum[j] >= target), n) if total else round(n * t / tasks)
+        i = max(i, prev + 1)
+        i = min(i, n - (tasks - t))
+        if i > prev:
+            cuts.append(i)
+            prev = i
+    bounds = [0, *cuts, n]
+    return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _parquet_maxima(path: str, source: Source) -> tuple[list[int], list[int | None]]:
+    import pyarrow.parquet as pq
+    f = pq.ParquetFile(path)
+    md = f.metadata
+    rows = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+    if source.timestamp is None:
+        return rows, [None] * len(rows)
+    t = source.arrow_schema.field(source.timestamp).type
+    col = f.schema_arrow.get_field_index(source.timestamp)
+    leaf = [i for i in range(md.num_columns) if md.schema.column(i).path == source.timestamp]
+    maxima = []
+    for rg in range(md.num_row_groups):
+        stats = md.row_group(rg).column(leaf[0]).statistics if leaf else None
+        value = None
+        if stats is not None and stats.has_min_max and md.row_group(rg).num_rows:
+            value = _to_ms(stats.max, t)
+        if value is None and md.row_group(rg).num_rows:  # no statistics: read the column
+            batch = f.read_row_group(rg, columns=[source.timestamp]).combine_chunks().to_batches()[0]
+            value = batch_max_event_time(batch, source.timestamp)
+        maxima.append(value)
+    del col
+    return rows, maxima
+
+
+def _to_ms(value, arrow_type: pa.DataType) -> int | None:
+    """A statistics value of the event-time column in epoch ms (floored), or None if unusable."""
+    try:
+        if pa.types.is_timestamp(arrow_type):
+            raw = pa.scalar(value, type=arrow_type).cast(pa.int64()).as_py()
+            mul, div = TIMESTAMP_UNIT_DIVISOR[arrow_type.unit]
+            return raw * mul // div
+        return int(value)
+    except (TypeError, ValueError, pa.ArrowException):
+        return None
+
+
+_TEMP_DIRS: list[str] = []
+
+
+def _temp_dir() -> str:
+    if not _TEMP_DIRS:
+        _TEMP_DIRS.append(tempfile.mkdtemp(prefix="grizzly-spark-"))
+        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True) for d in _TEMP_DIRS])
+    return _TEMP_DIRS[0]
+
+
+def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, local_master: bool = True) -> list[Split]:
+    """Cut ``source`` into at most ``tasks`` splits (file and Arrow sources)."""
+    if isinstance(source, ParquetSource):
+        rows, maxima = _parquet_maxima(source.path, source)
+        marks = _watermarks(maxima, source)
+        return [Split(source.name, "parquet", tuple(range(a, b)), marks[a] if rows else None, source.path, columns)
+                for a, b in _ranges(rows, tasks)] or [Split(source.name, "parquet", (), None, source.path, columns)]
+    if isinstance(source, ArrowSource):
+        batches = list(source.raw_batches())
+        if not isinstance(source.data, list):
+            source.data = batches  # a one-shot iterator, read once here
+        for i, b in enumerate(batches):
+            source.check_batch(b, i)
+        maxima = [batch_max_event_time(b, source.timestamp) if source.timestamp is not None else None
+                  for b in batches]
+        marks = _watermarks(maxima, source)
+        ranges = _ranges([b.num_rows for b in batches], tasks)
+        size = sum(b.nbytes for b in batches)
+        if size <= INLINE_BYTES or not local_master:
+            return [Split(source.name, "inline", tuple(range(a, b)), marks[a], None, columns,
+                          tuple(batches[a:b])) for a, b in ranges] or \
+                [Split(source.name, "inline", (), None, None, columns)]
+        path = os.path.join(_temp_dir(), f"arrow-{id(source)}-{os.getpid()}.arrow")
+        if not os.path.exists(path):
+            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, source.arrow_schema) as writer:
+                for b in batches:
+                    writer.write_batch(b)
+        return [Split(source.name, "ipc", tuple(range(a, b)), marks[a], path, columns) for a, b in ranges]
+    if isinstance(source, CsvSource):
+        opts = (("block_size", source.block_size), ("column_types", source.column_types),
+                ("include", list(columns) if columns is not None else source.arrow_schema.names))
+        return [Split(source.name, "csv", (0,), abi.INT64_MIN if source.timestamp is not None else None,
+                      source.path, columns, (), opts)]
+    raise NotImplementedError(f"{source.name}: a {type(source).__name__} cannot be read by Spark tasks")
+
+
+def pushdown_source(source: Source) -> bool:
+    return isinstance(source, (ParquetSource, ArrowSource, CsvSource))

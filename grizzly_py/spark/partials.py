@@ -1,0 +1,299 @@
+"""Partial window states: out of a task's kernel as Arrow rows, and back into compiled merges.
+
+A window kernel keeps, per open window or pane, a hash table of entries
+``[tag, key words..., aggregate state words...]`` (runtime/hashtable.ll, runtime/windows.ll; the
+layout of one pipeline is ``GeneratedPipeline.grouping``). A *partial state* is one entry as an
+Arrow row: the key values (decoded, so string ids and float normalization do not depend on the
+process), the start of the window it belongs to (``WINDOW_START``), each decomposable aggregate's
+state words as int64 columns (doubles as their bits) and each holistic aggregate's value vector
+(order-preserving int64 keys) as a list column. Pane entries are written once per window they
+belong to, so every row names exactly one window.
+
+``export_windows`` reads partial states out of a kernel (no generated code is needed: the words
+are copied as they are). ``merge_partials`` goes the other way: for each window it lays the rows
+out as entries of a state block with one pane (the window's start) and calls the pipeline's
+compiled ``merge_emit``, the function that merges panes and worker states in the embedded engine,
+so partial states from different tasks merge with the aggregates' own merge macros and finish with
+their own finalizers (holistic ones included): the results are the embedded engine's.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..codegen import abi
+from ..codegen.module import HOLISTIC, GeneratedPipeline, window_geometry
+from ..engine.kernels import _ResultBuffers, new_state_block, output_arrow_schema, sort_indices_nulls_last
+from ..plan import WINDOW_END
+
+WINDOW_START = "__gz_ws"   # the start (epoch ms) of the window a partial row belongs to
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
+_TAG_BIT = np.uint64(1 << 63)
+_HASH_MASK = np.uint64((1 << 48) - 1)
+_NAN_WORD = 9221120237041090560  # the one NaN key word (codegen/module.py _key_word)
+
+
+@dataclass(frozen=True)
+class AggLayout:
+    name: str
+    func: str
+    word: int      # first state word within the entry
+    words: int     # state words (holistic: the vector's {data, length, capacity})
+
+    @property
+    def holistic(self) -> bool:
+        return self.func in HOLISTIC
+
+
+@dataclass(frozen=True)
+class EntryLayout:
+    """Where keys and aggregate states sit in one hash-table entry of a window pipeline."""
+
+    key_words: int
+    entry_words: int
+    aggregates: tuple[AggLayout, ...]
+
+    @staticmethod
+    def of(gen: GeneratedPipeline) -> "EntryLayout":
+        g = gen.grouping
+        if g is None:
+            raise RuntimeError(f"pipeline {gen.pipeline.id}: no window grouping layout")
+        aggs = []
+        offsets = [a.off for a in g.aggregates] + [g.entry_size]
+        for a, end in zip(g.aggregates, offsets[1:]):
+            aggs.append(AggLayout(a.name, a.func, a.off // 8, (end - a.off) // 8))
+        return EntryLayout(g.key_words, g.entry_size // 8, tuple(aggs))
+
+    def columns(self) -> list[tuple[str, int | None]]:
+        """The state columns: (name, word index), or (name, None) for a value vector."""
+        out = []
+        for i, a in enumerate(self.aggregates):
+            if a.holistic:
+                out.append((f"__gz_a{i}_values", None))
+            else:
+                out.extend((f"__gz_a{i}_w{j}", a.word + j) for j in range(a.words))
+        return out
+
+
+def partial_schema(gen: GeneratedPipeline) -> pa.Schema:
+    """Arrow schema of the partial-state rows of window pipeline ``gen``."""
+    out = output_arrow_schema(gen)
+    keys = [out.field(f.name) for f, _ in gen.pipeline.terminal.keys]
+    fields = keys + [pa.field(WINDOW_START, pa.int64(), nullable=False)]
+    for name, word in EntryLayout.of(gen).columns():
+        fields.append(pa.field(name, pa.list_(pa.int64()) if word is None else pa.int64(), nullable=False))
+    return pa.schema(fields)
+
+
+# ----------------------------------------------------------------------------------------------
+# export: kernel state -> partial rows
+def _words(address: int, count: int) -> np.ndarray:
+    if count == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.ctypeslib.as_array((ctypes.c_int64 * count).from_address(address))
+
+
+def read_panes(kernel) -> list[tuple[int, np.ndarray]]:
+    """(pane start, live entries as an (n, entry words) int64 copy) of every pane of every state
+    block of ``kernel``; each holistic aggregate's vector becomes (values array) in a side list."""
+    layout = EntryLayout.of(kernel.gen)
+    panes = []
+    for state in kernel.states:
+        for start, entries, capacity, _size in kernel.windows(state):
+            if not capacity:
+                continue
+            rows = _words(int(entries), int(capacity) * layout.entry_words).reshape(int(capacity), layout.entry_words)
+            live = rows[rows[:, 0].view(np.uint64) > 1].copy()
+            panes.append((int(start), live))
+    return panes
+
+
+def _vector_values(rows: np.ndarray, word: int) -> tuple[np.ndarray, np.ndarray]:
+    """(list offsets, values) of the value vectors at ``word`` of each row (copied)."""
+    lengths = rows[:, word + 1]
+    offsets = np.zeros(len(rows) + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    values = np.empty(int(offsets[-1]), dtype=np.int64)
+    for r in range(len(rows)):
+        n = int(lengths[r])
+        if n:
+            values[offsets[r]:offsets[r + 1]] = _words(int(rows[r, word]), n)
+    return offsets, values
+
+
+def window_starts(pane_starts: np.ndarray, size: int, slide: int, after: int | None, upto: int | None) -> np.ndarray:
+    """Starts (ascending) of the windows that hold one of ``pane_starts`` and are complete at
+    watermark ``upto`` (None: +infinity) but were not yet at ``after`` (None: -infinity); a window
+    ``[s, s + size)`` is complete at ``w`` when ``s + size - 1 <= w``."""
+    p = np.asarray(pane_starts, dtype=object)  # python ints: no overflow near the limits
+    if not len(p):
+        return np.zeros(0, dtype=np.int64)
+    out = set()
+    for ps in p:
+        first = -((size - 1 - ps) // slide) * slide   # ceil((ps - size + 1) / slide) * slide
+        last = ps - ps % slide
+        if after is not None:
+            lo = after - size + 1                     # starts <= lo are complete at `after`
+            first = max(first, lo - lo % slide + slide)
+        if upto is not None:
+            hi = upto - size + 1
+            last = min(last, hi - hi % slide)
+        out.update(range(first, last + 1, slide))
+    return np.array(sorted(out), dtype=np.int64)
+
+
+def export_windows(kernel, starts: np.ndarray, panes=None) -> pa.RecordBatch | None:
+    """Partial rows of the windows starting at ``starts`` (each pane's entries once per window
+    holding it); None when they hold nothing."""
+    gen = kernel.gen
+    layout = EntryLayout.of(gen)
+    size, _slide, _pane = window_geometry(gen.pipeline.terminal.assigner)
+    panes = read_panes(kernel) if panes is None else panes
+    chunks, window_of = [], []
+    for lo in starts:
+        for ps, rows in panes:
+            if lo <= ps < lo + size and len(rows):
+                chunks.append(rows)
+                window_of.append(np.full(len(rows), lo, dtype=np.int64))
+    if not chunks:
+        return None
+    rows = np.concatenate(chunks)
+    schema = partial_schema(gen)
+    tags = rows[:, 0].view(np.uint64)
+    arrays = []
+    for i, (f, _) in enumerate(gen.pipeline.terminal.keys):
+        valid = ((tags >> np.uint64(48 + i)) & np.uint64(1)) == 0
+        arrays.append(kernel.key_array(f, rows[:, 1 + i].copy(), valid.astype(np.uint8)))
+    arrays.append(pa.array(np.concatenate(window_of), pa.int64()))
+    for name, word in layout.columns():
+        if word is None:
+            agg_word = layout.aggregates[int(name[len("__gz_a"):].split("_")[0])].word
+            offsets, values = _vector_values(rows, agg_word)
+            arrays.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(values, pa.int64())))
+        else:
+            arrays.append(pa.array(rows[:, word].copy(), pa.int64()))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+# ----------------------------------------------------------------------------------------------
+# import: partial rows -> merged, finished window results
+def _key_words(kernel, f, column: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """(int64 key words, validity) of key column ``column``, as the kernel's fused loop makes them."""
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    valid = np.ones(len(column), dtype=bool) if column.null_count == 0 else \
+        column.is_valid().to_numpy(zero_copy_only=False)
+    if f.dtype.is_string:
+        ids = kernel.interner.ids(column)
+        words = ids.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        return words, valid
+    if f.dtype.is_float:
+        x = column.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False).astype(np.float64)
+        x = np.where(x == 0.0, 0.0, x)  # -0.0 is 0.0
+        words = x.view(np.int64).copy()
+        words[np.isnan(x)] = _NAN_WORD
+    elif f.dtype.is_bool:
+        words = column.fill_null(False).to_numpy(zero_copy_only=False).astype(np.int64)
+    else:  # integers and millisecond timestamps
+        if pa.types.is_timestamp(column.type):
+            column = column.cast(pa.timestamp("ms", column.type.tz)).cast(pa.int64())
+        words = column.cast(pa.int64()).fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+    return np.where(valid, words, 0), valid
+
+
+def _mix(h: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """A 64-bit hash step (splitmix64 finalizer over h ^ w)."""
+    z = (h ^ w.view(np.uint64)) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+def _entries(kernel, layout: EntryLayout, table: pa.Table) -> tuple[np.ndarray, list]:
+    """The rows of ``table`` laid out as hash-table entries: equal keys get equal tags (any hash
+    will do: the merge only groups by tag and key words), key null flags in bits 48..62."""
+    n = table.num_rows
+    rows = np.zeros((n, layout.entry_words), dtype=np.int64)
+    keep = []
+    h = np.zeros(n, dtype=np.uint64)
+    mask = np.zeros(n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for i, (f, _) in enumerate(kernel.gen.pipeline.terminal.keys):
+            words, valid = _key_words(kernel, f, table.column(f.name).combine_chunks())
+            rows[:, 1 + i] = words
+            mask |= (~valid).astype(np.uint64) << np.uint64(i)
+            h = _mix(h, words)
+    tags = (h & _HASH_MASK) | (mask << np.uint64(48)) | _TAG_BIT
+    rows[:, 0] = tags.view(np.int64)
+    for name, word in layout.columns():
+        column = table.column(name).combine_chunks()
+        if word is not None:
+            rows[:, word] = column.to_numpy(zero_copy_only=False)
+            continue
+        agg_word = layout.aggregates[int(name[len("__gz_a"):].split("_")[0])].word
+        offsets = column.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
+        values = np.ascontiguousarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.int64)
+        if not len(values):
+            values = np.zeros(1, dtype=np.int64)
+        keep.append(values)
+        lengths = offsets[1:] - offsets[:-1]
+        rows[:, agg_word] = values.ctypes.data + 8 * offsets[:-1]
+        rows[:, agg_word + 1] = lengths
+        rows[:, agg_word + 2] = lengths
+    return rows, keep
+
+
+def merge_window(kernel, start: int, table: pa.Table) -> pa.Table | None:
+    """Merge the partial rows ``table`` (all of the window starting at ``start``) with the
+    compiled ``merge_emit``; the finished results of that window, in no particular order."""
+    layout = EntryLayout.of(kernel.gen)
+    n = table.num_rows
+    if not n:
+        return None
+    rows, keep = _entries(kernel, layout, table)
+    slots = np.array([[start, rows.ctypes.data, n, n]], dtype=np.int64)
+    state = new_state_block(kernel.gen.state_words)
+    state[abi.STATE_WINDOWS], state[abi.STATE_WINDOWS + 1], state[abi.STATE_WINDOWS + 2] = slots.ctypes.data, 1, 1
+    states = np.array([state.ctypes.data], dtype=np.uint64)
+    out = _ResultBuffers(kernel, n)
+    merge_emit = kernel.function("state", "merge_emit", _I64, _P, _I64, _I64, _P)
+    count = merge_emit(states.ctypes.data, 1, int(start), out.descriptor)
+    del keep, slots  # alive until here
+    kernel._checked(count, None, state)
+    return out.table(count) if count else None
+
+
+def merge_partials(kernel, table: pa.Table) -> pa.Table:
+    """Finished window results of the partial rows ``table`` (any windows, any keys), sorted by
+    (window_end, keys) with nulls last, as the embedded engine fires them."""
+    schema = output_arrow_schema(kernel.gen)
+    if not table.num_rows:
+        return schema.empty_table()
+    starts = table.column(WINDOW_START).to_numpy()
+    order = np.argsort(starts, kind="stable")
+    table, starts = table.take(pa.array(order)), starts[order]
+    bounds = np.flatnonzero(np.diff(starts)) + 1
+    results = []
+    for lo, hi in zip(np.concatenate([[0], bounds]), np.concatenate([bounds, [len(starts)]])):
+        merged = merge_window(kernel, int(starts[lo]), table.slice(int(lo), int(hi - lo)))
+        if merged is not None:
+            results.append(merged)
+    if not results:
+        return schema.empty_table()
+    out = pa.concat_tables(results)
+    names = [WINDOW_END] + [f.name for f, _ in kernel.gen.pipeline.terminal.keys]
+    return out.take(sort_indices_nulls_last(out, names))
+
+
+def task_max_event_time(batch: pa.RecordBatch, column: str) -> int | None:
+    from ..engine.local import batch_max_event_time
+    return batch_max_event_time(batch, column)
+
+
+__all__ = ["WINDOW_START", "EntryLayout", "partial_schema", "read_panes", "window_starts", "export_windows",
+           "merge_window", "merge_partials", "pc"]

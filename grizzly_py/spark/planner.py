@@ -1,0 +1,292 @@
+"""How a grizzly-py query becomes a Spark DataFrame (``to_spark``) and how a job runs on Spark
+(``run_on_spark``, behind ``StreamEnvironment.execute`` of a Spark environment).
+
+The query's first pipeline (the one that reads the source) decides the strategy:
+
+- ``stateless`` (no window): one ``mapInArrow`` stage runs the compiled pipeline; the output
+  keeps the input's order within each partition.
+- ``partial`` (tumbling or sliding windows, event or processing time): each input task
+  pre-aggregates in compiled code and emits partial states (``partials.py``); Spark shuffles
+  them by (keys, window); a merge stage combines them with the compiled merge functions and
+  finishes the aggregates (holistic ones included); a last single-task stage puts the window
+  results in the embedded engine's order (window_end, then keys) and runs the rest of the query
+  (windows of window results, filters after an aggregation) on the embedded engine.
+- ``whole`` (count windows, session windows, unions, several sources): the query is not split;
+  one task runs it on the embedded engine.
+
+Streaming DataFrames take the ``partial`` strategy with Spark's stateful merge instead of the
+merge stage (``streaming.py``), or ``stateless``.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..codegen.module import generate_pipeline
+from ..environment import JobResult
+from ..expressions import Column
+from ..physical.pipelines import ProjectTerminal, SourceInput, UnionInput, build_physical_plan
+from ..plan import WINDOW_END, PlanNode, ProjectNode, Query, SinkSpec, SourceNode, WindowAggregateNode, distinct_sources
+from ..types import to_arrow_type
+from ..watermark import WatermarkStrategy
+from . import worker
+from .inputs import needed_columns, plan_splits, pushdown_source, read_split
+from .job import SparkJob, new_accumulator
+from .partials import WINDOW_START, partial_schema
+from .schema import conform, spark_struct, to_spark_batches
+from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
+from .sources import SparkSource
+
+PARTIAL_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
+RESULTS_SOURCE = "window results"
+RESULTS_TIME = "__gz_et"
+
+
+def pipeline_arrow_schema(pipeline) -> pa.Schema:
+    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
+                      for f in pipeline.output_schema])
+
+
+def _session(sources, spark):
+    if spark is not None:
+        return spark
+    for s in sources:
+        if isinstance(s, SparkSource):
+            return s.df.sparkSession
+    from pyspark.sql import SparkSession
+    active = SparkSession.getActiveSession()
+    if active is None:
+        raise RuntimeError("no SparkSession: use StreamEnvironment.for_spark(spark), or start one first")
+    return active
+
+
+def _is_chain(physical) -> bool:
+    """Exactly one pipeline reads the source (the first) and each later one reads the one before."""
+    ps = physical.pipelines
+    return isinstance(ps[0].input, SourceInput) and all(
+        not isinstance(p.input, (SourceInput, UnionInput)) and getattr(p.input, "pipeline_id", None) == i
+        for i, p in enumerate(ps[1:]))
+
+
+def _first_window(root: PlanNode) -> WindowAggregateNode:
+    """The window of the first pipeline of a chain: the one closest to the source."""
+    node, last = root, None
+    while not isinstance(node, SourceNode):
+        if isinstance(node, WindowAggregateNode):
+            last = node
+        node = node.inputs[0]
+    return last
+
+
+def _after_first_window(root: PlanNode, first: WindowAggregateNode, bound_ms: int) -> PlanNode:
+    """``root`` with ``first`` replaced by its results read from a source (event time
+    ``window_end - 1`` in a hidden column, as the embedded engine gives window results)."""
+    schema = pipeline_arrow_schema_of_node(first)
+    src = DetachedSource(RESULTS_SOURCE, schema.append(pa.field(RESULTS_TIME, pa.int64(), nullable=False)),
+                         RESULTS_TIME, WatermarkStrategy.for_bounded_out_of_orderness(bound_ms))
+    replacement = ProjectNode(SourceNode(src), tuple((n, Column(n)) for n in schema.names))
+
+    def walk(node):
+        if node is first:
+            return replacement
+        return replace_inputs(node, walk)
+    return walk(root)
+
+
+def pipeline_arrow_schema_of_node(node: PlanNode) -> pa.Schema:
+    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
+                      for f in node.schema])
+
+
+def _results_batch(table: pa.Table, schema: pa.Schema, keys: list[str]) -> pa.RecordBatch:
+    """Window results in the order the embedded engine fires them, with their event time."""
+    from ..engine.kernels import sort_indices_nulls_last
+    table = table.take(sort_indices_nulls_last(table, [WINDOW_END] + keys)) if table.num_rows else table
+    end = table.column(WINDOW_END)
+    if pa.types.is_timestamp(end.type):
+        from ..sources import TIMESTAMP_UNIT_DIVISOR
+        mul, div = TIMESTAMP_UNIT_DIVISOR[end.type.unit]
+        ms = pc.divide(pc.multiply(end.cast(pa.int64()), mul), div) if (mul, div) != (1, 1) else end.cast(pa.int64())
+    else:
+        ms = end.cast(pa.int64())
+    table = table.append_column(RESULTS_TIME, pc.subtract(ms, 1))
+    return table.combine_chunks().to_batches()[0] if table.num_rows else \
+        pa.RecordBatch.from_pylist([], schema=table.schema)
+
+
+def _col(name: str):
+    from pyspark.sql import functions as F
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+class _Input:
+    """A source as Spark input: a DataFrame, or pushdown splits read by the tasks."""
+
+    def __init__(self, spark, source, columns, tasks: int):
+        self.spark, self.source = spark, source
+        self.is_dataframe = isinstance(source, SparkSource)
+        if self.is_dataframe:
+            self.df = source.df.select(*[_col(c) for c in columns]) if columns is not None else source.df
+        else:
+            master = spark.sparkContext.master
+            self.splits = plan_splits(source, tasks, columns, local_master=master.startswith("local"))
+
+    def map(self, body, schema, single: bool = False):
+        """``mapInArrow`` over the input: ``body(batches, watermark_before)`` per task."""
+        if self.is_dataframe:
+            df = self.df.coalesce(1) if single else self.df
+            return df.mapInArrow(lambda it: body(it, None), schema)
+        splits = self.splits
+
+        def by_split(it):
+            for ids in it:
+                for i in ids.column(0).to_pylist():
+                    yield from body(read_split(splits[i]), splits[i].watermark_before)
+        n = len(splits)
+        return self.spark.range(0, n, 1, n).mapInArrow(by_split, schema)
+
+
+def to_spark(root: PlanNode, spark=None, *, fault=None):
+    """The Spark DataFrame of the query ending in ``root`` (streaming if its source is); the
+    returned DataFrame carries the job (``df.grizzly``: plan, strategy, metrics)."""
+    from .session import configure, require_pyspark
+    require_pyspark()
+    sources = distinct_sources(root)
+    spark = _session(sources, spark)
+    configure(spark)
+    query = Query(root)
+    physical = build_physical_plan(query)
+    for p in physical.pipelines:  # reject what cannot compile before any task starts
+        generate_pipeline(p)
+    shipped = ShippedPlan.of(Query(detach(root)))
+    acc = new_accumulator(spark)
+    tasks = spark.sparkContext.defaultParallelism
+    streaming = any(isinstance(s, SparkSource) and s.streaming for s in sources)
+    first = physical.pipelines[0]
+    chain = len(sources) == 1 and _is_chain(physical)
+    kind = None if isinstance(first.terminal, ProjectTerminal) else first.terminal.assigner.kind
+    for s in sources:
+        if not isinstance(s, SparkSource) and not pushdown_source(s):
+            raise NotImplementedError(f"{s.name}: a {type(s).__name__} cannot run on Spark")
+    if streaming:
+        from .streaming import streaming_dataframe
+        if not chain or len(sources) != 1:
+            raise NotImplementedError("on a streaming DataFrame, grizzly-py runs queries with one source "
+                                      "and no union (yet)")
+        return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    if chain and kind is None:
+        inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks)
+        df = inp.map(lambda it, _w: worker.stateless_task(shipped, it, acc, fault), spark_struct(final_schema))
+        job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
+    elif chain and kind in PARTIAL_KINDS:
+        df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault)
+    else:
+        df, job = _whole(spark, shipped, physical, sources, acc)
+    df.grizzly = job
+    return df
+
+
+def _partial(spark, shipped, physical, root, source, acc, tasks, fault):
+    first = physical.pipelines[0]
+    gen = generate_pipeline(first)
+    inp = _Input(spark, source, needed_columns(first, source), tasks)
+    partials = inp.map(lambda it, w: worker.partial_task(shipped, it, w, acc, fault=fault),
+                       spark_struct(partial_schema(gen)))
+    keys = [f.name for f, _ in first.terminal.keys]
+    results_schema = pipeline_arrow_schema(first)
+    merged = partials.repartition(tasks, *[_col(k) for k in keys], _col(WINDOW_START)) \
+        .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
+    window = _first_window(root)
+    finish = ShippedPlan.of(Query(detach(_after_first_window(root, window, first.out_of_orderness_ms))))
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+
+    def finish_fn(it):
+        parts = [conform(b, results_schema) for b in it if b.num_rows]
+        table = pa.Table.from_batches(parts, schema=results_schema)
+        batch = _results_batch(table, results_schema, keys)
+        out = worker.run_embedded(finish, {RESULTS_SOURCE: [batch] if batch.num_rows else []}, "finish", acc)
+        yield from to_spark_batches(out, final_schema)
+    df = merged.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema))
+    job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
+    return df, job
+
+
+def _whole(spark, shipped, physical, sources, acc):
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    frames = [s for s in sources if isinstance(s, SparkSource)]
+    if frames:
+        if len(sources) != 1:
+            raise NotImplementedError("a query over a Spark DataFrame and other sources (a union or join) "
+                                      "does not run on Spark yet")
+        src = frames[0]
+        name = src.name  # the closure must not hold the DataFrame
+
+        def whole_df(it):
+            batches = [b for b in it if b.num_rows]
+            one = pa.Table.from_batches(batches, schema=batches[0].schema).combine_chunks().to_batches()[0] \
+                if batches else None  # a batch DataFrame is one batch of the stream
+            out = worker.run_embedded(shipped, {name: [one] if one is not None else []}, "whole", acc)
+            yield from to_spark_batches(out, final_schema)
+        df = src.df.coalesce(1).mapInArrow(whole_df, spark_struct(final_schema))
+        return df, SparkJob(shipped.plan_id, "whole", "dataframe", False, acc)
+    master = spark.sparkContext.master
+    splits = {s.name: plan_splits(s, 1, None, local_master=master.startswith("local")) for s in sources}
+
+    def whole_fn(it):
+        for _ in it:
+            pass
+        feeds = {name: (b for sp in parts for b in read_split(sp)) for name, parts in splits.items()}
+        out = worker.run_embedded(shipped, feeds, "whole", acc)
+        yield from to_spark_batches(out, final_schema)
+    df = spark.range(0, 1, 1, 1).mapInArrow(whole_fn, spark_struct(final_schema))
+    return df, SparkJob(shipped.plan_id, "whole", "pushdown", False, acc)
+
+
+def collect(df, expected: pa.Schema) -> pa.Table:
+    """A batch DataFrame of ``to_spark`` as a table in the embedded engine's Arrow types."""
+    table = df.toArrow()
+    if table.schema.names != expected.names:
+        raise RuntimeError(f"Spark returned columns {table.schema.names}, expected {expected.names}")
+    return pa.Table.from_arrays([c.cast(f.type) if c.type != f.type else c for c, f in zip(table.columns, expected)],
+                                schema=expected)
+
+
+def run_on_spark(queries: list[Query], spark=None) -> JobResult:
+    """Run queries (each to the end of its bounded input) on Spark; collected tables and metrics
+    as ``StreamEnvironment.execute`` returns them."""
+    import time
+    from ..engine.sinks import open_sink
+    start = time.perf_counter()
+    tables, per_query = {}, []
+    for q in queries:
+        if any(isinstance(s, SparkSource) and s.streaming for s in distinct_sources(q.root)):
+            raise NotImplementedError("a query over a streaming DataFrame runs as a Spark streaming query: "
+                                      "start q.to_spark().writeStream (execute() runs bounded inputs)")
+        df = to_spark(q.root, spark)
+        expected = pipeline_arrow_schema(build_physical_plan(q).pipelines[-1])
+        table = collect(df, expected)
+        sink = open_sink(q.sink, expected)
+        try:
+            for b in table.to_batches():
+                sink.write(b)
+            out = sink.finish()
+        finally:
+            sink.abort()
+        if q.sink.kind == "collect":
+            tables[q.sink.name] = out
+        per_query.append({"sink": q.sink.name, **df.grizzly.metrics()})
+    metrics = {
+        "engine": "spark",
+        "records_in": sum(m["records_in"] for m in per_query),
+        "records_out": sum(m["records_out"] for m in per_query),
+        "late_records": sum(m["late_records"] for m in per_query),
+        "filtered_records": sum(m["filtered_records"] for m in per_query),
+        "seconds": time.perf_counter() - start,
+        "queries": per_query,
+    }
+    return JobResult(tables, metrics)
+
+
+__all__ = ["to_spark", "run_on_spark", "collect", "SinkSpec"]

@@ -1,0 +1,329 @@
+"""The in-task runner: what a Spark Python worker does with a shipped plan.
+
+Each Python worker keeps a module-global cache of the plans it has seen, keyed by plan hash
+(``ShippedPlan.plan_id``): the unpickled query, its physical pipelines and their generated code.
+Compiled machine code is cached by the JIT itself (by the SHA-256 of the IR), so a task that
+finds its plan in the cache starts running at once; Spark reuses Python workers across tasks
+(``spark.python.worker.reuse``, on by default). Nothing compiled ever crosses a process boundary.
+
+The task kinds (``planner.py`` decides which a query uses):
+
+- ``stateless_task``: a pipeline without a window, batch by batch.
+- ``partial_task``: the first pipeline of a windowed query pre-aggregates the task's batches in
+  compiled code and emits partial states (``partials.py``): once at the end of the task, or, where
+  the task knows the watermark of the source batches before its own (file and Arrow sources),
+  each window as soon as the watermark completes it, exactly as the embedded engine would.
+- ``merge_task``: partial states of a set of (window, key) groups, merged and finished.
+- ``finish_task`` / ``whole_task``: the embedded engine itself inside one task (window results
+  in order through the rest of the query; or a query that cannot be split, whole).
+
+Every task reports its metrics (records in, filtered, late, code generation and compile times,
+whether its plan was cached, the pipelines' variant history) through an accumulator.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import OrderedDict
+from typing import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from ..codegen import abi
+from ..codegen.module import GeneratedPipeline, generate_pipeline, window_geometry
+from ..engine.kernels import ProjectKernel, make_kernel
+from ..engine.local import batch_max_event_time, run_job
+from ..expressions import ProcessingTime
+from ..physical.pipelines import PhysicalPlan, build_physical_plan
+from ..sources import BadInputError
+from .partials import export_windows, merge_partials, partial_schema, read_panes, window_starts
+from .schema import conform, to_spark_batches
+from .shipping import ShippedPlan
+
+_I64, _P = __import__("ctypes").c_int64, __import__("ctypes").c_void_p
+CACHE_LIMIT = 32
+
+
+class WorkerPlan:
+    """A shipped plan in this worker: the query, its pipelines and their generated code."""
+
+    def __init__(self, shipped: ShippedPlan):
+        self.plan_id = shipped.plan_id
+        self.query = shipped.load()
+        self.physical: PhysicalPlan = build_physical_plan(self.query)
+        self._gens: dict[int, GeneratedPipeline] = {}
+        self.codegen_ms = 0.0
+        self.tasks = 0
+
+    def gen(self, pid: int) -> GeneratedPipeline:
+        g = self._gens.get(pid)
+        if g is None:
+            start = time.perf_counter()
+            g = self._gens[pid] = generate_pipeline(self.physical.pipelines[pid])
+            self.codegen_ms += (time.perf_counter() - start) * 1000
+        return g
+
+
+_PLANS: "OrderedDict[str, WorkerPlan]" = OrderedDict()
+
+
+def worker_plan(shipped: ShippedPlan) -> tuple[WorkerPlan, bool]:
+    """The cached plan of ``shipped`` in this process (and whether it was cached already)."""
+    wp = _PLANS.get(shipped.plan_id)
+    hit = wp is not None
+    if hit:
+        _PLANS.move_to_end(shipped.plan_id)
+    else:
+        wp = _PLANS[shipped.plan_id] = WorkerPlan(shipped)
+        while len(_PLANS) > CACHE_LIMIT:
+            _PLANS.popitem(last=False)
+    wp.tasks += 1
+    return wp, hit
+
+
+def cached_plan_ids() -> list[str]:
+    return list(_PLANS)
+
+
+class TaskReport:
+    """One task's metrics, sent to the driver through ``accumulator`` when the task ends."""
+
+    def __init__(self, stage: str, wp: WorkerPlan | None, hit: bool, accumulator=None):
+        self.accumulator = accumulator
+        self.start = time.perf_counter()
+        self.data = {"stage": stage, "pid": os.getpid(), "plan_cached": hit,
+                     "plan_id": wp.plan_id[:12] if wp is not None else None,
+                     "records_in": 0, "records_out": 0, "filtered": 0, "late": 0,
+                     "codegen_ms": round(wp.codegen_ms, 3) if wp is not None else 0.0,
+                     "compile_ms": 0.0, "pipelines": []}
+        try:
+            from pyspark import TaskContext
+            ctx = TaskContext.get()
+            if ctx is not None:
+                self.data.update(partition=ctx.partitionId(), attempt=ctx.attemptNumber(), stage_id=ctx.stageId())
+        except ImportError:  # pragma: no cover - outside Spark (direct calls in tests)
+            pass
+
+    def kernel(self, kernel, pipeline_id: int, rows_in: int, variant: str = "generic") -> None:
+        late = kernel.counter(abi.STATE_LATE) if kernel is not None else 0
+        filtered = kernel.counter(abi.STATE_FILTERED) if kernel is not None else 0
+        compile_ms = kernel.compile_ms if kernel is not None else 0.0
+        self.data["filtered"] += filtered
+        self.data["late"] += late
+        self.data["compile_ms"] = round(self.data["compile_ms"] + compile_ms, 3)
+        self.data["pipelines"].append({"id": pipeline_id, "rows_in": rows_in, "filtered": filtered, "late": late,
+                                       "compile_ms": round(compile_ms, 3),
+                                       "variant_history": [{"stage": variant, "reason": "initial",
+                                                            "records": rows_in}]})
+
+    def send(self) -> None:
+        self.data["seconds"] = round(time.perf_counter() - self.start, 6)
+        if self.accumulator is not None:
+            self.accumulator.add([self.data])
+
+
+def _source_of(wp: WorkerPlan):
+    return wp.physical.pipelines[0].input.source
+
+
+def _check(source, batch: pa.RecordBatch, index: int) -> pa.RecordBatch:
+    """``batch`` (possibly only the columns the task needs) in the source's Arrow types, with no
+    null event time (a bad batch fails the task naming the source, column and row)."""
+    schema = pa.schema([source.arrow_schema.field(n) for n in batch.schema.names])
+    batch = conform(batch, schema)
+    ts = source.timestamp
+    if ts is not None and ts in batch.schema.names and batch.num_rows and batch.column(ts).null_count:
+        import pyarrow.compute as pc
+        row = pc.index(pc.is_null(batch.column(ts)), True).as_py()
+        raise BadInputError(f"{source.name}: column {ts!r}: null event timestamp in batch {index}, row {row}")
+    return batch
+
+
+# ----------------------------------------------------------------------------------------------
+def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accumulator=None,
+                   fault=None) -> Iterator[pa.RecordBatch]:
+    """A query without windows: each batch through the compiled pipeline, in order."""
+    wp, hit = worker_plan(shipped)
+    report = TaskReport("stateless", wp, hit, accumulator)
+    pipeline = wp.physical.pipelines[0]
+    gen = wp.gen(0)
+    source = _source_of(wp)
+    identity = not pipeline.filters and pipeline.terminal.is_identity(pipeline.input_schema)
+    kernel = None if identity else ProjectKernel(gen, source.name)
+    from ..engine.kernels import output_arrow_schema
+    out_schema = output_arrow_schema(gen)
+    rows = 0
+    for i, batch in enumerate(batches):
+        batch = _check(source, batch, i)
+        rows += batch.num_rows
+        out = batch.select(out_schema.names) if kernel is None else kernel.process(batch)
+        report.data["records_out"] += out.num_rows
+        _maybe_fail(fault, i)
+        yield from to_spark_batches(out, out_schema)
+    report.data["records_in"] = rows
+    report.kernel(kernel, 0, rows)
+    report.send()
+
+
+def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], watermark_before: int | None = None,
+                 accumulator=None, with_event_time: bool = False, fault=None) -> Iterator[pa.RecordBatch]:
+    """Pre-aggregate the task's batches in the first (window) pipeline and emit partial states.
+
+    ``watermark_before``: the source's watermark before the task's first batch (the batches of
+    earlier tasks decide it), or None when the task's input has no order with respect to other
+    tasks (a batch DataFrame: nothing is late, every window is emitted at the end). With a
+    watermark the task advances it after each batch as the embedded engine does, emits each
+    window when the watermark completes it, and counts late records; windows complete before the
+    task's first batch belong to earlier tasks and are never emitted here.
+
+    ``with_event_time`` (streaming): each row also carries the task's largest event time (all
+    records, filtered ones too) for Spark's watermark, and a task whose windows hold nothing
+    sends one heartbeat row instead."""
+    wp, hit = worker_plan(shipped)
+    report = TaskReport("partial", wp, hit, accumulator)
+    pipeline = wp.physical.pipelines[0]
+    gen = wp.gen(0)
+    source = _source_of(wp)
+    kernel = make_kernel(gen, source.name, 1)
+    size, slide, _pane = window_geometry(pipeline.terminal.assigner)
+    track = watermark_before is not None and source.timestamp is not None \
+        and not isinstance(pipeline.event_time, ProcessingTime)
+    watermark = watermark_before if track else abi.INT64_MIN
+    fired = watermark_before if track else None
+    drop_panes = None
+    rows, emitted, task_max = 0, 0, None
+    try:
+        for i, batch in enumerate(batches):
+            batch = _check(source, batch, i)
+            rows += batch.num_rows
+            kernel.process(batch, watermark)
+            _maybe_fail(fault, i)
+            latest = batch_max_event_time(batch, source.timestamp) \
+                if source.timestamp is not None and batch.num_rows else None
+            if latest is not None:
+                task_max = latest if task_max is None else max(task_max, latest)
+            if track and latest is not None:
+                candidate = max(abi.INT64_MIN, latest - source.watermark.out_of_orderness_ms - 1)
+                if candidate > watermark:
+                    watermark = candidate
+                    out = _emit(kernel, size, slide, fired, watermark)
+                    if out is not None:
+                        emitted += out.num_rows
+                        yield _with_event_time(out, task_max) if with_event_time else out
+                    drop_panes = drop_panes or kernel.function("state", "drop_panes", None, _P, _I64)
+                    for state in kernel.states:
+                        drop_panes(state.ctypes.data, watermark)
+                    fired = watermark
+        out = _emit(kernel, size, slide, fired, None)  # the end of the task's input
+        if out is not None:
+            emitted += out.num_rows
+            yield _with_event_time(out, task_max) if with_event_time else out
+        elif with_event_time and task_max is not None and not emitted:
+            yield _heartbeat(gen, task_max)
+        report.data.update(records_in=rows, records_out=emitted, watermark=int(watermark))
+        report.kernel(kernel, 0, rows)
+    finally:
+        kernel.close()
+    report.send()
+
+
+def _emit(kernel, size: int, slide: int, after: int | None, upto: int | None) -> pa.RecordBatch | None:
+    panes = read_panes(kernel)
+    if not panes:
+        return None
+    starts = window_starts(np.array([p for p, _ in panes], dtype=np.int64), size, slide, after, upto)
+    return export_windows(kernel, starts, panes)
+
+
+EVENT_TIME = "__gz_et"       # streaming: the task's largest event time (+ EVENT_TIME_SHIFT), for Spark's watermark
+HEARTBEAT = "__gz_hb"        # streaming: a row that only carries the event time
+EVENT_TIME_SHIFT = 1 << 40   # ms (~35 years); see streaming.py
+
+
+def streaming_partial_schema(gen: GeneratedPipeline) -> pa.Schema:
+    return partial_schema(gen).append(pa.field(EVENT_TIME, pa.timestamp("us", "UTC"), nullable=False)) \
+        .append(pa.field(HEARTBEAT, pa.bool_(), nullable=False))
+
+
+def _with_event_time(batch: pa.RecordBatch, task_max: int | None) -> pa.RecordBatch:
+    n = batch.num_rows
+    et = pa.array(np.full(n, (task_max or 0) + EVENT_TIME_SHIFT, dtype=np.int64) * 1000, pa.int64()) \
+        .cast(pa.timestamp("us", "UTC"))
+    return pa.RecordBatch.from_arrays(list(batch.columns) + [et, pa.array(np.zeros(n, dtype=bool))],
+                                      names=batch.schema.names + [EVENT_TIME, HEARTBEAT])
+
+
+def _heartbeat(gen: GeneratedPipeline, task_max: int) -> pa.RecordBatch:
+    schema = streaming_partial_schema(gen)
+    columns = []
+    for f in schema:
+        if f.name == EVENT_TIME:
+            columns.append(pa.array([(task_max + EVENT_TIME_SHIFT) * 1000], pa.int64()).cast(f.type))
+        elif f.name == HEARTBEAT:
+            columns.append(pa.array([True]))
+        elif pa.types.is_list(f.type):
+            columns.append(pa.array([[]], f.type))
+        elif f.nullable:
+            columns.append(pa.nulls(1, f.type))
+        else:
+            columns.append(pa.array([abi.INT64_MIN], f.type))  # never a window start that fires
+    return pa.RecordBatch.from_arrays(columns, schema=schema)
+
+
+def merge_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accumulator=None) -> Iterator[pa.RecordBatch]:
+    """Merge the partial states of this task's (window, key) groups and finish them."""
+    wp, hit = worker_plan(shipped)
+    report = TaskReport("merge", wp, hit, accumulator)
+    gen = wp.gen(0)
+    kernel = make_kernel(gen, "partial states", 1)
+    schema = partial_schema(gen)
+    try:
+        parts = [conform(b, schema) for b in batches if b.num_rows]
+        table = pa.Table.from_batches(parts, schema=schema)
+        result = merge_partials(kernel, table)
+        report.data.update(records_in=table.num_rows, records_out=result.num_rows)
+        report.kernel(kernel, 0, table.num_rows)
+    finally:
+        kernel.close()
+    from ..engine.kernels import output_arrow_schema
+    yield from to_spark_batches(result, output_arrow_schema(gen))
+    report.send()
+
+
+def run_embedded(shipped: ShippedPlan, feeds: dict[str, Iterable[pa.RecordBatch]], stage: str,
+                 accumulator=None) -> pa.Table:
+    """Run the shipped query on the embedded engine in this task; ``feeds`` gives each detached
+    source (by name) its batches, in order."""
+    from ..plan import distinct_sources
+    query = shipped.load()  # a fresh copy: its sources get this task's data
+    report = TaskReport(stage, None, False, accumulator)
+    for src in distinct_sources(query.root):
+        src.data = feeds[src.name]
+    result = run_job([query])
+    m = result.metrics
+    report.data.update(records_in=m["records_in"], records_out=m["records_out"], filtered=m["filtered_records"],
+                       late=m["late_records"])
+    for q in m["queries"]:
+        for p in q["pipelines"]:
+            report.data["codegen_ms"] = round(report.data["codegen_ms"] + p["codegen_ms"], 3)
+            report.data["compile_ms"] = round(report.data["compile_ms"] + p["compile_ms"], 3)
+            report.data["pipelines"].append({k: p[k] for k in ("id", "kind", "rows_in", "rows_out", "filtered",
+                                                                 "late", "compile_ms", "variant_history")})
+    report.send()
+    return result[query.sink.name]
+
+
+def _maybe_fail(fault, batch_index: int) -> None:
+    """Test hook: ``fault`` = (marker path, batch index): the first task to get there (no marker
+    file yet) creates the marker and kills its Python worker, as a crash would."""
+    if fault is None or batch_index != fault[1]:
+        return
+    marker = fault[0]
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return
+    os.close(fd)
+    os._exit(17)
