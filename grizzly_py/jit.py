@@ -110,7 +110,8 @@ def compile_ir_async(ir: str, opt_level: int = 3, background: bool = False) -> F
                     _cache.pop(key, None)
                 future.set_exception(e)
         if background:
-            threading.Thread(target=work, name="grizzly-compile", daemon=True).start()
+            # not a daemon: a compile is short, and one cut off at exit would leave its waiters
+            threading.Thread(target=work, name="grizzly-compile").start()
         else:
             work()
     return future

@@ -33,8 +33,10 @@ i64 = pa.int64()
 
 @pytest.fixture
 def every_row_a_morsel(monkeypatch):
-    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel)."""
+    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel), and
+    group only a few rows of source batches per round of tasks (so windows fire between rounds)."""
     monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 3)
 
 
 @pytest.fixture
@@ -80,23 +82,25 @@ def test_reorder_buffer_sends_in_serial_order_whatever_the_completion_order():
         out, n, capacity = [], 200, 16
         buffer = ReorderBuffer(capacity, out.append)
         rng = random.Random(trial)
-        serials = list(range(n))
-        semaphore = threading.Semaphore(capacity)  # like the engine: at most `capacity` in flight
+        delays = [rng.random() * 0.0005 for _ in range(n)]
+        added = [False] * n
 
         def worker(serial):
-            time.sleep(rng.random() * 0.0005)
-            assert buffer.send(serial, serial)
-            semaphore.release()
+            time.sleep(delays[serial])
+            added[serial] = buffer.send(serial, serial)
 
         threads = []
-        for s in serials:
-            semaphore.acquire()
+        for s in range(n):
+            if s >= capacity:  # like the engine: wait for the oldest task, so the serial numbers
+                threads[s - capacity].join(timeout=30)  # in flight stay within the buffer
             t = threading.Thread(target=worker, args=(s,))
             t.start()
             threads.append(t)
         for t in threads:
-            t.join()
-        assert out == serials, f"trial {trial}: out of order or missing"
+            t.join(timeout=30)
+        assert not any(t.is_alive() for t in threads), "a worker hung"
+        assert all(added), f"trial {trial}: a send was rejected"
+        assert out == list(range(n)), f"trial {trial}: out of order or missing"
         assert buffer.pending == 0 and buffer.next == n  # nothing stranded
 
 
@@ -124,6 +128,8 @@ def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
     model = CostModel(per_record_ns=2.0, task_overhead_ns=30_000)
     assert model.morsel_count(1000, 8) == 1           # 2 us of work: one task
     assert model.morsel_count(10_000_000, 8) == 8     # 20 ms of work: every worker
+    assert model.morsel_count(64_000, 8) == 2         # 128 us: two tasks beat one, three cost more
+    assert model.group_rows(2) == 2 * model.smallest_morsel
     model.observe(1_000_000, 0.1)                     # 100 ns per record measured
     assert model.per_record_ns > 50
     assert model.smallest_morsel < 10_000
@@ -163,6 +169,23 @@ def test_stateless_output_keeps_input_order_with_out_of_order_tasks(every_row_a_
     assert actual.column("ts").to_pylist() == [i for i in range(n) if ((i * 7919) % 1000) % 3 != 0]
     check_parallel(build, parallelism)
     assert sum(w["tasks"] for w in metrics["workers"]) >= 30
+
+
+def test_grouped_tumbling_batches_fire_like_one_batch_at_a_time(monkeypatch):
+    # rounds of 2-3 source batches: each batch's rows are judged late against the watermark
+    # after the batch before it, not the round's, and windows fire once per round
+    monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 5)
+    data = {"ts": [0, 9, 25, 3, 30, 12, 50, 41, 5, 60], "k": pa.array([1, 2, 1, 1, 2, 2, 1, 1, 2, 1], i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[2, 2, 2, 2, 2], bound=3).key_by("k").window(tumbling(10)) \
+            .aggregate(n=agg.count(), s=agg.sum("ts"))
+
+    actual, metrics = run_parallel(build, 2)
+    expected, expected_metrics = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
+    assert_tables_equal(actual, expected)
+    assert metrics["late_records"] == expected_metrics["late_records"] == 2  # 12 and 5
 
 
 @pytest.mark.parametrize("window", ["tumbling", "sliding"])

@@ -9,6 +9,7 @@ complete windows as a table sorted by (window_end, keys) with nulls last.
 from __future__ import annotations
 
 import ctypes
+import sys
 import threading
 import time
 
@@ -320,6 +321,8 @@ class WindowKernel(Kernel):
             self._closed = True
 
     def __del__(self):
+        if sys.is_finalizing():  # the process is exiting: its memory goes with it, and the trigger
+            return               # unit's compile thread may no longer run to finish a close
         try:
             self.close()
         except Exception:
@@ -391,7 +394,11 @@ class SlidingWindowKernel(WindowKernel):
 
 def make_kernel(gen: GeneratedPipeline, input_name: str, workers: int = 1) -> Kernel:
     """The kernel object for a generated window pipeline: several workers' tumbling windows merge
-    at fire time like panes, so they take the merging trigger."""
+    at fire time like panes, so they take the merging trigger; a shared window state has a
+    kernel of its own (``shared_kernel.py``)."""
+    if gen.trigger == "shared":
+        from .shared_kernel import SharedWindowKernel
+        return SharedWindowKernel(gen, input_name, workers)
     if gen.trigger == "panes" or (gen.trigger == "tumbling" and workers > 1):
         return SlidingWindowKernel(gen, input_name, workers)
     if gen.trigger == "count":
@@ -399,7 +406,7 @@ def make_kernel(gen: GeneratedPipeline, input_name: str, workers: int = 1) -> Ke
     return WindowKernel(gen, input_name, workers if gen.trigger == "tumbling" else 1)
 
 
-PARALLEL_TRIGGERS = ("tumbling", "panes")  # windows whose records may be cut into morsels
+PARALLEL_TRIGGERS = ("tumbling", "panes", "shared")  # windows whose records may be cut into morsels
 
 
 class CountWindowKernel(WindowKernel):

@@ -36,14 +36,16 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codegen import abi
-from ..codegen.module import GeneratedPipeline, generate_pipeline
+from ..codegen.module import WINDOW_STATES, CodegenOptions, GeneratedPipeline, generate_pipeline
+from ..codegen.shared_window import shared_state_unsupported
 from ..environment import JobResult
 from ..expressions import Column, ProcessingTime
-from ..physical.pipelines import (PhysicalPlan, Pipeline, ProjectTerminal, SourceInput, UnionInput, WindowInput,
-                                  build_physical_plan, upstream_ids)
+from ..physical.pipelines import (JoinInput, JoinTerminal, PhysicalPlan, Pipeline, ProjectTerminal, SourceInput,
+                                  UnionInput, WindowInput, build_physical_plan, upstream_ids)
 from ..plan import Query, distinct_sources
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from ..types import to_arrow_type
+from .join_kernel import JoinKernel
 from .kernels import PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, WindowKernel, make_kernel, output_arrow_schema
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .sinks import open_sink
@@ -62,25 +64,43 @@ class PipelineRun:
     rows_in: int = 0
     rows_out: int = 0
     seconds: float = 0.0
+    window_state_note: str | None = None  # why a shared window state was asked for but not used
 
     def metrics(self) -> dict:
         k = self.kernel
         late = k.counter(abi.STATE_LATE) if k is not None else 0
         filtered = k.counter(abi.STATE_FILTERED) if k is not None else 0
-        return {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
-                "variant": self.gen.options.variant, "rows_in": self.rows_in, "rows_out": self.rows_out,
-                "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
-                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
-                "seconds": round(self.seconds, 6),
-                "variant_history": [{"stage": self.gen.options.variant, "reason": "initial",
-                                     "records": self.rows_in}]}
+        window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WindowKernel) else None
+        out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
+               "variant": self.gen.options.variant, "window_state": window_state,
+               "rows_in": self.rows_in, "rows_out": self.rows_out,
+               "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
+               "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
+               "seconds": round(self.seconds, 6),
+               "variant_history": [{"stage": self.gen.options.variant, "reason": "initial",
+                                    "window_state": window_state, "records": self.rows_in}]}
+        if self.window_state_note is not None:
+            out["window_state_fallback"] = self.window_state_note
+        if window_state == "shared":
+            out["shared_state"] = k.metrics()
+        return out
 
 
-def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1) -> PipelineRun:
+def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
+                 window_state: str = "thread_local") -> PipelineRun:
     """Generate and wrap ``pipeline``; ``workers`` > 1 for a pipeline that reads a source gives its
-    kernel one state block per worker when its work can be cut into morsels."""
+    kernel one state block per worker when its work can be cut into morsels. ``window_state``
+    "shared": a window pipeline that supports it keeps one state that every worker updates
+    atomically (``codegen/shared_window.py``); the others keep thread-local state, and say why."""
+    if isinstance(pipeline.terminal, JoinTerminal):  # one compiled kernel per input (join_kernel.py)
+        join = JoinKernel(pipeline, input_name)
+        return PipelineRun(pipeline, join.gen, join, join.codegen_ms, join.schema)
     start = time.perf_counter()
-    gen = generate_pipeline(pipeline)
+    options, note = None, None
+    if window_state == "shared" and not isinstance(pipeline.terminal, ProjectTerminal):
+        note = shared_state_unsupported(pipeline)
+        options = CodegenOptions(window_state="shared") if note is None else None
+    gen = generate_pipeline(pipeline, options)
     ms = (time.perf_counter() - start) * 1000
     t = pipeline.terminal
     if not isinstance(pipeline.input, SourceInput):
@@ -90,7 +110,17 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1) -> Pipel
             else ProjectKernel(gen, input_name, workers)
     else:
         kernel = make_kernel(gen, input_name, workers if gen.trigger in PARALLEL_TRIGGERS else 1)
-    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen))
+    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note)
+
+
+def _resume(kernel: WindowKernel, batch: pa.RecordBatch, watermark: int, rest: int | None, where: tuple[int, int]) -> None:
+    """A kernel over a shared window state that stopped at row ``rest`` of ``batch`` (its state
+    must grow first; nothing else runs in it now): grow, and run the rest of the batch again."""
+    batch_no, first = where
+    while rest is not None:
+        kernel.grow()
+        batch, first = batch.slice(rest), first + rest
+        rest = kernel.process(batch, watermark, 0, (batch_no, first))
 
 
 def _arrow_schema(pipeline: Pipeline) -> pa.Schema:
@@ -159,13 +189,14 @@ class SourceClock:
 class QueryRun:
     """Runs one query: its pipelines from its sources to its sink."""
 
-    def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None):
+    def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None,
+                 window_state: str = "thread_local"):
         self.physical: PhysicalPlan = build_physical_plan(query)
         pipelines = self.physical.pipelines
         self.pool, self.cost = pool, cost or CostModel()
         workers = pool.workers if pool is not None else 1
         self.runs = [_instantiate(p, p.input.source.name if isinstance(p.input, SourceInput)
-                                  else f"pipeline {p.id} input", workers) for p in pipelines]
+                                  else f"pipeline {p.id} input", workers, window_state) for p in pipelines]
         self.sources = distinct_sources(query.root)
         # the consumer of each pipeline's output (None: the sink), and how it wants the batches
         self.consumer: dict[int, int | None] = {p.id: None for p in pipelines}
@@ -182,7 +213,7 @@ class QueryRun:
             self.readers[id(pipelines[pid].input.source)].append(pid)
         self.clocks = {id(s): SourceClock(s, self._tracker(s)) for s in self.sources}
         # watermarks matter only to windows; a query without any skips them
-        self.has_windows = any(isinstance(r.kernel, WindowKernel) for r in self.runs)
+        self.has_windows = any(isinstance(r.kernel, (WindowKernel, JoinKernel)) for r in self.runs)
         self.sink_schema = self.runs[-1].output_schema
         self.sink = open_sink(query.sink, self.sink_schema)
         self.records_in = 0
@@ -194,6 +225,14 @@ class QueryRun:
                 if isinstance(run.kernel, ProjectKernel) and run.kernel.workers > 1 \
                         and self.consumer[run.pipeline.id] is None:
                     self.stages[run.pipeline.id] = OrderedStage(pool, self._sink_writer(run), 4 * pool.workers)
+        # a parallel tumbling event-time window that alone reads the query's only source takes
+        # several source batches per round of tasks (each batch under its own watermark) and
+        # fires once per round: see _flush_group
+        self.grouped = self._groupable_window()
+        self.group: list[tuple[pa.RecordBatch, int]] = []
+        self.group_rows = 0
+        if self.grouped is not None:
+            self.clocks[id(self.sources[0])].tracker = None  # the driver reads event times first
 
     def _tracker(self, source) -> WindowKernel | None:
         for pid in self.readers[id(source)]:
@@ -203,6 +242,25 @@ class QueryRun:
                     and event_time.name == source.timestamp:
                 return run.kernel
         return None
+
+    def _groupable_window(self) -> int | None:
+        """The pipeline whose batches may be grouped, if any. Grouping is exact for tumbling
+        windows: a record of a later batch never enters a window that an earlier batch's
+        watermark completes (it would be late), so firing after the group gives the same
+        windows, in the same order, with the same late records. (Not for sliding windows: a
+        later record may enter a pane that a completed window shares.)"""
+        if self.pool is None or len(self.sources) != 1:
+            return None
+        readers = self.readers[id(self.sources[0])]
+        if len(readers) != 1:
+            return None
+        run = self.runs[readers[0]]
+        k = run.kernel
+        if not (isinstance(k, WindowKernel) and k.workers > 1 and isinstance(run.pipeline.event_time, Column)):
+            return None
+        if getattr(k, "pane", None) != k.window_size:  # tumbling under the merging trigger
+            return None
+        return readers[0]
 
     @property
     def source(self):
@@ -218,6 +276,12 @@ class QueryRun:
         self.records_in += batch.num_rows
         number = self.batch_numbers[id(source)]
         self.batch_numbers[id(source)] = number + 1
+        if self.grouped is not None:
+            self.group.append((batch, number))
+            self.group_rows += batch.num_rows
+            if self.group_rows >= self.cost.group_rows(self.pool.workers):
+                self._flush_group()
+            return
         for pid in self.readers[id(source)]:
             if self.runs[pid].kernel is not None and self.runs[pid].kernel.workers > 1:
                 self._push_morsels(pid, batch, number)
@@ -229,6 +293,7 @@ class QueryRun:
 
     def end(self, source) -> None:
         """``source`` has no more batches: its watermark jumps to +infinity."""
+        self._flush_group()
         clock = self.clocks[id(source)]
         if not clock.ended:
             clock.end()
@@ -236,6 +301,7 @@ class QueryRun:
 
     def finish(self) -> pa.Table | None:
         """End of the bounded input: every source's watermark is +infinity, every window fired."""
+        self._flush_group()
         self.drain()
         for s in self.sources:
             self.end(s)
@@ -260,7 +326,7 @@ class QueryRun:
         except BaseException:
             pass  # the job's own error matters more
         for r in self.runs:
-            if isinstance(r.kernel, WindowKernel):
+            if isinstance(r.kernel, (WindowKernel, JoinKernel)):
                 try:
                     r.kernel.close()
                 except Exception:  # keep freeing the others; the job's own error matters more
@@ -278,7 +344,10 @@ class QueryRun:
         elif isinstance(run.kernel, (ProjectKernel, CountWindowKernel)):  # rows out per batch
             out = run.kernel.process(batch)
         else:
-            run.kernel.process(batch, run.watermark)
+            where = (run.kernel.batches_processed, 0)
+            rest = run.kernel.process(batch, run.watermark)
+            if rest is not None:  # a shared window state stopped to grow
+                _resume(run.kernel, batch, run.watermark, rest, where)
             run.seconds += time.perf_counter() - start
             return
         run.seconds += time.perf_counter() - start
@@ -316,16 +385,64 @@ class QueryRun:
         watermark = run.watermark
 
         def window_task(offset, length):
-            def run_morsel(worker: int) -> None:
+            def run_morsel(worker: int) -> tuple[int, int] | None:
                 t0 = time.perf_counter()
-                kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
-                cost.observe(length, time.perf_counter() - t0)
+                rest = kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                cost.observe(length if rest is None else rest, time.perf_counter() - t0)
+                return None if rest is None else (offset + rest, length - rest)  # not done yet
             return run_morsel
-        if len(pieces) == 1:  # not worth a hand-off: this thread, as worker 0 (no task is running)
-            window_task(0, batch.num_rows)(0)
-        else:
-            self.pool.run_all([(window_task(o, n), n) for o, n in pieces])
+        while pieces:
+            if len(pieces) == 1:  # not worth a hand-off: this thread, as worker 0 (no task is running)
+                stopped = [window_task(*pieces[0])(0)]
+            else:
+                stopped = self.pool.run_all([(window_task(o, n), n) for o, n in pieces])
+            # a shared window state that must grow stopped some morsels: every task has returned,
+            # so the state grows single-threaded, then the rest of those morsels runs again
+            pieces = [p for p in stopped if p is not None]
+            if pieces:
+                kernel.grow()
         run.seconds += time.perf_counter() - start
+
+    def _flush_group(self) -> None:
+        """Process the grouped source batches as one round of morsel tasks, each batch's rows
+        under the watermark reached after the batch before it, then move the watermark and fire."""
+        if not self.group:
+            return
+        batches, self.group, self.group_rows = self.group, [], 0
+        run = self.runs[self.grouped]
+        kernel, cost = run.kernel, self.cost
+        clock = self.clocks[id(self.sources[0])]
+        segments = []  # (batch, number, watermark in force, first row in the group)
+        first = 0
+        for batch, number in batches:
+            segments.append((batch, number, clock.watermark, first))
+            first += batch.num_rows
+            clock.observe(batch)
+        total = first
+        run.rows_in += total
+
+        def task(parts):
+            def run_parts(worker: int) -> None:
+                for batch, number, watermark, offset, length in parts:
+                    t0 = time.perf_counter()
+                    kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                    cost.observe(length, time.perf_counter() - t0)
+            return run_parts
+        tasks = []
+        for start, length in plan_morsels(total, cost.morsel_count(total, kernel.workers)):
+            parts = []
+            for batch, number, watermark, at in segments:
+                lo, hi = max(start, at), min(start + length, at + batch.num_rows)
+                if lo < hi:
+                    parts.append((batch, number, watermark, lo - at, hi - lo))
+            tasks.append((task(parts), length))
+        t0 = time.perf_counter()
+        if len(tasks) == 1:
+            tasks[0][0](0)
+        else:
+            self.pool.run_all(tasks)
+        run.seconds += time.perf_counter() - t0
+        self._advance()
 
     def _sink_writer(self, run: PipelineRun):
         def write(batch: pa.RecordBatch) -> None:  # called in order, by one worker at a time
@@ -344,7 +461,23 @@ class QueryRun:
             if not batch.num_rows:
                 return
             batch = conform(batch, self.union_schema[consumer])
+        join = self.runs[consumer].pipeline.input
+        if isinstance(join, JoinInput):
+            self._push_join(consumer, join.pipeline_ids.index(index), batch)
+            return
         self._push(consumer, batch)
+
+    def _push_join(self, index: int, side: int, batch: pa.RecordBatch) -> None:
+        """Insert ``batch`` into input ``side`` of join pipeline ``index`` (in the driver thread,
+        under the join's watermark in force); an interval join's pairs go downstream at once."""
+        run = self.runs[index]
+        run.rows_in += batch.num_rows
+        start = time.perf_counter()
+        out = run.kernel.process(side, batch, run.watermark)
+        run.seconds += time.perf_counter() - start
+        if out is not None:
+            run.rows_out += out.num_rows
+            self._deliver(index, out)
 
     def _input_watermark(self, p: Pipeline) -> int:
         if isinstance(p.input, SourceInput):
@@ -357,7 +490,7 @@ class QueryRun:
         """Move the watermarks through the pipelines, producers first, firing complete windows."""
         for i, run in enumerate(self.runs):
             upstream = self._input_watermark(run.pipeline)
-            if not isinstance(run.kernel, WindowKernel):
+            if not isinstance(run.kernel, (WindowKernel, JoinKernel)):
                 run.watermark = max(run.watermark, upstream)  # stateless: its input's watermark
                 continue
             if isinstance(run.pipeline.event_time, ProcessingTime) and upstream != abi.INT64_MAX:
@@ -389,7 +522,7 @@ class QueryRun:
 _END = object()
 
 
-def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
+def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: str = "thread_local") -> JobResult:
     """Run queries to the end of their bounded inputs. Each source is read once, and each of its
     batches is fed to every query that reads it (so one-shot iterators serve several sinks).
 
@@ -401,11 +534,13 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True) -> JobResult:
     workers = auto_parallelism() if parallelism == "auto" else int(parallelism)
     if workers < 1:
         raise ValueError(f"parallelism must be a positive integer or 'auto', got {parallelism!r}")
+    if window_state not in WINDOW_STATES:
+        raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {window_state!r}")
     pool = WorkerPool(workers) if workers > 1 else None
     cost = CostModel()
     try:
         for q in queries:
-            runs.append(QueryRun(q, pool, cost))
+            runs.append(QueryRun(q, pool, cost, window_state))
         sources = []
         for qr in runs:
             sources.extend(s for s in qr.sources if not any(s is o for o in sources))

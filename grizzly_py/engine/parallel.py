@@ -166,7 +166,17 @@ class CostModel:
         return max(self.min_rows, int(rows))
 
     def morsel_count(self, rows: int, workers: int) -> int:
-        return max(1, min(workers, rows // self.smallest_morsel))
+        """The number of morsels (at most ``workers``) that finishes ``rows`` soonest, taking the
+        tasks' Python overhead as serial (it holds the GIL): minimizes rows*c/n + n*overhead,
+        with no morsel under ``min_rows``."""
+        work = rows * max(self.per_record_ns, 0.1)
+        best = min(range(1, max(1, workers) + 1), key=lambda n: work / n + n * self.task_overhead_ns)
+        return max(1, min(best, rows // self.min_rows))
+
+    def group_rows(self, workers: int) -> int:
+        """Rows of source batches worth one round of tasks when batches can be grouped: enough
+        for every worker to get a morsel whose overhead stays under ``max_overhead``."""
+        return workers * self.smallest_morsel
 
 
 def auto_parallelism() -> int:
