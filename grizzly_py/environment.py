@@ -48,11 +48,16 @@ class SinkHandle:
 class StreamEnvironment:
     """The embedded engine's environment."""
 
-    def __init__(self, parallelism: int | str = 1, adaptive: bool = True):
+    def __init__(self, parallelism: int | str = 1, adaptive: bool = True, window_state: str = "thread_local"):
         if parallelism != "auto" and (not isinstance(parallelism, int) or parallelism < 1):
             raise ValueError(f"parallelism must be a positive int or 'auto', got {parallelism!r}")
+        # window_state: "thread_local" (per-worker states merged at fire) or "shared" (one state
+        # updated atomically, for the window pipelines that support it: docs/architecture.md)
+        if window_state not in ("thread_local", "shared"):
+            raise ValueError(f"window_state must be 'thread_local' or 'shared', got {window_state!r}")
         self.parallelism = parallelism
         self.adaptive = adaptive
+        self.window_state = window_state
         self._sinks: list[Query] = []
 
     # --- sources -----------------------------------------------------------------------------
@@ -116,7 +121,8 @@ class StreamEnvironment:
             result, self._sinks = run_on_spark(self._sinks, self.spark), []
             return result
         from .engine.local import run_job
-        result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive)
+        result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive,
+                         window_state=self.window_state)
         self._sinks = []  # only once the job succeeded: a failed job can be run again
         return result
 
@@ -126,7 +132,7 @@ class StreamEnvironment:
             return run_on_spark([Query(node, SinkSpec("collect", "result"))], self.spark)["result"]
         from .engine.local import run_job
         result = run_job([Query(node, SinkSpec("collect", "result"))], parallelism=self.parallelism,
-                         adaptive=self.adaptive)
+                         adaptive=self.adaptive, window_state=self.window_state)
         return result["result"]
 
     def _on_spark(self, queries) -> bool:

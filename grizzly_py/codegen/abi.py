@@ -41,6 +41,10 @@ STATE_ERROR_DETAIL = 7   # e.g. the index of the aggregate that overflowed
 STATE_WINDOWS = 8        # %gz.dir header: slots, length, capacity (3 words)
 STATE_WORDS = 12
 
+# --- window kernels: a positive return value is not an error ---------------------------------
+KERNEL_STOPPED = 1  # stopped early (a shared window state must grow): rows before state[STATE_ERROR_ROW]
+                    # are done and counted; the engine grows the state and runs the rest again
+
 # --- error codes (negative return values) -----------------------------------------------------
 ERROR_OUT_OF_MEMORY = -1
 ERROR_CORRUPT_STRING = -2

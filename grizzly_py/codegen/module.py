@@ -35,18 +35,26 @@ class CodegenOptions:
     all predicates and branches once; "predicated" never branches: projections write every row
     and advance the output by the keep flag, windows filter a block of rows into a selection
     vector first and aggregate the selected rows in a second loop ("blocked" kernel).
+
+    ``window_state``: "thread_local" (each worker its own state block, merged when a window
+    fires) or "shared" (one state that every worker updates with atomic instructions:
+    ``shared_window.py``; tumbling event-time windows of decomposable aggregates only).
     """
 
     filter_mode: str = "predicated"
     variant: str = "generic"
     block_rows: int = 4096
+    window_state: str = "thread_local"
 
     def __post_init__(self):
         if self.filter_mode not in FILTER_MODES:
             raise ValueError(f"filter_mode must be one of {FILTER_MODES}, got {self.filter_mode!r}")
+        if self.window_state not in WINDOW_STATES:
+            raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {self.window_state!r}")
 
 
 FILTER_MODES = ("branch", "combined", "predicated")
+WINDOW_STATES = ("thread_local", "shared")
 
 
 @dataclass
@@ -62,6 +70,8 @@ class KernelCode:
     keep: str = "true"
     blocked: bool = False
     counted_filter: bool = False
+    stop: bool = False  # the body may branch to %stop (see pipeline.ll.j2)
+    epilogue: list[str] = field(default_factory=list)  # before the kernel returns (also at %stop)
 
 
 @dataclass
@@ -124,7 +134,8 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
             t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
         layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
     rule = _rule_for(pipeline)
-    header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n"
+    header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}" \
+        + (", shared window state" if options.window_state == "shared" else "") + "\n"
     units: dict[str, CodeUnit] = {}
     gen = None
     for name, assume_valid in KERNELS:
@@ -459,5 +470,7 @@ def _rule_for(pipeline: Pipeline):
 
 # Rules in modules of their own build on the helpers above, so they register last.
 from .session_window import lower_session_window  # noqa: E402
+from .shared_window import lower_time_window  # noqa: E402
 
 TERMINAL_RULES[("window", "session")] = lower_session_window
+TERMINAL_RULES[("window", "tumbling")] = lower_time_window  # thread-local or shared state

@@ -1,0 +1,188 @@
+"""``SharedWindowKernel``: a tumbling window whose workers all update ONE state with atomic
+instructions (``window_state="shared"``; the code is ``codegen/shared_window.py``).
+
+Each worker keeps its own small state block (its record counters, maximum event time, the row
+where it stopped), and every block points to the same ring of window slots, which this object
+owns (a numpy array; the tables hang off its slots, allocated by the kernels). Workers never
+wait for each other except for a few instructions (an entry or a slot being published).
+
+Between tasks (the driver waits for a source batch's tasks anyway) this object:
+- grows the state when a kernel stopped: every table past its fill limit is rehashed into a
+  bigger one, later windows start at that size, and the ring doubles when half its slots are
+  open (``grow``); the driver then runs the rest of the stopped morsels again;
+- fires the windows that the watermark completed (``fire``): the trigger emits each ready window
+  whose trigger counter is zero (every worker left it), exactly once (its emit claim), and frees
+  its slot; the ring is then compacted, so that probes stay short.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pyarrow as pa
+
+from ..codegen import abi
+from ..codegen.shared_window import (RING_HEADER_WORDS, RING_OPEN, RING_OPEN_LIMIT, RING_SLOTS,
+                                     RING_TABLE_CAPACITY, SLOT_CAPACITY, SLOT_FREE, SLOT_LIMIT, SLOT_OPEN,
+                                     SLOT_SIZE, SLOT_START, SLOT_STATUS, SLOT_USERS, SLOT_WORDS)
+from .kernels import WindowKernel, _ResultBuffers
+
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
+
+MAX_INITIAL_TABLE_CAPACITY = 1 << 22
+
+
+def _pow2_at_least(n: int) -> int:
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+class SharedRing:
+    """The ring of window slots: a 64-byte aligned block of int64 words (header, then slots)."""
+
+    def __init__(self, slots: int, table_capacity: int):
+        words = RING_HEADER_WORDS + slots * SLOT_WORDS
+        self._buffer = np.zeros(words + 8, dtype=np.int64)
+        skip = (-self._buffer.ctypes.data % 64) // 8  # slots on cache lines of their own
+        self.words = self._buffer[skip:skip + words]
+        self.header = self.words[:RING_HEADER_WORDS]
+        self.header[RING_SLOTS] = slots
+        self.header[RING_OPEN_LIMIT] = slots // 2
+        self.header[RING_TABLE_CAPACITY] = table_capacity
+
+    @property
+    def address(self) -> int:
+        return self.words.ctypes.data
+
+    @property
+    def size(self) -> int:
+        return int(self.header[RING_SLOTS])
+
+    def slots(self) -> np.ndarray:
+        """The slots as rows of SLOT_WORDS words (a view: writes go to the ring)."""
+        return self.words[RING_HEADER_WORDS:].reshape(self.size, SLOT_WORDS)
+
+    def slot_address(self, index: int) -> int:
+        return self.address + 8 * (RING_HEADER_WORDS + index * SLOT_WORDS)
+
+    def rebuilt(self, slots: int, window_size: int) -> "SharedRing":
+        """A ring of ``slots`` slots holding this ring's open windows, each in the first free slot
+        from its home (window number mod slots), so that no probe chain has a hole."""
+        ring = SharedRing(slots, int(self.header[RING_TABLE_CAPACITY]))
+        old = self.slots()
+        new = ring.slots()
+        held = np.nonzero(old[:, SLOT_STATUS] != SLOT_FREE)[0]
+        if np.any(old[held, SLOT_STATUS] != SLOT_OPEN):
+            raise RuntimeError("shared window state: a slot is still being opened between tasks")
+        for index in held:
+            pos = (int(old[index, SLOT_START]) // window_size) & (slots - 1)
+            while new[pos, SLOT_STATUS] != SLOT_FREE:
+                pos = (pos + 1) & (slots - 1)
+            new[pos] = old[index]
+        ring.header[RING_OPEN] = len(held)
+        return ring
+
+
+class SharedWindowKernel(WindowKernel):
+    """A tumbling window over one shared state; ``process`` returns the row where the kernel
+    stopped (the rest of the batch must run again after ``grow``), or None."""
+
+    window_state = "shared"
+    initial_slots = 64            # ring slots (it doubles while half of them are open)
+    initial_table_capacity = 1024  # entries of a new window's table, until a window needed more
+
+    def __init__(self, gen, input_name, workers: int = 1):
+        super().__init__(gen, input_name, workers)
+        self.ring = SharedRing(_pow2_at_least(max(2, self.initial_slots)), _pow2_at_least(max(2, self.initial_table_capacity)))
+        self._point_states()
+        self.stops = 0          # kernel calls that stopped early
+        self.table_grows = 0    # tables rehashed into bigger ones
+        self.ring_grows = 0     # times the ring doubled
+
+    def _point_states(self) -> None:
+        for state in self.states:
+            state[abi.STATE_WINDOWS] = self.ring.address
+
+    def process(self, batch: pa.RecordBatch, watermark: int, worker: int = 0,
+                where: tuple[int, int] | None = None) -> int | None:
+        if not batch.num_rows:
+            return None
+        rc = self.run(batch, watermark, 0, worker, where)
+        self._prepare_trigger()
+        if rc == abi.KERNEL_STOPPED:
+            self.stops += 1
+            return int(self.states[worker][abi.STATE_ERROR_ROW])
+        return None
+
+    def grow(self) -> None:
+        """Make room after kernels stopped (no task may be running): grow every table past its
+        fill limit (to at least four times its entries), and double the ring while half or more
+        of its slots are open."""
+        slots = self.ring.slots()
+        grow = self.function("state", "shared_grow", _I64, _P, _I64)
+        over = np.nonzero((slots[:, SLOT_STATUS] == SLOT_OPEN) & (slots[:, SLOT_SIZE] > slots[:, SLOT_LIMIT]))[0]
+        for index in over:
+            size, capacity = int(slots[index, SLOT_SIZE]), int(slots[index, SLOT_CAPACITY])
+            new = max(2 * capacity, _pow2_at_least(4 * size))
+            if grow(self.ring.slot_address(int(index)), new) != 0:
+                raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory growing a window's table")
+            self.table_grows += 1
+            header = self.ring.header
+            header[RING_TABLE_CAPACITY] = min(max(int(header[RING_TABLE_CAPACITY]), new), MAX_INITIAL_TABLE_CAPACITY)
+        slots_now = self.ring.size
+        while int(self.ring.header[RING_OPEN]) >= slots_now // 2:
+            slots_now *= 2
+        if not len(over) and slots_now == self.ring.size:
+            slots_now *= 2  # a kernel stopped, so something must grow (a probe found no slot)
+        if slots_now != self.ring.size:
+            self._replace_ring(slots_now)
+            self.ring_grows += 1
+
+    def _replace_ring(self, slots: int) -> None:
+        self.ring = self.ring.rebuilt(slots, self.window_size)
+        self._point_states()
+
+    def fire(self, watermark: int) -> pa.RecordBatch | None:
+        """Emit every window with end - 1 <= watermark, sorted by (window_end, keys)."""
+        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
+            return None
+        slots = self.ring.slots()
+        open_ = slots[:, SLOT_STATUS] == SLOT_OPEN
+        ready = open_ & (slots[:, SLOT_START] <= watermark - (self.window_size - 1))
+        if not ready.any():
+            return None
+        if np.any(slots[ready, SLOT_USERS] != 0):
+            raise RuntimeError(f"pipeline {self.gen.pipeline.id}: a worker is still inside a complete window")
+        rows = int(slots[ready, SLOT_SIZE].sum())
+        out = _ResultBuffers(self, rows)
+        emit = self.function("state", "shared_emit", _I64, _P, _I64, _P, _P)
+        n = self._checked(emit(self.ring.address, watermark, out.descriptor, self.state_ptr))
+        if n != rows:
+            raise RuntimeError(f"pipeline {self.gen.pipeline.id}: emitted {n} window results, expected {rows}")
+        self._replace_ring(self.ring.size)  # compacted: the fired windows' slots left holes
+        remaining = self.ring.slots()
+        starts = remaining[remaining[:, SLOT_STATUS] == SLOT_OPEN, SLOT_START]
+        min_open_end = int(starts.min()) + self.window_size if len(starts) else abi.INT64_MAX
+        for state in self.states:
+            state[abi.STATE_MIN_OPEN_END] = min_open_end
+        return self._sorted(out.table(n)) if n else None
+
+    def windows(self, state: np.ndarray | None = None) -> np.ndarray:
+        """The open windows as rows of (window start, entries, capacity, size), like the
+        directory of the thread-local variant."""
+        slots = self.ring.slots()
+        held = slots[slots[:, SLOT_STATUS] == SLOT_OPEN]
+        return held[:, [SLOT_START, 2, SLOT_CAPACITY, SLOT_SIZE]].copy()
+
+    def all_windows(self) -> np.ndarray:
+        return self.windows()
+
+    def metrics(self) -> dict:
+        return {"stops": self.stops, "table_grows": self.table_grows, "ring_grows": self.ring_grows,
+                "ring_slots": self.ring.size, "table_capacity": int(self.ring.header[RING_TABLE_CAPACITY])}
+
+    def close(self):
+        if not self._closed:
+            close = self.function("state", "shared_close", None, _P)
+            close(self.ring.address)
+            self._closed = True
