@@ -129,7 +129,7 @@ def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
     assert model.morsel_count(1000, 8) == 1           # 2 us of work: one task
     assert model.morsel_count(10_000_000, 8) == 8     # 20 ms of work: every worker
     assert model.morsel_count(64_000, 8) == 2         # 128 us: two tasks beat one, three cost more
-    assert model.group_rows(2) == 2 * model.smallest_morsel
+    assert model.group_rows(2) >= 2 * model.smallest_morsel
     model.observe(1_000_000, 0.1)                     # 100 ns per record measured
     assert model.per_record_ns > 50
     assert model.smallest_morsel < 10_000

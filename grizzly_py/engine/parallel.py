@@ -149,6 +149,8 @@ class CostModel:
     task_overhead_ns: float = 30_000.0
     max_overhead: float = 0.05
     min_rows: int = 4096
+    round_ms: float = 2.0  # grouped rounds: work per worker that amortizes a round's fixed cost
+    #                       (hand-off, barrier, watermark, firing) and bounds the added latency
     samples: int = field(default=0, init=False)
 
     def observe(self, records: int, seconds: float) -> None:
@@ -174,9 +176,11 @@ class CostModel:
         return max(1, min(best, rows // self.min_rows))
 
     def group_rows(self, workers: int) -> int:
-        """Rows of source batches worth one round of tasks when batches can be grouped: enough
-        for every worker to get a morsel whose overhead stays under ``max_overhead``."""
-        return workers * self.smallest_morsel
+        """Rows of source batches worth one round of tasks when batches can be grouped: every
+        worker gets a morsel whose overhead stays under ``max_overhead`` and about ``round_ms``
+        of work."""
+        per_worker = max(self.smallest_morsel, int(self.round_ms * 1e6 / max(self.per_record_ns, 0.1)))
+        return workers * per_worker
 
 
 def auto_parallelism() -> int:
