@@ -121,6 +121,7 @@ def _resume(kernel: WindowKernel, batch: pa.RecordBatch, watermark: int, rest: i
         kernel.grow()
         batch, first = batch.slice(rest), first + rest
         rest = kernel.process(batch, watermark, 0, (batch_no, first))
+        kernel.batches_processed -= 1  # the same batch again: later batches keep their numbers
 
 
 def _arrow_schema(pipeline: Pipeline) -> pa.Schema:
@@ -258,8 +259,8 @@ class QueryRun:
         k = run.kernel
         if not (isinstance(k, WindowKernel) and k.workers > 1 and isinstance(run.pipeline.event_time, Column)):
             return None
-        if getattr(k, "pane", None) != k.window_size:  # tumbling under the merging trigger
-            return None
+        if getattr(k, "pane", None) != k.window_size and getattr(k, "window_state", None) != "shared":
+            return None  # tumbling under the merging trigger, or over a shared state
         return readers[0]
 
     @property
@@ -422,11 +423,14 @@ class QueryRun:
         run.rows_in += total
 
         def task(parts):
-            def run_parts(worker: int) -> None:
-                for batch, number, watermark, offset, length in parts:
+            def run_parts(worker: int) -> list | None:
+                for i, (batch, number, watermark, offset, length) in enumerate(parts):
                     t0 = time.perf_counter()
-                    kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
-                    cost.observe(length, time.perf_counter() - t0)
+                    rest = kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                    cost.observe(length if rest is None else rest, time.perf_counter() - t0)
+                    if rest is not None:  # a shared window state must grow: the parts not done
+                        return [(batch, number, watermark, offset + rest, length - rest)] + parts[i + 1:]
+                return None
             return run_parts
         tasks = []
         for start, length in plan_morsels(total, cost.morsel_count(total, kernel.workers)):
@@ -437,10 +441,16 @@ class QueryRun:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
             tasks.append((task(parts), length))
         t0 = time.perf_counter()
-        if len(tasks) == 1:
-            tasks[0][0](0)
-        else:
-            self.pool.run_all(tasks)
+        while tasks:
+            if len(tasks) == 1:
+                stopped = [tasks[0][0](0)]
+            else:
+                stopped = self.pool.run_all(tasks)
+            # every task has returned: a shared window state grows, then what stopped runs again
+            left = [parts for parts in stopped if parts is not None]
+            if left:
+                kernel.grow()
+            tasks = [(task(parts), sum(p[4] for p in parts)) for parts in left]
         run.seconds += time.perf_counter() - t0
         self._advance()
 

@@ -116,14 +116,14 @@ class SharedWindowKernel(WindowKernel):
 
     def grow(self) -> None:
         """Make room after kernels stopped (no task may be running): grow every table past its
-        fill limit (to at least four times its entries), and double the ring while half or more
-        of its slots are open."""
+        fill limit (to at least twice its capacity, at most half full), and double the ring
+        while half or more of its slots are open."""
         slots = self.ring.slots()
         grow = self.function("state", "shared_grow", _I64, _P, _I64)
         over = np.nonzero((slots[:, SLOT_STATUS] == SLOT_OPEN) & (slots[:, SLOT_SIZE] > slots[:, SLOT_LIMIT]))[0]
         for index in over:
             size, capacity = int(slots[index, SLOT_SIZE]), int(slots[index, SLOT_CAPACITY])
-            new = max(2 * capacity, _pow2_at_least(4 * size))
+            new = max(2 * capacity, _pow2_at_least(2 * size + 2))  # at most half full, as hashtable.ll
             if grow(self.ring.slot_address(int(index)), new) != 0:
                 raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory growing a window's table")
             self.table_grows += 1
