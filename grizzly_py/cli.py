@@ -10,6 +10,7 @@ and returns one.
 from __future__ import annotations
 
 import json
+import os
 import runpy
 import sys
 import time
@@ -106,8 +107,9 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
 @click.option("--json", "as_json", is_flag=True, help="print metrics as JSON")
 def run(target, parallelism, engine, trace, limit, as_json):
     """Run FILE[:NAME] on the embedded engine and print its result and throughput."""
-    if engine == "spark":
-        raise click.UsageError("the Spark engine arrives with issue #6")
+    if engine == "spark":  # local[N] with N = --parallelism (docs/spark.md)
+        from .spark.cli import run_spark
+        return run_spark(target, (os.cpu_count() or 1) if parallelism == "auto" else int(parallelism), limit, as_json, trace)
     par = parallelism if parallelism == "auto" else int(parallelism)
     stream = load_query(target, par)
     stream.collect("result")

@@ -51,8 +51,9 @@ class SparkJob:
             "engine": "spark", "strategy": self.strategy, "input": self.input_kind, "streaming": self.streaming,
             "plan_id": self.plan_id[:12],
             "records_in": sum(t["records_in"] for t in inputs),
-            "records_out": sum(t["records_out"] for t in last),
+            "records_out": sum(t["records_out"] for t in last) if self._output_stage() else None,
             "late_records": sum(t["late"] for t in tasks if t["stage"] in _INPUT_STAGES),
+            "late_partial_states": sum(t.get("late_partials", 0) for t in tasks),
             "filtered_records": sum(t["filtered"] for t in inputs),
             "tasks": len(tasks),
             "plan_cache_hits": sum(1 for t in tasks if t.get("plan_cached")),
@@ -64,5 +65,8 @@ class SparkJob:
             "notes": list(self.notes),
         }
 
-    def _output_stage(self) -> str:
-        return {"stateless": "stateless", "whole": "whole"}.get(self.strategy.split("+")[0], "finish")
+    def _output_stage(self) -> str | None:
+        """The stage whose tasks write the output (None: streaming windows, whose rows Spark's
+        state function emits; see the streaming query's progress)."""
+        return {"stateless": "stateless", "whole": "whole", "partial": "finish",
+                "stateless+stream": "stateless"}.get(self.strategy)

@@ -34,7 +34,7 @@ from . import worker
 from .inputs import needed_columns, plan_splits, pushdown_source, read_split
 from .job import SparkJob, new_accumulator
 from .partials import WINDOW_START, partial_schema
-from .schema import conform, spark_struct, to_spark_batches
+from .schema import conform, spark_arrow_schema as to_spark_schema, spark_struct, to_spark_batches
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
 
@@ -198,19 +198,74 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault):
     results_schema = pipeline_arrow_schema(first)
     merged = partials.repartition(tasks, *[_col(k) for k in keys], _col(WINDOW_START)) \
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
-    window = _first_window(root)
-    finish = ShippedPlan.of(Query(detach(_after_first_window(root, window, first.out_of_orderness_ms))))
+    finish = _finish_plan(root, physical)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
 
     def finish_fn(it):
-        parts = [conform(b, results_schema) for b in it if b.num_rows]
-        table = pa.Table.from_batches(parts, schema=results_schema)
-        batch = _results_batch(table, results_schema, keys)
-        out = worker.run_embedded(finish, {RESULTS_SOURCE: [batch] if batch.num_rows else []}, "finish", acc)
-        yield from to_spark_batches(out, final_schema)
+        return finish_task(finish, it, keys, results_schema, final_schema, acc)
     df = merged.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema))
     job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
     return df, job
+
+
+def finish_task(finish: ShippedPlan, batches, keys: list[str], results_schema: pa.Schema, final_schema: pa.Schema,
+                acc=None):
+    """The last stage of the partial strategy, in one task: the merged window results in the
+    order the embedded engine fires them (window_end, then keys), through the rest of the query
+    (``finish`` is the query with its first window read from ``RESULTS_SOURCE``)."""
+    parts = [conform(b, results_schema) for b in batches if b.num_rows]
+    table = pa.Table.from_batches(parts, schema=results_schema)
+    batch = _results_batch(table, results_schema, keys)
+    out = worker.run_embedded(finish, {RESULTS_SOURCE: [batch] if batch.num_rows else []}, "finish", acc)
+    yield from to_spark_batches(out, final_schema)
+
+
+def _finish_plan(root: PlanNode, physical) -> ShippedPlan:
+    first = physical.pipelines[0]
+    return ShippedPlan.of(Query(detach(_after_first_window(root, _first_window(root), first.out_of_orderness_ms))))
+
+
+def run_in_process(root: PlanNode, tasks: int = 2) -> tuple[pa.Table, list[dict]]:
+    """The dataflow of ``to_spark`` for a query over file or Arrow sources, run in this process
+    without Spark (tests, and a way to read the stages): the same splits, task functions, shuffle
+    by (keys, window) and final stage. Returns the result in Spark's Arrow types and the task
+    reports."""
+    import zlib
+
+    class _Acc:
+        def __init__(self):
+            self.value = []
+
+        def add(self, v):
+            self.value.extend(v)
+    acc = _Acc()
+    query = Query(root)
+    physical = build_physical_plan(query)
+    sources = distinct_sources(root)
+    if len(sources) != 1 or not _is_chain(physical) or not pushdown_source(sources[0]):
+        raise NotImplementedError("run_in_process runs single-source chains over file or Arrow sources")
+    shipped = ShippedPlan.of(Query(detach(root)))
+    first = physical.pipelines[0]
+    splits = plan_splits(sources[0], tasks, needed_columns(first, sources[0]))
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    if isinstance(first.terminal, ProjectTerminal):
+        out = [b for sp in splits for b in worker.stateless_task(shipped, read_split(sp), acc)]
+        return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
+    if first.terminal.assigner.kind not in PARTIAL_KINDS:
+        raise NotImplementedError("run_in_process runs the partial strategy (tumbling and sliding windows)")
+    partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc)]
+    keys = [f.name for f, _ in first.terminal.keys]
+    buckets: dict[int, list] = {}
+    for b in partials:  # the shuffle: rows by a hash of (keys, window start)
+        table = pa.Table.from_batches([b])
+        codes = [zlib.crc32(repr(tuple(r.values())).encode()) % tasks
+                 for r in table.select(keys + [WINDOW_START]).to_pylist()]
+        for bucket in set(codes):
+            mask = pa.array([c == bucket for c in codes])
+            buckets.setdefault(bucket, []).append(b.filter(mask))
+    merged = [m for bucket in sorted(buckets) for m in worker.merge_task(shipped, buckets[bucket], acc)]
+    out = list(finish_task(_finish_plan(root, physical), merged, keys, pipeline_arrow_schema(first), final_schema, acc))
+    return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
 
 
 def _whole(spark, shipped, physical, sources, acc):

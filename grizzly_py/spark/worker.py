@@ -33,12 +33,13 @@ import pyarrow as pa
 
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline, generate_pipeline, window_geometry
-from ..engine.kernels import ProjectKernel, make_kernel
+from ..engine.kernels import ProjectKernel, make_kernel, output_arrow_schema
 from ..engine.local import batch_max_event_time, run_job
 from ..expressions import ProcessingTime
 from ..physical.pipelines import PhysicalPlan, build_physical_plan
 from ..sources import BadInputError
-from .partials import export_windows, merge_partials, partial_schema, read_panes, window_starts
+from ..types import to_arrow_type
+from .partials import WINDOW_START, export_windows, merge_partials, partial_schema, read_panes, window_starts
 from .schema import conform, to_spark_batches
 from .shipping import ShippedPlan
 
@@ -143,27 +144,33 @@ def _check(source, batch: pa.RecordBatch, index: int) -> pa.RecordBatch:
 
 # ----------------------------------------------------------------------------------------------
 def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accumulator=None,
-                   fault=None) -> Iterator[pa.RecordBatch]:
-    """A query without windows: each batch through the compiled pipeline, in order."""
+                   fault=None, pipeline_id: int = 0) -> Iterator[pa.RecordBatch]:
+    """A pipeline without a window, batch by batch, in order: the query's first pipeline over
+    source batches, or (``pipeline_id`` > 0, streaming) a projection over window results."""
     wp, hit = worker_plan(shipped)
-    report = TaskReport("stateless", wp, hit, accumulator)
-    pipeline = wp.physical.pipelines[0]
-    gen = wp.gen(0)
-    source = _source_of(wp)
+    report = TaskReport("stateless" if pipeline_id == 0 else "tail", wp, hit, accumulator)
+    pipeline = wp.physical.pipelines[pipeline_id]
+    gen = wp.gen(pipeline_id)
+    if pipeline_id == 0:
+        source = _source_of(wp)
+        name = source.name
+    else:
+        source, name = None, f"pipeline {pipeline_id} input"
+        in_schema = pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
+                               for f in pipeline.input_schema])
     identity = not pipeline.filters and pipeline.terminal.is_identity(pipeline.input_schema)
-    kernel = None if identity else ProjectKernel(gen, source.name)
-    from ..engine.kernels import output_arrow_schema
+    kernel = None if identity else ProjectKernel(gen, name)
     out_schema = output_arrow_schema(gen)
     rows = 0
     for i, batch in enumerate(batches):
-        batch = _check(source, batch, i)
+        batch = _check(source, batch, i) if source is not None else conform(batch, in_schema)
         rows += batch.num_rows
         out = batch.select(out_schema.names) if kernel is None else kernel.process(batch)
         report.data["records_out"] += out.num_rows
         _maybe_fail(fault, i)
         yield from to_spark_batches(out, out_schema)
     report.data["records_in"] = rows
-    report.kernel(kernel, 0, rows)
+    report.kernel(kernel, pipeline_id, rows)
     report.send()
 
 
@@ -287,9 +294,57 @@ def merge_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accumula
         report.kernel(kernel, 0, table.num_rows)
     finally:
         kernel.close()
-    from ..engine.kernels import output_arrow_schema
     yield from to_spark_batches(result, output_arrow_schema(gen))
     report.send()
+
+
+def stream_merge(shipped: ShippedPlan, key: tuple, start: int, parts: pa.Table, accumulator=None) -> pa.Table | None:
+    """Streaming: one window's partial states (``parts``: the state columns of every row), of the
+    key ``key``, merged and finished; the row in Spark's Arrow types."""
+    from .partials import merge_window
+    from .schema import spark_arrow_schema
+    wp, _hit = worker_plan(shipped)
+    gen = wp.gen(0)
+    kernel = make_kernel(gen, "partial states", 1)
+    try:
+        n = parts.num_rows
+        out = output_arrow_schema(gen)
+        columns = [pa.array([v] * n, spark_arrow_type_of(out.field(f.name).type)) for (f, _), v in
+                   zip(gen.pipeline.terminal.keys, key)]
+        names = [f.name for f, _ in gen.pipeline.terminal.keys]
+        table = pa.Table.from_arrays(columns + [pa.array([start] * n, pa.int64())] + list(parts.columns),
+                                     names=names + [WINDOW_START] + parts.schema.names)
+        result = merge_window(kernel, start, table)
+    finally:
+        kernel.close()
+    if result is None:
+        return None
+    return result.cast(spark_arrow_schema(result.schema))
+
+
+def spark_arrow_type_of(t):
+    from .schema import spark_arrow_type
+    return spark_arrow_type(t)
+
+
+_QUIET = []
+
+
+def quiet_pandas() -> None:
+    """Once per worker: silence pandas' FutureWarning about concatenating all-null columns, which
+    PySpark's state-function output path triggers for windows of null keys."""
+    if not _QUIET:
+        import warnings
+        warnings.filterwarnings("ignore", category=FutureWarning, message=".*concatenation with empty or all-NA.*")
+        _QUIET.append(True)
+
+
+def report_late(accumulator, rows: int) -> None:
+    """Streaming: ``rows`` partial states arrived for windows that had fired."""
+    if accumulator is not None:
+        accumulator.add([{"stage": "stream-merge", "pid": os.getpid(), "plan_cached": True, "plan_id": None,
+                          "records_in": 0, "records_out": 0, "filtered": 0, "late": 0, "late_partials": rows,
+                          "codegen_ms": 0.0, "compile_ms": 0.0, "pipelines": []}])
 
 
 def run_embedded(shipped: ShippedPlan, feeds: dict[str, Iterable[pa.RecordBatch]], stage: str,

@@ -1,0 +1,331 @@
+"""grizzly-py on Spark (local[2]; one session for the module): the same results as the embedded
+engine for batch DataFrames (mapInArrow), source pushdown and streaming DataFrames; a streaming
+restart from its checkpoint; a Python worker that dies mid-task, retried by Spark without
+duplicated output; plans compiled once per worker; ``grizzly run --engine spark``.
+
+Skipped, with the reason, where PySpark (``pip install 'grizzly-py[spark]'``) or Java is missing.
+Spark jobs cost about a second each here, so the property tests draw few examples; the partial
+state logic itself is tested without Spark, on many, in test_spark_partials.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from strategies import assert_tables_equal, query_cases
+
+pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'grizzly-py[spark]'")
+if shutil.which("java") is None:  # pragma: no cover - depends on the host
+    pytest.skip("no Java runtime (Spark needs Java 17)", allow_module_level=True)
+
+import grizzly_py as gz  # noqa: E402
+from grizzly_py import Time, WatermarkStrategy, agg, col  # noqa: E402
+from grizzly_py.plan import Query  # noqa: E402
+from grizzly_py.spark.planner import collect, pipeline_arrow_schema, to_spark  # noqa: E402
+from grizzly_py.spark.schema import spark_arrow_schema  # noqa: E402
+from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows,  # noqa: E402
+                                TumblingEventTimeWindows)
+from grizzly_py.physical import build_physical_plan  # noqa: E402
+
+FEW = settings(max_examples=int(os.environ.get("GRIZZLY_SPARK_EXAMPLES", "6")), deadline=None,
+               suppress_health_check=list(HealthCheck))
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from grizzly_py.spark import local_session
+    session = local_session(2, master="local[2,2]", app="grizzly-tests")  # 2 threads, 2 attempts per task
+    yield session
+    session.stop()
+
+
+def embedded(build):
+    env = gz.StreamEnvironment()
+    build(env).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics
+
+
+def on_spark(spark, build):
+    env = gz.StreamEnvironment.for_spark(spark)
+    build(env).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics
+
+
+def as_types_of(table: pa.Table, like: pa.Table) -> pa.Table:
+    return table.cast(like.schema) if table.schema != like.schema else table
+
+
+# ----------------------------------------------------------------------------------------------
+# batch: source pushdown (from_arrow / from_parquet under Spark) keeps the watermarks of the batches
+@FEW
+@given(query_cases(max_rows=30))
+def test_pushdown_matches_the_embedded_engine(spark, case):
+    from grizzly_py.aggregates import AggregateOverflowError
+    try:
+        expected, metrics = embedded(case.build)
+    except AggregateOverflowError:
+        assume(False)
+    actual, spark_metrics = on_spark(spark, case.build)
+    assert_tables_equal(actual, expected)
+    assert spark_metrics["late_records"] == metrics["late_records"]
+
+
+# batch: a Spark DataFrame is one batch of the stream (no order between partitions: nothing is late)
+@FEW
+@given(query_cases(max_rows=30))
+def test_batch_dataframe_matches_the_embedded_engine(spark, case):
+    from grizzly_py.aggregates import AggregateOverflowError
+    table = pa.Table.from_batches(case.batches(), schema=case.arrow_schema).combine_chunks()
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(case.bound_ms))
+
+    def build_on(source):
+        def build(env):
+            stream = source(env)
+            for step in case.steps:
+                stream = step.apply(stream)
+            return stream
+        return build
+    try:
+        expected, _ = embedded(build_on(lambda env: env.from_arrow(table, timestamp="ts", watermark=bound)))
+    except AggregateOverflowError:
+        assume(False)
+    df = spark.createDataFrame(table, schema=None) if table.num_rows else None
+    assume(df is not None)
+    actual, metrics = on_spark(spark, build_on(lambda env: env.from_spark(df, timestamp="ts", watermark=bound)))
+    assert_tables_equal(actual, as_types_of(expected, actual))
+    assert metrics["late_records"] == 0
+
+
+def _events(n=400, seed=7, start=1_000_000, disorder=40):
+    rng = np.random.default_rng(seed)
+    ts = start + np.sort(rng.integers(0, 20 * n, n)) + rng.integers(-disorder, disorder + 1, n)
+    return pa.table({"ts": pa.array(ts, pa.int64()),
+                     "k": pa.array(rng.choice(["a", "b", "c", None], n).tolist(), pa.string()),
+                     "g": pa.array(rng.integers(0, 3, n), pa.int32()),
+                     "x": pa.array(np.round(rng.normal(0, 10, n), 2)),
+                     "i": pa.array(rng.integers(-50, 50, n))})
+
+
+def _every_aggregate(windowed):
+    return windowed.aggregate(n=agg.count(), c=agg.count("x"), s=agg.sum("i"), fs=agg.sum("x"), lo=agg.min("x"),
+                              hi=agg.max("i"), a=agg.avg("x"), vp=agg.var_pop("x"), vs=agg.var_samp("x"),
+                              sp=agg.stddev_pop("x"), ss=agg.stddev_samp("i"), med=agg.median("x"), mo=agg.mode("i"),
+                              cd=agg.count_distinct("g"))
+
+
+ASSIGNERS = {
+    "tumbling": TumblingEventTimeWindows.of(Time.milliseconds(500)),
+    "sliding": SlidingEventTimeWindows.of(Time.milliseconds(900), Time.milliseconds(300)),
+    "session": EventTimeSessionWindows.with_gap(Time.milliseconds(35)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ASSIGNERS))
+def test_every_window_type_and_aggregate_from_parquet(spark, tmp_path, kind):
+    path = tmp_path / "events.parquet"
+    pq.write_table(_events(disorder=300), path, row_group_size=50)  # 8 row groups: watermark steps, late records
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(10))
+
+    def build(env):
+        return _every_aggregate(env.from_parquet(path, timestamp="ts", watermark=bound).filter(col("i") > -45)
+                                .key_by("k", "g").window(ASSIGNERS[kind]))
+    expected, metrics = embedded(build)
+    assert metrics["late_records"] > 0 or kind != "tumbling"
+    actual, spark_metrics = on_spark(spark, build)
+    assert_tables_equal(actual, expected)
+    assert spark_metrics["late_records"] == metrics["late_records"]
+    assert spark_metrics["queries"][0]["input"] == "pushdown"
+    assert spark_metrics["queries"][0]["strategy"] == ("whole" if kind == "session" else "partial")
+
+
+def test_dataframe_input_and_count_windows(spark):
+    table = _events(300)
+    df = spark.createDataFrame(table)
+
+    def count_windows(source):
+        return lambda env: (source(env).key_by("g").count_window(7, 3)
+                            .aggregate(n=agg.count(), s=agg.sum("i"), m=agg.median("x")))
+    expected, _ = embedded(count_windows(lambda env: env.from_arrow(table, timestamp="ts")))
+    actual, metrics = on_spark(spark, count_windows(lambda env: env.from_spark(df, timestamp="ts")))
+    assert_tables_equal(actual, expected)
+    assert metrics["queries"][0]["strategy"] == "whole"
+
+
+def test_stateless_query_keeps_the_input_order(spark):
+    table = _events(500)
+    df = spark.createDataFrame(table).repartition(3).localCheckpoint()  # one fixed order
+    rows = collect(df, spark_arrow_schema(table.schema))
+
+    def build(source):
+        return lambda env: source(env).filter(col("x") > 0).with_columns(y=col("i") * 2).select("ts", "k", "y")
+    expected, _ = embedded(build(lambda env: env.from_arrow(rows, timestamp="ts")))
+    actual, metrics = on_spark(spark, build(lambda env: env.from_spark(df, timestamp="ts")))
+    assert_tables_equal(actual, expected)
+    assert metrics["queries"][0]["strategy"] == "stateless"
+    assert metrics["filtered_records"] == table.num_rows - expected.num_rows
+
+
+def test_to_spark_gives_a_dataframe_with_the_job(spark):
+    df = spark.createDataFrame(_events(200))
+    env = gz.StreamEnvironment.for_spark(spark)
+    q = env.from_spark(df, timestamp="ts").key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count())
+    out = q.to_spark()
+    assert out.columns == ["k", "window_start", "window_end", "n"]
+    assert out.filter("n > 0").count() == out.count() > 0
+    m = out.grizzly.metrics()
+    assert m["strategy"] == "partial" and m["input"] == "dataframe" and m["records_in"] >= 200
+    assert all(p["variant_history"] for p in m["pipelines"])
+
+
+def test_plans_are_compiled_once_per_worker(spark):
+    table = _events(2000)
+    def build(env):
+        return env.from_arrow(table.to_batches(max_chunksize=100), timestamp="ts") \
+            .key_by("g").window(ASSIGNERS["sliding"]).aggregate(s=agg.sum("x"))
+    on_spark(spark, build)
+    _, metrics = on_spark(spark, build)  # the same plan again: the workers have it
+    q = metrics["queries"][0]
+    assert q["plan_cache_hits"] > 0, q["task_reports"]
+
+
+def test_a_worker_that_dies_mid_task_is_retried_without_duplicates(spark, tmp_path):
+    table = _events(600)
+    marker = str(tmp_path / "died")
+    def build(env):
+        return env.from_arrow(table.to_batches(max_chunksize=100), timestamp="ts",
+                              watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(50))) \
+            .key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count(), s=agg.sum("i"))
+    expected, _ = embedded(build)
+    root = build(gz.StreamEnvironment()).node
+    df = to_spark(root, spark, fault=(marker, 1))  # the first task to finish its second batch dies
+    actual = collect(df, pipeline_arrow_schema(build_physical_plan(Query(root)).pipelines[-1]))
+    assert os.path.exists(marker)
+    assert_tables_equal(actual, expected)
+    attempts = [t.get("attempt") for t in df.grizzly.task_reports() if t["stage"] == "partial"]
+    assert 1 in attempts, attempts  # the retried attempt reported; the dead one never did
+    assert df.grizzly.metrics()["records_in"] == table.num_rows
+
+
+def test_unsupported_streaming_query_is_rejected_with_the_reason(spark, tmp_path):
+    pq.write_table(_events(10), tmp_path / "a.parquet")
+    stream = spark.readStream.schema(spark.read.parquet(str(tmp_path)).schema).parquet(str(tmp_path))
+    env = gz.StreamEnvironment.for_spark(spark)
+    q = env.from_spark(stream, timestamp="ts").key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count())
+    with pytest.raises(NotImplementedError, match="streaming"):
+        q.to_spark()
+
+
+# ----------------------------------------------------------------------------------------------
+# Structured Streaming
+def _write_files(directory, table: pa.Table, rows_per_file: int, first: int = 0):
+    os.makedirs(directory, exist_ok=True)
+    for i, b in enumerate(table.to_batches(max_chunksize=rows_per_file)):
+        path = os.path.join(directory, f"part-{first + i:04d}.parquet")
+        pq.write_table(pa.Table.from_batches([b]), path)
+        os.utime(path, (1_000_000 + first + i,) * 2)  # the file source reads in modification order
+
+
+def _stream_query(directory, spark):
+    """The streaming DataFrame of ``_query`` over the Parquet files of ``directory``, one file per
+    micro-batch."""
+    schema = spark.read.parquet(directory).schema
+    stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(directory)
+    env = gz.StreamEnvironment.for_spark(spark)
+    return _query(env.from_spark(stream, timestamp="ts",
+                                 watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60)))).to_spark()
+
+
+def _query(source):
+    window = SlidingEventTimeWindows.of(Time.milliseconds(300), Time.milliseconds(150))
+    return _every_aggregate(source.filter(col("i") > -45).key_by("k").window(window)).filter(col("n") > 1)
+
+
+def _run_stream(df, out, checkpoint):
+    q = df.writeStream.format("parquet").option("path", out).option("checkpointLocation", checkpoint) \
+        .outputMode("append").trigger(availableNow=True).start()
+    q.awaitTermination()
+    return q
+
+
+def _read(spark, out, like: pa.Table) -> pa.Table:
+    table = spark.read.parquet(out).toArrow().select(like.schema.names)
+    table = table.cast(pa.schema([like.schema.field(n) for n in table.schema.names]))
+    from grizzly_py.engine.kernels import sort_indices_nulls_last
+    return table.take(sort_indices_nulls_last(table, ["window_end", "k"]))
+
+
+def test_streaming_matches_the_embedded_engine_with_a_micro_batch_per_batch(spark, tmp_path):
+    table = _events(480, seed=11, disorder=400)  # disorder beyond the bound: late records
+    table = table.set_column(0, "ts", table.column("ts").cast(pa.timestamp("ms", "UTC")))
+    _write_files(tmp_path / "in", table, 60)
+    df = _stream_query(str(tmp_path / "in"), spark)
+    assert df.isStreaming
+    q = _run_stream(df, str(tmp_path / "out"), str(tmp_path / "ck"))
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
+    env = gz.StreamEnvironment()
+    expected = _query(env.from_arrow(table.to_batches(max_chunksize=60), timestamp="ts", watermark=bound))
+    expected.collect("out")
+    result = env.execute()
+    assert result.metrics["late_records"] > 0
+    expected = result["out"]
+    # a stream has no end: the windows after Spark's last watermark are still open
+    import datetime
+    last = datetime.datetime.fromisoformat(q.lastProgress["eventTime"]["watermark"].replace("Z", "+00:00"))
+    ends = expected.column("window_end").cast(pa.int64()).to_numpy()
+    expected = expected.filter(pa.array(ends <= int(last.timestamp() * 1000)))
+    actual = _read(spark, str(tmp_path / "out"), spark_typed(expected))
+    assert expected.num_rows > 0
+    assert_tables_equal(actual, spark_typed(expected))
+    assert df.grizzly.metrics()["records_in"] == table.num_rows
+
+
+def spark_typed(table: pa.Table) -> pa.Table:
+    return table.cast(spark_arrow_schema(table.schema))
+
+
+def test_streaming_restart_from_checkpoint_gives_the_uninterrupted_results(spark, tmp_path):
+    table = _events(360, seed=5, disorder=300)
+    table = table.set_column(0, "ts", table.column("ts").cast(pa.timestamp("ms", "UTC")))
+    first, rest = table.slice(0, 180), table.slice(180)
+    # uninterrupted
+    _write_files(tmp_path / "all", table, 60)
+    _run_stream(_stream_query(str(tmp_path / "all"), spark), str(tmp_path / "out1"), str(tmp_path / "ck1"))
+    # stopped after half the files, restarted from the checkpoint once the rest arrived
+    _write_files(tmp_path / "half", first, 60)
+    _run_stream(_stream_query(str(tmp_path / "half"), spark), str(tmp_path / "out2"), str(tmp_path / "ck2"))
+    partial = spark.read.parquet(str(tmp_path / "out2")).count()
+    _write_files(tmp_path / "half", rest, 60, first=3)
+    _run_stream(_stream_query(str(tmp_path / "half"), spark), str(tmp_path / "out2"), str(tmp_path / "ck2"))
+    like = spark.read.parquet(str(tmp_path / "out1")).toArrow()
+    uninterrupted, restarted = _read(spark, str(tmp_path / "out1"), like), _read(spark, str(tmp_path / "out2"), like)
+    assert 0 < partial < restarted.num_rows
+    assert_tables_equal(restarted, uninterrupted)
+
+
+# ----------------------------------------------------------------------------------------------
+def test_cli_run_engine_spark(spark, tmp_path):
+    from click.testing import CliRunner
+
+    from grizzly_py.cli import main
+    path = tmp_path / "events.parquet"
+    pq.write_table(_events(300), path, row_group_size=100)
+    script = tmp_path / "q.py"
+    script.write_text(textwrap.dedent(f"""
+        from grizzly_py import agg, Time
+        from grizzly_py.windows import TumblingEventTimeWindows
+        def query(env):
+            return (env.from_parquet({str(path)!r}, timestamp="ts").key_by("k")
+                    .window(TumblingEventTimeWindows.of(Time.seconds(1))).aggregate(n=agg.count()))
+    """))
+    result = CliRunner().invoke(main, ["run", str(script), "--engine", "spark", "--parallelism", "2"])
+    assert result.exit_code == 0, result.output
+    assert "on Spark" in result.output and "partial strategy, pushdown input" in result.output
