@@ -271,6 +271,185 @@ def _union_field(f: Field, fields: list[Field]) -> Field:
     return Field(f.name, f.dtype, to_arrow_type(f.dtype))  # int64 / float64 widened from narrower types
 
 
+# ----------------------------------------------------------------------------------------------
+# Joins
+# ----------------------------------------------------------------------------------------------
+RIGHT_SUFFIX = "_right"
+
+
+def _key_class(dtype) -> str:
+    """Join keys compare within a class: integers (int32/int64), timestamps, floats, bools,
+    strings. Keys of different classes are a definition-time error (cast one side)."""
+    if dtype.is_timestamp:
+        return "timestamp"
+    if dtype.is_integer:
+        return "integer"
+    if dtype.is_float:
+        return "float"
+    if dtype.is_bool:
+        return "bool"
+    return "string"
+
+
+def _check_join_keys(left: PlanNode, right: PlanNode, left_keys: tuple[str, ...],
+                     right_keys: tuple[str, ...], what: str) -> None:
+    if len(left_keys) != len(right_keys):
+        raise SchemaError(f"{what}: where() names {len(left_keys)} key column(s) but equal_to() "
+                          f"{len(right_keys)}; give one right key per left key")
+    for lk, rk in zip(left_keys, right_keys):
+        lf, rf = left.schema.field(lk), right.schema.field(rk)  # unknown columns raise, naming them
+        if _key_class(lf.dtype) != _key_class(rf.dtype):
+            raise SchemaError(f"{what}: key {lk!r} ({lf.dtype.name}) of the left input cannot equal key "
+                              f"{rk!r} ({rf.dtype.name}) of the right input; cast one of them")
+
+
+def _join_fields(left: Schema, right: Schema, leading: tuple[Field, ...], what: str
+                 ) -> tuple[tuple[Field, ...], tuple[tuple[str, str], ...]]:
+    """The output fields of a join (``leading`` window columns, every left column, then every
+    right column, a right column whose name is taken getting ``RIGHT_SUFFIX``) and the
+    (right column, output name) pairs."""
+    taken = {f.name for f in leading}
+    for f in left:
+        if f.name in taken:
+            raise SchemaError(f"{what}: left column {f.name!r} clashes with the join's output column of "
+                              f"that name; rename it with select() before the join")
+        taken.add(f.name)
+    fields, renames = list(leading) + list(left), []
+    left_names = set(taken)
+    for f in right:
+        name = f.name if f.name not in left_names else f.name + RIGHT_SUFFIX
+        if name in taken:
+            raise SchemaError(f"{what}: right column {f.name!r} would be named {name!r}, which is taken; "
+                              f"rename it with select() before the join")
+        taken.add(name)
+        renames.append((f.name, name))
+        fields.append(Field(name, f.dtype, f.arrow_type))
+    return tuple(fields), tuple(renames)
+
+
+def _check_join_time(node: PlanNode, what: str) -> None:
+    for side, n in (("left", node.left), ("right", node.right)):
+        for s in distinct_sources(n):
+            if s.timestamp is None:
+                raise SchemaError(f"{what}: the {side} input reads source {s.name}, which has no event time; "
+                                  f"give it one with from_arrow(..., timestamp='ts')")
+
+
+def event_time_arrow_type(node: PlanNode):
+    """``window_start``/``window_end`` of a window over ``node``'s sources: int64 ms, or the
+    sources' timestamp type when they all agree on it."""
+    types = []
+    for s in distinct_sources(node):
+        t = s.timestamp_arrow_type
+        if t not in types:
+            types.append(t)
+    return types[0] if len(types) == 1 else pa.int64()
+
+
+@dataclass(frozen=True, eq=False)
+class WindowJoinNode(PlanNode):
+    """``a.join(b).where(*left_keys).equal_to(*right_keys).window(assigner)`` (Flink's window join).
+
+    For every window and key: the cross product of the left and right records with that key in
+    that window, emitted when the window fires. Output: ``window_start``, ``window_end``, every
+    left column, then every right column (``_right`` appended to a name the left side has).
+    """
+
+    left: PlanNode
+    right: PlanNode
+    left_keys: tuple[str, ...]
+    right_keys: tuple[str, ...]
+    assigner: WindowAssigner
+
+    def __post_init__(self):
+        what = "join"
+        if not self.left_keys:
+            raise SchemaError("join: where() needs at least one key column")
+        if self.assigner.kind not in ("tumbling", "sliding", "session"):
+            raise SchemaError(f"join: {self.assigner!r} is not supported; a window join takes an event-time "
+                              f"tumbling, sliding or session window")
+        _check_join_keys(self.left, self.right, self.left_keys, self.right_keys, what)
+        _check_join_time(self, what)
+        self.schema
+
+    @property
+    def inputs(self):
+        return (self.left, self.right)
+
+    @cached_property
+    def time_arrow_type(self):
+        return event_time_arrow_type(self)
+
+    @cached_property
+    def _fields(self):
+        leading = (Field(WINDOW_START, TIMESTAMP, self.time_arrow_type),
+                   Field(WINDOW_END, TIMESTAMP, self.time_arrow_type))
+        return _join_fields(self.left.schema, self.right.schema, leading, "join")
+
+    @property
+    def right_names(self) -> tuple[tuple[str, str], ...]:
+        """(right column, its output name)."""
+        return self._fields[1]
+
+    def _derive_schema(self):
+        return Schema(self._fields[0])
+
+    def label(self):
+        keys = ", ".join(f"{a}={b}" for a, b in zip(self.left_keys, self.right_keys))
+        return f"WindowJoin[{keys}, {self.assigner!r}]"
+
+
+@dataclass(frozen=True, eq=False)
+class IntervalJoinNode(PlanNode):
+    """``a.interval_join(b).between(lower, upper)`` (Flink's interval join): every pair of a left
+    and a right record with equal keys (no keys: every pair) and
+    ``left.ts + lower <= right.ts <= left.ts + upper``, emitted as soon as its second record
+    arrives. Output: every left column, then every right column (``_right`` on a clash)."""
+
+    left: PlanNode
+    right: PlanNode
+    left_keys: tuple[str, ...]
+    right_keys: tuple[str, ...]
+    lower_ms: int
+    upper_ms: int
+
+    def __post_init__(self):
+        what = "interval_join"
+        for name, v in (("lower", self.lower_ms), ("upper", self.upper_ms)):
+            if abs(v) > MAX_INTERVAL_MS:
+                raise SchemaError(f"{what}: the {name} bound {v} ms is beyond +-{MAX_INTERVAL_MS} ms")
+        if self.lower_ms > self.upper_ms:
+            raise SchemaError(f"{what}: between({self.lower_ms} ms, {self.upper_ms} ms): the lower bound "
+                              f"is above the upper bound")
+        _check_join_keys(self.left, self.right, self.left_keys, self.right_keys, what)
+        _check_join_time(self, what)
+        self.schema
+
+    @property
+    def inputs(self):
+        return (self.left, self.right)
+
+    @cached_property
+    def _fields(self):
+        return _join_fields(self.left.schema, self.right.schema, (), "interval_join")
+
+    @property
+    def right_names(self) -> tuple[tuple[str, str], ...]:
+        return self._fields[1]
+
+    def _derive_schema(self):
+        return Schema(self._fields[0])
+
+    def label(self):
+        keys = ", ".join(f"{a}={b}" for a, b in zip(self.left_keys, self.right_keys)) or "no keys"
+        return f"IntervalJoin[{keys}, between {self.lower_ms} ms and {self.upper_ms} ms]"
+
+
+MAX_INTERVAL_MS = 1 << 53
+
+JOIN_NODES = (WindowJoinNode, IntervalJoinNode)
+
+
 @dataclass(frozen=True, eq=False)
 class SinkSpec:
     """Where a query's output goes: ``collect`` (name), parquet or csv (path)."""

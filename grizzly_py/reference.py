@@ -55,8 +55,8 @@ import pyarrow as pa
 
 from .aggregates import AggCall, AggregateOverflowError
 from .expressions import Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
-from .plan import (FilterNode, MapNode, PlanNode, ProjectNode, SourceNode, UnionNode, WindowAggregateNode,
-                   distinct_sources)
+from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode,
+                   SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -591,6 +591,172 @@ class UnionPort(Operator):
         self.union.input_watermark(self.index, wm)
 
 
+# ----------------------------------------------------------------------------------------------
+# Joins
+# ----------------------------------------------------------------------------------------------
+@dataclass
+class JoinPane:
+    """The records of one key in one window of a join, per side: (arrival number, row)."""
+
+    key: tuple
+    start: int
+    end: int
+    sides: tuple = field(default_factory=lambda: ([], []))
+
+
+class TwoInputOperator(Operator):
+    """An operator with a left (0) and a right (1) input, each with its own watermark (both
+    start at -infinity); the operator's watermark is their minimum (Flink)."""
+
+    def __init__(self, downstream: Operator):
+        self.downstream = downstream
+        self.inputs = [-math.inf, -math.inf]
+        self.wm = -math.inf
+
+    def input_watermark(self, side: int, wm: float) -> None:
+        self.inputs[side] = max(self.inputs[side], wm)
+        low = min(self.inputs)
+        if low > self.wm:
+            self.wm = low
+            self.advance(low)
+            self.downstream.watermark(low)
+
+    def advance(self, wm: float) -> None:
+        pass
+
+
+class JoinPort(Operator):
+    """Input ``side`` of a join: the end of that input's chain."""
+
+    def __init__(self, join: "TwoInputOperator", side: int):
+        self.join, self.side = join, side
+
+    def push(self, ts, row):
+        self.join.push_side(self.side, ts, row)
+
+    def watermark(self, wm):
+        self.join.input_watermark(self.side, wm)
+
+
+def _join_key(row: Row, keys: tuple[str, ...]) -> tuple | None:
+    """The normalized key of ``row`` (``-0.0`` is ``0.0``), or None when a key value is null (a
+    null key equals nothing, as in SQL)."""
+    key = tuple(normalize_key(row[k]) for k in keys)
+    return None if any(v is None for v in key) else key
+
+
+class WindowJoin(TwoInputOperator):
+    """Flink's window join. Each record goes to its windows (tumbling, sliding) or to its key's
+    sessions, which merge across both sides (a session holds the records of both inputs whose
+    event times lie within the gap of each other). When a window fires, for each key with records
+    on both sides, every (left, right) pair leaves, ordered by window_end, then key, then left
+    arrival, then right arrival; its event time is ``window_end - 1``. A record whose windows
+    have all fired is late (sessions: as for session windows); a record with a null key is
+    dropped (never counted late)."""
+
+    def __init__(self, node: WindowJoinNode, downstream: Operator, metrics: dict):
+        super().__init__(downstream)
+        self.keys = (node.left_keys, node.right_keys)
+        self.assigner = node.assigner
+        self.gap = node.assigner.gap_ms if isinstance(node.assigner, EventTimeSessionWindows) else None
+        self.right_names = node.right_names
+        self.metrics = metrics
+        self.panes: dict[tuple, JoinPane] = {}         # (start, end, group) -> pane
+        self.sessions: dict[tuple, list[JoinPane]] = {}  # group -> open sessions
+        self.arrivals = [0, 0]
+
+    def push_side(self, side, ts, row):
+        key = _join_key(row, self.keys[side])
+        if key is None:
+            return
+        group = tuple(sort_key(v) for v in key)
+        record = (self.arrivals[side], row)
+        self.arrivals[side] += 1
+        ts = int(ts)
+        added = self._add_session(side, group, key, ts, record) if self.gap is not None \
+            else self._add_aligned(side, group, key, ts, record)
+        if not added:
+            self.metrics["late_records"] += 1
+
+    def _add_aligned(self, side, group, key, ts, record) -> bool:
+        open_windows = [(s, e) for s, e in self.assigner.windows_of(ts) if e - 1 > self.wm]
+        for s, e in open_windows:
+            self.panes.setdefault((s, e, group), JoinPane(key, s, e)).sides[side].append(record)
+        return bool(open_windows)
+
+    def _add_session(self, side, group, key, ts, record) -> bool:
+        new = JoinPane(key, ts, ts + self.gap)
+        new.sides[side].append(record)
+        sessions = self.sessions.setdefault(group, [])
+        touching = [s for s in sessions if s.start <= new.end and s.end >= new.start]
+        if not touching and new.end - 1 <= self.wm:
+            return False
+        for s in touching:
+            sessions.remove(s)
+            new = JoinPane(key, min(s.start, new.start), max(s.end, new.end),
+                           (s.sides[0] + new.sides[0], s.sides[1] + new.sides[1]))
+        sessions.append(new)
+        return True
+
+    def advance(self, wm):
+        fired = [(g, p) for (_, _, g), p in self.panes.items() if p.end - 1 <= wm]
+        for g, p in fired:
+            del self.panes[(p.start, p.end, g)]
+        for g, sessions in self.sessions.items():
+            fired.extend((g, s) for s in sessions if s.end - 1 <= wm)
+            sessions[:] = [s for s in sessions if s.end - 1 > wm]
+        for _, pane in sorted(fired, key=lambda gp: (gp[1].end, gp[0], gp[1].start)):
+            lefts, rights = (sorted(records, key=lambda r: r[0]) for records in pane.sides)
+            for _, left in lefts:
+                for _, right in rights:
+                    row = {WINDOW_START: pane.start, WINDOW_END: pane.end, **left}
+                    row.update((out, right[name]) for name, out in self.right_names)
+                    self.downstream.push(pane.end - 1, row)
+
+
+class IntervalJoin(TwoInputOperator):
+    """Flink's interval join: a record is late when its event time is below the join's watermark
+    (Flink's ``isLate``); otherwise it is kept, and paired at once with every record of the other
+    side kept so far with an equal key and ``lower <= right.ts - left.ts <= upper``: pairs leave in
+    the order of the records that complete them, and for one record in the arrival order of its
+    partners. A pair's event time is ``max(left.ts, right.ts)``. A left record is dropped from the
+    state once ``left.ts + upper < watermark``, a right one once ``right.ts - lower < watermark``:
+    no record on time can pair with it any more."""
+
+    def __init__(self, node: IntervalJoinNode, downstream: Operator, metrics: dict):
+        super().__init__(downstream)
+        self.keys = (node.left_keys, node.right_keys)
+        self.lower, self.upper = node.lower_ms, node.upper_ms
+        self.right_names = node.right_names
+        self.metrics = metrics
+        self.buffers: tuple[dict, dict] = ({}, {})  # per side: group -> [(ts, row)] in arrival order
+
+    def push_side(self, side, ts, row):
+        key = _join_key(row, self.keys[side])
+        if key is None:
+            return
+        ts = int(ts)
+        if ts < self.wm:
+            self.metrics["late_records"] += 1
+            return
+        group = tuple(sort_key(v) for v in key)
+        self.buffers[side].setdefault(group, []).append((ts, row))
+        for other_ts, other in self.buffers[1 - side].get(group, ()):
+            (lts, left), (rts, right) = ((ts, row), (other_ts, other)) if side == 0 else ((other_ts, other), (ts, row))
+            if self.lower <= rts - lts <= self.upper:
+                out = dict(left)
+                out.update((o, right[name]) for name, o in self.right_names)
+                self.downstream.push(max(lts, rts), out)
+
+    def advance(self, wm):
+        for side, keep in ((0, lambda t: t + self.upper >= wm), (1, lambda t: t - self.lower >= wm)):
+            buffers = self.buffers[side]
+            for group in list(buffers):
+                buffers[group] = [r for r in buffers[group] if keep(r[0])]
+                if not buffers[group]:
+                    del buffers[group]
+
+
 def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) -> None:
     """Wire the operators of ``node`` and its inputs to ``downstream``, source-first. The first
     operator of every path from a source is appended to ``readers[id(source)]``, in the order of
@@ -602,6 +768,11 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         union = Union(len(node.inputs), downstream)
         for i, input_node in enumerate(node.inputs):
             build(input_node, UnionPort(union, i), metrics, readers)
+        return
+    if isinstance(node, (WindowJoinNode, IntervalJoinNode)):
+        join = (WindowJoin if isinstance(node, WindowJoinNode) else IntervalJoin)(node, downstream, metrics)
+        build(node.left, JoinPort(join, 0), metrics, readers)
+        build(node.right, JoinPort(join, 1), metrics, readers)
         return
     if isinstance(node, FilterNode):
         op = Filter(node, downstream)

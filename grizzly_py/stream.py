@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING
 
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
-from .plan import FilterNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode, WindowAggregateNode
+from .plan import (FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode,
+                   WindowAggregateNode, WindowJoinNode)
+from .time import to_millis
 from .types import SchemaError
 from .windows import CountWindows, WindowAssigner
 
@@ -90,6 +92,16 @@ class DataStream:
             nodes.extend(s.node.inputs if isinstance(s.node, UnionNode) else (s.node,))
         return DataStream(self.env, UnionNode(tuple(nodes)))
 
+    def join(self, other: "DataStream") -> "JoinBuilder":
+        """Flink's window join: ``a.join(b).where("k").equal_to("k").window(assigner)`` gives, for
+        every window and key, each pair of a left and a right record (docs/semantics.md, "Joins")."""
+        return JoinBuilder(self.env, self.node, _join_other(self, other, "join"))
+
+    def interval_join(self, other: "DataStream") -> "IntervalJoinBuilder":
+        """Flink's interval join: ``a.interval_join(b).where("k").equal_to("k").between(lo, hi)``
+        pairs records with ``a.ts + lo <= b.ts <= a.ts + hi`` (without where/equal_to: any key)."""
+        return IntervalJoinBuilder(self.env, self.node, _join_other(self, other, "interval_join"))
+
     def key_by(self, *columns) -> "KeyedStream":
         if not columns:
             raise SchemaError("key_by() needs at least one column")
@@ -135,6 +147,14 @@ class KeyedStream:
     def window(self, assigner: WindowAssigner) -> "WindowedStream":
         return WindowedStream(self.env, self.node, self.keys, _check_assigner(assigner))
 
+    def interval_join(self, other: "KeyedStream") -> "IntervalJoinBuilder":
+        """Flink's form: ``a.key_by("k").interval_join(b.key_by("k")).between(lo, hi)``."""
+        if not isinstance(other, KeyedStream):
+            raise TypeError(f"interval_join: a keyed stream joins a keyed stream (b.key_by(...)), got {other!r}")
+        if other.env is not self.env:
+            raise ValueError("interval_join: the other stream belongs to another StreamEnvironment")
+        return IntervalJoinBuilder(self.env, self.node, other.node, self.keys, other.keys)
+
     def count_window(self, size: int, slide: int | None = None) -> "WindowedStream":
         """Per key: fire every ``slide`` records (default ``size``) over the key's last ``size``
         records, in stream order; incomplete windows do not fire at the end of the input."""
@@ -148,6 +168,70 @@ class WindowedStream:
     def aggregate(self, **aggregates) -> DataStream:
         return DataStream(self.env, WindowAggregateNode(self.node, self.keys, self.assigner,
                                                         tuple(aggregates.items())))
+
+
+def _join_other(stream: DataStream, other, what: str) -> PlanNode:
+    if not isinstance(other, DataStream):
+        raise TypeError(f"{what}: the other input is a {type(other).__name__}, expected a DataStream")
+    if other.env is not stream.env:
+        raise ValueError(f"{what}: the other stream belongs to another StreamEnvironment")
+    return other.node
+
+
+def _key_names(columns, what: str) -> tuple[str, ...]:
+    if not columns:
+        raise SchemaError(f"{what}() needs at least one key column")
+    names = []
+    for c in columns:
+        if isinstance(c, Column):
+            c = c.name
+        if not isinstance(c, str):
+            raise SchemaError(f"{what} takes column names, got {c!r}; add the column with with_columns first")
+        names.append(c)
+    return tuple(names)
+
+
+class JoinBuilder:
+    """``a.join(b)``: name the keys with ``where`` (left) and ``equal_to`` (right), then ``window``."""
+
+    def __init__(self, env, left: PlanNode, right: PlanNode, left_keys: tuple[str, ...] = (),
+                 right_keys: tuple[str, ...] = ()):
+        self.env, self.left, self.right = env, left, right
+        self.left_keys, self.right_keys = left_keys, right_keys
+
+    def where(self, *columns) -> "JoinBuilder":
+        keys = _key_names(columns, "where")
+        for k in keys:
+            self.left.schema.field(k)  # unknown column -> SchemaError naming it
+        return type(self)(self.env, self.left, self.right, keys, self.right_keys)
+
+    def equal_to(self, *columns) -> "JoinBuilder":
+        if not self.left_keys:
+            raise SchemaError("equal_to() comes after where(): a.join(b).where('k').equal_to('k')")
+        keys = _key_names(columns, "equal_to")
+        for k in keys:
+            self.right.schema.field(k)
+        return type(self)(self.env, self.left, self.right, self.left_keys, keys)
+
+    def window(self, assigner: WindowAssigner) -> DataStream:
+        if not self.right_keys:
+            raise SchemaError("a window join needs its keys: a.join(b).where('k').equal_to('k').window(...)")
+        return DataStream(self.env, WindowJoinNode(self.left, self.right, self.left_keys, self.right_keys,
+                                                   _check_assigner(assigner)))
+
+
+class IntervalJoinBuilder(JoinBuilder):
+    """``a.interval_join(b)``: optional keys (``where``/``equal_to``), then ``between(lower, upper)``."""
+
+    def window(self, assigner):
+        raise TypeError("an interval join takes between(lower, upper), not a window")
+
+    def between(self, lower, upper) -> DataStream:
+        if self.left_keys and not self.right_keys:
+            raise SchemaError("interval_join: where() needs its equal_to()")
+        lo = to_millis(lower, what="interval_join(...).between")
+        hi = to_millis(upper, what="interval_join(...).between")
+        return DataStream(self.env, IntervalJoinNode(self.left, self.right, self.left_keys, self.right_keys, lo, hi))
 
 
 def _check_assigner(assigner) -> WindowAssigner:

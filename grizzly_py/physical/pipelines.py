@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
-from ..plan import (WINDOW_END, FilterNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
-                    UnionNode, WindowAggregateNode)
-from ..types import INT64, Field, Schema
+from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
+                    UnionNode, WindowAggregateNode, WindowJoinNode)
+from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, Field, Schema
 from ..windows import WindowAssigner
 
 
@@ -58,11 +58,28 @@ class UnionInput:
         return "union of pipelines " + ", ".join(map(str, self.pipeline_ids))
 
 
-def upstream_ids(input_: "SourceInput | WindowInput | UnionInput") -> tuple[int, ...]:
+@dataclass(frozen=True, eq=False)
+class JoinInput:
+    """The pipeline is a join: it reads the outputs of two pipelines, its left and right inputs,
+    each ending in a projection to that side's columns (plus the hidden event-time column, if
+    the side needs one)."""
+
+    left: int
+    right: int
+
+    @property
+    def pipeline_ids(self) -> tuple[int, int]:
+        return (self.left, self.right)
+
+    def describe(self) -> str:
+        return f"join of pipelines {self.left} (left) and {self.right} (right)"
+
+
+def upstream_ids(input_: "SourceInput | WindowInput | UnionInput | JoinInput") -> tuple[int, ...]:
     """The pipelines whose output a pipeline with this input reads."""
     if isinstance(input_, WindowInput):
         return (input_.pipeline_id,)
-    if isinstance(input_, UnionInput):
+    if isinstance(input_, (UnionInput, JoinInput)):
         return input_.pipeline_ids
     return ()
 
@@ -101,19 +118,78 @@ class WindowTerminal:
 
 
 @dataclass(frozen=True, eq=False)
+class JoinSide:
+    """One input of a join pipeline: the batches it delivers and what the join reads of them."""
+
+    schema: Schema                         # the side's columns (and its hidden event-time column)
+    event_time: Expr                       # over ``schema``: ``col(c)`` or ``col(c) - 1``
+    keys: tuple[tuple[Field, Expr], ...]   # key columns over ``schema``; the field has the key's
+                                           # common type (int64 for int32/int64 keys)
+    columns: tuple[tuple[str, str], ...]   # (output column, column of ``schema``), in output order
+
+
+@dataclass(frozen=True, eq=False)
+class JoinTerminal:
+    """The pipeline is a join of its two inputs: window joins (``assigner`` tumbling, sliding or
+    session) or an interval join (``lower_ms``/``upper_ms``). Window joins emit ``window_start``,
+    ``window_end``, the left columns and the right columns; interval joins the columns only.
+    ``event_time_column``: the hidden int64 column after them that carries an interval join's
+    event time (``max(left.ts, right.ts)``) to a pipeline downstream that needs it."""
+
+    join_kind: str                          # "tumbling", "sliding", "session" or "interval"
+    assigner: WindowAssigner | None
+    lower_ms: int
+    upper_ms: int
+    sides: tuple[JoinSide, JoinSide]
+    output_schema: Schema
+    event_time_column: str | None = None
+
+    kind = "join"
+
+    @property
+    def is_window(self) -> bool:
+        return self.join_kind != "interval"
+
+
+@dataclass(frozen=True, eq=False)
+class JoinSideTerminal:
+    """One side of a join pipeline, for code generation: the side's kernel inserts each record
+    into the join state (and probes the other side)."""
+
+    side: int  # 0 left, 1 right
+    join: JoinTerminal
+
+    kind = "join_side"
+    aggregates = ()
+
+    @property
+    def keys(self) -> tuple[tuple[Field, Expr], ...]:
+        return self.join.sides[self.side].keys
+
+
+def join_side_pipeline(p: "Pipeline", side: int) -> "Pipeline":
+    """The pipeline that one side of join pipeline ``p`` compiles to: it reads that side's batches."""
+    t: JoinTerminal = p.terminal
+    s = t.sides[side]
+    return Pipeline(p.id, p.input, s.schema, s.event_time, 0, (), JoinSideTerminal(side, t))
+
+
+@dataclass(frozen=True, eq=False)
 class Pipeline:
     id: int
-    input: SourceInput | WindowInput | UnionInput
-    input_schema: Schema
+    input: SourceInput | WindowInput | UnionInput | JoinInput
+    input_schema: Schema             # a join's: its left side's (see JoinTerminal.sides)
     event_time: Expr | None          # over the input columns (None: no event time)
     out_of_orderness_ms: int
     filters: tuple[Expr, ...]
-    terminal: ProjectTerminal | WindowTerminal
+    terminal: ProjectTerminal | WindowTerminal | JoinTerminal | JoinSideTerminal
 
     @property
     def output_schema(self) -> Schema:
-        if isinstance(self.terminal, WindowTerminal):
+        if isinstance(self.terminal, (WindowTerminal, JoinTerminal)):
             return self.terminal.output_schema
+        if isinstance(self.terminal, JoinSideTerminal):
+            return self.terminal.join.output_schema
         return Schema(tuple(f for f, _ in self.terminal.outputs))
 
     def used_columns(self) -> list[str]:
@@ -124,6 +200,10 @@ class Pipeline:
         if isinstance(self.terminal, WindowTerminal):
             exprs += [e for _, e in self.terminal.keys]
             exprs += [a.arg for a in self.terminal.aggregates if a.arg is not None]
+        elif isinstance(self.terminal, JoinSideTerminal):
+            exprs += [self.event_time] + [e for _, e in self.terminal.keys]
+        elif isinstance(self.terminal, JoinTerminal):
+            return []  # the kernels of its sides read them (join_side_pipeline)
         else:
             exprs += [e for f, e in self.terminal.outputs if not isinstance(e, Column)]
         used = set().union(*(e.columns() for e in exprs)) if exprs else set()
@@ -142,6 +222,13 @@ class Pipeline:
                 lines.append("  keys     " + ", ".join(f"{f.name}={e!r}" for f, e in t.keys))
             for a in t.aggregates:
                 lines.append(f"  agg      {a.field.name} = {a.func}({'' if a.arg is None else repr(a.arg)})")
+            lines.append(f"  emits    {t.output_schema}")
+        elif isinstance(t, JoinTerminal):
+            what = repr(t.assigner) if t.is_window else f"interval between {t.lower_ms} ms and {t.upper_ms} ms"
+            lines.append(f"  join     {what}")
+            for name, side in zip(("left", "right"), t.sides):
+                keys = ", ".join(repr(e) for _, e in side.keys) or "(none)"
+                lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
             lines.append(f"  emits    {t.output_schema}")
         else:
             lines.append("  emit     " + ", ".join(
@@ -231,6 +318,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return None
     if isinstance(node, UnionNode):
         return _lower_union(node, lw, time_needed)
+    if isinstance(node, (WindowJoinNode, IntervalJoinNode)):
+        return _lower_join(node, lw, time_needed)
     o = _open_after(node.inputs[0], lw, time_needed)
     if isinstance(node, FilterNode):
         o.filters.append(node.predicate.substitute(o.columns))
@@ -281,6 +370,50 @@ def _lower_union(node: UnionNode, lw: _Lowering, time_needed: bool) -> _Open:
     return _Open(UnionInput(tuple(ids)), schema, event_time, 0, [], _identity(node.schema))
 
 
+_KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool": BOOL, "string": STRING}
+
+
+def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """Each input's pipeline ends in a projection to its side's columns (an identity, which runs
+    no kernel, when there is nothing to compute), plus the hidden int64 ``EVENT_TIME_COLUMN``
+    when no column holds the side's event time; the join pipeline reads both. The pipeline after
+    the join reads its output: a window join's event time is ``window_end - 1``, an interval
+    join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream needs it)."""
+    from ..plan import _key_class  # the join's key classes, shared with validation
+    sides, ids = [], []
+    for name, n, keys in (("left", node.left, node.left_keys), ("right", node.right, node.right_keys)):
+        b = _open_after(n, lw, True)
+        if b.event_time is None or isinstance(b.event_time, ProcessingTime):
+            raise NotImplementedError(f"join: the {name} input has no event time (results of count windows "
+                                      f"have none)")
+        time = _shared_time_column(n.schema, [b])
+        schema, outputs = n.schema, tuple((f, b.columns[f.name]) for f in n.schema)
+        if time is None:
+            hidden = Field(_fresh_name(n.schema, EVENT_TIME_COLUMN), INT64, pa.int64())
+            outputs += ((hidden, _as_int64(b.event_time, b.input_schema)),)
+            schema, time = Schema(tuple(schema) + (hidden,)), Column(hidden.name)
+        ids.append(lw.close(b, ProjectTerminal(outputs)).id)
+        key_fields = tuple((Field(k, _KEY_TYPES[_key_class(n.schema.field(k).dtype)]), Column(k)) for k in keys)
+        sides.append((schema, time, key_fields))
+    left_columns = tuple((f.name, f.name) for f in node.left.schema)
+    right_columns = tuple((out, name) for name, out in node.right_names)
+    join_sides = (JoinSide(*sides[0], left_columns), JoinSide(*sides[1], right_columns))
+    out_schema, hidden_name = node.schema, None
+    if isinstance(node, WindowJoinNode):
+        kind, assigner, lo, hi = node.assigner.kind, node.assigner, 0, 0
+        event_time = Column(WINDOW_END) - lit(1)
+    else:
+        kind, assigner, lo, hi = "interval", None, node.lower_ms, node.upper_ms
+        event_time = None
+        if time_needed:
+            hidden_name = _fresh_name(node.schema, EVENT_TIME_COLUMN)
+            out_schema = Schema(tuple(node.schema) + (Field(hidden_name, INT64, pa.int64()),))
+            event_time = Column(hidden_name)
+    terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name)
+    j = lw.close(_Open(JoinInput(ids[0], ids[1]), join_sides[0].schema, None, 0, [], {}), terminal)
+    return _Open(WindowInput(j.id), out_schema, event_time, 0, [], _identity(node.schema))
+
+
 def _shared_time_column(schema: Schema, branches: list[_Open]) -> Expr | None:
     """An expression over the union's columns that equals every input's event time: ``col(c)``
     or ``col(c) - 1`` where column ``c`` of each input is exactly what its event time reads."""
@@ -314,5 +447,6 @@ def _fresh_name(schema: Schema, name: str) -> str:
 
 
 __all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "AggregateSpec",
-           "SourceInput", "WindowInput", "UnionInput", "upstream_ids", "build_physical_plan",
+           "SourceInput", "WindowInput", "UnionInput", "JoinInput", "JoinSide", "JoinTerminal",
+           "JoinSideTerminal", "join_side_pipeline", "upstream_ids", "build_physical_plan",
            "EVENT_TIME_COLUMN"]

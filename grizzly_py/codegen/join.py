@@ -1,0 +1,181 @@
+"""Code generation for join pipelines (window joins and interval joins).
+
+A join pipeline (``physical.pipelines.JoinTerminal``) reads two inputs. Each side compiles to its
+own fused kernel over that side's batches (``join_side_pipeline``): event time, key words (string
+keys interned by the engine into one id space shared by both sides), a null-key check, the
+lateness check, then the *join-insert* terminal (``join_insert.ll.j2``): the record's ref goes to
+its key's entry in the join state and the other side's entry is probed. The kernels of both
+sides work on one shared join state block (its address is a word of each side's own state
+block, which keeps the side's counters). The trigger functions (``join_state.ll.j2``, compiled
+at O1) emit the pairs of complete windows as refs and drop expired state. The engine keeps each
+side's batches and turns refs into rows with Arrow ``take`` (``engine/join_kernel.py``).
+
+A ref numbers a row of one side: the engine passes the ref of each batch's first row (the rows
+of the batches it stored before), so refs grow with arrival on each side and the engine finds
+the batch of a ref by its position.
+
+State layouts, in i64 words:
+
+- shared join state (``J_*``): the earliest end (interval: expiry) held, the window directory
+  (tumbling/sliding) or the key table (sessions, interval), the interval join's output vector
+  of (left ref, right ref, event time) triples, the smallest ref held per side, the records held.
+- directory slot (``SLOT_*``): window start, the window's table (3 words), its pairs, the
+  smallest ref per side.
+- table entry: tag, key words, then (windows, interval) the left and right refs as vectors
+  ``{data, length, capacity}`` (interval joins keep (ref, event time) per record), or (sessions)
+  the head of the key's session list; a session node is ``{next, start, end, smallest left ref,
+  smallest right ref, left refs, right refs}``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from ..physical.pipelines import JoinTerminal, Pipeline, join_side_pipeline
+from ..types import INT64
+from . import abi
+from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter
+from .module import (CODEGEN_VERSION, KERNELS, MAX_KEYS, CodegenOptions, CodeUnit, GeneratedPipeline, KernelCode,
+                     _interned_key_column, _key_word, _lines)
+from .templates import render, runtime_declarations
+
+# shared join state
+J_MIN_OPEN_END = 0   # earliest window end held (interval: earliest expiry); INT64_MAX when none
+J_DIR = 1            # window directory {slots, length, capacity} (tumbling, sliding)
+J_TABLE = 4          # key table {entries, capacity, size} (session, interval)
+J_OUT = 7            # interval: output vector of (left ref, right ref, event time)
+J_MIN_REF = 10       # smallest ref still held, left then right (written by emit / expire)
+J_LIVE = 12          # interval: records held after the last expire
+J_WORDS = 16
+
+# a side's own state block: the abi header, then
+S_SHARED = abi.STATE_WORDS       # address of the shared join state
+S_BASE = abi.STATE_WORDS + 1     # ref of the batch's first row
+S_INSERTED = abi.STATE_WORDS + 2  # records the last call inserted into the join state
+S_WORDS = abi.STATE_WORDS + 4
+
+# window directory slot
+SLOT_WORDS = 8
+SLOT_PAIRS = 4
+SLOT_FIRST = 5
+
+# session node
+NODE_MIN = 3
+NODE_REFS = 5
+NODE_WORDS = 11
+
+INT64_MIN, INT64_MAX = abi.INT64_MIN, abi.INT64_MAX
+
+LAYOUT = dict(J_MIN_OPEN_END=J_MIN_OPEN_END, J_DIR=J_DIR, J_TABLE=J_TABLE, J_OUT=J_OUT, J_MIN_REF=J_MIN_REF,
+              J_LIVE=J_LIVE, S_SHARED=S_SHARED, S_BASE=S_BASE, S_INSERTED=S_INSERTED, SLOT_WORDS=SLOT_WORDS,
+              SLOT_PAIRS=SLOT_PAIRS, SLOT_FIRST=SLOT_FIRST, NODE_MIN=NODE_MIN, NODE_REFS=NODE_REFS,
+              NODE_WORDS=NODE_WORDS)
+
+
+@dataclass
+class GeneratedJoin:
+    """A join pipeline's code: one ``GeneratedPipeline`` per side (its kernels, its column
+    layout), and the trigger unit they share."""
+
+    pipeline: Pipeline
+    options: CodegenOptions
+    prefix: str
+    sides: list[GeneratedPipeline]
+    state: CodeUnit
+    key_words: int
+    entry_size: int
+    units: dict[str, CodeUnit] = field(default_factory=dict)  # every unit, for display
+
+    @property
+    def ir(self) -> str:
+        return "\n".join(f"; ==== unit {n} (O{u.opt_level})\n{u.ir}" for n, u in self.units.items())
+
+
+def _geometry(t: JoinTerminal) -> dict:
+    """Window size/slide/gap and interval bounds as template constants."""
+    if t.join_kind == "interval":
+        return dict(size=0, slide=0, gap=0, lo=t.lower_ms, hi=t.upper_ms, ts_min=INT64_MIN, ts_max=INT64_MAX)
+    if t.join_kind == "session":
+        gap = t.assigner.gap_ms
+        return dict(size=0, slide=0, gap=gap, lo=0, hi=0, ts_min=INT64_MIN + gap, ts_max=INT64_MAX - gap)
+    size = t.assigner.size_ms
+    slide = getattr(t.assigner, "slide_ms", size)
+    return dict(size=size, slide=slide, gap=0, lo=0, hi=0, ts_min=INT64_MIN + 2 * size, ts_max=INT64_MAX - 2 * size)
+
+
+def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedJoin:
+    """Render the kernels of both sides of join pipeline ``pipeline`` and its trigger unit."""
+    options = options or CodegenOptions()
+    t: JoinTerminal = pipeline.terminal
+    key_words = len(t.sides[0].keys)
+    if key_words > MAX_KEYS:
+        raise NotImplementedError(f"a join takes at most {MAX_KEYS} key columns, got {key_words}")
+    geometry = _geometry(t)
+    kind = t.join_kind
+    refs_off = 8 * (1 + key_words)
+    entry_size = refs_off + (8 if kind == "session" else 48)
+    prefix = f"p{pipeline.id}_{options.variant}"
+    header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n"
+    consts = dict(LAYOUT, kind=kind, key_words=key_words, entry_size=entry_size, refs_off=refs_off, **geometry)
+    runtime = render("join_runtime.ll.j2", **consts)
+    all_units: dict[str, CodeUnit] = {}
+    sides = []
+    for side in (0, 1):
+        sp = join_side_pipeline(pipeline, side)
+        sprefix = f"{prefix}_{'lr'[side]}"
+        layouts = [ColumnLayout(name, slot * abi.COLUMN_SLOTS, sp.input_schema.field(name).arrow_type)
+                   for slot, name in enumerate(sp.used_columns())]
+        units: dict[str, CodeUnit] = {}
+        gen = None
+        for name, assume_valid in KERNELS:
+            gen = GeneratedPipeline(sp, options, units, sprefix, layouts, [], [], state_words=S_WORDS)
+            ctx = EmitContext(f"{sprefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
+            code = _lower_side(sp, side, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts)
+            code.name, code.globals = name, "\n".join(ctx.globals)
+            code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
+            kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, p=sprefix, kernels=[code],
+                            block=options.block_rows,
+                            title=f"join ({kind}), {('left', 'right')[side]} input over {sp.input_schema}")
+            units[name] = CodeUnit(name, header + kernel + "\n" + runtime + "\n" + runtime_declarations(), 3)
+            all_units[f"{'lr'[side]}_{name}"] = units[name]
+            gen.dict_params = list(ctx.dict_params)
+        gen.trigger = f"join_{kind}"
+        sides.append(gen)
+    state_ir = render("join_state.ll.j2", p=prefix, **consts)
+    state = CodeUnit("state", header + state_ir + "\n" + runtime + "\n" + runtime_declarations(), 1)
+    all_units["state"] = state
+    return GeneratedJoin(pipeline, options, prefix, sides, state, key_words, entry_size, all_units)
+
+
+def _lower_side(sp: Pipeline, side: int, ctx: EmitContext, emitter: ExprEmitter, gen: GeneratedPipeline,
+                consts: dict) -> KernelCode:
+    """The fused loop of one side: event time, key words, then the join-insert terminal."""
+    ts = emitter.emit(sp.event_time)
+    ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=emitter.convert(ts, "int").val, track=False))
+    keys, any_null = [], "false"
+    for f, e in sp.terminal.keys:
+        if f.dtype.is_string:  # both sides intern into one id space (the engine shares the interner)
+            e = _interned_key_column(gen, ctx, e, f.name)
+            word = _key_word(emitter, ctx, e, INT64)
+        else:
+            word = _key_word(emitter, ctx, e, f.dtype)
+        keys.append(dict(name=f.name, word=word.val))
+        if word.valid != "true":
+            null = ctx.fresh("jn")
+            ctx.emit(f"{null} = xor i1 {word.valid}, true")
+            if any_null != "false":
+                acc = ctx.fresh("jn")
+                ctx.emit(f"{acc} = or i1 {any_null}, {null}")
+                null = acc
+            any_null = null
+        gen.key_types.append(pa.int64() if f.dtype.is_string else f.arrow_type)
+    ctx.preamble.extend(_lines("join_preamble.ll.j2", **consts))
+    ctx.body.extend(_lines("join_insert.ll.j2", side=side, keys=keys, any_null=any_null, row=ctx.row, **consts))
+    ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
+    ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
+    return KernelCode("", [], ctx.body)
+
+
+__all__ = ["GeneratedJoin", "generate_join", "J_WORDS", "S_WORDS"]

@@ -1,0 +1,281 @@
+"""The engine side of join pipelines: one compiled kernel per input, a shared join state, and the
+input batches kept as Arrow data until no window or interval can pair their rows any more.
+
+``JoinKernel`` is a join pipeline's kernel. ``process(side, batch, watermark)`` runs that side's
+compiled kernel (``codegen/join.py``), which inserts the batch's records (as *refs*, row numbers
+of the side) into the join state and probes the other side; the engine keeps the batch, so that
+output rows can be gathered with ``take``. Window joins produce their pairs when their windows
+fire (``fire``): the trigger writes (window start, window end, left ref, right ref) rows, the
+engine sorts them by window end, key, left ref and right ref (docs/semantics.md, "Joins") and
+gathers the columns. Interval joins pair records as they arrive: ``process`` returns the pairs
+found, in the order the kernel found them; ``fire`` drops what the watermark expired.
+
+A join runs in the driver thread whatever the parallelism (its inputs' projections may run as
+morsel tasks): records are inserted in arrival order, which fixes the order of the pairs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..codegen import abi
+from ..codegen.join import (J_LIVE, J_MIN_OPEN_END, J_MIN_REF, J_OUT, J_WORDS, S_BASE, S_INSERTED, S_SHARED,
+                            GeneratedJoin, generate_join)
+from ..jit import compile_ir, compile_ir_async
+from ..physical.pipelines import JoinTerminal, Pipeline
+from ..plan import WINDOW_END, WINDOW_START
+from ..sources import TIMESTAMP_UNIT_DIVISOR
+from .kernels import Kernel, output_arrow_schema, sort_indices_nulls_last
+
+_P, _I64 = ctypes.c_void_p, ctypes.c_int64
+
+_SUMMED = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE)
+
+
+class JoinSideKernel(Kernel):
+    """One input's compiled kernel; its own state block keeps its counters and points to the
+    join's shared state."""
+
+    def __init__(self, gen, input_name: str, shared: np.ndarray):
+        super().__init__(gen, input_name, 1)
+        self.state[S_SHARED] = shared.ctypes.data
+
+    def insert(self, batch: pa.RecordBatch, watermark: int, base: int) -> tuple[int, int]:
+        """Insert ``batch`` (its first row has ref ``base``); returns (records inserted, pairs
+        written to the output vector)."""
+        self.state[S_BASE] = base
+        if not batch.num_rows:
+            return 0, 0
+        pairs = self.run(batch, watermark, 0)
+        return int(self.state[S_INSERTED]), pairs
+
+
+class SideStore:
+    """The batches of one side that refs may still point to, each with the ref of its first row.
+    Stored batches are contiguous in refs: a batch is stored only if some record of it went into
+    the join state, and the next batch's refs start after it."""
+
+    def __init__(self, schema: pa.Schema):
+        self.schema = schema
+        self.batches: list[tuple[int, pa.RecordBatch]] = []
+        self.next_base = 0
+        self._table: pa.Table | None = None
+
+    def add(self, base: int, batch: pa.RecordBatch) -> None:
+        self.batches.append((base, batch))
+        self.next_base = base + batch.num_rows
+        self._table = None
+
+    def drop_below(self, ref: int) -> None:
+        """Forget the batches whose rows all lie below ``ref`` (no state points to them)."""
+        keep = 0
+        while keep < len(self.batches) and self.batches[keep][0] + self.batches[keep][1].num_rows <= ref:
+            keep += 1
+        if keep:
+            del self.batches[:keep]
+            self._table = None
+
+    @property
+    def rows(self) -> int:
+        return sum(b.num_rows for _, b in self.batches)
+
+    def take(self, refs: np.ndarray, columns: list[str]) -> list[pa.ChunkedArray | pa.Array]:
+        """The values of ``columns`` at ``refs``."""
+        if not len(refs) or not self.batches:
+            return [pa.array([], self.schema.field(c).type) for c in columns]
+        if self._table is None:
+            self._table = pa.Table.from_batches([b for _, b in self.batches])
+        indices = pa.array(refs - self.batches[0][0], pa.int64())
+        return [self._table.column(c).take(indices) for c in columns]
+
+
+class JoinKernel:
+    """A join pipeline's kernel (see the module docstring)."""
+
+    workers = 1
+
+    def __init__(self, pipeline: Pipeline, input_name: str):
+        start = time.perf_counter()
+        self.gen: GeneratedJoin = generate_join(pipeline)
+        self.codegen_ms = (time.perf_counter() - start) * 1000
+        self.pipeline = pipeline
+        t: JoinTerminal = pipeline.terminal
+        self.terminal = t
+        self.shared = np.zeros(J_WORDS, dtype=np.int64)
+        self.shared[J_MIN_OPEN_END] = abi.INT64_MAX
+        self.shared[J_MIN_REF:J_MIN_REF + 2] = abi.INT64_MAX
+        names = ("left", "right")
+        self.sides = [JoinSideKernel(g, f"{input_name} ({names[i]} input)", self.shared)
+                      for i, g in enumerate(self.gen.sides)]
+        interners = [k.interner for k in self.sides if k.interner is not None]
+        if interners:  # string keys of both sides in one id space
+            for k in self.sides:
+                k.interner = interners[0]
+        self.schema = output_arrow_schema(self.gen)
+        self.stores = [SideStore(_side_arrow_schema(s)) for s in t.sides]
+        self.key_columns = [f.name for f, _ in t.sides[0].keys]  # of the left side: the output's key order
+        self._closed = False
+        self._trigger_started = False
+        self._state_ms = 0.0
+        self.inserted_since_expire = 0
+
+    # --- the Kernel interface the driver uses ---------------------------------------------
+    def counter(self, index: int) -> int:
+        if index in _SUMMED:
+            return sum(k.counter(index) for k in self.sides)
+        if index == abi.STATE_MIN_OPEN_END:
+            return int(self.shared[J_MIN_OPEN_END])
+        return 0
+
+    @property
+    def compile_ms(self) -> float:
+        return sum(k.compile_ms for k in self.sides) + self._state_ms
+
+    def _function(self, name: str, restype, *argtypes):
+        fns = self.__dict__.setdefault("_fns", {})
+        fn = fns.get(name)
+        if fn is None:
+            start = time.perf_counter()
+            module = compile_ir(self.gen.state.ir, self.gen.state.opt_level)
+            self._state_ms += (time.perf_counter() - start) * 1000
+            self.__dict__.setdefault("_modules", []).append(module)
+            fn = fns[name] = module.function(f"{self.gen.prefix}_{name}", restype, *argtypes)
+        return fn
+
+    # --- inserting ----------------------------------------------------------------------
+    def process(self, side: int, batch: pa.RecordBatch, watermark: int) -> pa.RecordBatch | None:
+        """Insert a batch of input ``side``; an interval join returns the pairs it completes."""
+        store = self.stores[side]
+        base = store.next_base
+        inserted, pairs = self.sides[side].insert(batch, watermark, base)
+        if inserted:
+            store.add(base, batch)
+            self.inserted_since_expire += inserted
+        if not self._trigger_started and batch.num_rows:
+            self._trigger_started = True  # compile the trigger while the next batches run
+            compile_ir_async(self.gen.state.ir, self.gen.state.opt_level, background=True)
+        if self.terminal.is_window or not pairs:
+            return None
+        return self._interval_pairs(pairs)
+
+    def _interval_pairs(self, pairs: int) -> pa.RecordBatch:
+        vec = self.shared[J_OUT:J_OUT + 3]
+        words = np.ctypeslib.as_array((ctypes.c_int64 * (3 * pairs)).from_address(int(vec[0]))).reshape(pairs, 3).copy()
+        self.shared[J_OUT + 1] = 0  # the vector is empty again (its memory is reused)
+        return self._rows(None, None, words[:, 0], words[:, 1], words[:, 2])
+
+    # --- firing -------------------------------------------------------------------------
+    @property
+    def max_event_time(self) -> int:
+        return abi.INT64_MIN
+
+    def fire(self, watermark: int) -> pa.RecordBatch | None:
+        """Window joins: the pairs of every window with end - 1 <= watermark, ordered by window
+        end, key, left arrival, right arrival. Interval joins: drop expired records."""
+        if not self.terminal.is_window:
+            self._expire(watermark)
+            return None
+        if watermark < int(self.shared[J_MIN_OPEN_END]) - 1:
+            return None
+        count_ready = self._function("count_ready", _I64, _P, _I64)
+        ready = count_ready(self.shared.ctypes.data, watermark)
+        size = max(ready, 1)
+        columns = [np.empty(size, dtype=np.int64) for _ in range(4)]  # starts, ends, left refs, right refs
+        out = np.array([c.ctypes.data for c in columns], dtype=np.uint64)
+        emit = self._function("emit", _I64, _P, _I64, _P)
+        n = emit(self.shared.ctypes.data, watermark, out.ctypes.data)
+        if n != ready:
+            raise RuntimeError(f"pipeline {self.pipeline.id}: the join emitted {n} pairs, expected {ready}")
+        result = self._window_pairs(*(c[:n] for c in columns)) if n else None
+        self._drop_batches()
+        return result
+
+    def _window_pairs(self, starts, ends, lrefs, rrefs) -> pa.RecordBatch:
+        keys = self.stores[0].take(lrefs, self.key_columns)
+        sort = pa.table([pa.array(ends)] + [_sortable(k) for k in keys] + [pa.array(lrefs), pa.array(rrefs)],
+                        names=[f"c{i}" for i in range(len(keys) + 3)])
+        order = sort_indices_nulls_last(sort, sort.column_names).to_numpy()
+        return self._rows(starts[order], ends[order], lrefs[order], rrefs[order], None)
+
+    def _expire(self, watermark: int) -> None:
+        """Compact the interval join's state once the watermark passed the earliest expiry and
+        as many records came in as were held after the last compaction (amortized O(1))."""
+        if watermark <= int(self.shared[J_MIN_OPEN_END]):
+            return
+        if self.inserted_since_expire < int(self.shared[J_LIVE]):
+            return
+        expire = self._function("expire", _I64, _P, _I64)
+        expire(self.shared.ctypes.data, watermark)
+        self.inserted_since_expire = 0
+        self._drop_batches()
+
+    def _drop_batches(self) -> None:
+        for side, store in enumerate(self.stores):
+            store.drop_below(int(self.shared[J_MIN_REF + side]))
+
+    # --- output rows --------------------------------------------------------------------
+    def _rows(self, starts, ends, lrefs, rrefs, times) -> pa.RecordBatch:
+        t = self.terminal
+        arrays = []
+        if t.is_window:
+            arrays += [self._time_array(starts), self._time_array(ends)]
+        for side, refs in ((0, lrefs), (1, rrefs)):
+            columns = t.sides[side].columns
+            arrays += self.stores[side].take(refs, [c for _, c in columns])
+        if t.event_time_column is not None:
+            arrays.append(pa.array(times, pa.int64()))
+        arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]
+        arrays = [a if a.type == f.type else a.cast(f.type) for a, f in zip(arrays, self.schema)]
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+    def _time_array(self, ms: np.ndarray) -> pa.Array:
+        t = self.schema.field(WINDOW_START).type
+        if pa.types.is_timestamp(t):
+            factor = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
+            scaled = ms // 1000 if factor is None else ms * factor
+            return pa.array(scaled, type=pa.int64()).cast(t)
+        return pa.array(ms, type=pa.int64())
+
+    # --- state ------------------------------------------------------------------------------
+    def state_rows(self) -> tuple[int, int]:
+        """Rows of the batches each side keeps (for tests and metrics)."""
+        return self.stores[0].rows, self.stores[1].rows
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            close = self._function("close", None, _P)
+            close(self.shared.ctypes.data)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _side_arrow_schema(side) -> pa.Schema:
+    from ..types import to_arrow_type
+    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
+                      for f in side.schema])
+
+
+def _sortable(column) -> pa.Array:
+    """A key column as the join orders keys: timestamps by their milliseconds (the key's value),
+    dictionaries by their values."""
+    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    if pa.types.is_timestamp(column.type):
+        mul, div = TIMESTAMP_UNIT_DIVISOR[column.type.unit]
+        raw = column.cast(pa.int64()).to_numpy(zero_copy_only=False)
+        column = pa.array(raw * mul // div, pa.int64())
+    return column
+
+
+__all__ = ["JoinKernel", "JoinSideKernel", "SideStore"]
