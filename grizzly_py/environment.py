@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from .plan import PlanNode, Query, SinkSpec, SourceNode
-from .sources import ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name
+from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name,
+                      parquet_schema, rejected_metrics)
 from .stream import DataStream
 from .watermark import WatermarkStrategy
 
@@ -70,20 +71,19 @@ class StreamEnvironment:
         return DataStream(self, SourceNode(src))
 
     def from_parquet(self, path, timestamp: str | None = None,
-                     watermark: WatermarkStrategy | None = None) -> DataStream:
-        import pyarrow.parquet as pq
+                     watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error") -> DataStream:
         path = os.fspath(path)
-        schema = pq.read_schema(path)
+        schema = parquet_schema(path)
         src = ParquetSource(f"parquet:{path}", schema, timestamp,
-                            watermark or WatermarkStrategy.for_monotonous_timestamps(), path=path)
+                            watermark or WatermarkStrategy.for_monotonous_timestamps(), on_bad_rows, path=path)
         return DataStream(self, SourceNode(src))
 
     def from_csv(self, path, schema=None, timestamp: str | None = None,
-                 watermark: WatermarkStrategy | None = None) -> DataStream:
+                 watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error") -> DataStream:
         path = os.fspath(path)
         arrow_schema, column_types = csv_schema(path, schema)
         src = CsvSource(f"csv:{path}", arrow_schema, timestamp,
-                        watermark or WatermarkStrategy.for_monotonous_timestamps(), path=path,
+                        watermark or WatermarkStrategy.for_monotonous_timestamps(), on_bad_rows, path=path,
                         column_types=column_types)
         return DataStream(self, SourceNode(src))
 
@@ -123,6 +123,7 @@ class StreamEnvironment:
         from .engine.local import run_job
         result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive,
                          window_state=self.window_state)
+        rejected_metrics(self._sinks, result.metrics)  # rows dropped by on_bad_rows="drop"
         self._sinks = []  # only once the job succeeded: a failed job can be run again
         return result
 

@@ -5,6 +5,12 @@ data is read) and yields batches in order. The batch boundaries it yields are th
 boundaries of semantics.md: one per RecordBatch given to ``from_arrow``, per Parquet row group,
 per CSV block. Each batch is checked against the declared schema and for null event timestamps,
 and a problem is reported naming the source, the column and the row.
+
+File sources take ``on_bad_rows``: ``"error"`` (the default: the first bad row fails the job with a
+``BadInputError``) or ``"drop"`` (bad rows -- CSV lines with the wrong number of fields, values that
+do not parse as their column's type or are not valid UTF-8, null event timestamps -- are skipped and
+counted in the source's ``rejected_records``, which the job reports as ``metrics["rejected_records"]``).
+The catalogue of hostile inputs and what each gives is in docs/semantics.md ("Hostile input").
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -26,6 +33,8 @@ class BadInputError(ValueError):
 
 _source_counter = itertools.count()
 
+ON_BAD_ROWS = ("error", "drop")
+
 # multiplier that turns one unit of an Arrow timestamp into milliseconds, as (numerator, divisor)
 TIMESTAMP_UNIT_DIVISOR = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000), "ns": (1, 1_000_000)}
 
@@ -38,8 +47,14 @@ class Source:
     arrow_schema: pa.Schema
     timestamp: str | None
     watermark: WatermarkStrategy = field(default_factory=WatermarkStrategy.for_monotonous_timestamps)
+    on_bad_rows: str = "error"  # or "drop": skip and count bad rows (file sources)
 
     def __post_init__(self):
+        if self.on_bad_rows not in ON_BAD_ROWS:
+            raise ValueError(f"{self.name}: on_bad_rows must be 'error' or 'drop', got {self.on_bad_rows!r}")
+        # rows skipped by on_bad_rows="drop" in the last run of this source, and why (a few examples)
+        self.rejected_records = 0
+        self.rejected_examples: list[str] = []
         self.schema: Schema = schema_from_arrow(self.arrow_schema, source=self.name)
         if self.timestamp is not None:
             ts_field = self.schema.field(self.timestamp) if self.timestamp in self.schema else None
@@ -67,10 +82,30 @@ class Source:
         raise NotImplementedError
 
     def batches(self) -> Iterator[pa.RecordBatch]:
-        """The checked batches of this source, in order."""
+        """The checked batches of this source, in order (each run restarts ``rejected_records``)."""
+        self.rejected_records = 0
+        self.rejected_examples = []
         for index, batch in enumerate(self.raw_batches()):
+            if self.on_bad_rows == "drop":
+                batch = self._drop_null_timestamps(batch, index)
             self.check_batch(batch, index)
             yield batch
+
+    def reject(self, count: int, why: str) -> None:
+        """Count ``count`` rows dropped by ``on_bad_rows="drop"``; ``why`` names column and row."""
+        self.rejected_records += count
+        if len(self.rejected_examples) < 10:
+            self.rejected_examples.append(why)
+
+    def _drop_null_timestamps(self, batch: pa.RecordBatch, index: int) -> pa.RecordBatch:
+        if self.timestamp is None or self.timestamp not in batch.schema.names:
+            return batch
+        ts = batch.column(self.timestamp)
+        if not ts.null_count:
+            return batch
+        row = pc.index(pc.is_null(ts), True).as_py()
+        self.reject(ts.null_count, f"column {self.timestamp!r}: null event timestamp in batch {index}, row {row}")
+        return batch.filter(pc.is_valid(ts))
 
     def check_batch(self, batch: pa.RecordBatch, index: int) -> None:
         if batch.schema != self.arrow_schema:
@@ -110,9 +145,20 @@ class ParquetSource(Source):
 
     def raw_batches(self):
         import pyarrow.parquet as pq
-        f = pq.ParquetFile(self.path)
+        try:  # page checksums are verified where the writer stored them
+            f = pq.ParquetFile(self.path, page_checksum_verification=True)
+        except (pa.ArrowException, OSError) as e:
+            raise BadInputError(f"{self.name}: not a readable Parquet file (truncated or corrupt?): {e}") from e
+        first_row = 0
         for i in range(f.num_row_groups):  # one batch (and one watermark step) per row group
-            table = f.read_row_group(i).combine_chunks()
+            # a row group that cannot be decoded is an error even with on_bad_rows="drop": its rows
+            # cannot be told apart, and dropping a whole group silently would be corruption
+            try:
+                table = f.read_row_group(i).combine_chunks()
+            except (pa.ArrowException, OSError) as e:
+                raise BadInputError(f"{self.name}: row group {i} (rows {first_row}..) cannot be decoded "
+                                    f"(truncated or corrupt file?): {e}") from e
+            first_row += table.num_rows
             batches = table.to_batches()
             yield batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
 
@@ -125,7 +171,10 @@ class CsvSource(Source):
 
     def raw_batches(self):
         import pyarrow.csv as pcsv
-        try:
+        if self.on_bad_rows == "drop":
+            yield from self._checked_blocks(drop=True)
+            return
+        try:  # the fast path: Arrow's typed CSV reader; on an error, find its line, column and row
             reader = pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=self.block_size),
                                    convert_options=pcsv.ConvertOptions(
                                        column_types=self.column_types,
@@ -133,7 +182,140 @@ class CsvSource(Source):
             for batch in reader:
                 yield batch
         except pa.ArrowInvalid as e:
+            for _ in self._checked_blocks(drop=False):  # raises a BadInputError naming the row
+                pass
             raise BadInputError(f"{self.name}: {e}") from e
+
+    def _checked_blocks(self, drop: bool) -> Iterator[pa.RecordBatch]:
+        """The file's blocks read as raw bytes and converted here, column by column, so that a bad
+        value can be named (column, batch, row) and, with ``drop``, its row skipped and counted.
+        Lines with the wrong number of fields are named by line number (1 = the header)."""
+        import pyarrow.csv as pcsv
+        bad_lines: list = []
+
+        def invalid_row(row):
+            bad_lines.append(row)
+            return "skip" if drop else "error"
+
+        names = self.arrow_schema.names
+        nulls = pa.array(pcsv.ConvertOptions().null_values, pa.string())
+        try:
+            reader = pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=self.block_size,
+                                                                                use_threads=False),
+                                   parse_options=pcsv.ParseOptions(invalid_row_handler=invalid_row),
+                                   convert_options=pcsv.ConvertOptions(
+                                       column_types={n: pa.binary() for n in names}, include_columns=names))
+            data_row = 0
+            for index, block in enumerate(reader):
+                for row in bad_lines:
+                    self.reject(1, _field_count_message(row))
+                bad_lines.clear()
+                bad = np.zeros(block.num_rows, dtype=bool)
+                columns = []
+                for f in self.arrow_schema:
+                    arr, bad_here = _convert_csv_column(block.column(f.name), f.type, nulls)
+                    if bad_here:
+                        if not drop:
+                            r = bad_here[0]
+                            value = block.column(f.name)[r].as_py()
+                            raise BadInputError(f"{self.name}: column {f.name!r}, batch {index}, row {r} "
+                                                f"(data row {data_row + r}): cannot read {_show(value)} as "
+                                                f"{f.type}" + (" (not valid UTF-8)" if not _is_utf8(value) else ""))
+                        for r in bad_here:
+                            if not bad[r]:
+                                self.reject(1, f"column {f.name!r}, batch {index}, row {r}: {_show(block.column(f.name)[r].as_py())}")
+                        bad[bad_here] = True
+                    columns.append(arr)
+                batch = pa.RecordBatch.from_arrays(columns, schema=self.arrow_schema)
+                data_row += block.num_rows
+                yield batch.filter(pa.array(~bad)) if bad.any() else batch
+            for row in bad_lines:  # skipped after the last block
+                self.reject(1, _field_count_message(row))
+        except pa.ArrowInvalid as e:
+            if bad_lines and not drop:
+                raise BadInputError(f"{self.name}: {_field_count_message(bad_lines[0])}") from e
+            raise BadInputError(f"{self.name}: {e}") from e
+
+
+def _field_count_message(row) -> str:
+    return (f"line {row.number}: expected {row.expected_columns} fields, got {row.actual_columns}: "
+            f"{_show(row.text)}")
+
+
+def _show(value, limit: int = 60) -> str:
+    """A short repr of a bad value (values can be huge)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bytes) and _is_utf8(value):
+        value = value.decode("utf-8")
+    r = repr(value)
+    return r if len(r) <= limit else r[:limit] + f"... ({len(value)} bytes)"
+
+
+def _is_utf8(value) -> bool:
+    if not isinstance(value, bytes):
+        return True
+    try:
+        value.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def _failing_rows(arr: pa.Array, convert) -> list[int]:
+    """The indices of ``arr`` where ``convert`` fails, found by bisection (cheap for a few bad values)."""
+    out, stack = [], [(0, len(arr))]
+    while stack:
+        lo, hi = stack.pop()
+        try:
+            convert(arr.slice(lo, hi - lo))
+            continue
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
+        if hi - lo <= 16:
+            for i in range(lo, hi):
+                try:
+                    convert(arr.slice(i, 1))
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                    out.append(i)
+            continue
+        mid = (lo + hi) // 2
+        stack.append((mid, hi))
+        stack.append((lo, mid))
+    return out
+
+
+def _convert_csv_column(raw: pa.Array, target: pa.DataType, nulls: pa.Array) -> tuple[pa.Array, list[int]]:
+    """A CSV column read as bytes, converted to ``target`` like Arrow's CSV reader does (the
+    reader's null spellings are nulls except in string columns); values that fail become nulls
+    and their rows are returned."""
+    if pa.types.is_binary(target) or pa.types.is_large_binary(target):
+        return raw.cast(target), []
+    bad: list[int] = []
+
+    def to_string(a):
+        return a.cast(pa.string())
+    try:
+        text = to_string(raw)
+    except pa.ArrowInvalid:
+        bad = _failing_rows(raw, to_string)
+        mask = np.zeros(len(raw), dtype=bool)
+        mask[bad] = True
+        text = to_string(pc.if_else(pa.array(mask), pa.scalar(None, raw.type), raw))
+    if pa.types.is_string(target) or pa.types.is_large_string(target):
+        return text.cast(target), bad
+    text = pc.if_else(pc.is_in(text, value_set=nulls), pa.scalar(None, pa.string()), text)
+
+    def to_target(a):
+        return a.cast(target)
+    try:
+        return to_target(text), bad
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        more = _failing_rows(text, to_target)
+        mask = np.zeros(len(text), dtype=bool)
+        mask[more] = True
+        converted = to_target(pc.if_else(pa.array(mask), pa.scalar(None, pa.string()), text))
+        return converted, sorted(set(bad) | set(more))
 
 
 def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
@@ -169,13 +351,41 @@ def csv_schema(path: str, schema) -> tuple[pa.Schema, dict | None]:
     """The Arrow schema of a CSV file: the given one (pa.Schema or {name: type}), or inferred."""
     import pyarrow.csv as pcsv
     if schema is None:
-        reader = pcsv.open_csv(path)
+        try:
+            reader = pcsv.open_csv(path)
+        except pa.ArrowInvalid as e:  # e.g. an empty file: no header to infer columns from
+            raise BadInputError(f"csv:{path}: cannot infer the schema: {e}") from e
         return reader.schema, None
     if isinstance(schema, dict):
         schema = pa.schema([(k, v if isinstance(v, pa.DataType) else pa.type_for_alias(v)) for k, v in schema.items()])
     if not isinstance(schema, pa.Schema):
         raise TypeError(f"from_csv: schema must be a pyarrow.Schema or a dict of column types, got {schema!r}")
     return schema, {f.name: f.type for f in schema}
+
+
+def parquet_schema(path: str) -> pa.Schema:
+    """The Arrow schema of a Parquet file; a truncated or corrupt file is a ``BadInputError``."""
+    import pyarrow.parquet as pq
+    try:
+        return pq.read_schema(path)
+    except (pa.ArrowInvalid, pa.ArrowIOError) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise BadInputError(f"parquet:{path}: not a readable Parquet file (truncated or corrupt?): {e}") from e
+
+
+def rejected_metrics(queries, metrics: dict) -> dict:
+    """Add ``rejected_records`` (rows dropped by ``on_bad_rows="drop"``, over the job's distinct
+    sources) and ``rejected_by_source`` to a job's ``metrics``."""
+    from .plan import distinct_sources
+    seen: dict[int, Source] = {}
+    for q in queries:
+        for s in distinct_sources(q.root):
+            seen.setdefault(id(s), s)
+    metrics["rejected_records"] = sum(getattr(s, "rejected_records", 0) for s in seen.values())
+    metrics["rejected_by_source"] = {s.name: s.rejected_records for s in seen.values()
+                                     if getattr(s, "rejected_records", 0)}
+    return metrics
 
 
 def next_source_name(kind: str) -> str:
