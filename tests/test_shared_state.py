@@ -37,7 +37,7 @@ from grizzly_py.engine.parallel import CostModel
 from grizzly_py.engine.shared_kernel import SharedWindowKernel
 from grizzly_py.physical import build_physical_plan
 from grizzly_py.plan import Query
-from grizzly_py.windows import SlidingEventTimeWindows
+from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows
 
 i64 = pa.int64()
 INT64_MAX = 2**63 - 1
@@ -114,8 +114,8 @@ ATOMIC = ("count", "count_arg", "sum", "min", "max", "avg")
 
 @st.composite
 def shared_cases(draw, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
-    """A random query ending in a keyed or global tumbling event-time window whose aggregates
-    all have atomic updates (count, sum, avg, min, max of ints and floats)."""
+    """A random query ending in a keyed or global tumbling or sliding event-time window whose
+    aggregates all have atomic updates (count, sum, avg, min, max of ints and floats)."""
     arrow_schema, columns, slices = draw(input_data(max_rows, max_repeat))
     case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
     stream = case.source(gz.StreamEnvironment(parallelism=1))
@@ -135,7 +135,9 @@ def shared_cases(draw, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
             continue
         arg = draw(expressions(schema, draw(st.sampled_from(NUMERIC)), depth=2))
         calls[f"agg{i}"] = agg.count(arg) if func == "count_arg" else getattr(agg, func)(arg)
-    assigner = tumbling(draw(st.integers(1, 30)))
+    size = draw(st.integers(1, 30))
+    assigner = tumbling(size) if draw(st.booleans()) else \
+        SlidingEventTimeWindows.of(gz.Time.milliseconds(size), gz.Time.milliseconds(draw(st.integers(1, size))))
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
     case.steps.extend(head + [Step("aggregate", kwargs=calls)])
     return case
@@ -268,15 +270,40 @@ def test_non_atomic_aggregates_fall_back_to_thread_local(every_row_a_morsel, agg
     assert p["variant_history"][0]["window_state"] == "thread_local"
 
 
-def test_sliding_windows_fall_back_to_thread_local(every_row_a_morsel):
-    data = {"ts": list(range(300)), "k": pa.array([i % 3 for i in range(300)], i64)}
-    sliding = SlidingEventTimeWindows.of(gz.Time.milliseconds(30), gz.Time.milliseconds(10))
+@pytest.mark.parametrize("window", ["session", "count"])
+def test_session_and_count_windows_fall_back_to_thread_local(every_row_a_morsel, window):
+    data = {"ts": [i * 3 for i in range(300)], "k": pa.array([i % 3 for i in range(300)], i64)}
 
     def build(env):
-        return arrow_stream(env, data, sizes=[100] * 3).key_by("k").window(sliding).aggregate(n=agg.count())
+        keyed = arrow_stream(env, data, sizes=[100] * 3).key_by("k")
+        windowed = keyed.window(EventTimeSessionWindows.with_gap(gz.Time.milliseconds(5))) if window == "session" \
+            else keyed.count_window(7)
+        return windowed.aggregate(n=agg.count(), s=agg.sum("ts"))
 
     metrics = check_shared(build, 2, expect_shared=False)
-    assert "sliding" in window_pipeline(metrics)["window_state_fallback"]
+    assert window in window_pipeline(metrics)["window_state_fallback"]
+
+
+@pytest.mark.parametrize("parallelism", [2, 4])
+def test_sliding_windows_share_panes_while_the_state_grows(every_row_a_morsel, random_delays, tiny_state,
+                                                           parallelism):
+    # panes of gcd(50, 20) = 10 ms in the ring; tiny tables and ring grow while workers insert;
+    # windows fire by merging their panes, a pane leaves once its last window fired
+    rng = random.Random(4)
+    n = 3000
+    data = {"ts": [i // 2 + rng.randint(-15, 15) - (150 if i % 97 == 0 else 0) for i in range(n)],
+            "k": pa.array([rng.randint(0, 60) for _ in range(n)], i64),
+            "v": pa.array([rng.randint(-50, 50) for _ in range(n)], i64), "f": pa.array([rng.random() for _ in range(n)])}
+    sliding = SlidingEventTimeWindows.of(gz.Time.milliseconds(50), gz.Time.milliseconds(20))
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[300] * 10, bound=5).filter(col("v") != 0).key_by("k").window(sliding) \
+            .aggregate(n=agg.count(), s=agg.sum("v"), lo=agg.min("f"), hi=agg.max("v"), m=agg.avg("f"))
+
+    metrics = check_shared(build, parallelism)
+    shared = window_pipeline(metrics)["shared_state"]
+    assert shared["table_grows"] > 0 and shared["ring_grows"] > 0
+    assert metrics["late_records"] > 0
 
 
 def test_the_default_is_thread_local_and_unknown_values_are_rejected():

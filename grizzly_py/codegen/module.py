@@ -38,7 +38,7 @@ class CodegenOptions:
 
     ``window_state``: "thread_local" (each worker its own state block, merged when a window
     fires) or "shared" (one state that every worker updates with atomic instructions:
-    ``shared_window.py``; tumbling event-time windows of decomposable aggregates only).
+    ``shared_window.py``; event-time tumbling and sliding windows of count/sum/avg/min/max).
     """
 
     filter_mode: str = "predicated"
@@ -474,3 +474,4 @@ from .shared_window import lower_time_window  # noqa: E402
 
 TERMINAL_RULES[("window", "session")] = lower_session_window
 TERMINAL_RULES[("window", "tumbling")] = lower_time_window  # thread-local or shared state
+TERMINAL_RULES[("window", "sliding")] = lower_time_window

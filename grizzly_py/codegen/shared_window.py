@@ -1,10 +1,11 @@
-"""Lowering of tumbling event-time windows over a SHARED state (``window_state="shared"``).
+"""Lowering of tumbling and sliding event-time windows over a SHARED state (``window_state="shared"``).
 
 The thread-local variant gives every worker its own state block and merges the blocks when a
 window fires. The shared variant has one state that every worker updates (Grizzly section 5.1):
 
 - a ring of window slots (``runtime/shared/concurrent_table.ll``): a window's home slot is its
-  number (start / size) mod R, claimed with a compare-and-swap, linear probing on collisions;
+  number (start / size) mod R, claimed with a compare-and-swap, linear probing on collisions
+  (sliding windows keep their panes of gcd(size, slide) there, merged when a window fires);
 - one concurrent open-addressing hash table per slot: an insert claims an empty entry with a
   compare-and-swap of its tag (empty -> busy), writes the key and the aggregates' initial values
   and publishes the tag (release); readers that meet a busy tag wait for it;
@@ -21,8 +22,8 @@ tables and the ring single-threaded, and runs the rest of the stopped morsels ag
 
 Only aggregates with an atomic update qualify (count, sum, avg, min, max); a window pipeline with
 another aggregate (var/stddev, median, mode, count_distinct) keeps the thread-local variant, and
-so do sliding, session, count and processing-time windows (``shared_state_unsupported`` says
-why; the engine reports it in the pipeline's metrics).
+so do session, count and processing-time windows (``shared_state_unsupported`` says why; the
+engine reports it in the pipeline's metrics).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines, _lower_grouping,
-                     _lower_time_window)
+                     _lower_time_window, window_geometry)
 from .templates import environment, render, resource_dir
 
 ATOMIC_AGGREGATES = ("count", "sum", "avg", "min", "max")
@@ -52,8 +53,10 @@ def shared_state_unsupported(pipeline: Pipeline) -> str | None:
     if not isinstance(t, WindowTerminal):
         return "not a window"
     kind = t.assigner.kind
-    if kind != "tumbling":
+    if kind not in ("tumbling", "sliding"):
         return f"{kind.replace('_', ' ')} windows keep thread-local state"
+    if kind == "sliding" and t.assigner.slide_ms > t.assigner.size_ms:
+        return "sliding windows with gaps (slide longer than the window)"
     if not isinstance(pipeline.input, SourceInput):
         return "its input is another pipeline's output (one worker, in stream order)"
     if pipeline.event_time is None:
@@ -72,15 +75,15 @@ def shared_runtime_ir() -> str:
 
 def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """The rule for tumbling windows: the shared-state variant when the options ask for it,
-    else the thread-local one (module._lower_time_window)."""
+    """The rule for tumbling and sliding event-time windows: the shared-state variant when the
+    options ask for it, else the thread-local one (module._lower_time_window)."""
     if options.window_state != "shared":
         return _lower_time_window(pipeline, options, ctx, emitter, gen)
     reason = shared_state_unsupported(pipeline)
     if reason is not None:
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
     t: WindowTerminal = pipeline.terminal
-    size = t.assigner.size_ms
+    size, slide, pane = window_geometry(t.assigner)
     blocked = options.filter_mode == "predicated" and bool(pipeline.filters)
     ts = emitter.emit(pipeline.event_time)
     ctx.body.extend(_lines("event_time.ll.j2", name="ts.scan" if blocked else "ts", value=ts.val, track=True))
@@ -96,7 +99,8 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     inits = [line for a in g.aggregates for line in str(macros.init(a)).split("\n") if line.strip()]
     updates = [line for a in g.aggregates for line in str(macros.update(a)).split("\n") if line.strip()]
     ctx.preamble.extend(_lines("window_shared_preamble.ll.j2", abi=abi, key_words=g.key_words))
-    ctx.body.extend(_lines("window_shared.ll.j2", size=size, entry_size=g.entry_size, key_words=g.key_words,
+    ctx.body.extend(_lines("window_shared.ll.j2", size=size, slide=slide, pane=pane, entry_size=g.entry_size,
+                           key_words=g.key_words,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)],
                            null_mask=g.null_mask, inits=inits, updates=updates))
     ctx.globals.append(shared_runtime_ir())
@@ -104,6 +108,6 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     gen.trigger = "shared"
     state = render("window_shared_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,
-                   keys=g.keys, key_words=g.key_words, aggregates=g.aggregates)
+                   slide=slide, pane=pane, keys=g.keys, key_words=g.key_words, aggregates=g.aggregates)
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked, stop=True,
                       epilogue=["  call void @gz_sring_leave(ptr %wslot.a)  ; the worker leaves its window"]), state

@@ -259,8 +259,8 @@ class QueryRun:
         k = run.kernel
         if not (isinstance(k, WindowKernel) and k.workers > 1 and isinstance(run.pipeline.event_time, Column)):
             return None
-        if getattr(k, "pane", None) != k.window_size and getattr(k, "window_state", None) != "shared":
-            return None  # tumbling under the merging trigger, or over a shared state
+        if getattr(k, "pane", None) != k.window_size:  # tumbling, thread-local (merging) or shared
+            return None
         return readers[0]
 
     @property

@@ -1,5 +1,5 @@
-"""``SharedWindowKernel``: a tumbling window whose workers all update ONE state with atomic
-instructions (``window_state="shared"``; the code is ``codegen/shared_window.py``).
+"""``SharedWindowKernel``: a tumbling or sliding window whose workers all update ONE state with
+atomic instructions (``window_state="shared"``; the code is ``codegen/shared_window.py``).
 
 Each worker keeps its own small state block (its record counters, maximum event time, the row
 where it stopped), and every block points to the same ring of window slots, which this object
@@ -12,7 +12,9 @@ Between tasks (the driver waits for a source batch's tasks anyway) this object:
   open (``grow``); the driver then runs the rest of the stopped morsels again;
 - fires the windows that the watermark completed (``fire``): the trigger emits each ready window
   whose trigger counter is zero (every worker left it), exactly once (its emit claim), and frees
-  its slot; the ring is then compacted, so that probes stay short.
+  its slot; the ring is then compacted, so that probes stay short. Sliding windows keep panes in
+  the slots: a window fires by merging its panes (in order of window start, each window once,
+  as ``SlidingWindowKernel`` decides), and a pane is freed once its last window fired.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen import abi
+from ..codegen.module import window_geometry
 from ..codegen.shared_window import (RING_HEADER_WORDS, RING_OPEN, RING_OPEN_LIMIT, RING_SLOTS,
                                      RING_TABLE_CAPACITY, SLOT_CAPACITY, SLOT_FREE, SLOT_LIMIT, SLOT_OPEN,
                                      SLOT_SIZE, SLOT_START, SLOT_STATUS, SLOT_USERS, SLOT_WORDS)
-from .kernels import WindowKernel, _ResultBuffers
+from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -65,9 +68,10 @@ class SharedRing:
     def slot_address(self, index: int) -> int:
         return self.address + 8 * (RING_HEADER_WORDS + index * SLOT_WORDS)
 
-    def rebuilt(self, slots: int, window_size: int) -> "SharedRing":
-        """A ring of ``slots`` slots holding this ring's open windows, each in the first free slot
-        from its home (window number mod slots), so that no probe chain has a hole."""
+    def rebuilt(self, slots: int, pane: int) -> "SharedRing":
+        """A ring of ``slots`` slots holding this ring's open windows (panes), each in the first
+        free slot from its home (window number, start / pane, mod slots), so that no probe chain
+        has a hole."""
         ring = SharedRing(slots, int(self.header[RING_TABLE_CAPACITY]))
         old = self.slots()
         new = ring.slots()
@@ -75,7 +79,7 @@ class SharedRing:
         if np.any(old[held, SLOT_STATUS] != SLOT_OPEN):
             raise RuntimeError("shared window state: a slot is still being opened between tasks")
         for index in held:
-            pos = (int(old[index, SLOT_START]) // window_size) & (slots - 1)
+            pos = (int(old[index, SLOT_START]) // pane) & (slots - 1)
             while new[pos, SLOT_STATUS] != SLOT_FREE:
                 pos = (pos + 1) & (slots - 1)
             new[pos] = old[index]
@@ -84,8 +88,8 @@ class SharedRing:
 
 
 class SharedWindowKernel(WindowKernel):
-    """A tumbling window over one shared state; ``process`` returns the row where the kernel
-    stopped (the rest of the batch must run again after ``grow``), or None."""
+    """A tumbling or sliding window over one shared state; ``process`` returns the row where
+    the kernel stopped (the rest of the batch must run again after ``grow``), or None."""
 
     window_state = "shared"
     initial_slots = 64            # ring slots (it doubles while half of them are open)
@@ -93,6 +97,8 @@ class SharedWindowKernel(WindowKernel):
 
     def __init__(self, gen, input_name, workers: int = 1):
         super().__init__(gen, input_name, workers)
+        _, self.slide, self.pane = window_geometry(gen.pipeline.terminal.assigner)
+        self.previous_watermark = None  # sliding: windows complete at it have fired (empty ones too)
         self.ring = SharedRing(_pow2_at_least(max(2, self.initial_slots)), _pow2_at_least(max(2, self.initial_table_capacity)))
         self._point_states()
         self.stops = 0          # kernel calls that stopped early
@@ -139,11 +145,13 @@ class SharedWindowKernel(WindowKernel):
             self.ring_grows += 1
 
     def _replace_ring(self, slots: int) -> None:
-        self.ring = self.ring.rebuilt(slots, self.window_size)
+        self.ring = self.ring.rebuilt(slots, self.pane)
         self._point_states()
 
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         """Emit every window with end - 1 <= watermark, sorted by (window_end, keys)."""
+        if self.pane != self.window_size:
+            return self._fire_sliding(watermark)
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
         slots = self.ring.slots()
@@ -151,21 +159,61 @@ class SharedWindowKernel(WindowKernel):
         ready = open_ & (slots[:, SLOT_START] <= watermark - (self.window_size - 1))
         if not ready.any():
             return None
-        if np.any(slots[ready, SLOT_USERS] != 0):
-            raise RuntimeError(f"pipeline {self.gen.pipeline.id}: a worker is still inside a complete window")
+        self._check_left(slots[ready])
         rows = int(slots[ready, SLOT_SIZE].sum())
         out = _ResultBuffers(self, rows)
         emit = self.function("state", "shared_emit", _I64, _P, _I64, _P, _P)
         n = self._checked(emit(self.ring.address, watermark, out.descriptor, self.state_ptr))
         if n != rows:
             raise RuntimeError(f"pipeline {self.gen.pipeline.id}: emitted {n} window results, expected {rows}")
-        self._replace_ring(self.ring.size)  # compacted: the fired windows' slots left holes
+        self._compact()
+        return self._sorted(out.table(n)) if n else None
+
+    def _check_left(self, slots: np.ndarray) -> None:
+        """Every worker has left these windows (panes): their trigger counters are zero."""
+        if np.any(slots[:, SLOT_USERS] != 0):
+            raise RuntimeError(f"pipeline {self.gen.pipeline.id}: a worker is still inside a complete window")
+
+    def _compact(self) -> None:
+        """After a firing: the ring without the freed slots' holes, and the earliest end of a
+        window that holds an open pane (a lower bound) in every worker's state block."""
+        self._replace_ring(self.ring.size)
         remaining = self.ring.slots()
         starts = remaining[remaining[:, SLOT_STATUS] == SLOT_OPEN, SLOT_START]
-        min_open_end = int(starts.min()) + self.window_size if len(starts) else abi.INT64_MAX
+        min_open_end = int(starts.min()) + self.pane if len(starts) else abi.INT64_MAX
         for state in self.states:
             state[abi.STATE_MIN_OPEN_END] = min_open_end
-        return self._sorted(out.table(n)) if n else None
+
+    def _fire_sliding(self, watermark: int) -> pa.RecordBatch | None:
+        """Sliding windows: merge the panes of every window that became complete since the last
+        firing, in order of window start; then free the panes whose last window has fired."""
+        previous, self.previous_watermark = self.previous_watermark, watermark
+        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
+            return None
+        slots = self.ring.slots()
+        panes = slots[slots[:, SLOT_STATUS] == SLOT_OPEN]
+        self._check_left(panes)
+        starts = SlidingWindowKernel._ready_starts(self, np.unique(panes[:, SLOT_START]), previous, watermark)
+        merge_emit = self.function("state", "shared_merge_emit", _I64, _P, _I64, _P, _P)
+        tables = []
+        for lo in starts:
+            inside = (panes[:, SLOT_START] >= lo) & (panes[:, SLOT_START] < lo + self.window_size)
+            capacity = int(panes[inside, SLOT_SIZE].sum())
+            if capacity == 0:
+                continue
+            out = _ResultBuffers(self, capacity)
+            n = self._checked(merge_emit(self.ring.address, int(lo), out.descriptor, self.state_ptr))
+            if n:
+                tables.append(out.table(n))
+        drop = self.function("state", "shared_drop_panes", None, _P, _I64)
+        drop(self.ring.address, watermark)
+        self._compact()
+        if not tables:
+            return None
+        return self._sorted(pa.concat_tables(tables))
+
+    def _last_complete_start(self, watermark: int) -> int:
+        return SlidingWindowKernel._last_complete_start(self, watermark)
 
     def windows(self, state: np.ndarray | None = None) -> np.ndarray:
         """The open windows as rows of (window start, entries, capacity, size), like the
