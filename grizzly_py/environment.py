@@ -79,12 +79,13 @@ class StreamEnvironment:
         return DataStream(self, SourceNode(src))
 
     def from_csv(self, path, schema=None, timestamp: str | None = None,
-                 watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error") -> DataStream:
+                 watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error",
+                 block_size: int = 1 << 22) -> DataStream:
         path = os.fspath(path)
         arrow_schema, column_types = csv_schema(path, schema)
         src = CsvSource(f"csv:{path}", arrow_schema, timestamp,
                         watermark or WatermarkStrategy.for_monotonous_timestamps(), on_bad_rows, path=path,
-                        column_types=column_types)
+                        column_types=column_types, block_size=block_size)
         return DataStream(self, SourceNode(src))
 
     spark = None  # a SparkSession: this environment's jobs run on Spark (for_spark)

@@ -174,14 +174,16 @@ class CsvSource(Source):
         if self.on_bad_rows == "drop":
             yield from self._checked_blocks(drop=True)
             return
+        # the schema inferred at definition holds for every block (a block that the reader would
+        # infer otherwise is read as declared, and a value that does not fit is named below)
+        types = self.column_types or {f.name: f.type for f in self.arrow_schema}
         try:  # the fast path: Arrow's typed CSV reader; on an error, find its line, column and row
             reader = pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=self.block_size),
                                    convert_options=pcsv.ConvertOptions(
-                                       column_types=self.column_types,
-                                       include_columns=self.arrow_schema.names))
+                                       column_types=types, include_columns=self.arrow_schema.names))
             for batch in reader:
                 yield batch
-        except pa.ArrowInvalid as e:
+        except pa.ArrowException as e:
             for _ in self._checked_blocks(drop=False):  # raises a BadInputError naming the row
                 pass
             raise BadInputError(f"{self.name}: {e}") from e
@@ -199,13 +201,13 @@ class CsvSource(Source):
 
         names = self.arrow_schema.names
         nulls = pa.array(pcsv.ConvertOptions().null_values, pa.string())
+        data_row = 0
         try:
             reader = pcsv.open_csv(self.path, read_options=pcsv.ReadOptions(block_size=self.block_size,
                                                                                 use_threads=False),
                                    parse_options=pcsv.ParseOptions(invalid_row_handler=invalid_row),
                                    convert_options=pcsv.ConvertOptions(
                                        column_types={n: pa.binary() for n in names}, include_columns=names))
-            data_row = 0
             for index, block in enumerate(reader):
                 for row in bad_lines:
                     self.reject(1, _field_count_message(row))
@@ -231,9 +233,13 @@ class CsvSource(Source):
                 yield batch.filter(pa.array(~bad)) if bad.any() else batch
             for row in bad_lines:  # skipped after the last block
                 self.reject(1, _field_count_message(row))
-        except pa.ArrowInvalid as e:
+        except pa.ArrowException as e:
             if bad_lines and not drop:
                 raise BadInputError(f"{self.name}: {_field_count_message(bad_lines[0])}") from e
+            if "straddl" in str(e):
+                raise BadInputError(f"{self.name}: a row after data row {data_row} is longer than the CSV "
+                                    f"block size ({self.block_size} bytes); read the file with "
+                                    f"from_csv(..., block_size=...) above the longest row") from e
             raise BadInputError(f"{self.name}: {e}") from e
 
 
@@ -360,7 +366,19 @@ def csv_schema(path: str, schema) -> tuple[pa.Schema, dict | None]:
         schema = pa.schema([(k, v if isinstance(v, pa.DataType) else pa.type_for_alias(v)) for k, v in schema.items()])
     if not isinstance(schema, pa.Schema):
         raise TypeError(f"from_csv: schema must be a pyarrow.Schema or a dict of column types, got {schema!r}")
+    header = _csv_header(path)
+    missing = [n for n in schema.names if n not in header]
+    if missing:
+        raise SchemaError(f"csv:{path}: declared column(s) {missing} are not in the file's header; "
+                          f"the header has: {', '.join(header) or '(nothing: an empty file)'}")
     return schema, {f.name: f.type for f in schema}
+
+
+def _csv_header(path: str) -> list[str]:
+    """The column names in a CSV file's first record (no type inference)."""
+    import csv
+    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
+        return next(csv.reader(f), [])
 
 
 def parquet_schema(path: str) -> pa.Schema:
