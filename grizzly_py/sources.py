@@ -91,6 +91,18 @@ class Source:
             self.check_batch(batch, index)
             yield batch
 
+    def _check_dictionary_indices(self, column: pa.DictionaryArray, name: str, index: int) -> None:
+        """Dictionary indices must point into the dictionary (Arrow's cheap validation does not
+        check them, and a code past the dictionary would be taken for a value)."""
+        indices, size = column.indices, len(column.dictionary)
+        bounds = pc.min_max(indices).as_py()
+        if bounds["min"] is None or (bounds["min"] >= 0 and bounds["max"] < size):
+            return
+        bad = pc.or_(pc.less(indices, 0), pc.greater_equal(indices, size))
+        row = pc.index(bad, True).as_py()
+        raise BadInputError(f"{self.name}: column {name!r}: dictionary index {indices[row].as_py()} is outside "
+                            f"the dictionary of {size} values in batch {index}, row {row}")
+
     def reject(self, count: int, why: str) -> None:
         """Count ``count`` rows dropped by ``on_bad_rows="drop"``; ``why`` names column and row."""
         self.rejected_records += count
@@ -116,6 +128,9 @@ class Source:
                 if f.type != expected.type:
                     raise BadInputError(f"{self.name}: batch {index}: column {f.name!r} has type {f.type}, "
                                         f"expected {expected.type}")
+        for f, column in zip(batch.schema, batch.columns):
+            if pa.types.is_dictionary(f.type) and len(column):
+                self._check_dictionary_indices(column, f.name, index)
         if self.timestamp is not None and batch.num_rows:
             ts = batch.column(self.timestamp)
             if ts.null_count:

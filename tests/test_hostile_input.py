@@ -144,6 +144,16 @@ ARROW_CASES = {
         gz.StreamEnvironment().from_arrow(t, timestamp="ts").key_by("k").window(W) \\
             .aggregate(n=agg.count()).execute_and_collect()
     """,
+    "dictionary_index_out_of_range": """
+        idx = pa.array([0, 1, 99, 1], pa.int32())
+        d = pa.DictionaryArray.from_buffers(pa.dictionary(pa.int32(), pa.string()), 4, [None, idx.buffers()[1]],
+                                            pa.array(["a", "b"]))
+        good = pa.record_batch([pa.array([0], pa.int64()),
+                                pa.DictionaryArray.from_arrays(pa.array([0], pa.int32()), pa.array(["a", "b"]))],
+                               names=["ts", "k"])
+        bad = pa.record_batch([pa.array(range(1, 5), pa.int64()), d], names=["ts", "k"])
+        gz.StreamEnvironment().from_arrow([good, bad], timestamp="ts").filter(col("k") == "a").execute_and_collect()
+    """,
     "null_keys": """
         t = pa.table({"ts": pa.array(range(12), pa.int64()),
                       "k": pa.array([1, None, 2, None, 1, None, 3, 3, None, 1, 2, None], pa.int64()),
@@ -274,6 +284,11 @@ def test_null_timestamps_name_source_column_and_row(arrow_results):
     error(arrow_results["null_timestamps"], "BadInputError", "column 'ts'", "null event timestamp", "batch 0, row 2")
 
 
+def test_dictionary_indices_outside_the_dictionary_are_an_error(arrow_results):
+    error(arrow_results["dictionary_index_out_of_range"], "BadInputError", "column 'k'", "dictionary index 99",
+          "batch 1, row 2")
+
+
 def test_null_keys_are_one_group(arrow_results):
     by_k, by_s, _ = ok(arrow_results["null_keys"])
     assert {r["k"]: r["n"] for r in by_k["table"] if r["window_start"] == 0} == {1: 3, 2: 1, 3: 2, None: 4}
@@ -388,6 +403,26 @@ FILE_CASES = {
             except gz.BadInputError as e:
                 out.append(str(e))
         return out
+    """,
+    "csv_drop_reads_clean_files_like_error": """
+        text = ("ts,i,f,b,s,t\\n"
+                "1,5,1.5,true,x,2020-01-01 00:00:00\\n"
+                "2,,NA,false,,2020-01-01T00:00:01\\n"
+                "3,-7,nan,1,\\"a,b\\",\\n"
+                "4,NULL,1e3,0,NA,2021-06-30 12:00:00.250\\n"
+                "5,9,-inf,TRUE,null,1999-12-31\\n")
+        open(TMP + "/clean.csv", "w").write(text)
+        schema = {"ts": "int64", "i": "int64", "f": "double", "b": "bool", "s": "string",
+                  "t": pa.timestamp("ms")}
+        out = {}
+        for mode in ("error", "drop"):
+            for declared in (schema, None):
+                t = gz.StreamEnvironment().from_csv(TMP + "/clean.csv", schema=declared, timestamp="ts",
+                                                    on_bad_rows=mode).execute_and_collect()
+                out[mode, declared is None] = t
+        for inferred in (False, True):
+            assert out["error", inferred].equals(out["drop", inferred]), (out["error", inferred], out["drop", inferred])
+        return out["error", False].num_rows, str(out["error", True].schema)
     """,
     "csv_missing_column": """
         open(TMP + "/cols.csv", "w").write("ts,k\\n1,1\\n")
@@ -516,6 +551,10 @@ def test_csv_inferred_schema_drift_later_in_the_file(file_results):
     err, kept = ok(file_results["csv_drop_inferred_schema_drift"])
     assert "column 'k'" in err and "'oops'" in err and "data row 199999" in err
     assert kept == 199999
+
+
+def test_csv_drop_mode_reads_clean_files_exactly_like_the_fast_path(file_results):
+    assert ok(file_results["csv_drop_reads_clean_files_like_error"])[0] == 5
 
 
 def test_csv_declared_column_missing_from_the_file(file_results):
