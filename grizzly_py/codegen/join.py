@@ -102,6 +102,9 @@ def _geometry(t: JoinTerminal) -> dict:
         return dict(size=0, slide=0, gap=gap, lo=0, hi=0, ts_min=INT64_MIN + gap, ts_max=INT64_MAX - gap)
     size = t.assigner.size_ms
     slide = getattr(t.assigner, "slide_ms", size)
+    if slide > size:
+        raise NotImplementedError(f"join: {t.assigner!r}: a slide longer than the window (gaps between "
+                                  "windows) is not compiled yet")
     return dict(size=size, slide=slide, gap=0, lo=0, hi=0, ts_min=INT64_MIN + 2 * size, ts_max=INT64_MAX - 2 * size)
 
 

@@ -123,7 +123,10 @@ KERNELS = (("process", False), ("process_nonnull", True))  # (function name, ass
 
 def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedPipeline:
     """Render the module of ``pipeline``: its kernels (general and no-nulls) and, for windows,
-    the state and trigger functions."""
+    the state and trigger functions. A join pipeline has a kernel per input (``join.py``)."""
+    if pipeline.terminal.kind == "join":
+        from .join import generate_join
+        return generate_join(pipeline, options)
     options = options or CodegenOptions()
     prefix = f"p{pipeline.id}_{options.variant}"
     decode = _columns_to_decode(pipeline)

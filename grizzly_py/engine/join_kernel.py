@@ -64,12 +64,10 @@ class SideStore:
         self.schema = schema
         self.batches: list[tuple[int, pa.RecordBatch]] = []
         self.next_base = 0
-        self._table: pa.Table | None = None
 
     def add(self, base: int, batch: pa.RecordBatch) -> None:
         self.batches.append((base, batch))
         self.next_base = base + batch.num_rows
-        self._table = None
 
     def drop_below(self, ref: int) -> None:
         """Forget the batches whose rows all lie below ``ref`` (no state points to them)."""
@@ -78,20 +76,39 @@ class SideStore:
             keep += 1
         if keep:
             del self.batches[:keep]
-            self._table = None
 
     @property
     def rows(self) -> int:
         return sum(b.num_rows for _, b in self.batches)
 
-    def take(self, refs: np.ndarray, columns: list[str]) -> list[pa.ChunkedArray | pa.Array]:
-        """The values of ``columns`` at ``refs``."""
+    def take(self, refs: np.ndarray, columns: list[str]) -> list[pa.Array]:
+        """The values of ``columns`` at ``refs``: each batch gathers its own rows (work in
+        proportion to the rows taken, not to the rows kept), then one permutation restores the
+        order of ``refs``."""
         if not len(refs) or not self.batches:
             return [pa.array([], self.schema.field(c).type) for c in columns]
-        if self._table is None:
-            self._table = pa.Table.from_batches([b for _, b in self.batches])
-        indices = pa.array(refs - self.batches[0][0], pa.int64())
-        return [self._table.column(c).take(indices) for c in columns]
+        starts = np.fromiter((b for b, _ in self.batches), dtype=np.int64, count=len(self.batches))
+        which = np.searchsorted(starts, refs, side="right") - 1
+        if which[0] == which[-1] and (which == which[0]).all():  # one batch (the usual case)
+            base, batch = self.batches[which[0]]
+            indices = pa.array(refs - base, pa.int64())
+            return [batch.column(c).take(indices) for c in columns]
+        order = np.argsort(which, kind="stable")
+        grouped = which[order]
+        bounds = np.flatnonzero(np.diff(grouped)) + 1
+        groups = np.split(order, bounds)
+        pieces = []
+        for group in groups:
+            base, batch = self.batches[which[group[0]]]
+            pieces.append((batch, pa.array(refs[group] - base, pa.int64())))
+        inverse = np.empty(len(refs), dtype=np.int64)
+        inverse[order] = np.arange(len(refs), dtype=np.int64)
+        inverse = pa.array(inverse)
+        out = []
+        for c in columns:
+            gathered = pa.chunked_array([batch.column(c).take(indices) for batch, indices in pieces])
+            out.append(gathered.take(inverse).combine_chunks())
+        return out
 
 
 class JoinKernel:
