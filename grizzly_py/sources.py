@@ -10,7 +10,7 @@ File sources take ``on_bad_rows``: ``"error"`` (the default: the first bad row f
 ``BadInputError``) or ``"drop"`` (bad rows -- CSV lines with the wrong number of fields, values that
 do not parse as their column's type or are not valid UTF-8, null event timestamps -- are skipped and
 counted in the source's ``rejected_records``, which the job reports as ``metrics["rejected_records"]``).
-The catalogue of hostile inputs and what each gives is in docs/semantics.md ("Hostile input").
+The catalogue of hostile inputs and what each gives: docs/semantics.md, "Bad and hostile input".
 """
 
 from __future__ import annotations
