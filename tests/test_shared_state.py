@@ -426,3 +426,20 @@ def test_an_error_after_a_stop_names_the_row_of_the_source_batch(every_row_a_mor
 
     with pytest.raises(gz.BadInputError, match="batch 1, row 17"):
         run(build, parallelism)
+
+
+def test_a_worker_that_fails_leaves_its_window(every_row_a_morsel):
+    # the bad row comes after rows of an open window: the failing kernel still leaves it (its
+    # trigger counter is back at zero), so the state stays consistent for close()
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1, 2, 3, 2**63 - 5], i64), "k": pa.array([1, 2, 1, 2], i64)}
+    stream = arrow_stream(env, data).key_by("k").window(tumbling(10)).aggregate(n=agg.count())
+    pipeline = build_physical_plan(Query(stream.node)).pipelines[0]
+    kernel = SharedWindowKernel(generate_pipeline(pipeline, CodegenOptions(window_state="shared")), "test", 2)
+    try:
+        with pytest.raises(gz.BadInputError, match="row 3"):
+            kernel.process(pa.record_batch(data), abi.INT64_MIN, 1)
+        slots = kernel.ring.slots()
+        assert (slots[:, SLOT_USERS] == 0).all() and (slots[:, SLOT_STATUS] == SLOT_OPEN).sum() == 1
+    finally:
+        kernel.close()

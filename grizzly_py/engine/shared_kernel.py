@@ -101,7 +101,7 @@ class SharedWindowKernel(WindowKernel):
         self.previous_watermark = None  # sliding: windows complete at it have fired (empty ones too)
         self.ring = SharedRing(_pow2_at_least(max(2, self.initial_slots)), _pow2_at_least(max(2, self.initial_table_capacity)))
         self._point_states()
-        self.stops = 0          # kernel calls that stopped early
+        self._stops = [0] * self.workers  # kernel calls that stopped early, per worker (no race)
         self.table_grows = 0    # tables rehashed into bigger ones
         self.ring_grows = 0     # times the ring doubled
 
@@ -116,7 +116,7 @@ class SharedWindowKernel(WindowKernel):
         rc = self.run(batch, watermark, 0, worker, where)
         self._prepare_trigger()
         if rc == abi.KERNEL_STOPPED:
-            self.stops += 1
+            self._stops[worker] += 1
             return int(self.states[worker][abi.STATE_ERROR_ROW])
         return None
 
@@ -226,7 +226,7 @@ class SharedWindowKernel(WindowKernel):
         return self.windows()
 
     def metrics(self) -> dict:
-        return {"stops": self.stops, "table_grows": self.table_grows, "ring_grows": self.ring_grows,
+        return {"stops": sum(self._stops), "table_grows": self.table_grows, "ring_grows": self.ring_grows,
                 "ring_slots": self.ring.size, "table_capacity": int(self.ring.header[RING_TABLE_CAPACITY])}
 
     def close(self):
