@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from .plan import PlanNode, Query, SinkSpec, SourceNode
 from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name,
-                      parquet_schema, rejected_metrics)
+                      parquet_schema)
 from .stream import DataStream
 from .watermark import WatermarkStrategy
 
@@ -124,7 +124,6 @@ class StreamEnvironment:
         from .engine.local import run_job
         result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive,
                          window_state=self.window_state)
-        rejected_metrics(self._sinks, result.metrics)  # rows dropped by on_bad_rows="drop"
         self._sinks = []  # only once the job succeeded: a failed job can be run again
         return result
 

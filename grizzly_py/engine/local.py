@@ -43,7 +43,7 @@ from ..expressions import Column, ProcessingTime
 from ..physical.pipelines import (JoinInput, JoinTerminal, PhysicalPlan, Pipeline, ProjectTerminal, SourceInput,
                                   UnionInput, WindowInput, build_physical_plan, upstream_ids)
 from ..plan import Query, distinct_sources
-from ..sources import TIMESTAMP_UNIT_DIVISOR
+from ..sources import TIMESTAMP_UNIT_DIVISOR, rejected_metrics
 from ..types import to_arrow_type
 from .join_kernel import JoinKernel
 from .kernels import PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, WindowKernel, make_kernel, output_arrow_schema
@@ -594,4 +594,5 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         "cost_model": {"per_record_ns": round(cost.per_record_ns, 3), "smallest_morsel": cost.smallest_morsel},
         "queries": per_query,
     }
+    rejected_metrics(queries, metrics)  # rows dropped by on_bad_rows="drop", per source
     return JobResult(tables, metrics)
