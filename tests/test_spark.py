@@ -174,6 +174,29 @@ def test_stateless_query_keeps_the_input_order(spark):
     assert metrics["filtered_records"] == table.num_rows - expected.num_rows
 
 
+def test_filters_spark_can_evaluate_run_before_the_transfer(spark):
+    from grizzly_py.spark.filters import push_filters
+    table = _events(400)
+    df = spark.createDataFrame(table)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(5))
+
+    def build(source):
+        return lambda env: (source(env).filter((col("k") == "a") & (col("x") > 0.5) & col("g").isin([0, 2]))
+                            .filter(col("i") >= -10).key_by("g").window(ASSIGNERS["tumbling"])
+                            .aggregate(n=agg.count(), s=agg.sum("x")))
+    env = gz.StreamEnvironment.for_spark(spark)
+    q = build(lambda e: e.from_spark(df, timestamp="ts", watermark=bound))(env)
+    from grizzly_py.plan import distinct_sources
+    root, pushed = push_filters(q.node, distinct_sources(q.node)[0])
+    assert len(pushed) == 3  # k == "a", g in (0, 2), i >= -10; the float comparison stays compiled
+    remaining = repr(root.input.predicate)  # the window's input: one filter left, on x
+    assert "x" in remaining and "k" not in remaining and isinstance(root.input.input.source, object)
+    expected, _ = embedded(build(lambda e: e.from_arrow(table, timestamp="ts", watermark=bound)))
+    actual, metrics = on_spark(spark, build(lambda e: e.from_spark(df, timestamp="ts", watermark=bound)))
+    assert_tables_equal(actual, as_types_of(expected, actual))
+    assert any("filter" in n for n in metrics["queries"][0]["notes"])
+
+
 def test_to_spark_gives_a_dataframe_with_the_job(spark):
     df = spark.createDataFrame(_events(200))
     env = gz.StreamEnvironment.for_spark(spark)

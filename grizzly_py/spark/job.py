@@ -36,6 +36,8 @@ class SparkJob:
     streaming: bool
     accumulator: object = field(repr=False, default=None)
     notes: list[str] = field(default_factory=list)
+    output_stage: str | None = None     # the stage whose tasks write the output (None: see _output_stage)
+    order_by: list[str] | None = None   # the DataFrame is unordered: sort by these to get the engine's order
 
     def task_reports(self) -> list[dict]:
         return list(self.accumulator.value) if self.accumulator is not None else []
@@ -68,5 +70,6 @@ class SparkJob:
     def _output_stage(self) -> str | None:
         """The stage whose tasks write the output (None: streaming windows, whose rows Spark's
         state function emits; see the streaming query's progress)."""
-        return {"stateless": "stateless", "whole": "whole", "partial": "finish",
-                "stateless+stream": "stateless"}.get(self.strategy)
+        if self.output_stage is not None:
+            return self.output_stage
+        return {"stateless": "stateless", "whole": "whole", "stateless+stream": "stateless"}.get(self.strategy)

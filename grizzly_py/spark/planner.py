@@ -123,11 +123,12 @@ def _col(name: str):
 class _Input:
     """A source as Spark input: a DataFrame, or pushdown splits read by the tasks."""
 
-    def __init__(self, spark, source, columns, tasks: int):
+    def __init__(self, spark, source, columns, tasks: int, df=None):
         self.spark, self.source = spark, source
         self.is_dataframe = isinstance(source, SparkSource)
         if self.is_dataframe:
-            self.df = source.df.select(*[_col(c) for c in columns]) if columns is not None else source.df
+            df = source.df if df is None else df
+            self.df = df.select(*[_col(c) for c in columns]) if columns is not None else df
         else:
             master = spark.sparkContext.master
             self.splits = plan_splits(source, tasks, columns, local_master=master.startswith("local"))
@@ -147,14 +148,27 @@ class _Input:
         return self.spark.range(0, n, 1, n).mapInArrow(by_split, schema)
 
 
-def to_spark(root: PlanNode, spark=None, *, fault=None):
+def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = True):
     """The Spark DataFrame of the query ending in ``root`` (streaming if its source is); the
-    returned DataFrame carries the job (``df.grizzly``: plan, strategy, metrics)."""
+    returned DataFrame carries the job (``df.grizzly``: plan, strategy, metrics).
+    ``push_filters``: let Spark evaluate the filters it can on a batch DataFrame input
+    (``filters.py``)."""
     from .session import configure, require_pyspark
     require_pyspark()
     sources = distinct_sources(root)
     spark = _session(sources, spark)
     configure(spark)
+    frames, notes = {}, []
+    if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming:
+        from .filters import push_filters as push
+        root, conditions = push(root, sources[0])
+        if conditions:
+            df = sources[0].df
+            for c in conditions:
+                df = df.filter(c)
+            frames[sources[0].name] = df
+            notes.append(f"{len(conditions)} filter conjunct(s) evaluated by Spark before the transfer to Python "
+                         "(rows they drop are not in filtered_records)")
     query = Query(root)
     physical = build_physical_plan(query)
     for p in physical.pipelines:  # reject what cannot compile before any task starts
@@ -177,35 +191,39 @@ def to_spark(root: PlanNode, spark=None, *, fault=None):
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:
-        inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks)
+        inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks, frames.get(sources[0].name))
         df = inp.map(lambda it, _w: worker.stateless_task(shipped, it, acc, fault), spark_struct(final_schema))
         job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
     elif chain and kind in PARTIAL_KINDS:
-        df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault)
+        df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name))
     else:
-        df, job = _whole(spark, shipped, physical, sources, acc)
+        df, job = _whole(spark, shipped, physical, sources, acc, frames)
+    job.notes.extend(notes)
     df.grizzly = job
     return df
 
 
-def _partial(spark, shipped, physical, root, source, acc, tasks, fault):
+def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None):
     first = physical.pipelines[0]
     gen = generate_pipeline(first)
-    inp = _Input(spark, source, needed_columns(first, source), tasks)
+    inp = _Input(spark, source, needed_columns(first, source), tasks, df)
     partials = inp.map(lambda it, w: worker.partial_task(shipped, it, w, acc, fault=fault),
                        spark_struct(partial_schema(gen)))
     keys = [f.name for f, _ in first.terminal.keys]
     results_schema = pipeline_arrow_schema(first)
     merged = partials.repartition(tasks, *[_col(k) for k in keys], _col(WINDOW_START)) \
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
+    job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
+    if len(physical.pipelines) == 1:  # nothing after the window: the merged results are the output
+        job.output_stage, job.order_by = "merge", [WINDOW_END] + keys
+        return merged, job
     finish = _finish_plan(root, physical)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
 
     def finish_fn(it):
         return finish_task(finish, it, keys, results_schema, final_schema, acc)
-    df = merged.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema))
-    job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
-    return df, job
+    job.output_stage = "finish"
+    return merged.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema)), job
 
 
 def finish_task(finish: ShippedPlan, batches, keys: list[str], results_schema: pa.Schema, final_schema: pa.Schema,
@@ -268,14 +286,14 @@ def run_in_process(root: PlanNode, tasks: int = 2) -> tuple[pa.Table, list[dict]
     return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
 
 
-def _whole(spark, shipped, physical, sources, acc):
+def _whole(spark, shipped, physical, sources, acc, frames=None):
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
-    frames = [s for s in sources if isinstance(s, SparkSource)]
-    if frames:
+    dataframes = [s for s in sources if isinstance(s, SparkSource)]
+    if dataframes:
         if len(sources) != 1:
             raise NotImplementedError("a query over a Spark DataFrame and other sources (a union or join) "
                                       "does not run on Spark yet")
-        src = frames[0]
+        src = dataframes[0]
         name = src.name  # the closure must not hold the DataFrame
 
         def whole_df(it):
@@ -284,7 +302,7 @@ def _whole(spark, shipped, physical, sources, acc):
                 if batches else None  # a batch DataFrame is one batch of the stream
             out = worker.run_embedded(shipped, {name: [one] if one is not None else []}, "whole", acc)
             yield from to_spark_batches(out, final_schema)
-        df = src.df.coalesce(1).mapInArrow(whole_df, spark_struct(final_schema))
+        df = (frames or {}).get(name, src.df).coalesce(1).mapInArrow(whole_df, spark_struct(final_schema))
         return df, SparkJob(shipped.plan_id, "whole", "dataframe", False, acc)
     master = spark.sparkContext.master
     splits = {s.name: plan_splits(s, 1, None, local_master=master.startswith("local")) for s in sources}
@@ -300,12 +318,18 @@ def _whole(spark, shipped, physical, sources, acc):
 
 
 def collect(df, expected: pa.Schema) -> pa.Table:
-    """A batch DataFrame of ``to_spark`` as a table in the embedded engine's Arrow types."""
+    """A batch DataFrame of ``to_spark`` as a table in the embedded engine's Arrow types and
+    order (window results by window_end, then keys)."""
     table = df.toArrow()
     if table.schema.names != expected.names:
         raise RuntimeError(f"Spark returned columns {table.schema.names}, expected {expected.names}")
-    return pa.Table.from_arrays([c.cast(f.type) if c.type != f.type else c for c, f in zip(table.columns, expected)],
-                                schema=expected)
+    table = pa.Table.from_arrays([c.cast(f.type) if c.type != f.type else c for c, f in zip(table.columns, expected)],
+                                 schema=expected)
+    order = getattr(getattr(df, "grizzly", None), "order_by", None)
+    if order and table.num_rows:
+        from ..engine.kernels import sort_indices_nulls_last
+        table = table.take(sort_indices_nulls_last(table, order))
+    return table
 
 
 def run_on_spark(queries: list[Query], spark=None) -> JobResult:

@@ -28,10 +28,17 @@ def require_pyspark():
     return pyspark
 
 
+_SPARK_DEFAULTS = {"spark.sql.execution.arrow.maxBytesPerBatch": ("67108864", "64MB", "64m"),
+                   "spark.sql.execution.arrow.maxRecordsPerBatch": ("10000",)}
+
+
 def configure(spark) -> None:
-    """Apply the Arrow settings of ``ARROW_CONF`` to a running session (runtime SQL settings)."""
+    """Apply the Arrow settings of ``ARROW_CONF`` to a running session (runtime SQL settings),
+    where the session still has Spark's defaults (a value set on purpose is kept)."""
     for key, value in ARROW_CONF.items():
-        spark.conf.set(key, value)
+        current = spark.conf.get(key, None)
+        if current is None or current in _SPARK_DEFAULTS[key]:
+            spark.conf.set(key, value)
 
 
 def local_session(threads: int = 2, app: str = "grizzly-py", master: str | None = None, **conf):

@@ -208,7 +208,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
             kernel.process(batch, watermark)
             _maybe_fail(fault, i)
             latest = batch_max_event_time(batch, source.timestamp) \
-                if source.timestamp is not None and batch.num_rows else None
+                if (track or with_event_time) and source.timestamp is not None and batch.num_rows else None
             if latest is not None:
                 task_max = latest if task_max is None else max(task_max, latest)
             if track and latest is not None:
@@ -218,7 +218,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
                     out = _emit(kernel, size, slide, fired, watermark)
                     if out is not None:
                         emitted += out.num_rows
-                        yield _with_event_time(out, task_max) if with_event_time else out
+                        yield _for_spark(_with_event_time(out, task_max) if with_event_time else out)
                     drop_panes = drop_panes or kernel.function("state", "drop_panes", None, _P, _I64)
                     for state in kernel.states:
                         drop_panes(state.ctypes.data, watermark)
@@ -226,7 +226,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
         out = _emit(kernel, size, slide, fired, None)  # the end of the task's input
         if out is not None:
             emitted += out.num_rows
-            yield _with_event_time(out, task_max) if with_event_time else out
+            yield _for_spark(_with_event_time(out, task_max) if with_event_time else out)
         elif with_event_time and task_max is not None and not emitted:
             yield _heartbeat(gen, task_max)
         report.data.update(records_in=rows, records_out=emitted, watermark=int(watermark))
@@ -234,6 +234,12 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
     finally:
         kernel.close()
     report.send()
+
+
+def _for_spark(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Partial rows in Spark's Arrow types (dictionary keys as strings, timestamps in us)."""
+    from .schema import spark_arrow_schema
+    return conform(batch, spark_arrow_schema(batch.schema))
 
 
 def _emit(kernel, size: int, slide: int, after: int | None, upto: int | None) -> pa.RecordBatch | None:
