@@ -93,6 +93,13 @@ class SideStore:
             base, batch = self.batches[which[0]]
             indices = pa.array(refs - base, pa.int64())
             return [batch.column(c).take(indices) for c in columns]
+        lo, hi = int(which.min()), int(which.max())
+        span = self.batches[lo:hi + 1]
+        if 4 * len(refs) >= sum(b.num_rows for _, b in span):  # dense: one gather over the span
+            indices = pa.array(refs - span[0][0], pa.int64())
+            return [pa.concat_arrays([b.column(c) for _, b in span]).take(indices) for c in columns]
+        if len(self.batches) < 1 << 15:
+            which = which.astype(np.int16)  # numpy sorts small integers stably by radix
         order = np.argsort(which, kind="stable")
         grouped = which[order]
         bounds = np.flatnonzero(np.diff(grouped)) + 1
@@ -202,7 +209,7 @@ class JoinKernel:
         count_ready = self._function("count_ready", _I64, _P, _I64)
         ready = count_ready(self.shared.ctypes.data, watermark)
         size = max(ready, 1)
-        columns = [np.empty(size, dtype=np.int64) for _ in range(4)]  # starts, ends, left refs, right refs
+        columns = [np.empty(size, dtype=np.int64) for _ in range(5)]  # starts, ends, left refs, right refs, groups
         out = np.array([c.ctypes.data for c in columns], dtype=np.uint64)
         emit = self._function("emit", _I64, _P, _I64, _P)
         n = emit(self.shared.ctypes.data, watermark, out.ctypes.data)
@@ -212,12 +219,23 @@ class JoinKernel:
         self._drop_batches()
         return result
 
-    def _window_pairs(self, starts, ends, lrefs, rrefs) -> pa.RecordBatch:
-        keys = self.stores[0].take(lrefs, self.key_columns)
-        sort = pa.table([pa.array(ends)] + [_sortable(k) for k in keys] + [pa.array(lrefs), pa.array(rrefs)],
-                        names=[f"c{i}" for i in range(len(keys) + 3)])
+    def _window_pairs(self, starts, ends, lrefs, rrefs, groups) -> pa.RecordBatch:
+        """The pairs in semantic order. The trigger writes each (window, key) group's pairs
+        together, in (left ref, right ref) order, so only the groups need sorting, by window end
+        and key (the key values of one left record per group)."""
+        n = len(groups)
+        first = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
+        counts = np.diff(np.append(first, n))
+        keys = self.stores[0].take(lrefs[first], self.key_columns)
+        sort = pa.table([pa.array(ends[first])] + [_sortable(k) for k in keys],
+                        names=[f"c{i}" for i in range(len(keys) + 1)])
         order = sort_indices_nulls_last(sort, sort.column_names).to_numpy()
-        return self._rows(starts[order], ends[order], lrefs[order], rrefs[order], None)
+        if not (order[1:] > order[:-1]).all():  # groups out of order: permute the pairs
+            counts = counts[order]
+            offsets = first[order] - (np.cumsum(counts) - counts)
+            perm = np.repeat(offsets, counts) + np.arange(n, dtype=np.int64)
+            starts, ends, lrefs, rrefs = starts[perm], ends[perm], lrefs[perm], rrefs[perm]
+        return self._rows(starts, ends, lrefs, rrefs, None)
 
     def _expire(self, watermark: int) -> None:
         """Compact the interval join's state once the watermark passed the earliest expiry and
