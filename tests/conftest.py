@@ -1,4 +1,4 @@
-"""Shared pytest configuration: hypothesis profiles.
+"""Shared pytest configuration: hypothesis profiles, and fixtures for parallel execution.
 
 ``GRIZZLY_HYPOTHESIS_PROFILE`` picks one:
 
@@ -9,8 +9,15 @@
 """
 
 import os
+import random
+import threading
+import time
 
+import pytest
 from hypothesis import HealthCheck, settings
+
+from grizzly_py.engine import kernels
+from grizzly_py.engine.parallel import CostModel
 
 _COMMON = dict(deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -20,3 +27,26 @@ settings.register_profile("default", max_examples=40, **_COMMON)
 settings.register_profile("long", max_examples=3000, **_COMMON)
 settings.register_profile("smoke", max_examples=5, **_COMMON)
 settings.load_profile(os.environ.get("GRIZZLY_HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture
+def every_row_a_morsel(monkeypatch):
+    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel), and
+    group only a few rows of source batches per round of tasks (so windows fire between rounds)."""
+    monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 3)
+
+
+@pytest.fixture
+def random_delays(monkeypatch):
+    """Sleep 0-2 ms before every kernel call, so tasks finish out of order."""
+    real_run = kernels.Kernel.run
+    rng = random.Random(7)
+    lock = threading.Lock()
+
+    def delayed(self, *args, **kwargs):
+        with lock:
+            delay = rng.random() * 0.002
+        time.sleep(delay)
+        return real_run(self, *args, **kwargs)
+    monkeypatch.setattr(kernels.Kernel, "run", delayed)

@@ -17,7 +17,6 @@ Opt-in variants:
 
 from __future__ import annotations
 
-import functools
 import json
 import os
 import subprocess

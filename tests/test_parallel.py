@@ -31,29 +31,6 @@ from grizzly_py.windows import SlidingEventTimeWindows
 i64 = pa.int64()
 
 
-@pytest.fixture
-def every_row_a_morsel(monkeypatch):
-    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel), and
-    group only a few rows of source batches per round of tasks (so windows fire between rounds)."""
-    monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 3)
-
-
-@pytest.fixture
-def random_delays(monkeypatch):
-    """Sleep 0-2 ms before every kernel call, so tasks finish out of order."""
-    real_run = kernels.Kernel.run
-    rng = random.Random(7)
-    lock = threading.Lock()
-
-    def delayed(self, *args, **kwargs):
-        with lock:
-            delay = rng.random() * 0.002
-        time.sleep(delay)
-        return real_run(self, *args, **kwargs)
-    monkeypatch.setattr(kernels.Kernel, "run", delayed)
-
-
 def run_parallel(build, parallelism):
     env = gz.StreamEnvironment(parallelism=parallelism)
     build(env).collect("out")

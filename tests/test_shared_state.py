@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import random
 import threading
-import time
 
 import numpy as np
 import pyarrow as pa
@@ -30,10 +29,8 @@ from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.codegen import abi
 from grizzly_py.codegen.module import CodegenOptions, generate_pipeline
 from grizzly_py.codegen.shared_window import SLOT_CLAIM, SLOT_OPEN, SLOT_STATUS, SLOT_USERS
-from grizzly_py.engine import kernels
 from grizzly_py.engine.kernels import _ResultBuffers
 from grizzly_py.engine.local import run_job
-from grizzly_py.engine.parallel import CostModel
 from grizzly_py.engine.shared_kernel import SharedWindowKernel
 from grizzly_py.physical import build_physical_plan
 from grizzly_py.plan import Query
@@ -42,29 +39,6 @@ from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows
 i64 = pa.int64()
 INT64_MAX = 2**63 - 1
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
-
-
-@pytest.fixture
-def every_row_a_morsel(monkeypatch):
-    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel), and
-    group only a few rows of source batches per round of tasks (so windows fire between rounds)."""
-    monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 3)
-
-
-@pytest.fixture
-def random_delays(monkeypatch):
-    """Sleep 0-2 ms before every kernel call, so tasks finish out of order."""
-    real_run = kernels.Kernel.run
-    rng = random.Random(11)
-    lock = threading.Lock()
-
-    def delayed(self, *args, **kwargs):
-        with lock:
-            delay = rng.random() * 0.002
-        time.sleep(delay)
-        return real_run(self, *args, **kwargs)
-    monkeypatch.setattr(kernels.Kernel, "run", delayed)
 
 
 @pytest.fixture
