@@ -32,6 +32,11 @@ Windows and watermarks (see ``run``)
   and its own window ``[ts, ts + gap)`` has already fired.
 - Results of one firing leave ordered by window_end, then key (nulls last, NaN after numbers),
   then window_start. A window's output record has event time ``window_end - 1``.
+- Joins (``WindowJoin``, ``IntervalJoin``): two inputs, the watermark is their minimum. A window
+  join emits, when a window fires, every (left, right) pair of one key in it, ordered by
+  window_end, key, left arrival, right arrival (event time ``window_end - 1``); sessions form
+  over both inputs' records. An interval join emits a pair when its second record arrives (event
+  time ``max(left.ts, right.ts)``); a record below the watermark is late. Null keys join nothing.
 - Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0)

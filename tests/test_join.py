@@ -640,3 +640,32 @@ def test_nexmark_examples_match_the_reference():
     for q in (example.q8, example.q7):
         table, _ = run_both(q)
         assert table.num_rows > 0
+
+
+def test_joins_compose_with_unions_windows_and_joins():
+    def inputs(env):
+        a = stream(env, [{"ts": [1, 4, 12], "k": [1, 2, 1], "v": [0, 1, 2]}, {"ts": [15, 23], "k": [2, 1], "v": [3, 4]}])
+        b = stream(env, [{"ts": [2, 13], "k": [1, 1], "v": [10, 11]}, {"ts": [5, 24], "k": [2, 1], "v": [12, 13]}],
+                   bound=10)
+        c = stream(env, [{"ts": [3, 14, 25], "k": [1, 2, 1], "v": [20, 21, 22]}])
+        return a, b, c
+
+    def union_into_join(env):
+        a, b, c = inputs(env)
+        return a.union(b).join(c).where("k").equal_to("k").window(tumbling(10))
+
+    def join_into_union(env):
+        a, b, c = inputs(env)
+        ab = a.join(b).where("k").equal_to("k").window(tumbling(10)).select("k", "v", "v_right")
+        ac = a.interval_join(c).where("k").equal_to("k").between(ms(-3), ms(3)).select("k", "v", "v_right")
+        return ab.union(ac).key_by("k").window(tumbling(10)).aggregate(n=agg.count(), s=agg.sum("v_right"))
+
+    def chained(env):
+        a, b, c = inputs(env)
+        ab = a.join(b).where("k").equal_to("k").window(tumbling(10)).select("k", "v", w="v_right")
+        return ab.join(c).where("k").equal_to("k").window(SlidingEventTimeWindows.of(ms(20), ms(10)))
+
+    for build in (union_into_join, join_into_union, chained):
+        for parallelism in (1, 2):
+            table, _ = run_both(build, parallelism)
+            assert table.num_rows > 0, build.__name__
