@@ -26,7 +26,9 @@ from .stream import DataStream
 console = Console()
 
 
-def load_query(target: str, parallelism=1) -> DataStream:
+def load_query(target: str, parallelism=None, window_state=None) -> DataStream:
+    """The stream ``NAME`` of ``FILE`` (a module-level stream, or a function taking an environment),
+    with its environment configured by the given options (None: as the file set it)."""
     path, _, name = target.partition(":")
     name = name or "query"
     try:
@@ -37,9 +39,13 @@ def load_query(target: str, parallelism=1) -> DataStream:
         raise click.UsageError(f"{path} defines no {name!r} (a stream, or a function taking a StreamEnvironment)")
     obj = namespace[name]
     if callable(obj) and not isinstance(obj, DataStream):
-        obj = obj(StreamEnvironment(parallelism=parallelism))
+        obj = obj(StreamEnvironment())
     if not isinstance(obj, DataStream):
         raise click.UsageError(f"{path}:{name} is a {type(obj).__name__}, not a stream")
+    try:
+        obj.env.configure(parallelism=parallelism, window_state=window_state)
+    except ValueError as e:
+        raise click.UsageError(str(e)) from None
     return obj
 
 
@@ -100,18 +106,21 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
 
 @main.command()
 @click.argument("target")
-@click.option("--parallelism", default="1", help="worker threads (or 'auto')")
+@click.option("--parallelism", default=None, help="worker threads, or 'auto' (default: as the query's environment says)")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local")
+@click.option("--window-state", type=click.Choice(["thread_local", "shared"]), default=None,
+              help="window state under parallelism: per-worker states merged at fire, or one atomic state")
 @click.option("--trace", is_flag=True, help="print each pipeline's variant history")
 @click.option("--limit", default=20, show_default=True, help="result rows to print")
 @click.option("--json", "as_json", is_flag=True, help="print metrics as JSON")
-def run(target, parallelism, engine, trace, limit, as_json):
+def run(target, parallelism, engine, window_state, trace, limit, as_json):
     """Run FILE[:NAME] on the embedded engine and print its result and throughput."""
     if engine == "spark":  # local[N] with N = --parallelism (docs/spark.md)
         from .spark.cli import run_spark
-        return run_spark(target, (os.cpu_count() or 1) if parallelism == "auto" else int(parallelism), limit, as_json, trace)
-    par = parallelism if parallelism == "auto" else int(parallelism)
-    stream = load_query(target, par)
+        return run_spark(target, (os.cpu_count() or 1) if parallelism == "auto" else int(parallelism or 1),
+                         limit, as_json, trace)
+    par = parallelism if parallelism in (None, "auto") else int(parallelism)
+    stream = load_query(target, par, window_state)
     stream.collect("result")
     start = time.perf_counter()
     result = stream.env.execute()

@@ -50,16 +50,23 @@ class StreamEnvironment:
     """The embedded engine's environment."""
 
     def __init__(self, parallelism: int | str = 1, adaptive: bool = True, window_state: str = "thread_local"):
-        if parallelism != "auto" and (not isinstance(parallelism, int) or parallelism < 1):
-            raise ValueError(f"parallelism must be a positive int or 'auto', got {parallelism!r}")
-        # window_state: "thread_local" (per-worker states merged at fire) or "shared" (one state
-        # updated atomically, for the window pipelines that support it: docs/architecture.md)
-        if window_state not in ("thread_local", "shared"):
-            raise ValueError(f"window_state must be 'thread_local' or 'shared', got {window_state!r}")
-        self.parallelism = parallelism
         self.adaptive = adaptive
-        self.window_state = window_state
+        self.configure(parallelism=parallelism, window_state=window_state)
         self._sinks: list[Query] = []
+
+    def configure(self, parallelism: int | str | None = None, window_state: str | None = None) -> "StreamEnvironment":
+        """Change how jobs run (the queries stay as they are). ``window_state``: "thread_local"
+        (per-worker states merged when windows fire) or "shared" (one state updated atomically,
+        for the window pipelines that support it: docs/architecture.md)."""
+        if parallelism is not None:
+            if parallelism != "auto" and (not isinstance(parallelism, int) or parallelism < 1):
+                raise ValueError(f"parallelism must be a positive int or 'auto', got {parallelism!r}")
+            self.parallelism = parallelism
+        if window_state is not None:
+            if window_state not in ("thread_local", "shared"):
+                raise ValueError(f"window_state must be 'thread_local' or 'shared', got {window_state!r}")
+            self.window_state = window_state
+        return self
 
     # --- sources -----------------------------------------------------------------------------
     def from_arrow(self, data, timestamp: str | None = None,

@@ -128,3 +128,14 @@ def test_cli_run_prints_result_and_metrics(query_file):
     js = runner.invoke(main, ["run", query_file, "--json"])
     metrics = json.loads(js.output)
     assert metrics["records_in"] == 3 and metrics["records_out"] == 2 and metrics["filtered_records"] == 1
+
+
+def test_cli_run_configures_parallelism_and_window_state(query_file):
+    runner = CliRunner()
+    js = runner.invoke(main, ["run", query_file, "--parallelism", "2", "--window-state", "shared", "--json"])
+    assert js.exit_code == 0, js.output
+    metrics = json.loads(js.output)
+    assert metrics["parallelism"] == 2 and metrics["records_out"] == 2
+    assert metrics["queries"][0]["pipelines"][0]["window_state"] == "shared"
+    bad = runner.invoke(main, ["run", query_file, "--parallelism", "0"])
+    assert bad.exit_code != 0 and "parallelism must be a positive int" in bad.output
