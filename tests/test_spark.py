@@ -144,7 +144,7 @@ def test_every_window_type_and_aggregate_from_parquet(spark, tmp_path, kind):
     assert_tables_equal(actual, expected)
     assert spark_metrics["late_records"] == metrics["late_records"]
     assert spark_metrics["queries"][0]["input"] == "pushdown"
-    assert spark_metrics["queries"][0]["strategy"] == ("whole" if kind == "session" else "partial")
+    assert spark_metrics["queries"][0]["strategy"] == ("keyed" if kind == "session" else "partial")
 
 
 def test_dataframe_input_and_count_windows(spark):
@@ -158,6 +158,18 @@ def test_dataframe_input_and_count_windows(spark):
     actual, metrics = on_spark(spark, count_windows(lambda env: env.from_spark(df, timestamp="ts")))
     assert_tables_equal(actual, expected)
     assert metrics["queries"][0]["strategy"] == "whole"
+
+
+def test_dataframe_input_and_session_windows_split_by_key(spark):
+    table = _events(400, disorder=300)
+    df = spark.createDataFrame(table)
+
+    def sessions(source):
+        return lambda env: _every_aggregate(source(env).key_by("k").window(ASSIGNERS["session"]))
+    expected, _ = embedded(sessions(lambda env: env.from_arrow(table, timestamp="ts")))
+    actual, metrics = on_spark(spark, sessions(lambda env: env.from_spark(df, timestamp="ts")))
+    assert_tables_equal(actual, as_types_of(expected, actual))
+    assert metrics["queries"][0]["strategy"] == "keyed"
 
 
 def test_stateless_query_keeps_the_input_order(spark):

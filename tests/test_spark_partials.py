@@ -18,9 +18,9 @@ from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.spark.partials import EntryLayout, partial_schema, window_starts
 from grizzly_py.spark.planner import PARTIAL_KINDS, run_in_process
 from grizzly_py.spark.schema import spark_arrow_schema
-from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
+from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
-INPUT_STAGES = ("partial", "stateless")
+INPUT_STAGES = ("partial", "stateless", "keyed")
 
 
 def embedded(build):
@@ -88,6 +88,21 @@ def test_every_aggregate_with_late_records_in_later_tasks(assigner, tasks):
                            cd=agg.count_distinct("x")))
     expected, late = embedded(build)
     assert late > 0  # the hand-made input has late records
+    check(build, tasks)
+
+
+@given(st.lists(st.tuples(st.integers(0, 80), st.sampled_from(["a", "b", None]), st.integers(-5, 5)), max_size=40),
+       st.integers(1, 12), st.integers(0, 15), st.integers(1, 6), st.integers(1, 4))
+def test_keyed_session_windows_split_by_key_match_the_embedded_engine(rows, gap, bound, batch_rows, tasks):
+    data = pa.table({"ts": pa.array([r[0] for r in rows], pa.int64()), "k": pa.array([r[1] for r in rows], pa.string()),
+                     "v": pa.array([r[2] for r in rows], pa.int64())})
+
+    def build(env):
+        batches = data.to_batches(max_chunksize=batch_rows) if rows else [pa.RecordBatch.from_pylist([], data.schema)]
+        return (env.from_arrow(batches, timestamp="ts",
+                               watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(bound)))
+                .key_by("k").window(EventTimeSessionWindows.with_gap(Time.milliseconds(gap)))
+                .aggregate(n=agg.count(), s=agg.sum("v"), m=agg.median("v"), lo=agg.min("v")))
     check(build, tasks)
 
 

@@ -49,10 +49,7 @@ class Split:
     columns: tuple[str, ...] | None = None
     inline: tuple = field(default=(), repr=False)
     csv_options: tuple = ()
-
-    @property
-    def rows_hint(self) -> int:
-        return len(self.pieces)
+    marks: tuple = ()               # the source's watermark before each piece (file and Arrow sources)
 
 
 def read_split(split: Split) -> Iterator[pa.RecordBatch]:
@@ -183,8 +180,8 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, loc
     if isinstance(source, ParquetSource):
         rows, maxima = _parquet_maxima(source.path, source)
         marks = _watermarks(maxima, source)
-        return [Split(source.name, "parquet", tuple(range(a, b)), marks[a] if rows else None, source.path, columns)
-                for a, b in _ranges(rows, tasks)] or [Split(source.name, "parquet", (), None, source.path, columns)]
+        return [Split(source.name, "parquet", tuple(range(a, b)), marks[a] if rows else None, source.path, columns,
+                      marks=tuple(marks[a:b])) for a, b in _ranges(rows, tasks)] or [Split(source.name, "parquet", (), None, source.path, columns)]
     if isinstance(source, ArrowSource):
         batches = list(source.raw_batches())
         if not isinstance(source.data, list):
@@ -198,14 +195,15 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, loc
         size = sum(b.nbytes for b in batches)
         if size <= INLINE_BYTES or not local_master:
             return [Split(source.name, "inline", tuple(range(a, b)), marks[a], None, columns,
-                          tuple(batches[a:b])) for a, b in ranges] or \
+                          tuple(batches[a:b]), marks=tuple(marks[a:b])) for a, b in ranges] or \
                 [Split(source.name, "inline", (), None, None, columns)]
         path = os.path.join(_temp_dir(), f"arrow-{id(source)}-{os.getpid()}.arrow")
         if not os.path.exists(path):
             with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, source.arrow_schema) as writer:
                 for b in batches:
                     writer.write_batch(b)
-        return [Split(source.name, "ipc", tuple(range(a, b)), marks[a], path, columns) for a, b in ranges]
+        return [Split(source.name, "ipc", tuple(range(a, b)), marks[a], path, columns, marks=tuple(marks[a:b]))
+                for a, b in ranges]
     if isinstance(source, CsvSource):
         opts = (("block_size", source.block_size), ("column_types", source.column_types),
                 ("include", list(columns) if columns is not None else source.arrow_schema.names))

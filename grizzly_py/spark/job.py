@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-_INPUT_STAGES = ("stateless", "partial", "whole")
+_INPUT_STAGES = ("stateless", "partial", "whole", "keyed")
 
 
 def _list_param():

@@ -196,6 +196,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
     elif chain and kind in PARTIAL_KINDS:
         df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name))
+    elif chain and kind == "session" and _key_columns(first) and _keyed_input(sources[0]):
+        df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
     else:
         df, job = _whole(spark, shipped, physical, sources, acc, frames)
     job.notes.extend(notes)
@@ -214,16 +216,72 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None)
     merged = partials.repartition(tasks, *[_col(k) for k in keys], _col(WINDOW_START)) \
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
     job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
-    if len(physical.pipelines) == 1:  # nothing after the window: the merged results are the output
-        job.output_stage, job.order_by = "merge", [WINDOW_END] + keys
-        return merged, job
+    return _then(merged, job, root, physical, acc), job
+
+
+def _then(results, job: SparkJob, root, physical, acc):
+    """After the first window's results (a DataFrame, unordered): nothing more (the driver sorts
+    them on collect), or the finish stage (the rest of the query, in one task)."""
+    first = physical.pipelines[0]
+    keys = [f.name for f, _ in first.terminal.keys]
+    if len(physical.pipelines) == 1:
+        job.output_stage, job.order_by = job.output_stage or "merge", [WINDOW_END] + keys
+        return results
     finish = _finish_plan(root, physical)
+    results_schema = pipeline_arrow_schema(first)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
 
     def finish_fn(it):
         return finish_task(finish, it, keys, results_schema, final_schema, acc)
     job.output_stage = "finish"
-    return merged.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema)), job
+    return results.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema))
+
+
+def _keyed_input(source) -> bool:
+    """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
+    from ..sources import CsvSource
+    return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
+
+
+def _key_columns(first) -> list[str] | None:
+    """The input columns a keyed window groups by, if every key is one (else None)."""
+    from ..expressions import strip_alias
+    names = []
+    for _f, e in first.terminal.keys:
+        e = strip_alias(e)
+        if not isinstance(e, Column):
+            return None
+        names.append(e.name)
+    return names or None
+
+
+def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
+    """Keyed session windows: Spark partitions the records by key; each task runs the window
+    for its keys (``worker.keyed_task``) under the source batches' watermarks."""
+    from pyspark.sql import functions as F
+    first = physical.pipelines[0]
+    keys = _key_columns(first)
+    columns = needed_columns(first, source)
+    out_schema = spark_struct(pipeline_arrow_schema(first))
+    if isinstance(source, SparkSource):
+        rows = (source.df if df is None else df).select(*[_col(c) for c in columns], F.lit(0).alias(worker.BATCH))
+        marks, input_kind = None, "dataframe"
+    else:
+        splits = plan_splits(source, tasks, columns, local_master=spark.sparkContext.master.startswith("local"))
+        marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if source.timestamp is not None else None
+        raw_schema = spark_struct(pa.schema([source.arrow_schema.field(c) for c in columns]
+                                            + [pa.field(worker.BATCH, pa.int64())]))
+
+        def by_split(it):
+            for ids in it:
+                for i in ids.column(0).to_pylist():
+                    yield from worker.raw_task(splits[i], read_split(splits[i]))
+        rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
+        input_kind = "pushdown"
+    results = rows.repartition(tasks, *[_col(k) for k in keys]).sortWithinPartitions(_col(worker.BATCH)) \
+        .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
+    job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
+    return _then(results, job, root, physical, acc), job
 
 
 def finish_task(finish: ShippedPlan, batches, keys: list[str], results_schema: pa.Schema, final_schema: pa.Schema,
@@ -269,20 +327,31 @@ def run_in_process(root: PlanNode, tasks: int = 2) -> tuple[pa.Table, list[dict]
     if isinstance(first.terminal, ProjectTerminal):
         out = [b for sp in splits for b in worker.stateless_task(shipped, read_split(sp), acc)]
         return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
-    if first.terminal.assigner.kind not in PARTIAL_KINDS:
-        raise NotImplementedError("run_in_process runs the partial strategy (tumbling and sliding windows)")
-    partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc)]
     keys = [f.name for f, _ in first.terminal.keys]
-    buckets: dict[int, list] = {}
-    for b in partials:  # the shuffle: rows by a hash of (keys, window start)
-        table = pa.Table.from_batches([b])
-        codes = [zlib.crc32(repr(tuple(r.values())).encode()) % tasks
-                 for r in table.select(keys + [WINDOW_START]).to_pylist()]
-        for bucket in set(codes):
-            mask = pa.array([c == bucket for c in codes])
-            buckets.setdefault(bucket, []).append(b.filter(mask))
-    merged = [m for bucket in sorted(buckets) for m in worker.merge_task(shipped, buckets[bucket], acc)]
-    out = list(finish_task(_finish_plan(root, physical), merged, keys, pipeline_arrow_schema(first), final_schema, acc))
+
+    def shuffle(batches, by):  # rows by a hash of the columns ``by``
+        buckets: dict[int, list] = {}
+        for b in batches:
+            codes = [zlib.crc32(repr(tuple(r.values())).encode()) % tasks
+                     for r in pa.Table.from_batches([b]).select(by).to_pylist()]
+            for bucket in set(codes):
+                buckets.setdefault(bucket, []).append(b.filter(pa.array([c == bucket for c in codes])))
+        return [buckets[k] for k in sorted(buckets)]
+    kind = first.terminal.assigner.kind
+    if kind in PARTIAL_KINDS:
+        partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc)]
+        results = [m for part in shuffle(partials, keys + [WINDOW_START]) for m in worker.merge_task(shipped, part, acc)]
+    elif kind == "session" and _key_columns(first) and _keyed_input(sources[0]):
+        raw = [b for sp in splits for b in worker.raw_task(sp, read_split(sp))]
+        marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if sources[0].timestamp else None
+        results = []
+        for part in shuffle(raw, _key_columns(first)):
+            table = pa.Table.from_batches(part)
+            table = table.take(pc.sort_indices(table, [(worker.BATCH, "ascending")]))
+            results += list(worker.keyed_task(shipped, table.to_batches(), marks, acc))
+    else:
+        raise NotImplementedError("run_in_process runs the partial and keyed strategies")
+    out = list(finish_task(_finish_plan(root, physical), results, keys, pipeline_arrow_schema(first), final_schema, acc))
     return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
 
 

@@ -353,6 +353,65 @@ def report_late(accumulator, rows: int) -> None:
                           "codegen_ms": 0.0, "compile_ms": 0.0, "pipelines": []}])
 
 
+BATCH = "__gz_batch"  # keyed strategy: the number of the source batch a row came from
+
+
+def raw_task(split, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Keyed strategy, input stage: the rows of a split (only the columns the query reads), each
+    with the number of its source batch, for Spark to partition by key."""
+    from .schema import spark_arrow_schema
+    for piece, batch in zip(split.pieces, batches):
+        if batch.num_rows:
+            number = pa.array(np.full(batch.num_rows, piece, dtype=np.int64))
+            out = pa.RecordBatch.from_arrays(list(batch.columns) + [number], names=batch.schema.names + [BATCH])
+            yield conform(out, spark_arrow_schema(out.schema))
+
+
+def keyed_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], marks: dict | None,
+               accumulator=None) -> Iterator[pa.RecordBatch]:
+    """Keyed strategy: all the records of some keys, sorted by source batch (``BATCH``), through
+    the first pipeline (a keyed session window) under the watermark each source batch had in the
+    embedded engine (``marks``: batch number -> watermark before it; None: the input is one
+    batch), firing as the watermark moves and at the end."""
+    wp, hit = worker_plan(shipped)
+    report = TaskReport("keyed", wp, hit, accumulator)
+    gen = wp.gen(0)
+    source = _source_of(wp)
+    kernel = make_kernel(gen, source.name, 1)
+    out_schema = output_arrow_schema(gen)
+    rows, fired, watermark = 0, [], abi.INT64_MIN
+
+    def fire(w):
+        out = kernel.fire(w)
+        if out is not None and out.num_rows:
+            fired.append(out)
+    try:
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            numbers = batch.column(BATCH).to_numpy()
+            data = batch.drop_columns([BATCH]) if hasattr(batch, "drop_columns") else \
+                pa.RecordBatch.from_arrays(batch.columns[:-1], names=batch.schema.names[:-1])
+            cuts = np.flatnonzero(np.diff(numbers)) + 1
+            for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(numbers)]])):
+                part = _check(source, data.slice(int(lo), int(hi - lo)), int(numbers[lo]))
+                if marks is not None:
+                    w = marks[int(numbers[lo])]
+                    if w > watermark:
+                        fire(w)
+                        watermark = w
+                kernel.process(part, watermark)
+                rows += part.num_rows
+        fire(abi.INT64_MAX)
+        report.data.update(records_in=rows, records_out=sum(b.num_rows for b in fired))
+        report.kernel(kernel, 0, rows)
+    finally:
+        kernel.close()
+    for out in fired:
+        yield from to_spark_batches(out, out_schema)
+    report.send()
+
+
 def run_embedded(shipped: ShippedPlan, feeds: dict[str, Iterable[pa.RecordBatch]], stage: str,
                  accumulator=None) -> pa.Table:
     """Run the shipped query on the embedded engine in this task; ``feeds`` gives each detached
