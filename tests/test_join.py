@@ -485,7 +485,8 @@ class JoinCase:
     slide: int = 10
     lower: int = 0
     upper: int = 0
-    filter_left: bool = False     # a filter and a computed column before the join
+    filter_left: bool = False     # a filter and a computed column before the join (a projection)
+    filter_right: bool = False    # a filter and a rename before the join (run by the join's kernel)
     window_after: bool = False    # a global tumbling window count after the join
     parallelism: int = 1
 
@@ -493,6 +494,8 @@ class JoinCase:
         a, b = self.left.source(env), self.right.source(env)
         if self.filter_left:
             a = a.filter(col("v") % 3 != 1).with_columns(w=col("v") * 2)
+        if self.filter_right:
+            b = b.filter((col("v") % 2 == 0) | col("k").is_null()).select("k", "v", time="ts")
         if self.kind == "interval":
             q = a.interval_join(b).where("k").equal_to("k").between(ms(self.lower), ms(self.upper))
         else:
@@ -506,7 +509,8 @@ class JoinCase:
 
     def __repr__(self):
         return (f"JoinCase(kind={self.kind!r}, size={self.size}, slide={self.slide}, lower={self.lower}, "
-                f"upper={self.upper}, filter_left={self.filter_left}, window_after={self.window_after}, "
+                f"upper={self.upper}, filter_left={self.filter_left}, filter_right={self.filter_right}, "
+                f"window_after={self.window_after}, "
                 f"parallelism={self.parallelism})\nleft  = {self.left.code()}\nright = {self.right.code()}")
 
 
@@ -516,7 +520,8 @@ def join_cases(draw, kinds=("tumbling", "sliding", "session", "interval")) -> Jo
     left = draw(sides(key_kind))
     right = draw(sides(draw(st.sampled_from(KEY_PARTNERS[key_kind])), start=100))
     kind = draw(st.sampled_from(kinds))
-    case = JoinCase(left, right, kind, filter_left=draw(st.booleans()), window_after=draw(st.integers(0, 3)) == 0,
+    case = JoinCase(left, right, kind, filter_left=draw(st.booleans()), filter_right=draw(st.booleans()),
+                    window_after=draw(st.integers(0, 3)) == 0,
                     parallelism=draw(st.sampled_from([1, 2])))
     if kind == "sliding":
         case.slide = draw(st.integers(1, 6))
@@ -669,3 +674,22 @@ def test_joins_compose_with_unions_windows_and_joins():
         for parallelism in (1, 2):
             table, _ = run_both(build, parallelism)
             assert table.num_rows > 0, build.__name__
+
+
+def test_an_input_that_only_filters_runs_its_filters_in_the_join_kernel():
+    def build(env):
+        a = env.from_arrow(pa.table({"ts": pa.array([1, 2, 3, 4], i64), "k": pa.array([1, 1, 2, 2], i64),
+                                     "d": pa.array(["x", "y", "x", "x"]).dictionary_encode(),
+                                     "e": pa.array(["x", "x", "z", "x"]).dictionary_encode()}), timestamp="ts")
+        b = stream(env, [{"ts": [5, 6], "k": [1, 2]}])
+        left = a.filter((col("d") == "x") & (col("d") == col("e"))).select("k", "d", when="ts")
+        return left.join(b).where("k").equal_to("k").window(tumbling(10))
+
+    table, metrics = run_both(build)
+    assert rows(table, "k", "d", "when", "ts") == [(1, "x", 1, 5), (2, "x", 4, 6)]
+    plan = build_physical_plan(Query(build(gz.StreamEnvironment()).node))
+    join = next(p for p in plan.pipelines if isinstance(p.input, JoinInput))
+    left = plan.pipelines[join.input.left]
+    assert not left.filters and left.terminal.is_identity(left.input_schema)  # no kernel runs there
+    assert len(join.terminal.sides[0].filters) == 1
+    assert metrics["queries"][0]["pipelines"][join.id]["filtered"] == 2

@@ -29,7 +29,7 @@ State layouts, in i64 words:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -38,7 +38,7 @@ from ..types import INT64
 from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter
 from .module import (CODEGEN_VERSION, KERNELS, MAX_KEYS, CodegenOptions, CodeUnit, GeneratedPipeline, KernelCode,
-                     _interned_key_column, _key_word, _lines)
+                     _columns_to_decode, _emit_filters, _interned_key_column, _key_word, _lines)
 from .templates import render, runtime_declarations
 
 # shared join state
@@ -128,14 +128,19 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     for side in (0, 1):
         sp = join_side_pipeline(pipeline, side)
         sprefix = f"{prefix}_{'lr'[side]}"
-        layouts = [ColumnLayout(name, slot * abi.COLUMN_SLOTS, sp.input_schema.field(name).arrow_type)
-                   for slot, name in enumerate(sp.used_columns())]
+        decode = _columns_to_decode(sp)  # dictionary columns a filter compares with string columns
+        layouts = []
+        for slot, name in enumerate(sp.used_columns()):
+            t = sp.input_schema.field(name).arrow_type
+            if name in decode:
+                t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
+            layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
         units: dict[str, CodeUnit] = {}
         gen = None
         for name, assume_valid in KERNELS:
-            gen = GeneratedPipeline(sp, options, units, sprefix, layouts, [], [], state_words=S_WORDS)
+            gen = GeneratedPipeline(sp, options, units, sprefix, layouts, sorted(decode), [], state_words=S_WORDS)
             ctx = EmitContext(f"{sprefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
-            code = _lower_side(sp, side, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts)
+            code = _lower_side(sp, side, options, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts)
             code.name, code.globals = name, "\n".join(ctx.globals)
             code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
             kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, p=sprefix, kernels=[code],
@@ -152,11 +157,13 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     return GeneratedJoin(pipeline, options, prefix, sides, state, key_words, entry_size, all_units)
 
 
-def _lower_side(sp: Pipeline, side: int, ctx: EmitContext, emitter: ExprEmitter, gen: GeneratedPipeline,
-                consts: dict) -> KernelCode:
-    """The fused loop of one side: event time, key words, then the join-insert terminal."""
+def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                gen: GeneratedPipeline, consts: dict) -> KernelCode:
+    """The fused loop of one side: event time, the input's filters (when its pipeline left them
+    to the join), key words, then the join-insert terminal."""
     ts = emitter.emit(sp.event_time)
     ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=emitter.convert(ts, "int").val, track=False))
+    _emit_filters(sp, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
     keys, any_null = [], "false"
     for f, e in sp.terminal.keys:
         if f.dtype.is_string:  # both sides intern into one id space (the engine shares the interner)

@@ -142,7 +142,7 @@ class JoinKernel:
                 k.interner = interners[0]
         self.schema = output_arrow_schema(self.gen)
         self.stores = [SideStore(_side_arrow_schema(s)) for s in t.sides]
-        self.key_columns = [f.name for f, _ in t.sides[0].keys]  # of the left side: the output's key order
+        self.key_columns = [e.name for _, e in t.sides[0].keys]  # the left side's: the output's key order
         self._closed = False
         self._trigger_started = False
         self._state_ms = 0.0

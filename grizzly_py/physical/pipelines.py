@@ -9,7 +9,7 @@ compiled into several variants, and shipped to another process.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -119,13 +119,17 @@ class WindowTerminal:
 
 @dataclass(frozen=True, eq=False)
 class JoinSide:
-    """One input of a join pipeline: the batches it delivers and what the join reads of them."""
+    """One input of a join pipeline: the batches it delivers and what the join reads of them.
+    When the input only filters and passes columns through (renamed or not), its pipeline is an
+    identity and the join's kernel for this side runs its filters (``filters``) and reads its
+    columns in place: the side's batches are the input pipeline's own input."""
 
-    schema: Schema                         # the side's columns (and its hidden event-time column)
-    event_time: Expr                       # over ``schema``: ``col(c)`` or ``col(c) - 1``
+    schema: Schema                         # the batches' columns (and a hidden event-time column)
+    event_time: Expr                       # over ``schema``
     keys: tuple[tuple[Field, Expr], ...]   # key columns over ``schema``; the field has the key's
-                                           # common type (int64 for int32/int64 keys)
+                                           # name and common type (int64 for int32/int64 keys)
     columns: tuple[tuple[str, str], ...]   # (output column, column of ``schema``), in output order
+    filters: tuple[Expr, ...] = ()         # over ``schema``: records that fail them are not joined
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,7 +175,7 @@ def join_side_pipeline(p: "Pipeline", side: int) -> "Pipeline":
     """The pipeline that one side of join pipeline ``p`` compiles to: it reads that side's batches."""
     t: JoinTerminal = p.terminal
     s = t.sides[side]
-    return Pipeline(p.id, p.input, s.schema, s.event_time, 0, (), JoinSideTerminal(side, t))
+    return Pipeline(p.id, p.input, s.schema, s.event_time, 0, s.filters, JoinSideTerminal(side, t))
 
 
 @dataclass(frozen=True, eq=False)
@@ -229,6 +233,8 @@ class Pipeline:
             for name, side in zip(("left", "right"), t.sides):
                 keys = ", ".join(repr(e) for _, e in side.keys) or "(none)"
                 lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
+                for f in side.filters:
+                    lines.append(f"  {name:<8} filter {f!r}")
             lines.append(f"  emits    {t.output_schema}")
         else:
             lines.append("  emit     " + ", ".join(
@@ -374,9 +380,11 @@ _KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool"
 
 
 def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
-    """Each input's pipeline ends in a projection to its side's columns (an identity, which runs
-    no kernel, when there is nothing to compute), plus the hidden int64 ``EVENT_TIME_COLUMN``
-    when no column holds the side's event time; the join pipeline reads both. The pipeline after
+    """Each input's pipeline ends in a projection to its side's columns, plus the hidden int64
+    ``EVENT_TIME_COLUMN`` when no column holds the side's event time; the join pipeline reads
+    both. An input that only filters and passes columns through ends in an identity instead
+    (which runs no kernel): the join's kernel for that side runs its filters, computes its
+    event time and reads its columns in place. The pipeline after
     the join reads its output: a window join's event time is ``window_end - 1``, an interval
     join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream needs it)."""
     from ..plan import _key_class  # the join's key classes, shared with validation
@@ -386,6 +394,18 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_nee
         if b.event_time is None or isinstance(b.event_time, ProcessingTime):
             raise NotImplementedError(f"join: the {name} input has no event time (results of count windows "
                                       f"have none)")
+        key_type = {k: _KEY_TYPES[_key_class(n.schema.field(k).dtype)] for k in keys}
+        if all(isinstance(strip_alias(b.columns[f.name]), Column) for f in n.schema):
+            # filters and pass-through columns only: the join's kernel runs the filters and reads
+            # the input's columns in place; the input's own pipeline is an identity (no kernel)
+            sources = {f.name: strip_alias(b.columns[f.name]).name for f in n.schema}
+            side = JoinSide(b.input_schema, b.event_time,
+                            tuple((Field(k, key_type[k]), Column(sources[k])) for k in keys),
+                            (), tuple(b.filters))
+            b.filters = []
+            ids.append(lw.close(b, ProjectTerminal(tuple((f, Column(f.name)) for f in b.input_schema))).id)
+            sides.append((side, sources))
+            continue
         time = _shared_time_column(n.schema, [b])
         schema, outputs = n.schema, tuple((f, b.columns[f.name]) for f in n.schema)
         if time is None:
@@ -393,11 +413,11 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_nee
             outputs += ((hidden, _as_int64(b.event_time, b.input_schema)),)
             schema, time = Schema(tuple(schema) + (hidden,)), Column(hidden.name)
         ids.append(lw.close(b, ProjectTerminal(outputs)).id)
-        key_fields = tuple((Field(k, _KEY_TYPES[_key_class(n.schema.field(k).dtype)]), Column(k)) for k in keys)
-        sides.append((schema, time, key_fields))
-    left_columns = tuple((f.name, f.name) for f in node.left.schema)
-    right_columns = tuple((out, name) for name, out in node.right_names)
-    join_sides = (JoinSide(*sides[0], left_columns), JoinSide(*sides[1], right_columns))
+        side = JoinSide(schema, time, tuple((Field(k, key_type[k]), Column(k)) for k in keys), ())
+        sides.append((side, {f.name: f.name for f in n.schema}))
+    (left, left_sources), (right, right_sources) = sides
+    join_sides = (replace(left, columns=tuple((f.name, left_sources[f.name]) for f in node.left.schema)),
+                  replace(right, columns=tuple((out, right_sources[name]) for name, out in node.right_names)))
     out_schema, hidden_name = node.schema, None
     if isinstance(node, WindowJoinNode):
         kind, assigner, lo, hi = node.assigner.kind, node.assigner, 0, 0
