@@ -31,7 +31,7 @@ from ..codegen import abi
 from ..engine.local import batch_max_event_time
 from ..physical.pipelines import Pipeline, ProjectTerminal
 from ..expressions import Column
-from ..sources import TIMESTAMP_UNIT_DIVISOR, ArrowSource, CsvSource, ParquetSource, Source
+from ..sources import TIMESTAMP_UNIT_DIVISOR, ArrowSource, BadInputError, CsvSource, ParquetSource, Source
 
 INLINE_BYTES = 16 << 20  # Arrow sources up to this size travel inside the task closures
 
@@ -48,20 +48,17 @@ class Split:
     path: str | None = None
     columns: tuple[str, ...] | None = None
     inline: tuple = field(default=(), repr=False)
-    csv_options: tuple = ()
     marks: tuple = ()               # the source's watermark before each piece (file and Arrow sources)
+    reader: object = field(default=None, repr=False)  # file sources: a copy of the source (its checks)
 
 
-def read_split(split: Split) -> Iterator[pa.RecordBatch]:
-    """The batches of ``split``, one per row group / Arrow batch (the source's watermark steps)."""
+def read_split(split: Split, rejected: dict | None = None) -> Iterator[pa.RecordBatch]:
+    """The batches of ``split``, one per row group / Arrow batch / CSV block (the source's
+    watermark steps), checked as the source checks them (``on_bad_rows``); rows dropped by
+    ``on_bad_rows="drop"`` are added to ``rejected[source name]``."""
     cols = list(split.columns) if split.columns is not None else None
     if split.kind == "parquet":
-        import pyarrow.parquet as pq
-        f = pq.ParquetFile(split.path)
-        for rg in split.pieces:
-            table = f.read_row_group(rg, columns=cols).combine_chunks()
-            batches = table.to_batches()
-            yield batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+        yield from _read_parquet(split, cols, rejected)
     elif split.kind == "ipc":
         reader = pa.ipc.open_file(pa.memory_map(split.path))
         for i in split.pieces:
@@ -70,16 +67,58 @@ def read_split(split: Split) -> Iterator[pa.RecordBatch]:
     elif split.kind == "inline":
         for b in split.inline:
             yield b.select(cols) if cols is not None else b
-    elif split.kind == "csv":
-        import pyarrow.csv as pcsv
-        opts = dict(split.csv_options)
-        reader = pcsv.open_csv(split.path, read_options=pcsv.ReadOptions(block_size=opts["block_size"]),
-                               convert_options=pcsv.ConvertOptions(column_types=opts["column_types"],
-                                                                   include_columns=opts["include"]))
-        for b in reader:
+    elif split.kind == "csv":  # one task reads the whole file, exactly as the source reads it
+        src = split.reader
+        for b in src.batches():
             yield b.select(cols) if cols is not None else b
+        if rejected is not None:
+            rejected[src.name] = rejected.get(src.name, 0) + src.rejected_records
     else:  # pragma: no cover
         raise ValueError(f"unknown split kind {split.kind!r}")
+
+
+def _read_parquet(split: Split, cols, rejected) -> Iterator[pa.RecordBatch]:
+    """Row groups of a Parquet file, only ``cols``, with ``ParquetSource``'s checks and errors."""
+    import pyarrow.parquet as pq
+    src = split.reader
+    try:
+        f = pq.ParquetFile(split.path, page_checksum_verification=True)
+    except (pa.ArrowException, OSError) as e:
+        raise BadInputError(f"{src.name}: not a readable Parquet file (truncated or corrupt?): {e}") from e
+    dropped = 0
+    for rg in split.pieces:
+        try:
+            table = f.read_row_group(rg, columns=cols).combine_chunks()
+        except (pa.ArrowException, OSError) as e:
+            raise BadInputError(f"{src.name}: row group {rg} cannot be decoded (truncated or corrupt file?): "
+                                f"{e}") from e
+        batches = table.to_batches()
+        batch = batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+        if src.on_bad_rows == "drop":
+            before = src.rejected_records
+            batch = src._drop_null_timestamps(batch, rg)
+            dropped += src.rejected_records - before
+        check_columns(src, batch, rg)
+        yield batch
+    if rejected is not None and dropped:
+        rejected[src.name] = rejected.get(src.name, 0) + dropped
+
+
+def check_columns(src: Source, batch: pa.RecordBatch, index: int) -> None:
+    """``Source.check_batch`` for a batch of some of the source's columns: their types, the
+    dictionary indices, no null event time."""
+    for f, column in zip(batch.schema, batch.columns):
+        expected = src.arrow_schema.field(f.name).type
+        if f.type != expected:
+            raise BadInputError(f"{src.name}: batch {index}: column {f.name!r} has type {f.type}, "
+                                f"expected {expected}")
+        if pa.types.is_dictionary(f.type) and len(column):
+            src._check_dictionary_indices(column, f.name, index)
+    ts = src.timestamp
+    if ts is not None and ts in batch.schema.names and batch.num_rows and batch.column(ts).null_count:
+        import pyarrow.compute as pc
+        row = pc.index(pc.is_null(batch.column(ts)), True).as_py()
+        raise BadInputError(f"{src.name}: column {ts!r}: null event timestamp in batch {index}, row {row}")
 
 
 def needed_columns(pipeline: Pipeline, source: Source) -> tuple[str, ...]:
@@ -181,7 +220,8 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, loc
         rows, maxima = _parquet_maxima(source.path, source)
         marks = _watermarks(maxima, source)
         return [Split(source.name, "parquet", tuple(range(a, b)), marks[a] if rows else None, source.path, columns,
-                      marks=tuple(marks[a:b])) for a, b in _ranges(rows, tasks)] or [Split(source.name, "parquet", (), None, source.path, columns)]
+                      marks=tuple(marks[a:b]), reader=source) for a, b in _ranges(rows, tasks)] or \
+            [Split(source.name, "parquet", (), None, source.path, columns, reader=source)]
     if isinstance(source, ArrowSource):
         batches = list(source.raw_batches())
         if not isinstance(source.data, list):
@@ -205,10 +245,8 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, loc
         return [Split(source.name, "ipc", tuple(range(a, b)), marks[a], path, columns, marks=tuple(marks[a:b]))
                 for a, b in ranges]
     if isinstance(source, CsvSource):
-        opts = (("block_size", source.block_size), ("column_types", source.column_types),
-                ("include", list(columns) if columns is not None else source.arrow_schema.names))
         return [Split(source.name, "csv", (0,), abi.INT64_MIN if source.timestamp is not None else None,
-                      source.path, columns, (), opts)]
+                      source.path, columns, reader=source)]
     raise NotImplementedError(f"{source.name}: a {type(source).__name__} cannot be read by Spark tasks")
 
 

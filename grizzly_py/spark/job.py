@@ -49,6 +49,10 @@ class SparkJob:
         inputs = [t for t in tasks if t["stage"] in _INPUT_STAGES]
         last = [t for t in tasks if t["stage"] == self._output_stage()]
         pipelines = [dict(p, stage=t["stage"], partition=t.get("partition")) for t in tasks for p in t["pipelines"]]
+        rejected: dict = {}
+        for t in tasks:
+            for name, n in t.get("rejected_by_source", {}).items():
+                rejected[name] = rejected.get(name, 0) + n
         return {
             "engine": "spark", "strategy": self.strategy, "input": self.input_kind, "streaming": self.streaming,
             "plan_id": self.plan_id[:12],
@@ -57,6 +61,8 @@ class SparkJob:
             "late_records": sum(t["late"] for t in tasks if t["stage"] in _INPUT_STAGES),
             "late_partial_states": sum(t.get("late_partials", 0) for t in tasks),
             "filtered_records": sum(t["filtered"] for t in inputs),
+            "rejected_records": sum(rejected.values()),
+            "rejected_by_source": rejected,
             "tasks": len(tasks),
             "plan_cache_hits": sum(1 for t in tasks if t.get("plan_cached")),
             "worker_processes": len({t["pid"] for t in tasks}),

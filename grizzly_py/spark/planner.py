@@ -123,8 +123,8 @@ def _col(name: str):
 class _Input:
     """A source as Spark input: a DataFrame, or pushdown splits read by the tasks."""
 
-    def __init__(self, spark, source, columns, tasks: int, df=None):
-        self.spark, self.source = spark, source
+    def __init__(self, spark, source, columns, tasks: int, df=None, acc=None):
+        self.spark, self.source, self.acc = spark, source, acc
         self.is_dataframe = isinstance(source, SparkSource)
         if self.is_dataframe:
             df = source.df if df is None else df
@@ -138,12 +138,14 @@ class _Input:
         if self.is_dataframe:
             df = self.df.coalesce(1) if single else self.df
             return df.mapInArrow(lambda it: body(it, None), schema)
-        splits = self.splits
+        splits, acc = self.splits, self.acc
 
         def by_split(it):
             for ids in it:
                 for i in ids.column(0).to_pylist():
-                    yield from body(read_split(splits[i]), splits[i].watermark_before)
+                    rejected: dict = {}
+                    yield from body(read_split(splits[i], rejected), splits[i].watermark_before)
+                    worker.report_rejected(acc, rejected)
         n = len(splits)
         return self.spark.range(0, n, 1, n).mapInArrow(by_split, schema)
 
@@ -191,7 +193,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:
-        inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks, frames.get(sources[0].name))
+        inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks, frames.get(sources[0].name), acc)
         df = inp.map(lambda it, _w: worker.stateless_task(shipped, it, acc, fault), spark_struct(final_schema))
         job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
     elif chain and kind in PARTIAL_KINDS:
@@ -208,7 +210,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
 def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None):
     first = physical.pipelines[0]
     gen = generate_pipeline(first)
-    inp = _Input(spark, source, needed_columns(first, source), tasks, df)
+    inp = _Input(spark, source, needed_columns(first, source), tasks, df, acc)
     partials = inp.map(lambda it, w: worker.partial_task(shipped, it, w, acc, fault=fault),
                        spark_struct(partial_schema(gen)))
     keys = [f.name for f, _ in first.terminal.keys]
@@ -275,7 +277,9 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         def by_split(it):
             for ids in it:
                 for i in ids.column(0).to_pylist():
-                    yield from worker.raw_task(splits[i], read_split(splits[i]))
+                    rejected: dict = {}
+                    yield from worker.raw_task(splits[i], read_split(splits[i], rejected))
+                    worker.report_rejected(acc, rejected)
         rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
         input_kind = "pushdown"
     results = rows.repartition(tasks, *[_col(k) for k in keys]).sortWithinPartitions(_col(worker.BATCH)) \
@@ -379,8 +383,10 @@ def _whole(spark, shipped, physical, sources, acc, frames=None):
     def whole_fn(it):
         for _ in it:
             pass
-        feeds = {name: (b for sp in parts for b in read_split(sp)) for name, parts in splits.items()}
+        rejected: dict = {}
+        feeds = {name: (b for sp in parts for b in read_split(sp, rejected)) for name, parts in splits.items()}
         out = worker.run_embedded(shipped, feeds, "whole", acc)
+        worker.report_rejected(acc, rejected)
         yield from to_spark_batches(out, final_schema)
     df = spark.range(0, 1, 1, 1).mapInArrow(whole_fn, spark_struct(final_schema))
     return df, SparkJob(shipped.plan_id, "whole", "pushdown", False, acc)
@@ -389,7 +395,13 @@ def _whole(spark, shipped, physical, sources, acc, frames=None):
 def collect(df, expected: pa.Schema) -> pa.Table:
     """A batch DataFrame of ``to_spark`` as a table in the embedded engine's Arrow types and
     order (window results by window_end, then keys)."""
-    table = df.toArrow()
+    try:
+        table = df.toArrow()
+    except Exception as e:
+        cause = task_error(e)
+        if cause is None:
+            raise
+        raise cause from e
     if table.schema.names != expected.names:
         raise RuntimeError(f"Spark returned columns {table.schema.names}, expected {expected.names}")
     table = pa.Table.from_arrays([c.cast(f.type) if c.type != f.type else c for c, f in zip(table.columns, expected)],
@@ -399,6 +411,30 @@ def collect(df, expected: pa.Schema) -> pa.Table:
         from ..engine.kernels import sort_indices_nulls_last
         table = table.take(sort_indices_nulls_last(table, order))
     return table
+
+
+_TASK_ERRORS = {
+    "grizzly_py.sources.BadInputError": ("grizzly_py.sources", "BadInputError"),
+    "grizzly_py.aggregates.AggregateOverflowError": ("grizzly_py.aggregates", "AggregateOverflowError"),
+    "grizzly_py.types.SchemaError": ("grizzly_py.types", "SchemaError"),
+}
+
+
+def task_error(e: BaseException) -> BaseException | None:
+    """The grizzly-py error a Spark task failed with (Spark wraps it in a Java exception that
+    carries the Python traceback as text), as that exception type; None if there is none."""
+    import importlib
+    import re
+    text = str(e)
+    found = None
+    for m in re.finditer(r"(grizzly_py\.[\w.]+Error): (.+)", text):
+        if m.group(1) in _TASK_ERRORS:
+            found = m
+            break
+    if found is None:
+        return None
+    module, name = _TASK_ERRORS[found.group(1)]
+    return getattr(importlib.import_module(module), name)(found.group(2).strip())
 
 
 def run_on_spark(queries: list[Query], spark=None) -> JobResult:
@@ -430,6 +466,7 @@ def run_on_spark(queries: list[Query], spark=None) -> JobResult:
         "records_in": sum(m["records_in"] for m in per_query),
         "records_out": sum(m["records_out"] for m in per_query),
         "late_records": sum(m["late_records"] for m in per_query),
+        "rejected_records": sum(m["rejected_records"] for m in per_query),
         "filtered_records": sum(m["filtered_records"] for m in per_query),
         "seconds": time.perf_counter() - start,
         "queries": per_query,

@@ -345,10 +345,19 @@ def quiet_pandas() -> None:
         _QUIET.append(True)
 
 
+def report_rejected(accumulator, rejected: dict) -> None:
+    """Rows a task's split dropped with ``on_bad_rows="drop"``, by source."""
+    if accumulator is not None and rejected and any(rejected.values()):
+        accumulator.add([{"stage": "read", "pid": os.getpid(), "plan_cached": False, "plan_id": None,
+                          "records_in": 0, "records_out": 0, "filtered": 0, "late": 0,
+                          "rejected": sum(rejected.values()), "rejected_by_source": dict(rejected),
+                          "codegen_ms": 0.0, "compile_ms": 0.0, "pipelines": []}])
+
+
 def report_late(accumulator, rows: int) -> None:
     """Streaming: ``rows`` partial states arrived for windows that had fired."""
     if accumulator is not None:
-        accumulator.add([{"stage": "stream-merge", "pid": os.getpid(), "plan_cached": True, "plan_id": None,
+        accumulator.add([{"stage": "stream-merge", "pid": os.getpid(), "plan_cached": False, "plan_id": None,
                           "records_in": 0, "records_out": 0, "filtered": 0, "late": 0, "late_partials": rows,
                           "codegen_ms": 0.0, "compile_ms": 0.0, "pipelines": []}])
 
