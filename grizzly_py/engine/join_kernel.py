@@ -145,6 +145,7 @@ class JoinKernel:
         self.key_columns = [e.name for _, e in t.sides[0].keys]  # the left side's: the output's key order
         self._closed = False
         self._trigger_started = False
+        self._allocated = False
         self._state_ms = 0.0
         self.inserted_since_expire = 0
 
@@ -176,6 +177,7 @@ class JoinKernel:
         """Insert a batch of input ``side``; an interval join returns the pairs it completes."""
         store = self.stores[side]
         base = store.next_base
+        self._allocated = self._allocated or batch.num_rows > 0  # (close frees what a failed call left)
         inserted, pairs = self.sides[side].insert(batch, watermark, base)
         if inserted:
             store.add(base, batch)
@@ -284,8 +286,9 @@ class JoinKernel:
     def close(self) -> None:
         if not self._closed:
             self._closed = True
-            close = self._function("close", None, _P)
-            close(self.shared.ctypes.data)
+            if self._allocated:  # else no record went in: nothing was allocated
+                close = self._function("close", None, _P)
+                close(self.shared.ctypes.data)
 
     def __del__(self):
         try:
