@@ -18,7 +18,6 @@ import tempfile
 import time
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 
 def spark_native(spark, path: str, view: str, window_ms: int) -> pa.Table:

@@ -22,16 +22,23 @@ import atexit
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 import pyarrow as pa
 
 from ..codegen import abi
 from ..engine.local import batch_max_event_time
-from ..physical.pipelines import Pipeline, ProjectTerminal
 from ..expressions import Column
-from ..sources import TIMESTAMP_UNIT_DIVISOR, ArrowSource, BadInputError, CsvSource, ParquetSource, Source
+from ..physical.pipelines import Pipeline, ProjectTerminal
+from ..sources import (
+    TIMESTAMP_UNIT_DIVISOR,
+    ArrowSource,
+    BadInputError,
+    CsvSource,
+    ParquetSource,
+    Source,
+)
 
 INLINE_BYTES = 16 << 20  # Arrow sources up to this size travel inside the task closures
 
@@ -176,7 +183,6 @@ def _parquet_maxima(path: str, source: Source) -> tuple[list[int], list[int | No
     if source.timestamp is None:
         return rows, [None] * len(rows)
     t = source.arrow_schema.field(source.timestamp).type
-    col = f.schema_arrow.get_field_index(source.timestamp)
     leaf = [i for i in range(md.num_columns) if md.schema.column(i).path == source.timestamp]
     maxima = []
     for rg in range(md.num_row_groups):
@@ -188,7 +194,6 @@ def _parquet_maxima(path: str, source: Source) -> tuple[list[int], list[int | No
             batch = f.read_row_group(rg, columns=[source.timestamp]).combine_chunks().to_batches()[0]
             value = batch_max_event_time(batch, source.timestamp)
         maxima.append(value)
-    del col
     return rows, maxima
 
 

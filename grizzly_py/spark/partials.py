@@ -24,11 +24,15 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..codegen import abi
 from ..codegen.module import HOLISTIC, GeneratedPipeline, window_geometry
-from ..engine.kernels import _ResultBuffers, new_state_block, output_arrow_schema, sort_indices_nulls_last
+from ..engine.kernels import (
+    _ResultBuffers,
+    new_state_block,
+    output_arrow_schema,
+    sort_indices_nulls_last,
+)
 from ..plan import WINDOW_END
 
 WINDOW_START = "__gz_ws"   # the start (epoch ms) of the window a partial row belongs to
@@ -59,7 +63,7 @@ class EntryLayout:
     aggregates: tuple[AggLayout, ...]
 
     @staticmethod
-    def of(gen: GeneratedPipeline) -> "EntryLayout":
+    def of(gen: GeneratedPipeline) -> EntryLayout:
         g = gen.grouping
         if g is None:
             raise RuntimeError(f"pipeline {gen.pipeline.id}: no window grouping layout")
@@ -290,10 +294,5 @@ def merge_partials(kernel, table: pa.Table) -> pa.Table:
     return out.take(sort_indices_nulls_last(out, names))
 
 
-def task_max_event_time(batch: pa.RecordBatch, column: str) -> int | None:
-    from ..engine.local import batch_max_event_time
-    return batch_max_event_time(batch, column)
-
-
-__all__ = ["WINDOW_START", "EntryLayout", "partial_schema", "read_panes", "window_starts", "export_windows",
-           "merge_window", "merge_partials", "pc"]
+__all__ = ["WINDOW_START", "EntryLayout", "export_windows", "merge_partials", "merge_window", "partial_schema",
+           "read_panes", "window_starts"]

@@ -26,15 +26,29 @@ import pyarrow.compute as pc
 from ..codegen.module import generate_pipeline
 from ..environment import JobResult
 from ..expressions import Column
-from ..physical.pipelines import ProjectTerminal, SourceInput, UnionInput, build_physical_plan
-from ..plan import WINDOW_END, PlanNode, ProjectNode, Query, SinkSpec, SourceNode, WindowAggregateNode, distinct_sources
+from ..physical.pipelines import (
+    ProjectTerminal,
+    SourceInput,
+    UnionInput,
+    build_physical_plan,
+)
+from ..plan import (
+    WINDOW_END,
+    PlanNode,
+    ProjectNode,
+    Query,
+    SourceNode,
+    WindowAggregateNode,
+    distinct_sources,
+)
 from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
 from .inputs import needed_columns, plan_splits, pushdown_source, read_split
 from .job import SparkJob, new_accumulator
 from .partials import WINDOW_START, partial_schema
-from .schema import conform, spark_arrow_schema as to_spark_schema, spark_struct, to_spark_batches
+from .schema import conform, spark_struct, to_spark_batches
+from .schema import spark_arrow_schema as to_spark_schema
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
 
@@ -441,6 +455,7 @@ def run_on_spark(queries: list[Query], spark=None) -> JobResult:
     """Run queries (each to the end of its bounded input) on Spark; collected tables and metrics
     as ``StreamEnvironment.execute`` returns them."""
     import time
+
     from ..engine.sinks import open_sink
     start = time.perf_counter()
     tables, per_query = {}, []
@@ -474,4 +489,4 @@ def run_on_spark(queries: list[Query], spark=None) -> JobResult:
     return JobResult(tables, metrics)
 
 
-__all__ = ["to_spark", "run_on_spark", "collect", "SinkSpec"]
+__all__ = ["collect", "run_in_process", "run_on_spark", "to_spark"]

@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import pickle
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 import pyarrow as pa
 
@@ -84,7 +84,7 @@ class ShippedPlan:
     payload: bytes
 
     @staticmethod
-    def of(query: Query) -> "ShippedPlan":
+    def of(query: Query) -> ShippedPlan:
         payload = pickle.dumps(query, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(payload + f"codegen v{CODEGEN_VERSION}".encode()).hexdigest()
         return ShippedPlan(digest, payload)

@@ -23,10 +23,11 @@ whether its plan was cached, the pipelines' variant history) through an accumula
 
 from __future__ import annotations
 
+import ctypes
 import os
 import time
 from collections import OrderedDict
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 import pyarrow as pa
@@ -39,11 +40,18 @@ from ..expressions import ProcessingTime
 from ..physical.pipelines import PhysicalPlan, build_physical_plan
 from ..sources import BadInputError
 from ..types import to_arrow_type
-from .partials import WINDOW_START, export_windows, merge_partials, partial_schema, read_panes, window_starts
+from .partials import (
+    WINDOW_START,
+    export_windows,
+    merge_partials,
+    partial_schema,
+    read_panes,
+    window_starts,
+)
 from .schema import conform, to_spark_batches
 from .shipping import ShippedPlan
 
-_I64, _P = __import__("ctypes").c_int64, __import__("ctypes").c_void_p
+_I64, _P = ctypes.c_int64, ctypes.c_void_p
 CACHE_LIMIT = 32
 
 
@@ -67,7 +75,7 @@ class WorkerPlan:
         return g
 
 
-_PLANS: "OrderedDict[str, WorkerPlan]" = OrderedDict()
+_PLANS: OrderedDict[str, WorkerPlan] = OrderedDict()
 
 
 def worker_plan(shipped: ShippedPlan) -> tuple[WorkerPlan, bool]:
