@@ -271,13 +271,16 @@ def test_to_spark_gives_a_dataframe_with_the_job(spark):
 
 def test_plans_are_compiled_once_per_worker(spark):
     table = _events(2000)
-    def build(env):
-        return env.from_arrow(table.to_batches(max_chunksize=100), timestamp="ts") \
-            .key_by("g").window(ASSIGNERS["sliding"]).aggregate(s=agg.sum("x"))
-    on_spark(spark, build)
-    _, metrics = on_spark(spark, build)  # the same plan again: the workers have it
-    q = metrics["queries"][0]
-    assert q["plan_cache_hits"] > 0, q["task_reports"]
+    env = gz.StreamEnvironment.for_spark(spark)
+    q = env.from_arrow(table.to_batches(max_chunksize=100), timestamp="ts") \
+        .key_by("g").window(ASSIGNERS["sliding"]).aggregate(s=agg.sum("x"))
+    first, again = q.to_spark(), q.to_spark()  # one plan (same id): the second job's workers have it
+    assert first.grizzly.plan_id == again.grizzly.plan_id
+    first.collect()
+    again.collect()
+    reports = again.grizzly.task_reports()
+    assert reports and all(t["plan_cached"] for t in reports if t["stage"] in ("partial", "merge")), reports
+    assert again.grizzly.metrics()["worker_processes"] < len(reports)  # Python workers run several tasks
 
 
 def test_a_worker_that_dies_mid_task_is_retried_without_duplicates(spark, tmp_path):
