@@ -242,11 +242,14 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, loc
             return [Split(source.name, "inline", tuple(range(a, b)), marks[a], None, columns,
                           tuple(batches[a:b]), marks=tuple(marks[a:b])) for a, b in ranges] or \
                 [Split(source.name, "inline", (), None, None, columns)]
-        path = os.path.join(_temp_dir(), f"arrow-{id(source)}-{os.getpid()}.arrow")
-        if not os.path.exists(path):
-            with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, source.arrow_schema) as writer:
+        path = getattr(source, "_spark_ipc_path", None)  # written once per source
+        if path is None or not os.path.exists(path):
+            fd, path = tempfile.mkstemp(suffix=".arrow", prefix="arrow-", dir=_temp_dir())
+            with os.fdopen(fd, "wb") as f, pa.PythonFile(f) as sink, \
+                    pa.ipc.new_file(sink, source.arrow_schema) as writer:
                 for b in batches:
                     writer.write_batch(b)
+            source._spark_ipc_path = path
         return [Split(source.name, "ipc", tuple(range(a, b)), marks[a], path, columns, marks=tuple(marks[a:b]))
                 for a, b in ranges]
     if isinstance(source, CsvSource):
