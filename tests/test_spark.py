@@ -220,6 +220,22 @@ def test_dataframe_input_and_session_windows_split_by_key(spark):
     assert metrics["queries"][0]["strategy"] == "keyed"
 
 
+def test_session_keys_minus_zero_and_nan_meet_in_one_task(spark):
+    n = 64
+    table = pa.table({"ts": pa.array(range(0, 3 * n, 3), pa.int64()),
+                      "f": pa.array([[0.0, -0.0, float("nan"), 1.5][i % 4] for i in range(n)]),
+                      "i": pa.array(range(n), pa.int64())})
+
+    def sessions(env):
+        return env.from_arrow(table.to_batches(max_chunksize=8), timestamp="ts").key_by("f") \
+            .window(EventTimeSessionWindows.with_gap(Time.milliseconds(20))).aggregate(n=agg.count(), s=agg.sum("i"))
+    expected, _ = embedded(sessions)
+    actual, metrics = on_spark(spark, sessions)
+    assert metrics["queries"][0]["strategy"] == "keyed"
+    assert_tables_equal(actual, expected)
+    assert actual.num_rows == 2 * 1 + 1  # keys 0.0 (with -0.0), NaN, 1.5: one session each
+
+
 def test_stateless_query_keeps_the_input_order(spark):
     table = _events(500)
     df = spark.createDataFrame(table).repartition(3).localCheckpoint()  # one fixed order

@@ -253,6 +253,16 @@ def _then(results, job: SparkJob, root, physical, acc):
     return results.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema))
 
 
+def _partition_key(name: str, dtype):
+    """A key column as Spark hashes it for partitioning: floats as the compiled code groups them
+    (-0.0 is 0.0, every NaN one value), so equal keys meet in one task."""
+    from pyspark.sql import functions as F
+    c = _col(name)
+    if not dtype.is_float:
+        return c
+    return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
+
+
 def _keyed_input(source) -> bool:
     """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
     from ..sources import CsvSource
@@ -296,7 +306,8 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
                     worker.report_rejected(acc, rejected)
         rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
         input_kind = "pushdown"
-    results = rows.repartition(tasks, *[_col(k) for k in keys]).sortWithinPartitions(_col(worker.BATCH)) \
+    by = [_partition_key(k, source.schema.field(k).dtype) for k in keys]
+    results = rows.repartition(tasks, *by).sortWithinPartitions(_col(worker.BATCH)) \
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
     return _then(results, job, root, physical, acc), job
