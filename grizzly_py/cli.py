@@ -49,6 +49,16 @@ def load_query(target: str, parallelism=None, window_state=None) -> DataStream:
     return obj
 
 
+def print_result(table, limit: int) -> None:
+    """The first ``limit`` rows of a result table, as a rich table."""
+    rt = Table(title=f"result: {table.num_rows} rows" + (f" (first {limit})" if table.num_rows > limit else ""))
+    for name in table.column_names:
+        rt.add_column(name, justify="right")
+    for row in table.slice(0, limit).to_pylist():
+        rt.add_row(*[str(v) for v in row.values()])
+    console.print(rt)
+
+
 def _show(title: str, text: str, lexer: str) -> None:
     console.rule(f"[bold]{title}")
     if console.is_terminal:
@@ -129,13 +139,7 @@ def run(target, parallelism, engine, window_state, trace, limit, as_json):
     if as_json:
         click.echo(json.dumps({"seconds": seconds, **m}, indent=2, default=str))
         return
-    shown = table.slice(0, limit)
-    rt = Table(title=f"result: {table.num_rows} rows" + (f" (first {limit})" if table.num_rows > limit else ""))
-    for name in table.column_names:
-        rt.add_column(name, justify="right")
-    for row in shown.to_pylist():
-        rt.add_row(*[str(v) for v in row.values()])
-    console.print(rt)
+    print_result(table, limit)
     rate = m["records_in"] / seconds if seconds else float("inf")
     compile_ms = sum(p["codegen_ms"] + p["compile_ms"] for q in m["queries"] for p in q["pipelines"])
     console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s = [bold green]{rate / 1e6:,.1f} M records/s[/] "

@@ -12,7 +12,7 @@ as soon as the second one arrives. Null keys join nothing; float keys follow the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 import pytest

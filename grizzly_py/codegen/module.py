@@ -390,14 +390,12 @@ def window_geometry(assigner) -> tuple[int, int, int]:
     return size, slide, math.gcd(size, slide)
 
 
-def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
-    t: WindowTerminal = pipeline.terminal
-    size, slide, pane = window_geometry(t.assigner)
-    if pipeline.event_time is None:
-        raise NotImplementedError("an event-time window needs a source with a timestamp column "
-                                  "(from_arrow(..., timestamp='ts'))")
+def _lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
+                            emitter: ExprEmitter) -> tuple[bool, str, list[str]]:
+    """Event time (tracked for the watermark over every row) and filters of a time-window
+    pipeline. Predicated filters make a blocked kernel: this pass goes to ``pre_body`` (it
+    fills the selection vector) and the body starts again over the selected rows (%r).
+    Returns (blocked, keep flag, pre_body)."""
     blocked = options.filter_mode == "predicated" and bool(pipeline.filters)
     ts = emitter.emit(pipeline.event_time)
     ctx.body.extend(_lines("event_time.ll.j2", name="ts.scan" if blocked else "ts", value=ts.val, track=True))
@@ -408,6 +406,18 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
         ctx.new_row()
         ts = emitter.emit(pipeline.event_time)
         ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
+    return blocked, keep, pre_body
+
+
+def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
+    t: WindowTerminal = pipeline.terminal
+    size, slide, pane = window_geometry(t.assigner)
+    if pipeline.event_time is None:
+        raise NotImplementedError("an event-time window needs a source with a timestamp column "
+                                  "(from_arrow(..., timestamp='ts'))")
+    blocked, keep, pre_body = _lower_time_and_filters(pipeline, options, ctx, emitter)
     g = _lower_grouping(t, pipeline, ctx, emitter, gen)
     keys, null_mask, key_words, aggs, entry_size = g.keys, g.null_mask, g.key_words, g.aggregates, g.entry_size
     updates = g.updates

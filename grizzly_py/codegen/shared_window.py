@@ -33,8 +33,8 @@ from functools import lru_cache
 from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines, _lower_grouping,
-                     _lower_time_window, window_geometry)
+from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _lower_grouping,
+                     _lower_time_and_filters, _lower_time_window, window_geometry)
 from .templates import environment, render, resource_dir
 
 ATOMIC_AGGREGATES = ("count", "sum", "avg", "min", "max")
@@ -84,16 +84,7 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
     t: WindowTerminal = pipeline.terminal
     size, slide, pane = window_geometry(t.assigner)
-    blocked = options.filter_mode == "predicated" and bool(pipeline.filters)
-    ts = emitter.emit(pipeline.event_time)
-    ctx.body.extend(_lines("event_time.ll.j2", name="ts.scan" if blocked else "ts", value=ts.val, track=True))
-    keep = _emit_filters(pipeline, options, ctx, emitter, predicated=blocked)
-    pre_body = []
-    if blocked:  # the rest runs in the second loop, over the selected rows (%r)
-        pre_body, ctx.body, ctx.row = ctx.body, [], "%r"
-        ctx.new_row()
-        ts = emitter.emit(pipeline.event_time)
-        ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
+    blocked, keep, pre_body = _lower_time_and_filters(pipeline, options, ctx, emitter)
     g = _lower_grouping(t, pipeline, ctx, emitter, gen)
     macros = environment().get_template("window_shared_aggregates.ll.j2").module
     inits = [line for a in g.aggregates for line in str(macros.init(a)).split("\n") if line.strip()]

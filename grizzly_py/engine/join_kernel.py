@@ -21,14 +21,13 @@ import time
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..codegen import abi
 from ..codegen.join import (J_LIVE, J_MIN_OPEN_END, J_MIN_REF, J_OUT, J_WORDS, S_BASE, S_INSERTED, S_SHARED,
                             GeneratedJoin, generate_join)
 from ..jit import compile_ir, compile_ir_async
 from ..physical.pipelines import JoinTerminal, Pipeline
-from ..plan import WINDOW_END, WINDOW_START
+from ..plan import WINDOW_START
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from .kernels import Kernel, output_arrow_schema, sort_indices_nulls_last
 

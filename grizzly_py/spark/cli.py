@@ -9,9 +9,8 @@ import time
 def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool) -> None:
     import click
     from rich.console import Console
-    from rich.table import Table
 
-    from ..cli import load_query
+    from ..cli import load_query, print_result
     from ..plan import Query
     from .planner import run_on_spark
     from .session import local_session, require_pyspark
@@ -36,13 +35,7 @@ def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool)
     if as_json:
         click.echo(json.dumps({"seconds": seconds, "session_start_seconds": session_s, **m}, indent=2, default=str))
         return
-    shown = table.slice(0, limit)
-    rt = Table(title=f"result: {table.num_rows} rows" + (f" (first {limit})" if table.num_rows > limit else ""))
-    for name in table.column_names:
-        rt.add_column(name, justify="right")
-    for row in shown.to_pylist():
-        rt.add_row(*[str(v) for v in row.values()])
-    console.print(rt)
+    print_result(table, limit)
     rate = m["records_in"] / seconds if seconds else float("inf")
     console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s on Spark ({spark.sparkContext.master if not started_here else f'local[{threads}]'}, "
                   f"{q['strategy']} strategy, {q['input']} input) = [bold green]{rate / 1e6:,.1f} M records/s[/]; "
