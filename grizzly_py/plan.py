@@ -346,8 +346,25 @@ def event_time_arrow_type(node: PlanNode):
     return types[0] if len(types) == 1 else pa.int64()
 
 
+class _TwoInputJoin(PlanNode):
+    """What both joins share: two inputs and an output of their columns (``_fields``: the output
+    fields, and each right column's output name)."""
+
+    @property
+    def inputs(self):
+        return (self.left, self.right)
+
+    @property
+    def right_names(self) -> tuple[tuple[str, str], ...]:
+        """(right column, its output name)."""
+        return self._fields[1]
+
+    def _derive_schema(self):
+        return Schema(self._fields[0])
+
+
 @dataclass(frozen=True, eq=False)
-class WindowJoinNode(PlanNode):
+class WindowJoinNode(_TwoInputJoin):
     """``a.join(b).where(*left_keys).equal_to(*right_keys).window(assigner)`` (Flink's window join).
 
     For every window and key: the cross product of the left and right records with that key in
@@ -372,10 +389,6 @@ class WindowJoinNode(PlanNode):
         _check_join_time(self, what)
         self.schema
 
-    @property
-    def inputs(self):
-        return (self.left, self.right)
-
     @cached_property
     def time_arrow_type(self):
         return event_time_arrow_type(self)
@@ -386,21 +399,13 @@ class WindowJoinNode(PlanNode):
                    Field(WINDOW_END, TIMESTAMP, self.time_arrow_type))
         return _join_fields(self.left.schema, self.right.schema, leading, "join")
 
-    @property
-    def right_names(self) -> tuple[tuple[str, str], ...]:
-        """(right column, its output name)."""
-        return self._fields[1]
-
-    def _derive_schema(self):
-        return Schema(self._fields[0])
-
     def label(self):
         keys = ", ".join(f"{a}={b}" for a, b in zip(self.left_keys, self.right_keys))
         return f"WindowJoin[{keys}, {self.assigner!r}]"
 
 
 @dataclass(frozen=True, eq=False)
-class IntervalJoinNode(PlanNode):
+class IntervalJoinNode(_TwoInputJoin):
     """``a.interval_join(b).between(lower, upper)`` (Flink's interval join): every pair of a left
     and a right record with equal keys (no keys: every pair) and
     ``left.ts + lower <= right.ts <= left.ts + upper``, emitted as soon as its second record
@@ -425,20 +430,9 @@ class IntervalJoinNode(PlanNode):
         _check_join_time(self, what)
         self.schema
 
-    @property
-    def inputs(self):
-        return (self.left, self.right)
-
     @cached_property
     def _fields(self):
         return _join_fields(self.left.schema, self.right.schema, (), "interval_join")
-
-    @property
-    def right_names(self) -> tuple[tuple[str, str], ...]:
-        return self._fields[1]
-
-    def _derive_schema(self):
-        return Schema(self._fields[0])
 
     def label(self):
         keys = ", ".join(f"{a}={b}" for a, b in zip(self.left_keys, self.right_keys)) or "no keys"

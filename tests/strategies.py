@@ -524,17 +524,25 @@ def count_window_steps(draw, schema: Schema) -> list[Step]:
 
 
 @st.composite
+def stateless_cases(draw, max_rows: int = 25, max_repeat: int = 1, max_steps: int = 2):
+    """Input data, batching, a watermark bound and 0..``max_steps`` stateless steps: the case so
+    far and the stream it builds (whose schema the next steps draw from)."""
+    arrow_schema, columns, slices = draw(input_data(max_rows, max_repeat))
+    case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
+    stream = case.source(gz.StreamEnvironment(parallelism=1))
+    for _ in range(draw(st.integers(0, max_steps))):
+        step = draw(stateless_steps(stream.schema))
+        stream = step.apply(stream)
+        case.steps.append(step)
+    return case, stream
+
+
+@st.composite
 def query_cases(draw, windowed: bool | None = None, max_rows: int = 25, max_repeat: int = 1,
                 count_windows: bool = False) -> QueryCase:
     """A random query; ``windowed`` True/False forces or forbids the final window aggregation;
     ``count_windows`` makes it a keyed count window."""
-    arrow_schema, columns, slices = draw(input_data(max_rows, max_repeat))
-    case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
-    stream = case.source(gz.StreamEnvironment(parallelism=1))
-    for _ in range(draw(st.integers(0, 3))):
-        step = draw(stateless_steps(stream.schema))
-        stream = step.apply(stream)
-        case.steps.append(step)
+    case, stream = draw(stateless_cases(max_rows, max_repeat, max_steps=3))
     if windowed is None:
         windowed = draw(st.booleans())
     if count_windows:

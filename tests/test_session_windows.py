@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import (QueryCase, Step, aggregate_calls, arrow_stream, assert_tables_equal, can_be_key,
-                        input_data, stateless_steps)
+                        stateless_cases)
 from test_differential import check_against_reference, run_compiled
 
 import grizzly_py as gz
@@ -31,13 +31,7 @@ def session(gap: int) -> EventTimeSessionWindows:
 
 @st.composite
 def session_cases(draw, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
-    arrow_schema, columns, slices = draw(input_data(max_rows, max_repeat))
-    case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
-    stream = case.source(gz.StreamEnvironment(parallelism=1))
-    for _ in range(draw(st.integers(0, 2))):
-        step = draw(stateless_steps(stream.schema))
-        stream = step.apply(stream)
-        case.steps.append(step)
+    case, stream = draw(stateless_cases(max_rows, max_repeat))
     keys = [f.name for f in stream.schema if can_be_key(f)]
     keys = draw(st.lists(st.sampled_from(keys), unique=True, max_size=2)) if keys else []
     assigner = session(draw(st.integers(1, 20)))

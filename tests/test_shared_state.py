@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import (NUMERIC, QueryCase, Step, arrow_stream, assert_tables_equal, can_be_key, expressions,
-                        input_data, stateless_steps, tumbling)
+                        stateless_cases, tumbling)
 
 import grizzly_py as gz
 from grizzly_py import agg, col, reference
@@ -90,13 +90,7 @@ ATOMIC = ("count", "count_arg", "sum", "min", "max", "avg")
 def shared_cases(draw, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
     """A random query ending in a keyed or global tumbling or sliding event-time window whose
     aggregates all have atomic updates (count, sum, avg, min, max of ints and floats)."""
-    arrow_schema, columns, slices = draw(input_data(max_rows, max_repeat))
-    case = QueryCase(arrow_schema, columns, slices, bound_ms=draw(st.integers(0, 12)))
-    stream = case.source(gz.StreamEnvironment(parallelism=1))
-    for _ in range(draw(st.integers(0, 2))):
-        step = draw(stateless_steps(stream.schema))
-        stream = step.apply(stream)
-        case.steps.append(step)
+    case, stream = draw(stateless_cases(max_rows, max_repeat))
     schema = stream.schema
     keys = draw(st.lists(st.sampled_from([f.name for f in schema if can_be_key(f)] or ["-"]), unique=True,
                          max_size=2))
