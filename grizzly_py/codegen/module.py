@@ -39,18 +39,25 @@ class CodegenOptions:
     ``window_state``: "thread_local" (each worker its own state block, merged when a window
     fires) or "shared" (one state that every worker updates with atomic instructions:
     ``shared_window.py``; event-time tumbling and sliding windows of count/sum/avg/min/max).
+
+    ``grouping``: "hash" (a hash table per window) or "sort" (key/pointer arrays sorted per batch
+    and merged when the window fires: ``sort_grouping.py``; tumbling and sliding windows with
+    thread-local state, others group by hash).
     """
 
     filter_mode: str = "predicated"
     variant: str = "generic"
     block_rows: int = 4096
     window_state: str = "thread_local"
+    grouping: str = "hash"
 
     def __post_init__(self):
         if self.filter_mode not in FILTER_MODES:
             raise ValueError(f"filter_mode must be one of {FILTER_MODES}, got {self.filter_mode!r}")
         if self.window_state not in WINDOW_STATES:
             raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {self.window_state!r}")
+        if self.grouping not in ("hash", "sort"):
+            raise ValueError(f"grouping must be 'hash' or 'sort', got {self.grouping!r}")
 
 
 FILTER_MODES = ("branch", "combined", "predicated")
@@ -488,3 +495,6 @@ from .shared_window import lower_time_window  # noqa: E402
 TERMINAL_RULES[("window", "session")] = lower_session_window
 TERMINAL_RULES[("window", "tumbling")] = lower_time_window  # thread-local or shared state
 TERMINAL_RULES[("window", "sliding")] = lower_time_window
+from .sort_grouping import SORT_WINDOW_KINDS, with_sort_grouping  # noqa: E402
+
+TERMINAL_RULES.update({("window", k): with_sort_grouping(TERMINAL_RULES[("window", k)]) for k in SORT_WINDOW_KINDS})
