@@ -49,15 +49,19 @@ class SinkHandle:
 class StreamEnvironment:
     """The embedded engine's environment."""
 
-    def __init__(self, parallelism: int | str = 1, adaptive: bool = True, window_state: str = "thread_local"):
+    def __init__(self, parallelism: int | str = 1, adaptive: bool = True, window_state: str = "thread_local",
+                 grouping: str = "hash"):
         self.adaptive = adaptive
-        self.configure(parallelism=parallelism, window_state=window_state)
+        self.configure(parallelism=parallelism, window_state=window_state, grouping=grouping)
         self._sinks: list[Query] = []
 
-    def configure(self, parallelism: int | str | None = None, window_state: str | None = None) -> "StreamEnvironment":
+    def configure(self, parallelism: int | str | None = None, window_state: str | None = None,
+                  grouping: str | None = None) -> "StreamEnvironment":
         """Change how jobs run (the queries stay as they are). ``window_state``: "thread_local"
         (per-worker states merged when windows fire) or "shared" (one state updated atomically,
-        for the window pipelines that support it: docs/architecture.md)."""
+        for the window pipelines that support it: docs/architecture.md). ``grouping``: "hash"
+        (default) or "sort" (tumbling and sliding windows group by sorting key/pointer arrays;
+        docs/architecture.md, "Sort-based grouping")."""
         if parallelism is not None:
             if parallelism != "auto" and (not isinstance(parallelism, int) or parallelism < 1):
                 raise ValueError(f"parallelism must be a positive int or 'auto', got {parallelism!r}")
@@ -66,6 +70,10 @@ class StreamEnvironment:
             if window_state not in ("thread_local", "shared"):
                 raise ValueError(f"window_state must be 'thread_local' or 'shared', got {window_state!r}")
             self.window_state = window_state
+        if grouping is not None:
+            if grouping not in ("hash", "sort"):
+                raise ValueError(f"grouping must be 'hash' or 'sort', got {grouping!r}")
+            self.grouping = grouping
         return self
 
     # --- sources -----------------------------------------------------------------------------
@@ -130,7 +138,7 @@ class StreamEnvironment:
             return result
         from .engine.local import run_job
         result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive,
-                         window_state=self.window_state)
+                         window_state=self.window_state, grouping=self.grouping)
         self._sinks = []  # only once the job succeeded: a failed job can be run again
         return result
 
@@ -140,7 +148,7 @@ class StreamEnvironment:
             return run_on_spark([Query(node, SinkSpec("collect", "result"))], self.spark)["result"]
         from .engine.local import run_job
         result = run_job([Query(node, SinkSpec("collect", "result"))], parallelism=self.parallelism,
-                         adaptive=self.adaptive, window_state=self.window_state)
+                         adaptive=self.adaptive, window_state=self.window_state, grouping=self.grouping)
         return result["result"]
 
     def _on_spark(self, queries) -> bool:

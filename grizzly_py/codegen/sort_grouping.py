@@ -154,3 +154,10 @@ def grouping_summary(pipeline: Pipeline, options: CodegenOptions | None = None) 
         return f"pipeline {pipeline.id}: sort grouping over key/pointer arrays (asked for: grouping='sort')"
     return f"pipeline {pipeline.id}: hash grouping (the default until profiling picks; " \
            f"{'sort also possible' if why_not is None else why_not})"
+
+
+def explain_grouping(pipelines, grouping: str = "hash") -> str:
+    """The grouping lines that ``grizzly explain --pipelines`` appends (empty without windows)."""
+    options = CodegenOptions(grouping=grouping)
+    lines = [line for p in pipelines if (line := grouping_summary(p, options)) is not None]
+    return "".join(["\ngrouping:"] + [f"\n  {line}" for line in lines]) if lines else ""

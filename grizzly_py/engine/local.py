@@ -73,6 +73,7 @@ class PipelineRun:
         window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WindowKernel) else None
         out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
                "variant": self.gen.options.variant, "window_state": window_state,
+               "grouping": getattr(k, "grouping", "hash") if isinstance(k, WindowKernel) else None,
                "rows_in": self.rows_in, "rows_out": self.rows_out,
                "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
@@ -87,7 +88,7 @@ class PipelineRun:
 
 
 def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
-                 window_state: str = "thread_local") -> PipelineRun:
+                 window_state: str = "thread_local", grouping: str = "hash") -> PipelineRun:
     """Generate and wrap ``pipeline``; ``workers`` > 1 for a pipeline that reads a source gives its
     kernel one state block per worker when its work can be cut into morsels. ``window_state``
     "shared": a window pipeline that supports it keeps one state that every worker updates
@@ -100,6 +101,8 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
     if window_state == "shared" and not isinstance(pipeline.terminal, ProjectTerminal):
         note = shared_state_unsupported(pipeline)
         options = CodegenOptions(window_state="shared") if note is None else None
+    if grouping != "hash" and options is None:  # sort grouping where supported (codegen/sort_grouping.py)
+        options = CodegenOptions(grouping=grouping)
     gen = generate_pipeline(pipeline, options)
     ms = (time.perf_counter() - start) * 1000
     t = pipeline.terminal
@@ -191,13 +194,13 @@ class QueryRun:
     """Runs one query: its pipelines from its sources to its sink."""
 
     def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None,
-                 window_state: str = "thread_local"):
+                 window_state: str = "thread_local", grouping: str = "hash"):
         self.physical: PhysicalPlan = build_physical_plan(query)
         pipelines = self.physical.pipelines
         self.pool, self.cost = pool, cost or CostModel()
         workers = pool.workers if pool is not None else 1
         self.runs = [_instantiate(p, p.input.source.name if isinstance(p.input, SourceInput)
-                                  else f"pipeline {p.id} input", workers, window_state) for p in pipelines]
+                                  else f"pipeline {p.id} input", workers, window_state, grouping) for p in pipelines]
         self.sources = distinct_sources(query.root)
         # the consumer of each pipeline's output (None: the sink), and how it wants the batches
         self.consumer: dict[int, int | None] = {p.id: None for p in pipelines}
@@ -532,7 +535,8 @@ class QueryRun:
 _END = object()
 
 
-def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: str = "thread_local") -> JobResult:
+def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: str = "thread_local",
+            grouping: str = "hash") -> JobResult:
     """Run queries to the end of their bounded inputs. Each source is read once, and each of its
     batches is fed to every query that reads it (so one-shot iterators serve several sinks).
 
@@ -550,7 +554,7 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
     cost = CostModel()
     try:
         for q in queries:
-            runs.append(QueryRun(q, pool, cost, window_state))
+            runs.append(QueryRun(q, pool, cost, window_state, grouping))
         sources = []
         for qr in runs:
             sources.extend(s for s in qr.sources if not any(s is o for o in sources))
