@@ -611,3 +611,104 @@ fail:
 ok:
   ret void
 }
+
+; Free every pane of directory %dir whose last window (the one starting at floor(pane / slide) *
+; slide, of %size ms) has fired (end - 1 <= %wm).
+define linkonce_odr void @gz_kpa_drop(ptr %dir, i64 %wm, i64 %size, i64 %slide) {
+entry:
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %size1 = sub i64 %size, 1
+  br label %loop
+loop:
+  %w = phi i64 [ 0, %entry ], [ %w, %drop ], [ %w.next, %keep ]
+  %len = load i64, ptr %len.p
+  %done = icmp eq i64 %w, %len
+  br i1 %done, label %exit, label %check
+check:
+  %slots = load ptr, ptr %dir
+  %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
+  %ps = load i64, ptr %slot
+  %rem = srem i64 %ps, %slide
+  %remneg = icmp slt i64 %rem, 0
+  %remadj = add i64 %rem, %slide
+  %mod = select i1 %remneg, i64 %remadj, i64 %rem
+  %lastwin = sub i64 %ps, %mod
+  %last = add i64 %lastwin, %size1
+  %fired = icmp sle i64 %last, %wm
+  br i1 %fired, label %drop, label %keep
+drop:
+  %hdr = getelementptr inbounds i64, ptr %slot, i64 1
+  call void @gz_kpa_free(ptr %hdr)
+  call void @gz_win_remove(ptr %dir, i64 %w)
+  br label %loop
+keep:
+  %w.next = add i64 %w, 1
+  br label %loop
+exit:
+  ret void
+}
+
+; Free every pane of directory %dir and the directory itself.
+define linkonce_odr void @gz_kpa_close(ptr %dir) {
+entry:
+  %slots = load ptr, ptr %dir
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  br label %loop
+loop:
+  %w = phi i64 [ 0, %entry ], [ %w.next, %body ]
+  %done = icmp eq i64 %w, %len
+  br i1 %done, label %exit, label %body
+body:
+  %hdr = getelementptr inbounds [4 x i64], ptr %slots, i64 %w, i64 1
+  call void @gz_kpa_free(ptr %hdr)
+  %w.next = add i64 %w, 1
+  br label %loop
+exit:
+  call void @gz_win_free(ptr %dir)
+  ret void
+}
+
+; The smallest word %word over every row of every pane of directory %dir (INT64_MAX: no row).
+define linkonce_odr i64 @gz_kpa_min_word(ptr %dir, i64 %rw, i64 %word) {
+entry:
+  %slots = load ptr, ptr %dir
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  br label %panes
+panes:
+  %w = phi i64 [ 0, %entry ], [ %w.next, %pane.done ]
+  %m = phi i64 [ 9223372036854775807, %entry ], [ %m.pane, %pane.done ]
+  %done = icmp eq i64 %w, %len
+  br i1 %done, label %exit, label %pane
+pane:
+  %hdr = getelementptr inbounds [4 x i64], ptr %slots, i64 %w, i64 1
+  %po = load ptr, ptr %hdr
+  %has = icmp ne ptr %po, null
+  br i1 %has, label %rows.start, label %pane.done
+rows.start:
+  %rows = load ptr, ptr %po
+  %n.p = getelementptr inbounds %gz.kpa, ptr %po, i32 0, i32 1
+  %n = load i64, ptr %n.p
+  %any = icmp ugt i64 %n, 0
+  br i1 %any, label %row, label %pane.done
+row:
+  %i = phi i64 [ 0, %rows.start ], [ %i.next, %row ]
+  %mr = phi i64 [ %m, %rows.start ], [ %mr.next, %row ]
+  %at = mul i64 %i, %rw
+  %idx = add i64 %at, %word
+  %p = getelementptr inbounds i64, ptr %rows, i64 %idx
+  %x = load i64, ptr %p
+  %mr.next = call i64 @llvm.smin.i64(i64 %mr, i64 %x)
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %row, label %pane.done
+pane.done:
+  %m.pane = phi i64 [ %m, %pane ], [ %m, %rows.start ], [ %mr.next, %row ]
+  %w.next = add i64 %w, 1
+  br label %panes
+exit:
+  ret i64 %m
+}
+
+declare i64 @llvm.smin.i64(i64, i64)
