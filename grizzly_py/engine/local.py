@@ -73,7 +73,7 @@ class PipelineRun:
         window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WindowKernel) else None
         out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
                "variant": self.gen.options.variant, "window_state": window_state,
-               "grouping": getattr(k, "grouping", "hash") if isinstance(k, WindowKernel) else None,
+               "grouping": getattr(k, "grouping", "hash") if isinstance(k, (WindowKernel, JoinKernel)) else None,
                "rows_in": self.rows_in, "rows_out": self.rows_out,
                "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
@@ -94,7 +94,10 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
     "shared": a window pipeline that supports it keeps one state that every worker updates
     atomically (``codegen/shared_window.py``); the others keep thread-local state, and say why."""
     if isinstance(pipeline.terminal, JoinTerminal):  # one compiled kernel per input (join_kernel.py)
-        join = JoinKernel(pipeline, input_name)
+        from ..codegen.sort_merge_join import sort_merge_unsupported
+        from .sort_kernel import SortMergeJoinKernel
+        sort_merge = grouping == "sort" and sort_merge_unsupported(pipeline) is None
+        join = (SortMergeJoinKernel if sort_merge else JoinKernel)(pipeline, input_name)
         return PipelineRun(pipeline, join.gen, join, join.codegen_ms, join.schema)
     start = time.perf_counter()
     options, note = None, None
