@@ -12,7 +12,8 @@
 ;   { ptr pane, i64 0, i64 rows }   (rows mirrors the pane's length: an upper bound on the
 ;                                     number of groups, read by the engine to size outputs)
 ; The pane object (8 words, calloc'ed on the first append):
-;   { ptr rows, i64 length, i64 capacity, i64 sealed, %gz.vec runs (ends of the sorted runs) }
+;   { ptr rows, i64 length, i64 capacity, i64 sealed, %gz.vec runs (ends of the sorted runs),
+;     ptr scratch (the radix sort's buffer, reused from batch to batch) }
 ; Allocation failures return null / 1 / -1 so the kernel can report them; nothing is lost: a
 ; failed seal leaves the rows unsealed and the next seal sorts them again.
 
@@ -99,82 +100,142 @@ done:
   ret void
 }
 
-; Stable LSD radix sort of %n rows (%rw words each) at %rows on their first %kw words. One pass
-; reads every digit's histogram; a digit that all rows share is skipped (few distinct keys, or
-; small key values, cost few passes). 0, or 1 when out of memory (the rows are then unchanged).
-define linkonce_odr i32 @gz_kpa_radix_sort(ptr %rows, i64 %n, i64 %rw, i64 %kw) {
+; Stable LSD radix sort of %n rows (%rw words each) at %rows on their first %kw words (each a
+; signed integer, word 0 most significant). A first pass finds the bytes that vary (the OR of
+; each word XOR the first row's), a second counts the digits of those bytes only, then each of
+; them gets one scatter pass: a byte that every row shares costs nothing (few distinct keys, or
+; small key values, mean few passes). %tmp: room for %n rows, or null (allocated here).
+; 0, or 1 when out of memory (the rows are then unchanged).
+define linkonce_odr i32 @gz_kpa_radix_sort(ptr %rows, i64 %n, i64 %rw, i64 %kw, ptr %tmp0) {
 entry:
   %few = icmp ult i64 %n, 2
   br i1 %few, label %ok, label %start
 start:
   %rb = shl i64 %rw, 3
   %bytes = mul i64 %n, %rb
-  %tmp = call ptr @realloc(ptr null, i64 %bytes)
-  %tfail = icmp eq ptr %tmp, null
+  %own = icmp eq ptr %tmp0, null
+  br i1 %own, label %alloc.tmp, label %hist.alloc
+alloc.tmp:
+  %tmpn = call ptr @realloc(ptr null, i64 %bytes)
+  %tfail = icmp eq ptr %tmpn, null
   br i1 %tfail, label %oom, label %hist.alloc
 hist.alloc:
+  %tmp = phi ptr [ %tmp0, %start ], [ %tmpn, %alloc.tmp ]
+  ; one block: 256 counters per digit (byte) of the key, the per-word OR of differences, and
+  ; the list of varying digits (word * 8 + byte) in pass order
   %digits = shl i64 %kw, 3
   %buckets = shl i64 %digits, 8
-  %hist = call ptr @calloc(i64 %buckets, i64 8)
+  %extra = add i64 %kw, %digits
+  %words = add i64 %buckets, %extra
+  %hist = call ptr @calloc(i64 %words, i64 8)
   %hfail = icmp eq ptr %hist, null
-  br i1 %hfail, label %oom.tmp, label %count
+  br i1 %hfail, label %oom.tmp, label %diff.start
 oom.tmp:
+  br i1 %own, label %oom.free, label %oom
+oom.free:
   call void @free(ptr %tmp)
   br label %oom
 oom:
   ret i32 1
+diff.start:
+  %diff = getelementptr inbounds i64, ptr %hist, i64 %buckets
+  %digs = getelementptr inbounds i64, ptr %diff, i64 %kw
+  br label %diff.row
+diff.row:
+  %di = phi i64 [ 1, %diff.start ], [ %di.next, %diff.row.done ]
+  %di.off = mul i64 %di, %rb
+  %di.row = getelementptr inbounds i8, ptr %rows, i64 %di.off
+  br label %diff.word
+diff.word:
+  %dw = phi i64 [ 0, %diff.row ], [ %dw.next, %diff.word ]
+  %dx.p = getelementptr inbounds i64, ptr %di.row, i64 %dw
+  %dx = load i64, ptr %dx.p
+  %d0.p = getelementptr inbounds i64, ptr %rows, i64 %dw
+  %d0 = load i64, ptr %d0.p
+  %dxor = xor i64 %dx, %d0
+  %dacc.p = getelementptr inbounds i64, ptr %diff, i64 %dw
+  %dacc = load i64, ptr %dacc.p
+  %dacc1 = or i64 %dacc, %dxor
+  store i64 %dacc1, ptr %dacc.p
+  %dw.next = add i64 %dw, 1
+  %dw.more = icmp ult i64 %dw.next, %kw
+  br i1 %dw.more, label %diff.word, label %diff.row.done
+diff.row.done:
+  %di.next = add i64 %di, 1
+  %di.more = icmp ult i64 %di.next, %n
+  br i1 %di.more, label %diff.row, label %list.start
+list.start:
+  ; the varying digits, least significant first: the last word's bytes 0..7, ..., word 0's
+  %last.w = sub i64 %kw, 1
+  br label %list.word
+list.word:
+  %lw = phi i64 [ %last.w, %list.start ], [ %lw.next, %list.word.done ]
+  %ln0 = phi i64 [ 0, %list.start ], [ %ln.b, %list.word.done ]
+  %lw.d.p = getelementptr inbounds i64, ptr %diff, i64 %lw
+  %lw.d = load i64, ptr %lw.d.p
+  br label %list.byte
+list.byte:
+  %lb = phi i64 [ 0, %list.word ], [ %lb.next, %list.byte ]
+  %ln = phi i64 [ %ln0, %list.word ], [ %ln.b, %list.byte ]
+  %lsh = shl i64 %lb, 3
+  %lbits = lshr i64 %lw.d, %lsh
+  %lbyte = and i64 %lbits, 255
+  %lvaries = icmp ne i64 %lbyte, 0
+  %lw8 = shl i64 %lw, 3
+  %ldig = add i64 %lw8, %lb
+  %lslot = getelementptr inbounds i64, ptr %digs, i64 %ln
+  store i64 %ldig, ptr %lslot   ; kept only when it varies (the count does not advance otherwise)
+  %linc = zext i1 %lvaries to i64
+  %ln.b = add i64 %ln, %linc
+  %lb.next = add i64 %lb, 1
+  %lb.more = icmp ult i64 %lb.next, 8
+  br i1 %lb.more, label %list.byte, label %list.word.done
+list.word.done:
+  %lw.next = sub i64 %lw, 1
+  %lw.more = icmp sge i64 %lw.next, 0
+  br i1 %lw.more, label %list.word, label %list.done
+list.done:
+  %nd = add i64 %ln.b, 0
+  %none = icmp eq i64 %nd, 0
+  br i1 %none, label %cleanup, label %count
 count:
-  %i = phi i64 [ 0, %hist.alloc ], [ %i.next, %count.row.done ]
+  %i = phi i64 [ 0, %list.done ], [ %i.next, %count.row.done ]
   %i.off = mul i64 %i, %rb
   %i.row = getelementptr inbounds i8, ptr %rows, i64 %i.off
-  br label %count.word
-count.word:
-  %w = phi i64 [ 0, %count ], [ %w.next, %count.word.done ]
-  %w.p = getelementptr inbounds i64, ptr %i.row, i64 %w
-  %x = load i64, ptr %w.p
-  br label %count.byte
-count.byte:
-  %b = phi i64 [ 0, %count.word ], [ %b.next, %count.byte ]
-  %dg = call i64 @gz_kpa_digit(i64 %x, i64 %b)
-  %wb = shl i64 %w, 3
-  %pass = add i64 %wb, %b
-  %pbase = shl i64 %pass, 8
-  %hidx = add i64 %pbase, %dg
-  %h.p = getelementptr inbounds i64, ptr %hist, i64 %hidx
-  %h = load i64, ptr %h.p
-  %h1 = add i64 %h, 1
-  store i64 %h1, ptr %h.p
-  %b.next = add i64 %b, 1
-  %b.more = icmp ult i64 %b.next, 8
-  br i1 %b.more, label %count.byte, label %count.word.done
-count.word.done:
-  %w.next = add i64 %w, 1
-  %w.more = icmp ult i64 %w.next, %kw
-  br i1 %w.more, label %count.word, label %count.row.done
+  br label %count.digit
+count.digit:
+  %cj = phi i64 [ 0, %count ], [ %cj.next, %count.digit ]
+  %cd.p = getelementptr inbounds i64, ptr %digs, i64 %cj
+  %cd = load i64, ptr %cd.p
+  %cw = lshr i64 %cd, 3
+  %cb = and i64 %cd, 7
+  %cx.p = getelementptr inbounds i64, ptr %i.row, i64 %cw
+  %cx = load i64, ptr %cx.p
+  %cdg = call i64 @gz_kpa_digit(i64 %cx, i64 %cb)
+  %cbase = shl i64 %cd, 8
+  %chidx = add i64 %cbase, %cdg
+  %ch.p = getelementptr inbounds i64, ptr %hist, i64 %chidx
+  %ch = load i64, ptr %ch.p
+  %ch1 = add i64 %ch, 1
+  store i64 %ch1, ptr %ch.p
+  %cj.next = add i64 %cj, 1
+  %cj.more = icmp ult i64 %cj.next, %nd
+  br i1 %cj.more, label %count.digit, label %count.row.done
 count.row.done:
   %i.next = add i64 %i, 1
   %i.more = icmp ult i64 %i.next, %n
-  br i1 %i.more, label %count, label %passes.init
-passes.init:
-  %last.w = sub i64 %kw, 1
-  br label %pass.head
+  br i1 %i.more, label %count, label %pass.head
 pass.head:
-  ; passes from the last word's lowest byte to word 0's highest byte; %src holds the rows
-  %pw = phi i64 [ %last.w, %passes.init ], [ %pw.next, %pass.next ]
-  %pb = phi i64 [ 0, %passes.init ], [ %pb.next, %pass.next ]
-  %src = phi ptr [ %rows, %passes.init ], [ %src.next, %pass.next ]
-  %dst = phi ptr [ %tmp, %passes.init ], [ %dst.next, %pass.next ]
-  %pwb = shl i64 %pw, 3
-  %pidx = add i64 %pwb, %pb
-  %pbase2 = shl i64 %pidx, 8
-  %ph = getelementptr inbounds i64, ptr %hist, i64 %pbase2
-  %first.w = getelementptr inbounds i64, ptr %src, i64 %pw
-  %first.x = load i64, ptr %first.w
-  %first.d = call i64 @gz_kpa_digit(i64 %first.x, i64 %pb)
-  %first.h.p = getelementptr inbounds i64, ptr %ph, i64 %first.d
-  %first.h = load i64, ptr %first.h.p
-  %trivial = icmp eq i64 %first.h, %n
-  br i1 %trivial, label %pass.skip, label %prefix
+  %pj = phi i64 [ 0, %count.row.done ], [ %pj.next, %scatter.done ]
+  %src = phi ptr [ %rows, %count.row.done ], [ %dst, %scatter.done ]
+  %dst = phi ptr [ %tmp, %count.row.done ], [ %src, %scatter.done ]
+  %pd.p = getelementptr inbounds i64, ptr %digs, i64 %pj
+  %pd = load i64, ptr %pd.p
+  %pw = lshr i64 %pd, 3
+  %pb = and i64 %pd, 7
+  %pbase = shl i64 %pd, 8
+  %ph = getelementptr inbounds i64, ptr %hist, i64 %pbase
+  br label %prefix
 prefix:
   %d = phi i64 [ 0, %pass.head ], [ %d.next, %prefix ]
   %acc = phi i64 [ 0, %pass.head ], [ %acc.next, %prefix ]
@@ -201,29 +262,24 @@ scatter:
   call void @gz_kpa_copy(ptr %to, ptr %j.row, i64 %rw)
   %j.next = add i64 %j, 1
   %j.more = icmp ult i64 %j.next, %n
-  br i1 %j.more, label %scatter, label %pass.swap
-pass.swap:
-  br label %pass.next
-pass.skip:
-  br label %pass.next
-pass.next:
-  %src.next = phi ptr [ %dst, %pass.swap ], [ %src, %pass.skip ]
-  %dst.next = phi ptr [ %src, %pass.swap ], [ %dst, %pass.skip ]
-  %pb.inc = add i64 %pb, 1
-  %byte.wrap = icmp eq i64 %pb.inc, 8
-  %pw.dec = sub i64 %pw, 1
-  %pw.next = select i1 %byte.wrap, i64 %pw.dec, i64 %pw
-  %pb.next = select i1 %byte.wrap, i64 0, i64 %pb.inc
-  %all.done = icmp slt i64 %pw.next, 0
-  br i1 %all.done, label %finish, label %pass.head
+  br i1 %j.more, label %scatter, label %scatter.done
+scatter.done:
+  %pj.next = add i64 %pj, 1
+  %pj.more = icmp ult i64 %pj.next, %nd
+  br i1 %pj.more, label %pass.head, label %finish
 finish:
-  %in.tmp = icmp ne ptr %src.next, %rows
-  br i1 %in.tmp, label %copy.back, label %cleanup
+  ; the last pass wrote %dst: after an odd number of passes that is %tmp
+  %odd = icmp ne ptr %dst, %rows
+  br i1 %odd, label %copy.back, label %cleanup
 copy.back:
-  call void @llvm.memcpy.p0.p0.i64(ptr %rows, ptr %src.next, i64 %bytes, i1 false)
+  call void @llvm.memcpy.p0.p0.i64(ptr %rows, ptr %dst, i64 %bytes, i1 false)
   br label %cleanup
 cleanup:
+  br i1 %own, label %free.tmp, label %free.hist
+free.tmp:
   call void @free(ptr %tmp)
+  br label %free.hist
+free.hist:
   call void @free(ptr %hist)
   br label %ok
 ok:
@@ -287,7 +343,16 @@ sort:
   %off = mul i64 %sealed, %rb
   %from = getelementptr inbounds i8, ptr %rows, i64 %off
   %count = sub i64 %n, %sealed
-  %rc = call i32 @gz_kpa_radix_sort(ptr %from, i64 %count, i64 %rw, i64 %kw)
+  ; the pane's scratch buffer (its last word), reused from batch to batch
+  %scratch.p = getelementptr inbounds %gz.kpa, ptr %pane, i32 0, i32 7
+  %scratch.old = load ptr, ptr %scratch.p
+  %scratch.bytes = mul i64 %count, %rb
+  %scratch = call ptr @realloc(ptr %scratch.old, i64 %scratch.bytes)
+  %scratch.fail = icmp eq ptr %scratch, null
+  br i1 %scratch.fail, label %oom, label %sort.now
+sort.now:
+  store ptr %scratch, ptr %scratch.p
+  %rc = call i32 @gz_kpa_radix_sort(ptr %from, i64 %count, i64 %rw, i64 %kw, ptr %scratch)
   %sfail = icmp ne i32 %rc, 0
   br i1 %sfail, label %oom, label %record
 record:
@@ -497,6 +562,28 @@ merge:
   %mbounds = load ptr, ptr %bounds.a
   %mtotal = load i64, ptr %total.a
   %mruns = load i64, ptr %nb.a
+  ; merging R runs pairwise reads and writes every row ceil(log2 R) times; sorting the whole
+  ; array again (stably: the runs are in arrival order) costs two reads and a pass per key byte
+  ; that varies: with many runs (many batches) and few varying bytes (few keys), re-sort
+  %mr1 = sub i64 %mruns, 1
+  %mlz = call i64 @llvm.ctlz.i64(i64 %mr1, i1 false)
+  %levels = sub i64 64, %mlz
+  %many = icmp ugt i64 %levels, 3
+  br i1 %many, label %count.bytes, label %merge.runs
+count.bytes:
+  %varying = call i64 @gz_kpa_varying_bytes(ptr %mbuf, i64 %mtotal, i64 %rw, i64 %kw)
+  %radix.cost = add i64 %varying, 2
+  %resort = icmp ugt i64 %levels, %radix.cost
+  br i1 %resort, label %resort.all, label %merge.runs
+resort.all:
+  call void @free(ptr %mbounds)
+  %rrc = call i32 @gz_kpa_radix_sort(ptr %mbuf, i64 %mtotal, i64 %rw, i64 %kw, ptr null)
+  %rfail = icmp ne i32 %rrc, 0
+  br i1 %rfail, label %oom.merge, label %resorted
+resorted:
+  store ptr %mbuf, ptr %result
+  ret i64 %mtotal
+merge.runs:
   %sorted = call ptr @gz_kpa_merge_runs(ptr %mbuf, i64 %mtotal, i64 %rw, i64 %kw, ptr %mbounds, i64 %mruns)
   call void @free(ptr %mbounds)
   %mfail = icmp eq ptr %sorted, null
@@ -589,6 +676,9 @@ release:
   %runs.p = getelementptr inbounds %gz.kpa, ptr %pane, i32 0, i32 4
   %runs = load ptr, ptr %runs.p
   call void @free(ptr %runs)
+  %scratch.p = getelementptr inbounds %gz.kpa, ptr %pane, i32 0, i32 7
+  %scratch = load ptr, ptr %scratch.p
+  call void @free(ptr %scratch)
   call void @free(ptr %pane)
   br label %zero
 zero:
@@ -712,3 +802,51 @@ exit:
 }
 
 declare i64 @llvm.smin.i64(i64, i64)
+
+; How many bytes of the first %kw words vary over the %n rows at %rows (0 to 8 * %kw).
+define linkonce_odr i64 @gz_kpa_varying_bytes(ptr %rows, i64 %n, i64 %rw, i64 %kw) {
+entry:
+  %some = icmp ugt i64 %n, 1
+  br i1 %some, label %words, label %none
+none:
+  ret i64 0
+words:
+  %w = phi i64 [ 0, %entry ], [ %w.next, %word.done ]
+  %count = phi i64 [ 0, %entry ], [ %count.next, %word.done ]
+  %x0.p = getelementptr inbounds i64, ptr %rows, i64 %w
+  %x0 = load i64, ptr %x0.p
+  br label %row
+row:
+  %i = phi i64 [ 1, %words ], [ %i.next, %row ]
+  %acc = phi i64 [ 0, %words ], [ %acc.next, %row ]
+  %at = mul i64 %i, %rw
+  %idx = add i64 %at, %w
+  %x.p = getelementptr inbounds i64, ptr %rows, i64 %idx
+  %x = load i64, ptr %x.p
+  %d = xor i64 %x, %x0
+  %acc.next = or i64 %acc, %d
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %n
+  br i1 %more, label %row, label %bytes
+bytes:
+  ; a byte varies when any of its bits does: fold each byte's bits into its lowest bit
+  %f1 = lshr i64 %acc.next, 4
+  %o1 = or i64 %acc.next, %f1
+  %f2 = lshr i64 %o1, 2
+  %o2 = or i64 %o1, %f2
+  %f3 = lshr i64 %o2, 1
+  %o3 = or i64 %o2, %f3
+  %low = and i64 %o3, 72340172838076673   ; 0x0101010101010101
+  %nb = call i64 @llvm.ctpop.i64(i64 %low)
+  %count.next = add i64 %count, %nb
+  br label %word.done
+word.done:
+  %w.next = add i64 %w, 1
+  %w.more = icmp ult i64 %w.next, %kw
+  br i1 %w.more, label %words, label %done
+done:
+  ret i64 %count.next
+}
+
+declare i64 @llvm.ctlz.i64(i64, i1)
+declare i64 @llvm.ctpop.i64(i64)

@@ -40,7 +40,7 @@ _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 def kpa_runtime():
     ir = """
 define i32 @sort(ptr %r, i64 %n, i64 %rw, i64 %kw) {
-  %x = call i32 @gz_kpa_radix_sort(ptr %r, i64 %n, i64 %rw, i64 %kw)
+  %x = call i32 @gz_kpa_radix_sort(ptr %r, i64 %n, i64 %rw, i64 %kw, ptr null)
   ret i32 %x
 }
 define ptr @merge(ptr %a, i64 %n, i64 %rw, i64 %kw, ptr %b, i64 %nr) {
