@@ -153,6 +153,7 @@ def plot(results: dict, summary: dict, path: str) -> None:
         if summary[query]:
             ax.axvline(summary[query], color=color, alpha=0.3)
     ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("distinct keys in the window")
     ax.set_ylabel("Mrec/s (end to end, median)")
     ax.set_title("grizzly-py: hash vs sort grouping (vertical lines: crossing points)")

@@ -280,9 +280,11 @@ def test_choose_grouping():
     assert choose_grouping(100, 8_000, 32 * mb)[0] == "hash"
     assert choose_grouping(10_000_000, 800 * mb, 32 * mb)[0] == "sort"
     assert choose_grouping(50_000, 4 * mb, 32 * mb)[0] == "hash"
+    assert choose_grouping(3_000_000, 16 * mb, 32 * mb, ["count"])[0] == "hash"  # fits the cache
     few, reason = choose_grouping(600_000, 48 * mb, 32 * mb, ["count"])
     holistic, why = choose_grouping(600_000, 48 * mb, 32 * mb, ["count", "median"])
     assert few == "hash" and holistic == "sort" and "median" in why and "600,000" in reason
+    assert choose_grouping(1_000, 1 * mb, 32 * mb, ["mode"])[0] == "hash"
 
 
 def test_configure_rejects_an_unknown_grouping():

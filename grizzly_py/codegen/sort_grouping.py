@@ -106,29 +106,32 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked, epilogue=[seal]), state
 
 
-# --- the choice ----------------------------------------------------------------------------------
-SORT_MIN_DISTINCT_KEYS = 1 << 20  # measured crossing point (docs/benchmarks.md, "Hash vs sort grouping")
+# --- the choice ---------------------------------------------------------------------------------
+# Distinct keys per window above which sort grouping was faster, measured by bench/grouping.py
+# (docs/benchmarks.md, "Hash vs sort grouping": 10M YSB-like records, one window): about 1.5M
+# keys for count(), about 220K for count() + median().
+SORT_MIN_DISTINCT_KEYS = 1_500_000
+SORT_MIN_DISTINCT_KEYS_HOLISTIC = 200_000
 
 
 def choose_grouping(distinct_keys: int | None, state_bytes: int | None, cache_bytes: int,
                     aggregate_kinds=()) -> tuple[str, str]:
     """("hash" | "sort", reason) for a window pipeline, from profiled statistics: the distinct
     keys per window (an estimate), the bytes its hash state takes (None: unknown), the last-level
-    cache size, and the aggregate functions. Hash grouping wins while the table stays in cache
-    (one probe per record); beyond the cache every probe misses, and sorting, whose passes
-    stream through memory, wins once the keys are many (StreamBox-HBM, figure 2). Holistic
-    aggregates keep every value on both paths, which moves the hash state out of cache sooner."""
+    cache size, and the aggregate functions. Hash grouping wins while its table stays in cache
+    (one probe per record); once the keys are many every probe misses, and sorting, whose passes
+    stream through memory, wins (StreamBox-HBM, figure 2). Holistic aggregates keep every value
+    on both paths (a vector per key on the hash path), which makes sorting win much earlier."""
     if distinct_keys is None:
         return "hash", "no distinct-key estimate yet"
     holistic = [k for k in aggregate_kinds if k in HOLISTIC]
-    if state_bytes is not None and state_bytes <= cache_bytes:
+    if not holistic and state_bytes is not None and state_bytes <= cache_bytes:
         return "hash", f"state of {state_bytes:,} bytes fits the {cache_bytes:,}-byte cache"
-    threshold = SORT_MIN_DISTINCT_KEYS // (2 if holistic else 1)
+    threshold = SORT_MIN_DISTINCT_KEYS_HOLISTIC if holistic else SORT_MIN_DISTINCT_KEYS
+    kind = f"holistic aggregates ({', '.join(holistic)})" if holistic else "decomposable aggregates"
     if distinct_keys >= threshold:
-        why = f"{distinct_keys:,} distinct keys >= {threshold:,}"
-        where = f"state of {state_bytes:,} bytes exceeds the cache" if state_bytes is not None else "state size unknown"
-        return "sort", f"{why}; {where}" + (f"; holistic aggregates {', '.join(holistic)}" if holistic else "")
-    return "hash", f"{distinct_keys:,} distinct keys < {threshold:,} (sorting costs more passes than probing)"
+        return "sort", f"{distinct_keys:,} distinct keys >= {threshold:,} measured crossing point for {kind}"
+    return "hash", f"{distinct_keys:,} distinct keys < {threshold:,} measured crossing point for {kind}"
 
 
 def grouping_of(gen: GeneratedPipeline) -> str | None:
