@@ -446,3 +446,15 @@ def test_the_baseline_is_the_median_of_the_warmup_samples():
         det.observe({"ns_per_record": v})
     assert det.baseline == {"ns_per_record": 2.0}
     assert not any(det.observe({"ns_per_record": 2.2}) for _ in range(20))
+
+
+@pytest.mark.parametrize("kind", ["software", "clock"])
+def test_the_sources_own_reading_cost_is_taken_out_of_each_task(kind):
+    with open_or_skip(kind) as source:
+        assert source.own_cost is not None and source.own_cost[0] > 0
+        empty = sorted(source.stop(source.start(), 1).deltas[source.events[0]] for _ in range(201))
+        assert min(empty) >= 0
+        assert empty[100] <= 0.5 * source.own_cost[0]  # the median empty task costs ~nothing now
+        source.own_cost = None
+        raw = sorted(source.stop(source.start(), 1).deltas[source.events[0]] for _ in range(201))
+    assert raw[100] > empty[100]

@@ -124,7 +124,8 @@ class PerfGroup:
                 self.close()
                 raise
         # {u64 nr; u64 time_enabled; u64 time_running; u64 values[nr]}
-        self._layout = struct.Struct(f"={3 + len(self.names)}Q")
+        layout = struct.Struct(f"={3 + len(self.names)}Q")
+        self._unpack, self._size = layout.unpack, layout.size
 
     def read(self) -> tuple[float, ...]:
         """Each event's count since the group was opened, scaled up by time_enabled/time_running
@@ -133,11 +134,11 @@ class PerfGroup:
         with self._lock:
             if not self.fds:
                 raise OSError(errno.EBADF, "perf counter group closed")
-            raw = os.read(self.fds[0], self._layout.size)
-        _nr, enabled, running, *values = self._layout.unpack(raw)
-        if running and running < enabled:
-            return tuple(v * enabled / running for v in values)
-        return tuple(values)
+            raw = os.read(self.fds[0], self._size)
+        values = self._unpack(raw)  # (nr, time_enabled, time_running, *counts)
+        if values[2] != values[1] and values[2]:
+            return tuple(v * values[1] / values[2] for v in values[3:])
+        return values[3:]
 
     def close(self) -> None:
         _close_fds(self.fds, self._lock)

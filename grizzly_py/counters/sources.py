@@ -18,6 +18,7 @@ Sources, in the order ``open_counter_source("auto")`` tries them:
 from __future__ import annotations
 
 import os
+import statistics
 import threading
 import time
 import weakref
@@ -58,6 +59,7 @@ class CounterSource:
         self.rejected = list(rejected)  # why each source tried before this one was not used
         self.failures: dict[str, int] = {}  # why a thread could not open its counters -> threads
         self.closed = False
+        self.own_cost: tuple[float, ...] | None = None  # per event, see calibrate()
         self._local = threading.local()
         # every thread's open counters, to close them with the source; weak, so that a thread's
         # counters close when the thread ends (threading.local drops them)
@@ -121,9 +123,23 @@ class CounterSource:
             except OSError:
                 pass
             else:
-                deltas = dict(zip(self.events, map(sub, after, before)))
+                if self.own_cost is None:
+                    deltas = dict(zip(self.events, map(sub, after, before)))
+                else:
+                    deltas = dict(zip(self.events, map(_net, after, before, self.own_cost)))
         return CounterSample.of(records, deltas, self._figure_events(), perf_counter_ns() - started,
                                 self.name)
+
+    def calibrate(self, tasks: int = 200) -> tuple[float, ...]:
+        """Measure ``tasks`` empty tasks in this thread and keep the median count of each event
+        as :attr:`own_cost`: what reading the counters itself adds inside a task's window (half
+        of each read lands inside it; ~2 us of task clock per task on the development machine).
+        Every later sample's deltas are net of it, so that small tasks are not charged for it."""
+        self.own_cost = None
+        empty = [self.stop(self.start(), 1).deltas for _ in range(tasks)]
+        if all(len(d) == len(self.events) for d in empty):
+            self.own_cost = tuple(statistics.median(d[name] for d in empty) for name in self.events)
+        return self.own_cost
 
     def measure(self, records: int = 0) -> "Measurement":
         """``with source.measure(n) as m: ...`` then ``m.sample``; ``m.records`` may be set inside
@@ -200,6 +216,7 @@ class PerfSource(CounterSource):
         self.figures = HARDWARE_FIGURES if hardware else TIME_FIGURES
         self.name = "perf_event hardware" if hardware else "perf_event software"
         self._probe()
+        self.calibrate()
 
     def _probe(self) -> None:
         first = next(iter(self._events))
@@ -278,6 +295,7 @@ class PapiSource(CounterSource):
         if after[0] - before[0] <= 0:
             raise CounterUnavailable(f"papi {self.library.version} ({path}): "
                                      f"{self.events[0]} reads zero")
+        self.calibrate()
 
     def _open_reader(self) -> _PapiReader:
         return _PapiReader(self.library, self._events)
@@ -299,6 +317,10 @@ class ClockSource(CounterSource):
     name = "clock"
     events = ("thread_cpu_ns",)
     figures = TIME_FIGURES
+
+    def __init__(self, rejected: Sequence[str] = ()):
+        super().__init__(rejected)
+        self.calibrate()
 
     def _event_of(self, figure: str) -> str:
         return "thread_cpu_ns"
@@ -370,6 +392,10 @@ def _step_script(steps: list[tuple[int, dict[str, float]]]) -> Callable[[int], d
             current = figures
         return current
     return script
+
+
+def _net(after: float, before: float, own_cost: float) -> float:
+    return max(after - before - own_cost, 0)
 
 
 def _busy(n: int) -> int:
