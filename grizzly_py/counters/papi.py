@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import threading
 import weakref
@@ -32,7 +33,13 @@ class PapiError(RuntimeError):
 
 def find_papi() -> str | None:
     """The libpapi to load: ``$GRIZZLY_PAPI_LIBRARY`` if set, else what the linker finds."""
-    return os.environ.get("GRIZZLY_PAPI_LIBRARY") or ctypes.util.find_library("papi")
+    return os.environ.get("GRIZZLY_PAPI_LIBRARY") or _linker_papi()
+
+
+@functools.cache
+def _linker_papi() -> str | None:
+    """``find_library`` runs ldconfig (tens of ms): once per process."""
+    return ctypes.util.find_library("papi")
 
 
 def _versions():

@@ -228,7 +228,7 @@ class PerfSource(CounterSource):
                                      f"{perf.describe_errno(e.errno or 0)}") from None
         try:
             before = group.read()
-            _busy(200_000)
+            _busy(20_000)
             after = group.read()
         finally:
             group.close()
@@ -288,7 +288,7 @@ class PapiSource(CounterSource):
             raise CounterUnavailable(f"papi {self.library.version} ({path}): {e}") from None
         try:
             before = reader.read()
-            _busy(200_000)
+            _busy(20_000)
             after = reader.read()
         finally:
             reader.close()
