@@ -203,6 +203,18 @@ def test_perf_forbidden_falls_back_to_the_clock(monkeypatch, code):
         open_counter_source("software")
 
 
+def test_events_that_open_but_count_nothing_are_rejected(monkeypatch):
+    try:
+        PerfSource(hardware=False).close()
+    except CounterUnavailable as e:
+        pytest.skip(f"perf software events unavailable here: {e}")
+    monkeypatch.setattr(perf.PerfGroup, "read", lambda self: (0,) * len(self.names))
+    monkeypatch.setattr(papi_module, "find_papi", lambda: None)
+    with open_counter_source("auto") as source:
+        assert source.name == "clock"
+        assert "software rejected: perf_event software events open but count nothing" in source.describe()
+
+
 def test_perf_open_on_a_platform_without_the_syscall(monkeypatch):
     monkeypatch.setattr(perf.platform, "machine", lambda: "sparc64")
     with pytest.raises(OSError) as e:

@@ -86,9 +86,10 @@ class CounterSource:
     # -- measuring ------------------------------------------------------------------------------
 
     def _reader(self):
-        reader = getattr(self._local, "reader", None)
+        """The calling thread's counters, opened on its first task."""
         if self.closed:
             return _CLOSED
+        reader = getattr(self._local, "reader", None)
         if reader is None:
             try:
                 reader = self._open_reader()
@@ -334,11 +335,11 @@ class NullSource(CounterSource):
 
     name = "none"
 
-    def _open_reader(self) -> _ClockReader:
-        return _ClockReader()
+    def start(self):
+        return None, None, perf_counter_ns()
 
     def stop(self, token, records: int) -> CounterSample:
-        return CounterSample.of(records, {}, {}, time.perf_counter_ns() - token[2], self.name)
+        return CounterSample(records, {}, {}, perf_counter_ns() - token[2], self.name)
 
 
 class ScriptedCounterSource(CounterSource):
@@ -372,15 +373,15 @@ class ScriptedCounterSource(CounterSource):
         self.records_seen = 0
 
     def start(self):
-        return None, None, time.perf_counter_ns()
+        return None, None, perf_counter_ns()
 
     def stop(self, token, records: int) -> CounterSample:
         with self._lock:
             at, self.records_seen = self.records_seen, self.records_seen + int(records)
         figures = self.script(at)
         deltas = {FIGURE_EVENTS[f]: v * records for f, v in figures.items()}
-        return CounterSample.of(records, deltas, self._figure_events(),
-                                time.perf_counter_ns() - token[2], self.name)
+        return CounterSample.of(records, deltas, self._figure_events(), perf_counter_ns() - token[2],
+                                self.name)
 
 
 def _step_script(steps: list[tuple[int, dict[str, float]]]) -> Callable[[int], dict[str, float]]:
