@@ -157,6 +157,39 @@ def test_hardware_counters_where_the_host_has_a_pmu():
     assert set(large.sample.figures) == set(source.figures)
 
 
+def test_hardware_path_with_software_stand_ins(monkeypatch):
+    """The hardware source's group, reads and figures, on a host without a PMU: each hardware
+    event is opened as a software one (cycles/instructions as the task clock, misses as page
+    faults), so everything but the kernel's PMU driver runs."""
+    stand_in = {perf.PERF_COUNT_HW_CPU_CYCLES: perf.PERF_COUNT_SW_TASK_CLOCK,
+                perf.PERF_COUNT_HW_INSTRUCTIONS: perf.PERF_COUNT_SW_TASK_CLOCK,
+                perf.PERF_COUNT_HW_BRANCH_MISSES: perf.PERF_COUNT_SW_PAGE_FAULTS,
+                perf.PERF_COUNT_HW_CACHE_MISSES: perf.PERF_COUNT_SW_PAGE_FAULTS}
+    real = perf._syscall
+
+    def fake(nr, attr, pid, cpu, group_fd, flags):
+        if attr.type == perf.PERF_TYPE_HARDWARE:
+            attr.type, attr.config = perf.PERF_TYPE_SOFTWARE, stand_in[attr.config]
+        return real(nr, attr, pid, cpu, group_fd, flags)
+
+    monkeypatch.setattr(perf, "_syscall", fake)
+    try:
+        PerfSource(hardware=False).close()
+    except CounterUnavailable as e:
+        pytest.skip(f"perf software events unavailable here: {e}")
+    with open_counter_source("auto") as source:
+        assert source.name == "perf_event hardware" and source.hardware and source.rejected == []
+        assert source.events == ("cycles", "instructions", "branch_misses", "cache_misses", "task_clock")
+        with source.measure(1000) as m:
+            block = bytearray(8 << 20)
+            block[::4096] = b"x" * len(block[::4096])
+            busy(0.01)
+    deltas = m.sample.deltas
+    assert deltas["cycles"] >= 0.01e9 * 0.8 and deltas["branch_misses"] >= (8 << 20) // 4096 // 2
+    assert set(m.sample.figures) == {"branch_misses_per_record", "cache_misses_per_record"}
+    assert m.sample.figures["cache_misses_per_record"] == pytest.approx(deltas["cache_misses"] / 1000)
+
+
 def _failing_syscall(monkeypatch, code: int, only_type: int | None = None):
     """Make perf_event_open fail with ``code`` (for every event, or only events of ``only_type``)."""
     real = perf._syscall
