@@ -503,3 +503,17 @@ def test_the_sources_own_reading_cost_is_taken_out_of_each_task(kind):
         source.own_cost = None
         raw = sorted(source.stop(source.start(), 1).deltas[source.events[0]] for _ in range(201))
     assert raw[100] > empty[100]
+
+
+def test_a_thread_that_cannot_open_counters_gets_samples_without_figures():
+    with open_or_skip("software") as source:
+        def refuse():
+            raise OSError(errno.EMFILE, "Too many open files")
+
+        source._open_reader = refuse
+        results = []
+        t = threading.Thread(target=lambda: results.append(source.stop(source.start(), 100)))
+        t.start()
+        t.join()
+        assert results[0].records == 100 and results[0].figures == {}
+        assert "1 thread(s) without counters: OSError: [Errno 24] Too many open files" in source.describe()
