@@ -15,8 +15,9 @@ Importing this package touches no counter.
 
 from .detector import Change, ChangeDetector
 from .sample import CounterSample
+from .scripted import ScriptedCounterSource
 from .sources import (KINDS, ClockSource, CounterSource, CounterUnavailable, Measurement, NullSource,
-                      PapiSource, PerfSource, ScriptedCounterSource, open_counter_source)
+                      PapiSource, PerfSource, open_counter_source)
 
 __all__ = ["open_counter_source", "CounterSource", "CounterSample", "CounterUnavailable", "Measurement",
            "PerfSource", "PapiSource", "ClockSource", "NullSource", "ScriptedCounterSource",
