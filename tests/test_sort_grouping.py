@@ -6,12 +6,18 @@
   records, random batching) with ``grouping="sort"`` at parallelism 1..4 against the reference
   evaluator, and against the hash path on the same query.
 - Hand cases: float keys (-0.0, NaN, null), string keys, int64 overflow, many keys over many
-  batches, the choice function and ``grizzly explain``.
+  batches, running out of memory (an error, never a crash), the choice function and
+  ``grizzly explain``.
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -269,6 +275,46 @@ def test_session_and_count_windows_keep_hash_grouping():
     actual, metrics = run_engine(build, 1, "sort")
     assert_tables_equal(actual, expected)
     assert _groupings(metrics) == {"hash"}
+
+
+_OOM_SCRIPT = """
+import resource, sys
+import numpy as np, pyarrow as pa
+import grizzly_py as gz
+from grizzly_py import agg, Time
+from grizzly_py.windows import TumblingEventTimeWindows
+
+def query(table):
+    env = gz.StreamEnvironment(grouping="sort")
+    env.from_arrow(table.to_batches(max_chunksize=1 << 20), timestamp="ts").key_by("k") \\
+        .window(TumblingEventTimeWindows.of(Time.seconds(10))).aggregate(n=agg.count(), m=agg.median("k")).collect("out")
+    return env.execute()["out"]
+
+query(pa.table({"ts": np.arange(10), "k": np.arange(10)}))  # compiles every unit first
+n = 8_000_000
+big = pa.table({"ts": np.zeros(n, dtype=np.int64), "k": np.arange(n, dtype=np.int64)})
+with open("/proc/self/status") as f:
+    size = next(int(line.split()[1]) for line in f if line.startswith("VmSize")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + (96 << 20), resource.RLIM_INFINITY))
+try:
+    query(big)
+except MemoryError as e:
+    print("MemoryError:", e)
+    sys.exit(3)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc to size the address-space limit")
+def test_running_out_of_memory_is_an_error_not_a_crash(tmp_path):
+    """Under an address-space limit the key/pointer arrays cannot grow: the kernel returns the
+    out-of-memory code and the job raises MemoryError (in a child process: the limit is its own)."""
+    script = tmp_path / "oom.py"
+    script.write_text(textwrap.dedent(_OOM_SCRIPT))
+    root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 3, (proc.returncode, proc.stdout, proc.stderr[-2000:])
+    assert "out of memory" in proc.stdout
 
 
 # ----------------------------------------------------------------------------------------------
