@@ -48,7 +48,7 @@ def with_sort_grouping(hash_rule):
     """The lowering rule for a time window: sort-based grouping when the options ask for it and
     the pipeline supports it (thread-local state only), else ``hash_rule``."""
     def rule(pipeline, options: CodegenOptions, ctx, emitter, gen):
-        if getattr(options, "grouping", "hash") == "sort" and options.window_state == "thread_local" \
+        if options.grouping == "sort" and options.window_state == "thread_local" \
                 and sort_unsupported(pipeline) is None:
             return lower_sort_window(pipeline, options, ctx, emitter, gen)
         return hash_rule(pipeline, options, ctx, emitter, gen)
@@ -134,20 +134,13 @@ def choose_grouping(distinct_keys: int | None, state_bytes: int | None, cache_by
     return "hash", f"{distinct_keys:,} distinct keys < {threshold:,} measured crossing point for {kind}"
 
 
-def grouping_of(gen: GeneratedPipeline) -> str | None:
-    """"hash" or "sort" for a generated window pipeline, None for other pipelines."""
-    if not isinstance(gen.pipeline.terminal, WindowTerminal) or gen.pipeline.terminal.kind == "join":
-        return None
-    return "sort" if gen.trigger == "kpa" else "hash"
-
-
 def grouping_summary(pipeline: Pipeline, options: CodegenOptions | None = None) -> str | None:
     """One line for ``grizzly explain --pipelines``: the grouping a window pipeline uses and why;
     None for pipelines without grouping."""
     t = pipeline.terminal
     if not isinstance(t, WindowTerminal):
         return None
-    asked = getattr(options, "grouping", "hash") if options is not None else "hash"
+    asked = options.grouping if options is not None else "hash"
     why_not = sort_unsupported(pipeline)
     if asked == "sort":
         if why_not is not None:

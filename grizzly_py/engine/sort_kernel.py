@@ -22,7 +22,7 @@ from ..codegen.module import window_geometry
 from ..codegen.sort_merge_join import generate_sort_merge_join
 from ..physical.pipelines import Pipeline
 from .join_kernel import JoinKernel
-from .kernels import SlidingWindowKernel, WindowKernel
+from .kernels import SlidingWindowKernel
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -74,7 +74,7 @@ class SortMergeJoinKernel(JoinKernel):
         previous, self.previous_watermark = self.previous_watermark, watermark
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
-        panes = np.concatenate([WindowKernel.windows(self, k.state) for k in self.sides])[:, 0]
+        panes = np.concatenate([_pane_starts(k.state) for k in self.sides])
         starts = SlidingWindowKernel._ready_starts(self, np.unique(panes), previous, watermark)
         pieces, groups_so_far = [], 0
         for lo in starts:
@@ -91,7 +91,7 @@ class SortMergeJoinKernel(JoinKernel):
         min_ref = self._function("min_ref", _I64, _P)
         for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
             drop(k.state.ctypes.data, watermark)
-            remaining = WindowKernel.windows(self, k.state)[:, 0]
+            remaining = _pane_starts(k.state)
             k.state[abi.STATE_MIN_OPEN_END] = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
             self.stores[side].drop_below(min_ref(k.state.ctypes.data))
         return result
@@ -122,6 +122,14 @@ class SortMergeJoinKernel(JoinKernel):
                 close = self._function("close", None, _P)
                 for k in self.sides:
                     close(k.state.ctypes.data)
+
+
+def _pane_starts(state: np.ndarray) -> np.ndarray:
+    """The pane starts in a side's window directory (``WindowKernel.windows``' first column)."""
+    slots, length = int(state[abi.STATE_WINDOWS]), int(state[abi.STATE_WINDOWS + 1])
+    if not length:
+        return np.zeros(0, dtype=np.int64)
+    return np.ctypeslib.as_array((ctypes.c_int64 * (4 * length)).from_address(slots))[::4].copy()
 
 
 def merge_join(left: np.ndarray, right: np.ndarray, key_words: int):
