@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import subprocess
 import sys
@@ -34,7 +35,9 @@ from grizzly_py.codegen.module import CodegenOptions
 from grizzly_py.codegen.sort_grouping import choose_grouping, explain_grouping, grouping_summary
 from grizzly_py.codegen.templates import runtime_declarations
 from grizzly_py.jit import compile_ir
-from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from grizzly_py.engine import kernels
+from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
+                                TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -263,6 +266,25 @@ def test_many_keys_over_many_batches(parallelism):
     sorted_, metrics = run_engine(build, parallelism, "sort")
     assert_tables_equal(sorted_, hashed)
     assert sorted_.num_rows > 10_000 and _groupings(metrics) == {"sort"}
+
+
+@pytest.mark.parametrize("window", [TumblingProcessingTimeWindows.of(Time.milliseconds(100)),
+                                    SlidingProcessingTimeWindows.of(Time.milliseconds(100), Time.milliseconds(40))])
+def test_processing_time_windows_group_by_sorting_too(monkeypatch, window):
+    rng = np.random.default_rng(4)
+    batches = [pa.record_batch({"k": rng.integers(0, 5, 30), "v": rng.normal(size=30)}) for _ in range(10)]
+    results = {}
+    for grouping in ("hash", "sort"):
+        clock = itertools.chain([1_000 + 37 * i for i in range(len(batches))], itertools.repeat(2_000))
+        monkeypatch.setattr(kernels, "wall_clock_ms", lambda: next(clock))
+        env = gz.StreamEnvironment(grouping=grouping)
+        env.from_arrow(batches).key_by("k").window(window) \
+            .aggregate(n=agg.count(), s=agg.sum(col("v")), m=agg.mode(col("k"))).collect("out")
+        result = env.execute()
+        results[grouping] = result["out"]
+        assert _groupings(result.metrics) == {grouping}
+    assert results["sort"].num_rows > 5
+    assert_tables_equal(results["sort"], results["hash"])
 
 
 def test_session_and_count_windows_keep_hash_grouping():
