@@ -181,7 +181,7 @@ def test_counter_change_triggers_reprofiling():
     table = _ysb_like(40_000, 50, batch=500)
     scripted = ScriptedCounterSource(steps=[(0, {"ns_per_record": 2.0}), (15_000, {"ns_per_record": 9.0})])
     adaptive = quick(generic_records=1000, profile_records=1000, counters=scripted, detector_warmup=3,
-                     detector_sustain=3, detector_min_records=500)
+                     detector_sustain=3, detector_min_records=500, measure_every=1)
     metrics = check(_ysb_query(table), adaptive)
     (history,) = histories(metrics)
     reprofile = [h for h in history if h["reason"].startswith("counters")]

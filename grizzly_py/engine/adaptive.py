@@ -51,6 +51,8 @@ class AdaptiveSettings:
     detector_sustain: int = 6          # consecutive tasks beyond the threshold that mean a change
     detector_threshold: float = 0.5    # relative change of a per-record figure
     detector_min_records: int = 16_384  # records pooled into one sample (small tasks are noisy)
+    measure_every: int = 4             # optimized tasks measured with counters: one in this many
+                                       # (a measurement costs ~5-8 us: docs/counters.md)
     generic_records: int = 65_536      # records in the generic variant before profiling starts
                                        # (shorter jobs never pay for compiling other variants)
     wait_for_compile: bool = False     # tests: switch as soon as a stage is due, waiting for its
@@ -175,6 +177,7 @@ class VariantController:
         self._last_optimized: Variant | None = None
         self.last_profile: Profile | None = None
         self.deopts = 0
+        self._tasks = 0                  # optimized tasks started (for measure_every)
         self._backoff = 0
         self._last_deopt_at: int | None = None
         self._wait_until: int | None = self.settings.generic_records  # generic until this many records
@@ -231,6 +234,12 @@ class VariantController:
             if self.current is not self.generic:
                 self._enter(self.generic, reason + "; instrumented variant compiling")
             self._pending = self.instrumented
+
+    def take_measurement(self) -> bool:
+        """Whether this optimized task is measured (one in ``measure_every``; no lock: a
+        miscount under a race only shifts which task is measured)."""
+        self._tasks += 1
+        return self._tasks % self.settings.measure_every == 0
 
     # --- what a task reports -----------------------------------------------------------------
     def after_task(self, variant: Variant, records: int, sample=None) -> None:

@@ -199,7 +199,8 @@ class Kernel:
         unit = "process" if prepared.has_nulls else "process_nonnull"
         kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
         state = self.states[worker]
-        measured = variant is not None and variant.stage == "optimized" and self.counters is not None
+        measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
+            and self.controller.take_measurement()
         token = self.counters.start() if measured else None
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         sample = self.counters.stop(token, prepared.rows) if measured else None
