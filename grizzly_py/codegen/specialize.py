@@ -98,8 +98,13 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
     seen_lo, seen_hi = profile.key_min, profile.key_max
     span = seen_hi - seen_lo + 1
     margin = int(span * DENSE_MARGIN) + 1  # keys a sample missed, and a slowly growing range
-    lo = seen_lo - margin
     cap = _pow2(span + 2 * margin)
+    # lo on a grid of cap / 16: profiles that differ by a few keys give the same variant (compiled
+    # once, cached); the range still holds the margin on both sides (cap >= span + 2 * margin)
+    step = max(cap // 16, 1)
+    lo = (seen_lo - margin) // step * step
+    if lo + cap - 1 < seen_hi + margin:
+        cap *= 2
     distinct = max(profile.distinct_keys, 1.0)
     what = f"key range [{seen_lo}, {seen_hi}], ~{distinct:.0f} distinct"
     if lo < -(1 << 63) or lo + cap - 1 > (1 << 63) - 1:

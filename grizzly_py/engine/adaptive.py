@@ -125,7 +125,8 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
         try:
             gen = generate_pipeline(pipeline, options)
             units = [gen.units[u] for u in KERNEL_UNITS if u in gen.units]
-            compile_ir(units[0].ir, units[0].opt_level)
+            # the kernel's address too: looking it up later would wait for the next compile
+            compile_ir(units[0].ir, units[0].opt_level).address(f"{gen.prefix}_{units[0].name}")
             variant.gen = gen
         except BaseException as e:  # reaches the controller, which raises it in the job
             future.set_exception(e)
@@ -133,7 +134,7 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
         future.set_result(gen)
         for unit in units[1:]:
             try:
-                compile_ir(unit.ir, unit.opt_level)
+                compile_ir(unit.ir, unit.opt_level).address(f"{gen.prefix}_{unit.name}")
             except BaseException:
                 pass  # compiled again, and raised, by the first batch that needs it
     # not a daemon: a compile is short, and one cut off at exit would leave its waiters
