@@ -59,19 +59,34 @@ def with_sort_grouping(hash_rule):
 def _row_layout(g) -> _Obj:
     """Where each aggregate's input and validity sit in a KPA row: word 0 the key null mask,
     words 1..K the key words, then one word per aggregate with an input value (doubles stored
-    as their bits), last a word of validity bits (bit n: aggregate n's input is not null)."""
-    key_words = 1 + g.key_words
-    values, valids, word = [], [], key_words
+    as their bits), last a word of validity bits (bit n: aggregate n's input is not null).
+    Rows sort on the mask and key words (``group_words``: a group is a run of equal ones) and,
+    with a holistic aggregate, on its value too (``key_words``): the first holistic aggregate's
+    values then reach its vector in ascending order, and its finalizer skips sorting them
+    (unless a float sum/avg/variance needs the rows of a key in arrival order)."""
+    group_words = 1 + g.key_words
+    values, valids, word = [], [], group_words
+    with_value = [a for a in g.aggregates if a.arg_text != "" and a.func != "count"]
+    first_holistic = next((a for a in with_value if a.func in HOLISTIC), None)
+    if any(_order_sensitive(a) for a in g.aggregates):
+        first_holistic = None  # rows of a key stay in arrival order: floats add as on the hash path
+    if first_holistic is not None:  # its value word right after the key: part of the sort key
+        with_value.remove(first_holistic)
+        with_value.insert(0, first_holistic)
     for a in g.aggregates:
-        if a.arg_text == "":
-            continue  # count(*): nothing to keep
-        valids.append(_Obj(idx=a.idx, valid=a.valid, bit=a.idx))
-        if a.func == "count":
-            continue  # count(x): its validity only
+        if a.arg_text != "":  # count(*) keeps nothing
+            valids.append(_Obj(idx=a.idx, valid=a.valid, bit=a.idx))
+    for a in with_value:
         double = a.kind == "float" and a.func not in HOLISTIC
         values.append(_Obj(idx=a.idx, value=a.value, type="double" if double else "i64", word=word))
         word += 1
-    return _Obj(key_words=key_words, words=word + 1, inputs=values, valids=valids)
+    return _Obj(group_words=group_words, key_words=group_words + (first_holistic is not None), words=word + 1,
+                inputs=values, valids=valids)
+
+
+def _order_sensitive(a) -> bool:
+    """Whether an aggregate's result can depend on the order of its inputs (float rounding)."""
+    return a.kind == "float" and a.func in ("sum", "avg", "var_pop", "var_samp", "stddev_pop", "stddev_samp")
 
 
 def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
