@@ -123,9 +123,9 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
 
 # --- the choice ---------------------------------------------------------------------------------
 # Distinct keys per window above which sort grouping was faster, measured by bench/grouping.py
-# (docs/benchmarks.md, "Hash vs sort grouping": 10M YSB-like records, one window): about 1.5M
-# keys for count(), about 220K for count() + median().
-SORT_MIN_DISTINCT_KEYS = 1_500_000
+# (docs/benchmarks.md, "Hash vs sort grouping": 10M YSB-like records, one window): about 1.2M
+# keys for count(), about 210K for count() + median().
+SORT_MIN_DISTINCT_KEYS = 1_200_000
 SORT_MIN_DISTINCT_KEYS_HOLISTIC = 200_000
 
 
