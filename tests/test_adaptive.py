@@ -383,3 +383,14 @@ def test_spark_tasks_adapt_and_later_tasks_start_from_what_earlier_ones_learned(
         assert learned, reasons
     _, reports = run_in_process(root, 2, adaptive=False)
     assert all([h["stage"] for h in p["variant_history"]] == ["generic"] for r in reports for p in r["pipelines"])
+
+
+def test_a_conjunction_becomes_one_filter_per_term_so_variants_can_reorder_them():
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    data = {"ts": pa.array([1, 2, 3], i64), "a": pa.array([1, None, 3], i64), "b": pa.array([5, 6, None], i64)}
+    build = (lambda env: arrow_stream(env, data).filter((col("a") > 0) & ((col("b") < 9) & ~col("a").is_null()))
+             .select("a", "b"))
+    (p,) = build_physical_plan(Query(build(gz.StreamEnvironment()).node)).pipelines
+    assert [repr(f) for f in p.filters] == [repr(col("a") > 0), repr(col("b") < 9), repr(~col("a").is_null())]
+    check(build, quick(generic_records=0, profile_records=1))
