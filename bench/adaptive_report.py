@@ -110,14 +110,16 @@ def markdown(config: dict, host: dict, summaries: list[dict], ysb, goals: dict) 
     md += ["", "## Targets (issue 5)", ""] + [f"- {k}: {v}" for k, v in goals.items()]
     md += ["", "## Scenarios", "",
            "Overall: records / wall time of the whole job (median of the runs); steady: the rate "
-           "after the run's last stage switch (from the pull log), with that stage.", "",
-           "| scenario | curve | overall Mrec/s | steady Mrec/s (stage) | runs s | stages (typical run) |",
-           "|---|---|---:|---:|---|---|"]
+           "after the run's last stage switch (from the pull log), with that stage; replay: the share "
+           "of the job's time the source spent shifting event times (the engine waits meanwhile).", "",
+           "| scenario | curve | overall Mrec/s | steady Mrec/s (stage) | replay | runs s | stages (typical run) |",
+           "|---|---|---:|---:|---:|---|---|"]
     for s in summaries:
         for curve, c in s["curves"].items():
             st = c["steady_mrec_s"]
             stages = " > ".join(h["stage"][:3] for h in c["history"])
             md.append(f"| {s['name']} | {curve} | {c['mrec_s']:.1f} | {st['mrec_s']} ({st['stage']}) | "
+                      f"{c['replay_share']:.0%} | "
                       f"{', '.join(f'{x:.2f}' for x in c['seconds'])} | {stages} |")
     md += ["", "## Re-optimization after the change", "",
            "Records from the first changed record to the first optimized stage after it (each run).", "",
