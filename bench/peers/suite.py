@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from bench.peers.joins import HOW as JOIN_HOW
-from bench.peers.joins import DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
+from bench.peers.joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
 from bench.peers.windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
                                   SparkWindows)
 from bench.peers.ysb_c import CPeer, compile_shared
@@ -107,8 +107,9 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
         w, p, t = case.workload, case.param, self.data.table
         if w in YSB_LIKE:
             return ysb_query(env, t, self.data.window_ms)
-        if w == "adaptive-selectivity":
-            return adaptive.selectivity_query(env, t, self.data.window_ms)
+        if w == "adaptive-selectivity":  # six chained filters: the engine can reorder them
+            from bench.adaptive import selectivity_stream
+            return selectivity_stream(env, t, self.data.window_ms)
         if w in ("agg-types", "concurrent-windows", "count-windows"):
             return grizzly_query(env, t, case)
         if w == "selection":
@@ -172,6 +173,9 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
         pipelines = [p for q in result.metrics.get("queries", []) for p in q.get("pipelines", [])]
         compile_ms = sum(p.get("codegen_ms", 0.0) + p.get("compile_ms", 0.0) for p in pipelines)
         self.info.setdefault("compile_ms_by_case", {}).setdefault(self.case.label, compile_ms)
+        stages = [" > ".join(h["stage"] for h in p["variant_history"]) for p in pipelines if p.get("variant_history")]
+        if stages:  # the adaptive stages of the last run (bench/adaptive.py shows them over time)
+            self.info.setdefault("variants_by_case", {})[self.case.label] = "; ".join(stages)
         return self.normalize(self.case, result["bench"])
 
     def latency(self) -> dict:
@@ -190,14 +194,17 @@ GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WO
 
 # ---- hand-written C ------------------------------------------------------------------------------
 
-class CSuite(SuiteMixin, CPeer):
-    """Hand-written C: YSB (and the YSB-shaped workloads) and selection, built with gcc."""
+class CSuite(SuiteMixin, CJoins, CPeer):
+    """Hand-written C: YSB (and the YSB-shaped workloads), selection, Nexmark Q7 and Q8, built
+    with gcc."""
 
     SELECTION_SOURCE = Path(__file__).with_name("selection.c")
 
     def describe(self, workload: str) -> str:
         if workload == "selection":
             return f"{self.name}: hand-written C selection (branch-free copy), per batch, 1 thread"
+        if workload in JOIN_HOW["c"]:
+            return f"{self.name}: {JOIN_HOW['c'][workload]}"
         return self.description
 
     def setup(self, data) -> None:
@@ -208,6 +215,7 @@ class CSuite(SuiteMixin, CPeer):
             p = ctypes.c_void_p
             self.sel.argtypes = [p, p, p, ctypes.c_int64, ctypes.c_int32, p, p, p]
             self.sel.restype = ctypes.c_int64
+            self.setup_joins(Path(self._tmp.name))
 
     def on_data(self) -> None:
         schema = self.data.table.schema
@@ -249,7 +257,7 @@ class CSuite(SuiteMixin, CPeer):
 class CDenseSuite(CSuite):
     """The dense-array YSB variant (keys index a count array): YSB-shaped workloads only."""
 
-    selection = None
+    selection = nexmark_q7 = nexmark_q8 = None
 
     def __init__(self) -> None:
         super().__init__("dense")

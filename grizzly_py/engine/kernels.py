@@ -19,14 +19,14 @@ import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
 from ..codegen import abi, profile
-from ..codegen.module import GeneratedPipeline, window_geometry
+from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
 from ..expressions import ProcessingTime
 from ..jit import CompiledModule, compile_ir, compile_ir_async
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
 from .adaptive import AdaptiveSettings, Variant, VariantController
-from .batch_adapter import DictionaryCodes, prepare
+from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -122,11 +122,13 @@ class Kernel:
         self.counters = None                               # adaptive: measures optimized tasks
         self.placement: list[tuple[int, int] | None] = [None] * len(self.states)  # dense range per block
 
-    def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None) -> None:
-        """Run this pipeline's code variants under a controller (``adaptive.py``)."""
+    def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None,
+                      warm_start: "CodegenOptions | None" = None) -> None:
+        """Run this pipeline's code variants under a controller (``adaptive.py``); ``warm_start``:
+        optimized options to speculate on from the start (what an earlier run learned)."""
         self.reset_profiles()
         self.counters = counters
-        self.controller = VariantController(self.gen, self, settings, counters)
+        self.controller = VariantController(self.gen, self, settings, counters, warm_start=warm_start)
 
     # the controller's ProfileStore: the profile region of every worker's state block
     def reset_profiles(self) -> None:
@@ -187,12 +189,22 @@ class Kernel:
             variant = self._placed(worker, self.controller.variant_for(worker))
         return self._run_variant(variant, batch, watermark, out_ptr, worker, where)
 
-    def _run_variant(self, variant: Variant | None, batch: pa.RecordBatch, watermark: int, out_ptr: int,
+    def _prepared(self, batch, gen: GeneratedPipeline, watermark: int) -> PreparedBatch:
+        """Descriptors and parameters of ``batch`` (a RecordBatch, or a ``Morsel`` of a source
+        batch that is prepared once for all its morsels) for the kernels of ``gen``."""
+        now = self.clock.now() if self.clock is not None else 0
+        if isinstance(batch, Morsel):
+            whole = batch.shared.prepared(self, gen)
+            part = shifted(whole, batch.offset, batch.length)
+            part.params[abi.PARAM_WATERMARK], part.params[abi.PARAM_PROCESSING_TIME] = watermark, now
+            return part
+        return prepare(batch, gen, watermark, self.input_name, self._codes, self.interner, now)
+
+    def _run_variant(self, variant: Variant | None, batch, watermark: int, out_ptr: int,
                      worker: int, where: tuple[int, int] | None) -> int:
         gen = self.gen if variant is None else variant.gen
         with self._prepare_lock:
-            prepared = prepare(batch, gen, watermark, self.input_name, self._codes, self.interner,
-                               self.clock.now() if self.clock is not None else 0)
+            prepared = self._prepared(batch, gen, watermark)
             if where is None:
                 where = (self.batches_processed, 0)
             self.batches_processed += 1
@@ -224,7 +236,7 @@ class Kernel:
         self._place_hashed(worker)
         self.batches_processed -= 1  # the same batch goes on: later batches keep their numbers
         return self._run_variant(self.controller.generic, batch.slice(stop), watermark, out_ptr, worker,
-                                 (where[0], where[1] + stop))
+                                 (where[0], where[1] + stop))  # (a Morsel slices like a batch)
 
     def _placed(self, worker: int, variant: Variant) -> Variant:
         """``variant``, once worker ``worker``'s state block has its key placement (the task owns
@@ -279,6 +291,46 @@ class Kernel:
             raise BadInputError(f"{self.input_name}: event time ({self.gen.pipeline.event_time!r}) at {where} is "
                                 f"too close to the int64 limits for its window")
         raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel failed with code {rc}")
+
+
+class SharedBatch:
+    """A source batch whose morsels run as several tasks: prepared once per kernel variant (the
+    Python work of a batch: validation, dictionary codes, string interning, buffer addresses)
+    instead of once per morsel. Callers hold the kernel's prepare lock."""
+
+    def __init__(self, batch: pa.RecordBatch):
+        self.batch = batch
+        self._prepared: dict[int, tuple[GeneratedPipeline, PreparedBatch]] = {}
+
+    def prepared(self, kernel: "Kernel", gen: GeneratedPipeline) -> PreparedBatch:
+        found = self._prepared.get(id(gen))
+        if found is None or found[0] is not gen:
+            found = self._prepared[id(gen)] = (gen, prepare(self.batch, gen, abi.INT64_MIN, kernel.input_name,
+                                                            kernel._codes, kernel.interner))
+        return found[1]
+
+    def morsel(self, offset: int, length: int) -> "Morsel":
+        return Morsel(self, offset, length)
+
+
+class Morsel:
+    """Rows ``[offset, offset + length)`` of a ``SharedBatch``: what a task hands a kernel."""
+
+    __slots__ = ("shared", "offset", "length")
+
+    def __init__(self, shared: SharedBatch, offset: int, length: int):
+        self.shared, self.offset, self.length = shared, offset, length
+
+    @property
+    def num_rows(self) -> int:
+        return self.length
+
+    def slice(self, start: int, length: int | None = None) -> "Morsel":
+        length = self.length - start if length is None else min(length, self.length - start)
+        return Morsel(self.shared, self.offset + start, length)
+
+    def to_batch(self) -> pa.RecordBatch:
+        return self.shared.batch.slice(self.offset, self.length)
 
 
 class ProjectKernel(Kernel):

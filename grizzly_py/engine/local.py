@@ -47,7 +47,8 @@ from ..sources import TIMESTAMP_UNIT_DIVISOR, rejected_metrics
 from ..types import to_arrow_type
 from .adaptive import Adaptivity, generic_only
 from .join_kernel import JoinKernel
-from .kernels import PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, WindowKernel, make_kernel, output_arrow_schema
+from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, SharedBatch, WindowKernel, make_kernel,
+                      output_arrow_schema)
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .sinks import open_sink
 
@@ -408,11 +409,12 @@ class QueryRun:
             run.seconds += time.perf_counter() - start
             return
         watermark = run.watermark
+        shared = SharedBatch(batch)  # prepared once for all its morsels
 
         def window_task(offset, length):
             def run_morsel(worker: int) -> tuple[int, int] | None:
                 t0 = time.perf_counter()
-                rest = kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                rest = kernel.process(shared.morsel(offset, length), watermark, worker, (number, offset))
                 cost.observe(length if rest is None else rest, time.perf_counter() - t0)
                 return None if rest is None else (offset + rest, length - rest)  # not done yet
             return run_morsel
@@ -440,7 +442,7 @@ class QueryRun:
         segments = []  # (batch, number, watermark in force, first row in the group)
         first = 0
         for batch, number in batches:
-            segments.append((batch, number, clock.watermark, first))
+            segments.append((SharedBatch(batch), number, clock.watermark, first))  # prepared once
             first += batch.num_rows
             clock.observe(batch)
         total = first
@@ -450,7 +452,7 @@ class QueryRun:
             def run_parts(worker: int) -> list | None:
                 for i, (batch, number, watermark, offset, length) in enumerate(parts):
                     t0 = time.perf_counter()
-                    rest = kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                    rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
                     cost.observe(length if rest is None else rest, time.perf_counter() - t0)
                     if rest is not None:  # a shared window state must grow: the parts not done
                         return [(batch, number, watermark, offset + rest, length - rest)] + parts[i + 1:]
@@ -460,7 +462,7 @@ class QueryRun:
         for start, length in plan_morsels(total, cost.morsel_count(total, kernel.workers)):
             parts = []
             for batch, number, watermark, at in segments:
-                lo, hi = max(start, at), min(start + length, at + batch.num_rows)
+                lo, hi = max(start, at), min(start + length, at + batch.batch.num_rows)
                 if lo < hi:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
             tasks.append((task(parts), length))
