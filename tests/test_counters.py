@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import mmap
 import os
 import threading
 import time
@@ -65,9 +66,12 @@ def test_software_task_clock_counts_cpu_time_not_sleep():
 
 def test_software_page_faults_grow_with_touched_memory():
     with open_or_skip("software") as source:
+        size = 32 << 20
+        block = mmap.mmap(-1, size)  # fresh pages: a heap block may reuse pages already faulted in
         with source.measure(1) as m:
-            block = bytearray(32 << 20)
-            block[::4096] = b"x" * len(block[::4096])
+            for offset in range(0, size, 4096):
+                block[offset] = 1
+        block.close()
     assert m.sample.deltas["page_faults"] >= (32 << 20) // 4096 // 2
 
 
