@@ -394,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         summaries.append(summary)
         del _DATA[name], table, stream
         print(f"  results equal across curves and runs: {summary['results_equal']}")
-    ysb = run_ysb_peers(args.ysb_rows, max(args.repeat, 3), args.seed) if args.ysb_rows else None
+    ysb = run_ysb_peers(args.ysb_rows, max(args.repeat, 5), args.seed) if args.ysb_rows else None
     config = {"rows": args.rows, "distinct_rows": args.distinct_rows, "batch_rows": BATCH_ROWS,
               "chunk_batches": CHUNK_BATCHES, "repeat": args.repeat, "bins": args.bins, "seed": args.seed,
               "quick": args.quick, "stages": stages or "AdaptiveSettings() defaults",
