@@ -257,6 +257,7 @@ class QueryRun:
         self.grouped = self._groupable_window()
         self.group: list[tuple[pa.RecordBatch, int]] = []
         self.group_rows = 0
+        self._round = None  # (run, [(future, records)], start): the round of grouped tasks in flight
         if self.grouped is not None:
             self.clocks[id(self.sources[0])].tracker = None  # the driver reads event times first
 
@@ -320,6 +321,7 @@ class QueryRun:
     def end(self, source) -> None:
         """``source`` has no more batches: its watermark jumps to +infinity."""
         self._flush_group()
+        self._finish_round()
         clock = self.clocks[id(source)]
         if not clock.ended:
             clock.end()
@@ -334,8 +336,13 @@ class QueryRun:
         return self.sink.finish()
 
     def drain(self) -> None:
-        """Wait for the stateless tasks still running; raise the first error."""
+        """Wait for the tasks still running (a round of grouped window tasks, which then fires;
+        stateless tasks); raise the first error."""
         error = None
+        try:
+            self._finish_round()
+        except BaseException as e:
+            error = e
         for stage in self.stages.values():
             try:
                 stage.drain()
@@ -431,8 +438,12 @@ class QueryRun:
         run.seconds += time.perf_counter() - start
 
     def _flush_group(self) -> None:
-        """Process the grouped source batches as one round of morsel tasks, each batch's rows
-        under the watermark reached after the batch before it, then move the watermark and fire."""
+        """Start the grouped source batches as one round of morsel tasks, each batch's rows under
+        the watermark reached after the batch before it, once the previous round has finished and
+        its windows fired. The round runs while the driver reads and checks the next batches
+        (``_finish_round`` waits for it, grows a shared state that stopped, moves the watermark
+        and fires): the driver's per-batch work no longer adds to the workers'."""
+        self._finish_round()
         if not self.group:
             return
         batches, self.group, self.group_rows = self.group, [], 0
@@ -447,17 +458,6 @@ class QueryRun:
             clock.observe(batch)
         total = first
         run.rows_in += total
-
-        def task(parts):
-            def run_parts(worker: int) -> list | None:
-                for i, (batch, number, watermark, offset, length) in enumerate(parts):
-                    t0 = time.perf_counter()
-                    rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
-                    cost.observe(length if rest is None else rest, time.perf_counter() - t0)
-                    if rest is not None:  # a shared window state must grow: the parts not done
-                        return [(batch, number, watermark, offset + rest, length - rest)] + parts[i + 1:]
-                return None
-            return run_parts
         tasks = []
         for start, length in plan_morsels(total, cost.morsel_count(total, kernel.workers)):
             parts = []
@@ -465,18 +465,42 @@ class QueryRun:
                 lo, hi = max(start, at), min(start + length, at + batch.batch.num_rows)
                 if lo < hi:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
-            tasks.append((task(parts), length))
-        t0 = time.perf_counter()
-        while tasks:
-            if len(tasks) == 1:
-                stopped = [tasks[0][0](0)]
-            else:
-                stopped = self.pool.run_all(tasks)
-            # every task has returned: a shared window state grows, then what stopped runs again
-            left = [parts for parts in stopped if parts is not None]
-            if left:
-                kernel.grow()
-            tasks = [(task(parts), sum(p[4] for p in parts)) for parts in left]
+            tasks.append((self._round_task(kernel, parts), length))
+        self._round = (run, [(self.pool.submit(fn, n), n) for fn, n in tasks], time.perf_counter())
+
+    def _round_task(self, kernel, parts):
+        cost = self.cost
+
+        def run_parts(worker: int) -> list | None:
+            for i, (batch, number, watermark, offset, length) in enumerate(parts):
+                t0 = time.perf_counter()
+                rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
+                cost.observe(length if rest is None else rest, time.perf_counter() - t0)
+                if rest is not None:  # a shared window state must grow: the parts not done
+                    return [(batch, number, watermark, offset + rest, length - rest)] + parts[i + 1:]
+            return None
+        return run_parts
+
+    def _finish_round(self) -> None:
+        """Wait for the round of grouped tasks in flight (if any), then move the watermark and
+        fire. The first error of a task is raised once every task of the round has stopped."""
+        if self._round is None:
+            return
+        run, futures, t0 = self._round
+        self._round = None
+        stopped, error = [], None
+        for future, _ in futures:
+            try:
+                stopped.append(future.result())
+            except BaseException as e:
+                error = error or e
+        if error is not None:
+            raise error
+        left = [parts for parts in stopped if parts is not None]
+        while left:  # every task has returned: a shared window state grows, what stopped runs again
+            run.kernel.grow()
+            tasks = [(self._round_task(run.kernel, parts), sum(p[4] for p in parts)) for parts in left]
+            left = [parts for parts in self.pool.run_all(tasks) if parts is not None]
         run.seconds += time.perf_counter() - t0
         self._advance()
 
