@@ -1,0 +1,222 @@
+"""Kernel state out of native memory into plain arrays, and back into a fresh kernel.
+
+A checkpoint (``checkpoint.py``) holds, for every pipeline, what its kernel keeps between batches:
+
+- every kernel: the record counters of each worker's state block (rows in, filtered, late, the
+  largest event time seen, the earliest open window end: ``COUNTER_WORDS``);
+- a tumbling or sliding event-time window kernel (thread-local state, any parallelism): per state
+  block, the window directory in its order (window or pane starts) and each window's hash table
+  as its live entries ``[tag, key words, aggregate state words]`` (layout:
+  ``spark.partials.EntryLayout``), each holistic aggregate's value vector as its values; the
+  string interner (string keys are ids in the entries); the sliding trigger's last watermark; the
+  processing-time clock.
+
+Restoring writes the same entries into fresh tables allocated with the C allocator the runtime
+frees them with (libc ``calloc``/``malloc``): an entry goes to the slot its tag hashes to
+(``tag & (capacity - 1)``, linear probing, the placement of ``runtime/hashtable.ll``) in a table at
+most half full, so the compiled code finds and grows it as if it had inserted the entries itself.
+The aggregate state words are copied bit for bit, so a restored window fires exactly the results
+the original would have (float sums included).
+
+Kernels with other state (session windows, count windows, joins, shared window state) are not
+covered: ``unsupported_reason`` names them, and a job with checkpointing refuses to start.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from ..codegen import abi
+from .kernels import ProjectKernel, SlidingWindowKernel, WindowKernel
+
+COUNTER_WORDS = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE, abi.STATE_MAX_EVENT_TIME,
+                 abi.STATE_MIN_OPEN_END)
+SLOT_BYTES = 32            # runtime/windows.ll: { i64 window_start, %gz.ht { ptr, i64 capacity, i64 size } }
+FIRST_TABLE_CAPACITY = 1024  # runtime/hashtable.ll: an empty table's first allocation
+
+_libc = ctypes.CDLL(None)
+_libc.calloc.restype, _libc.calloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_size_t]
+_libc.malloc.restype, _libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
+_libc.free.restype, _libc.free.argtypes = None, [ctypes.c_void_p]
+
+
+def unsupported_reason(kernel) -> str | None:
+    """Why ``kernel``'s state cannot be checkpointed (None: it can)."""
+    if kernel is None or type(kernel) is ProjectKernel:
+        return None
+    trigger = getattr(getattr(kernel, "gen", None), "trigger", None)
+    if type(kernel) in (WindowKernel, SlidingWindowKernel) and trigger in ("tumbling", "panes"):
+        return None
+    names = {"session": "session windows", "count": "count windows",
+             "shared": "window_state='shared' (use the default thread-local window state)"}
+    if trigger in names:
+        return names[trigger]
+    if type(kernel).__name__ == "JoinKernel":
+        return "window and interval joins"
+    return f"{type(kernel).__name__} (trigger {trigger!r})"
+
+
+def _words(address: int, count: int) -> np.ndarray:
+    if not address or count == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.ctypeslib.as_array((ctypes.c_int64 * count).from_address(address))
+
+
+def _layout(kernel):
+    from ..spark.partials import EntryLayout  # the entry layout, shared with Spark's partial states
+    return EntryLayout.of(kernel.gen)
+
+
+# ----------------------------------------------------------------------------------------------
+# export
+def export_kernel(kernel) -> dict:
+    """Everything ``kernel`` keeps between batches, as JSON-able values and numpy arrays (copies)."""
+    out = {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
+           "batches_processed": kernel.batches_processed}
+    if isinstance(kernel, WindowKernel):
+        layout = _layout(kernel)
+        out["blocks"] = [_export_block(kernel, state, layout) for state in kernel.states]
+        out["interner"] = _export_strings(kernel.interner._values) if kernel.interner is not None else None
+        out["previous_watermark"] = getattr(kernel, "previous_watermark", None)
+        out["clock_last"] = kernel.clock.last if kernel.clock is not None else None
+    return out
+
+
+def _export_block(kernel: WindowKernel, state: np.ndarray, layout) -> dict:
+    starts, counts, chunks = [], [], []
+    for start, entries, capacity, _size in kernel.windows(state):
+        rows = _words(int(entries), int(capacity) * layout.entry_words).reshape(-1, layout.entry_words)
+        live = rows[rows[:, 0].view(np.uint64) > 1].copy()
+        starts.append(int(start))
+        counts.append(len(live))
+        chunks.append(live)
+    entries = np.concatenate(chunks) if chunks else np.zeros((0, layout.entry_words), dtype=np.int64)
+    vectors = []
+    for a in layout.aggregates:
+        if a.holistic:  # {data, length, capacity}: the values themselves
+            lengths = entries[:, a.word + 1].copy()
+            values = [_words(int(p), int(n)).copy() for p, n in zip(entries[:, a.word], lengths)]
+            vectors.append({"lengths": lengths,
+                            "values": np.concatenate(values) if values else np.zeros(0, dtype=np.int64)})
+    return {"starts": np.array(starts, dtype=np.int64), "counts": np.array(counts, dtype=np.int64),
+            "entries": entries, "vectors": vectors}
+
+
+def _export_strings(values: list[str]) -> dict:
+    data = [v.encode("utf-8", "surrogatepass") for v in values]
+    offsets = np.zeros(len(data) + 1, dtype=np.int64)
+    np.cumsum([len(d) for d in data], out=offsets[1:])
+    return {"offsets": offsets, "data": np.frombuffer(b"".join(data), dtype=np.uint8).copy()}
+
+
+def _import_strings(saved: dict) -> list[str]:
+    offsets, data = saved["offsets"], saved["data"].tobytes()
+    return [data[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(offsets) - 1)]
+
+
+# ----------------------------------------------------------------------------------------------
+# restore
+def restore_kernel(kernel, saved: dict) -> None:
+    """Load ``saved`` (from ``export_kernel`` of the same pipeline at the same parallelism) into
+    ``kernel``, whose state blocks must be fresh (nothing processed yet)."""
+    if len(saved["counters"]) != len(kernel.states):
+        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
+                         f"state blocks, the job {len(kernel.states)} (another parallelism?)")
+    for state, counters in zip(kernel.states, saved["counters"]):
+        for word, value in zip(COUNTER_WORDS, counters):
+            state[word] = value
+    kernel.batches_processed = saved["batches_processed"]
+    if not isinstance(kernel, WindowKernel):
+        return
+    layout = _layout(kernel)
+    for state, block in zip(kernel.states, saved["blocks"]):
+        _restore_block(state, block, layout)
+    if saved["interner"] is not None:
+        values = _import_strings(saved["interner"])
+        kernel.interner._values = values
+        kernel.interner._ids = {v: i for i, v in enumerate(values)}
+        kernel.interner._array = None
+    if saved["previous_watermark"] is not None:
+        kernel.previous_watermark = saved["previous_watermark"]
+    if saved["clock_last"] is not None:
+        kernel.clock.last = saved["clock_last"]
+
+
+def table_capacity(entries: int) -> int:
+    """The capacity a table of ``entries`` live entries gets: a power of two, at least the first
+    allocation, with the table at most half full (the runtime's growth rule)."""
+    capacity = FIRST_TABLE_CAPACITY
+    while 2 * entries > capacity:
+        capacity *= 2
+    return capacity
+
+
+def hashed_positions(tags: np.ndarray, capacity: int) -> np.ndarray:
+    """Where linear probing from ``tag & (capacity - 1)`` puts each entry of an empty table (one
+    entry per slot; ``len(tags)`` at most ``capacity``). Rounds: the entries whose slot is free take
+    it (the first of them when several want one), the others move one slot on."""
+    mask = np.uint64(capacity - 1)
+    pos = (tags.view(np.uint64) & mask).astype(np.int64)
+    owner = np.full(capacity, -1, dtype=np.int64)
+    pending = np.arange(len(tags))
+    while len(pending):
+        want = pos[pending]
+        free = owner[want] < 0
+        slots, first = np.unique(want[free], return_index=True)
+        winners = pending[free][first]
+        owner[slots] = winners
+        pending = np.setdiff1d(pending, winners, assume_unique=True)
+        pos[pending] = (pos[pending] + 1) & (capacity - 1)  # every pending entry's slot is taken now
+    return pos
+
+
+def _restore_block(state: np.ndarray, block: dict, layout) -> None:
+    """Build the window directory and tables of ``block`` in the fresh state block ``state``."""
+    if int(state[abi.STATE_WINDOWS]) or int(state[abi.STATE_WINDOWS + 1]):
+        raise RuntimeError("restoring into a state block that already holds windows")
+    starts, counts, entries = block["starts"], block["counts"], block["entries"]
+    entry_bytes = 8 * layout.entry_words
+    holistic = [a for a in layout.aggregates if a.holistic]
+    vector_at = [np.concatenate([[0], np.cumsum(v["lengths"])]) for v in block["vectors"]]
+    dir_capacity = 8
+    while dir_capacity < len(starts):
+        dir_capacity *= 2
+    slots = np.zeros((dir_capacity, 4), dtype=np.int64)
+    first = 0
+    for i, (start, n) in enumerate(zip(starts, counts)):
+        n = int(n)
+        rows = entries[first:first + n].copy()
+        for a, v, at in zip(holistic, block["vectors"], vector_at):
+            for r in range(n):  # a fresh vector per entry, as gz_vec_push would have grown it
+                length = int(v["lengths"][first + r])
+                data = 0
+                if length:
+                    data = _libc.malloc(8 * length)
+                    if not data:
+                        raise MemoryError("out of memory restoring a checkpoint")
+                    ctypes.memmove(data, v["values"][at[first + r]:].ctypes.data, 8 * length)
+                rows[r, a.word:a.word + 3] = (data, length, length)
+        first += n
+        slots[i, 0] = start
+        if not n:
+            continue  # a zeroed header: an empty table
+        capacity = table_capacity(n)
+        table = np.zeros((capacity, layout.entry_words), dtype=np.int64)
+        table[hashed_positions(rows[:, 0], capacity)] = rows
+        memory = _libc.calloc(capacity, entry_bytes)
+        if not memory:
+            raise MemoryError("out of memory restoring a checkpoint")
+        ctypes.memmove(memory, table.ctypes.data, capacity * entry_bytes)
+        slots[i, 1:] = (memory, capacity, n)
+    directory = _libc.malloc(dir_capacity * SLOT_BYTES)
+    if not directory:
+        raise MemoryError("out of memory restoring a checkpoint")
+    ctypes.memmove(directory, slots.ctypes.data, dir_capacity * SLOT_BYTES)
+    state[abi.STATE_WINDOWS], state[abi.STATE_WINDOWS + 1], state[abi.STATE_WINDOWS + 2] = \
+        directory, len(starts), dir_capacity
+
+
+__all__ = ["COUNTER_WORDS", "export_kernel", "hashed_positions", "restore_kernel", "table_capacity",
+           "unsupported_reason"]
