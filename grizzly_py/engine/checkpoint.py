@@ -85,7 +85,7 @@ def job_fingerprint(runs, parallelism: int) -> str:
             "sink": [spec.kind, spec.name, spec.path],
             "sources": [[str(s.arrow_schema), s.timestamp, s.watermark.out_of_orderness_ms] for s in qr.sources],
             "pipelines": [[type(r.pipeline.terminal).__name__, str(r.pipeline.input_schema), repr(r.pipeline.filters),
-                           repr(r.pipeline.event_time), str(r.output_schema), r.gen.state_words,
+                           repr(r.pipeline.event_time), str(r.output_schema), getattr(r.gen, "state_words", None),
                            str(getattr(r.gen, "grouping", None))] for r in qr.runs]})
     return hashlib.sha256(json.dumps(shape, default=str).encode()).hexdigest()
 
@@ -191,8 +191,8 @@ class Checkpointer:
         """Restore the newest intact snapshot into ``runs`` (fresh) and clean up what was written
         after it. Returns (source iterators from their restored positions, source rows so far,
         the sources that have not ended)."""
-        self.fingerprint = job_fingerprint(runs, self.parallelism)
         self.check_supported(runs)
+        self.fingerprint = job_fingerprint(runs, self.parallelism)
         self.sources = sources
         found = self._latest()
         self.positions = [0] * len(sources)
