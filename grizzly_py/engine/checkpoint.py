@@ -38,6 +38,7 @@ import os
 import re
 import time
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -169,7 +170,10 @@ class Checkpointer:
         self.taken = 0
         self.restored_from: int | None = None
         self.skipped: list[str] = []
-        self.snapshot_ms: list[float] = []
+        self.snapshot_ms: list[float] = []   # the pipeline's pause per snapshot (state copied out)
+        self.write_ms: list[float] = []      # encoding, writing and syncing it (in the background)
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="gz-checkpoint")
+        self._pending = None
         self.rounds = 0
         self.last_time = time.monotonic()
 
@@ -283,6 +287,9 @@ class Checkpointer:
             self.take(runs, source_rows)
 
     def take(self, runs, source_rows: int) -> None:
+        """Copy the job's state (the pipeline waits for this part only) and hand the snapshot to the
+        writer thread, which encodes, writes and syncs it while the next batches run (one snapshot
+        in flight: the next one waits for it)."""
         start = time.perf_counter()
         for qr in runs:  # no task may run: grouped batches go through, stateless tasks finish
             qr._flush_group()
@@ -294,18 +301,38 @@ class Checkpointer:
                            for i, s in enumerate(self.sources)],
                "queries": [_export_query(qr) for qr in runs]}
         path = os.path.join(self.dir, f"chk-{self.next_id:08d}.snap")
-        snapshot.write_atomically(path, snapshot.encode(doc))
-        for number, old in self._snapshot_files()[KEPT_SNAPSHOTS:]:
-            os.remove(old)
+        self.wait()
+        self._pending = self._writer.submit(self._write, path, doc)
         self.next_id += 1
         self.taken += 1
         self.last_time = time.monotonic()
         self.snapshot_ms.append((time.perf_counter() - start) * 1000)
 
+    def _write(self, path: str, doc: dict) -> None:
+        start = time.perf_counter()
+        snapshot.write_atomically(path, snapshot.encode(doc))
+        for number, old in self._snapshot_files()[KEPT_SNAPSHOTS:]:
+            os.remove(old)
+        self.write_ms.append((time.perf_counter() - start) * 1000)
+
+    def wait(self) -> None:
+        """Wait for the snapshot being written; raise its error."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def close(self) -> None:
+        """The job ends (finished or failed): let the last snapshot be written, stop the writer."""
+        try:
+            self.wait()
+        finally:
+            self._writer.shutdown(wait=True)
+
     # --- after the job ---------------------------------------------------------------------------
     def complete(self) -> None:
         """Every sink finished: the checkpoints are no longer needed (snapshots first, so that a
         crash in between restarts from scratch rather than from a snapshot without its parts)."""
+        self.wait()
         for _, path in self._snapshot_files():
             os.remove(path)
         snapshot.fsync_directory(self.dir)
@@ -313,11 +340,13 @@ class Checkpointer:
             os.remove(os.path.join(self.parts_dir, name))
 
     def metrics(self) -> dict:
-        ms = sorted(self.snapshot_ms)
+        def median(values):
+            return round(sorted(values)[len(values) // 2], 3) if values else None
         return {"path": self.dir, "taken": self.taken, "restored_from": self.restored_from,
                 "skipped_snapshots": list(self.skipped),
-                "snapshot_ms_median": round(ms[len(ms) // 2], 3) if ms else None,
-                "snapshot_ms_max": round(ms[-1], 3) if ms else None}
+                "pause_ms_median": median(self.snapshot_ms),
+                "pause_ms_max": round(max(self.snapshot_ms), 3) if self.snapshot_ms else None,
+                "write_ms_median": median(self.write_ms)}
 
 
 def _export_query(qr) -> dict:

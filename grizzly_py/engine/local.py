@@ -600,6 +600,8 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
             qr.close()
         if pool is not None:
             pool.shutdown()
+        if checkpoints is not None:
+            checkpoints.close()
     metrics = {
         "records_in": source_rows,
         "records_out": sum(m["records_out"] for m in per_query),
