@@ -37,32 +37,20 @@ CASES = {"ysb": None, "selection": 50}
 PEERS = ("grizzly", "c", "c_dense", "numpy", "polars", "duckdb")
 TIMEOUT_S = 900
 
-# perf_event_open (linux/perf_event.h)
-PERF_TYPE_HARDWARE = 0
-HW_EVENTS = {"instructions": 1, "branch_misses": 5, "cache_misses": 3}
-_NR_PERF_EVENT_OPEN = {"x86_64": 298, "aarch64": 241}
-PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE = 0x2400, 0x2401
+from grizzly_py.counters import perf  # noqa: E402  (the one ctypes perf_event_attr)
 
-
-class _Attr(ctypes.Structure):
-    _fields_ = [("type", ctypes.c_uint32), ("size", ctypes.c_uint32), ("config", ctypes.c_uint64),
-                ("sample_period", ctypes.c_uint64), ("sample_type", ctypes.c_uint64),
-                ("read_format", ctypes.c_uint64), ("flags", ctypes.c_uint64),
-                ("wakeup_events", ctypes.c_uint32), ("bp_type", ctypes.c_uint32),
-                ("config1", ctypes.c_uint64)]  # PERF_ATTR_SIZE_VER0 = 64 bytes
+HW_EVENTS = {name: perf.HARDWARE_EVENTS[name][1] for name in ("instructions", "branch_misses", "cache_misses")}
+PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE = perf.PERF_EVENT_IOC_ENABLE, perf.PERF_EVENT_IOC_DISABLE
 
 
 def _perf_open(config: int) -> int:
     """An fd counting hardware event ``config`` for this thread and threads it starts later
     (disabled until enabled; user space only), or -errno."""
-    nr = _NR_PERF_EVENT_OPEN.get(os.uname().machine)
-    if nr is None:
-        return -errno.ENOSYS
-    libc = ctypes.CDLL(None, use_errno=True)
-    attr = _Attr(type=PERF_TYPE_HARDWARE, size=ctypes.sizeof(_Attr), config=config,
-                 flags=(1 << 0) | (1 << 1) | (1 << 5) | (1 << 6))  # disabled, inherit, exclude kernel, hv
-    fd = libc.syscall(nr, ctypes.byref(attr), 0, -1, -1, 0)
-    return fd if fd >= 0 else -ctypes.get_errno()
+    attr = perf.event_attr((perf.PERF_TYPE_HARDWARE, config), flags=perf.ATTR_DISABLED | perf.ATTR_INHERIT)
+    try:
+        return perf.perf_event_open(attr)
+    except OSError as e:
+        return -(e.errno or errno.EIO)
 
 
 def probe_hardware() -> tuple[bool, str]:

@@ -224,12 +224,10 @@ def run_workload(w: Workload, opts: Options, advance: Callable[[str], None] = la
             data[key] = w.make(c.param, rows, opts.seed)
     specs = [PEERS[n] for n in opts.peers]
     try:
-        if any(getattr(s.cls(), "needs_parquet", False) and s.cls().supports(w.name) for s in specs):
-            for d in data.values():
-                d.parquet_path()
-        if any(getattr(s.cls(), "needs_csv", False) and s.cls().supports(w.name) for s in specs):
-            for d in data.values():
-                d.csv_path()
+        parquet, csv = (any(getattr(s.cls(), need, False) and s.cls().supports(w.name) for s in specs)
+                        for need in ("needs_parquet", "needs_csv"))
+        for d in data.values():
+            d.write_files(parquet=parquet, csv=csv)
         out.data_s = time.perf_counter() - t
         per_peer: dict[str, list[PeerResult]] = {}
         for spec in specs:

@@ -23,7 +23,8 @@ workload             query (one case per parameter)
 
 Results are normalized to a table of integer id columns (``window_start, campaign_id``; for
 count windows every column) followed by value columns, and digested by ``digest``: exact over
-the integer columns, within a relative 1e-9 over float values (peers sum in other orders).
+the integer (and string) columns, within a relative 1e-9 over float values (peers sum in other
+orders), whatever the order of the rows.
 """
 
 from __future__ import annotations
@@ -190,11 +191,33 @@ class Digest:
         return {"total": self.total, "groups": self.groups, "fingerprint": self.fingerprint}
 
 
+def _string_hashes(column: pa.ChunkedArray) -> np.ndarray:
+    """A string column as int64: a stable 64-bit hash of each value (hashed once per distinct
+    value), so that string columns take part in the fingerprint and the row order."""
+    if pa.types.is_dictionary(column.type):
+        column = column.cast(column.type.value_type)
+    encoded = column.combine_chunks().dictionary_encode() if column.num_chunks else None
+    if encoded is None:
+        return np.empty(0, np.int64)
+    hashes = np.array([int.from_bytes(hashlib.blake2b(v.encode(), digest_size=8).digest(), "little", signed=True)
+                       for v in encoded.dictionary.to_pylist()], dtype=np.int64)
+    return hashes[encoded.indices.to_numpy(zero_copy_only=False)]
+
+
+def _is_string(t: pa.DataType) -> bool:
+    t = t.value_type if pa.types.is_dictionary(t) else t
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
 def digest(result: pa.Table) -> Digest:
+    """Digest a normalized result: its integer and string columns (strings as stable hashes)
+    exactly, in rows sorted by them (so that the order of the rows does not matter, and
+    duplicate rows count), its float columns within ``RTOL`` in that order."""
     columns = [result.column(i) for i in range(result.num_columns)]
     if any(c.null_count for c in columns):
         raise ValueError("result has nulls")
-    arrays = [c.to_numpy() if c.num_chunks else np.empty(0, c.type.to_pandas_dtype())
+    arrays = [_string_hashes(c) if _is_string(c.type) else
+              c.to_numpy() if c.num_chunks else np.empty(0, c.type.to_pandas_dtype())
               for c in columns]
     ints = [np.ascontiguousarray(a, dtype=np.int64) for a in arrays if a.dtype.kind in "iu"]
     floats = [a.astype(np.float64) for a in arrays if a.dtype.kind == "f"]

@@ -27,7 +27,6 @@ from bench.ysb_data import BenchData, YsbData
 from grizzly_py.workloads import adaptive, nexmark, selection, streambox
 from grizzly_py.workloads.ysb import generate_ysb
 
-JOINS = "needs windowed joins (issue 7)"
 ADAPTIVE = "adaptive variants (issue 5)"
 
 
@@ -100,6 +99,19 @@ def _bids(p, rows, seed):
     return BenchData(nexmark.generate_bids(rows, seed))
 
 
+def _persons_and_auctions(p, rows, seed):
+    return BenchData({"person": nexmark.generate_persons(rows, seed),
+                      "auction": nexmark.generate_auctions(rows, seed)}, window_ms=nexmark.Q8_WINDOW_MS)
+
+
+def _streambox(p, rows, seed):
+    """One stream of ``rows`` records; for the temporal join two of ``rows // 2`` each."""
+    if p == "temporal-join":
+        left, right = streambox.generate_temporal_join(rows // 2, seed)
+        return BenchData({"left": left, "right": right}, window_ms=streambox.WINDOW_MS)
+    return BenchData(streambox.generate_streambox(rows, seed), window_ms=streambox.WINDOW_MS)
+
+
 _W = WINDOW_WORKLOADS
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("ysb", "Grizzly 7.1.2",
@@ -110,14 +122,17 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
     Workload("nexmark-q2", "Nexmark",
              "bids where auction % 123 == 0: auction, price", make=_bids, result="rows", windows=False),
     Workload("nexmark-q5", "Nexmark",
-             "hot items: bids per auction in 10 s windows sliding by 2 s, max count per window "
-             "(chained windows)", make=_bids,
-             note=f"steps 1-2 run (counts per auction and window, max per window); step 3, keeping "
-                  f"the auctions whose count is the maximum, {JOINS}"),
+             "hot items: bids per auction in 10 s windows sliding by 2 s (chained windows); case "
+             "max-count: the max count per window (steps 1-2); hot-items: the auctions whose count "
+             "is that max (step 3, a window join of the counts with the max)",
+             params=("max-count", "hot-items"), make=_bids),
     Workload("nexmark-q7", "Nexmark", "highest bid: max price per 10 s tumbling window, joined "
-             "back to the bids with that price", make=_bids, pending=JOINS),
+             "back to the bids with that price (a window join of the bids with their window's max)",
+             quick_rows=500_000, make=_bids),
     Workload("nexmark-q8", "Nexmark", "new users: persons and auctions joined on person.id == "
-             "auction.seller in the same 10 s tumbling window", pending=JOINS),
+             "auction.seller in the same 10 s tumbling window, counted per person and window; "
+             "input records: the persons and auctions (8% of the events)",
+             rows=50_000_000, quick_rows=1_000_000, make=_persons_and_auctions),
     Workload("agg-types", _W["agg-types"].source, _W["agg-types"].query, params=AGGREGATES,
              quick_params=("sum", "median"), rows=5_000_000, make=_priced),
     Workload("concurrent-windows", _W["concurrent-windows"].source, _W["concurrent-windows"].query,
@@ -138,13 +153,12 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              label=lambda s: f"{s}%"),
     Workload("streambox", "StreamBox-HBM benchmarks 1-8",
              "1 s tumbling windows over (event_time, key, value): per-key sum, avg, median, top-k, "
-             "unique count; avg over all keys; temporal join; windowed filter (value >= 900, count "
-             "per key)", params=streambox.BENCHMARKS,
+             "unique count; avg over all keys; temporal join (two streams of rows / 2 records "
+             f"over {streambox.JOIN_KEYS:,} keys, every pair with equal keys in one window); "
+             "windowed filter (value >= 900, count per key)", params=streambox.BENCHMARKS,
              quick_params=("sum-per-key", "median-per-key", "avg-all", "topk-per-key", "temporal-join"),
-             make=lambda p, rows, seed: BenchData(streambox.generate_streambox(rows, seed),
-                                                 window_ms=streambox.WINDOW_MS),
-             pending_cases={"topk-per-key": "needs a top-k aggregate (not in the DSL yet; no issue)",
-                            "temporal-join": JOINS}),
+             make=_streambox, data_key=lambda p: p == "temporal-join",
+             pending_cases={"topk-per-key": "needs a top-k aggregate (not in the DSL yet; no issue)"}),
     Workload("adaptive-range", "Grizzly 7.4.1",
              f"YSB; after a third of the run the distinct keys grow {adaptive.RANGE_GROWTH}x "
              f"({adaptive.RANGE_KEYS:,} -> {adaptive.RANGE_KEYS * adaptive.RANGE_GROWTH:,})",

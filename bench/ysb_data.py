@@ -21,55 +21,81 @@ from grizzly_py.workloads.ysb import (ADS_PER_CAMPAIGN, EPOCH_MS, EVENT_TYPES, E
 class BenchData:
     """One generated data set, shared by all peers of a run, with its Parquet and CSV copies
     (written on first use, in a temporary directory; the runner writes them before forking the
-    peers that need them). ``attrs`` are facts the peers read (``window_ms``, ...)."""
+    peers that need them). ``attrs`` are facts the peers read (``window_ms``, ...).
 
-    def __init__(self, table: pa.Table, window_ms: int = WINDOW_MS, **attrs) -> None:
-        self.table = table
+    A data set is one table, or several named inputs (``{"person": ..., "auction": ...}`` for a
+    join): ``tables`` maps each name to its table (one table is named ``"data"``), ``table`` is
+    the first, ``n_rows`` counts the rows of all of them, and each has its own files."""
+
+    def __init__(self, table: pa.Table | dict[str, pa.Table], window_ms: int = WINDOW_MS, **attrs) -> None:
+        self.tables: dict[str, pa.Table] = dict(table) if isinstance(table, dict) else {"data": table}
+        if not self.tables:
+            raise ValueError("a data set needs at least one table")
+        self.table = next(iter(self.tables.values()))
         self.window_ms = window_ms
         self.__dict__.update(attrs)
         self._tmp: tempfile.TemporaryDirectory | None = None
-        self._parquet: Path | None = None
-        self._csv: Path | None = None
+        self._parquet: dict[str, Path] = {}
+        self._csv: dict[str, Path] = {}
         self.parquet_write_s: float | None = None
         self.csv_write_s: float | None = None
 
     @property
     def n_rows(self) -> int:
-        return self.table.num_rows
+        return sum(t.num_rows for t in self.tables.values())
 
     def _dir(self) -> Path:
         if self._tmp is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="grizzly-bench-data-")
         return Path(self._tmp.name)
 
-    def parquet_path(self) -> Path:
-        """The table as a Parquet file in a temporary directory, written on first use."""
-        if self._parquet is None:
-            start = time.perf_counter()
-            self._parquet = write_parquet(self.table, self._dir() / "data.parquet")
-            self.parquet_write_s = time.perf_counter() - start
-        return self._parquet
+    def _name(self, name: str | None) -> str:
+        name = next(iter(self.tables)) if name is None else name
+        if name not in self.tables:
+            raise KeyError(f"no table {name!r} in this data set (it has {', '.join(self.tables)})")
+        return name
 
-    def csv_path(self) -> Path:
-        """The table as a header-less CSV file (dictionary columns as their strings)."""
-        if self._csv is None:
-            import pyarrow.csv as pcsv
-
+    def parquet_path(self, name: str | None = None) -> Path:
+        """Table ``name`` (default: the first) as a Parquet file in a temporary directory,
+        written on first use."""
+        name = self._name(name)
+        if name not in self._parquet:
             start = time.perf_counter()
-            path = self._dir() / "data.csv"
+            self._parquet[name] = write_parquet(self.tables[name], self._dir() / f"{name}.parquet")
+            self.parquet_write_s = (self.parquet_write_s or 0.0) + time.perf_counter() - start
+        return self._parquet[name]
+
+    def csv_path(self, name: str | None = None) -> Path:
+        """Table ``name`` (default: the first) as a header-less CSV file (dictionary columns as
+        their strings)."""
+        import pyarrow.csv as pcsv
+
+        name = self._name(name)
+        if name not in self._csv:
+            start = time.perf_counter()
+            path = self._dir() / f"{name}.csv"
+            table = self.tables[name]
             schema = pa.schema([pa.field(f.name, f.type.value_type) if pa.types.is_dictionary(f.type)
-                                else f for f in self.table.schema])
+                                else f for f in table.schema])
             with pcsv.CSVWriter(path, schema, write_options=pcsv.WriteOptions(include_header=False)) as w:
-                for batch in self.table.to_batches():
+                for batch in table.to_batches():
                     w.write_batch(batch.cast(schema) if batch.schema != schema else batch)
-            self._csv = path
-            self.csv_write_s = time.perf_counter() - start
-        return self._csv
+            self._csv[name] = path
+            self.csv_write_s = (self.csv_write_s or 0.0) + time.perf_counter() - start
+        return self._csv[name]
+
+    def write_files(self, parquet: bool = False, csv: bool = False) -> None:
+        """Write the Parquet and/or CSV copy of every table (the runner does, before forking)."""
+        for name in self.tables:
+            if parquet:
+                self.parquet_path(name)
+            if csv:
+                self.csv_path(name)
 
     def cleanup(self) -> None:
         if self._tmp is not None:
             self._tmp.cleanup()
-            self._tmp, self._parquet, self._csv = None, None, None
+            self._tmp, self._parquet, self._csv = None, {}, {}
 
 
 class YsbData(BenchData):

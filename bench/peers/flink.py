@@ -10,7 +10,10 @@ the peer is reported missing with the reason.
 
 Each data set is written once as a header-less CSV file (untimed, by the runner) and read by
 Flink's filesystem connector with event time ``TO_TIMESTAMP_LTZ(<ms column>, 3)`` and the
-watermark ``ts - 1 ms`` (monotonous timestamps, as grizzly-py's default). ``setup`` starts one
+watermark ``ts - 1 ms`` (monotonous timestamps, as grizzly-py's default): one source table
+``src``, or, for a join's data set of several tables, one source table per table, named as in
+the data set (``person``, ``auction``; ``left``, ``right``). Joins are window joins (a join of
+two window TVFs or window aggregates on ``window_start``, ``window_end`` and the key). ``setup`` starts one
 worker process (``flink_worker.py``: one JVM and TableEnvironment for all cases); each timed run
 is one INSERT job into a CSV sink in a fresh directory, then the result is read back and
 normalized. Flink's own fixed cost per job (~1 s) is part of every run.
@@ -150,14 +153,50 @@ class FlinkSuite(SuiteMixin, Peer):
         return ([("auction", "BIGINT"), ("price", "BIGINT")],
                 f"SELECT auction, price FROM src WHERE MOD(auction, {nexmark.Q2_MODULUS}) = 0")
 
-    def nexmark_q5(self, _p):
+    def nexmark_q5(self, p):
+        counts = ("SELECT window_start, window_end, window_time, auction, COUNT(*) AS num FROM TABLE(HOP("
+                  f"TABLE src, DESCRIPTOR(ts), {_interval(nexmark.Q5_SLIDE_MS)}, {_interval(nexmark.Q5_SIZE_MS)})) "
+                  "GROUP BY window_start, window_end, window_time, auction")
+        maxima = f"SELECT window_start, window_end, MAX(num) AS max_num FROM ({counts}) GROUP BY window_start, window_end"
+        if p == "hot-items":
+            return ([("we", "STRING"), ("auction", "BIGINT"), ("num", "BIGINT")],
+                    f"SELECT CAST(C.window_end AS STRING), C.auction, C.num FROM ({counts}) C JOIN ({maxima}) M "
+                    "ON C.window_start = M.window_start AND C.window_end = M.window_end AND C.num = M.max_num")
         return ([("we", "STRING"), ("max_num", "BIGINT")],
-                "SELECT CAST(window_end AS STRING), MAX(num) FROM (SELECT window_start, window_end, "
-                "window_time, auction, COUNT(*) AS num FROM TABLE(HOP(TABLE src, DESCRIPTOR(ts), "
-                f"{_interval(nexmark.Q5_SLIDE_MS)}, {_interval(nexmark.Q5_SIZE_MS)})) "
-                "GROUP BY window_start, window_end, window_time, auction) GROUP BY window_start, window_end")
+                f"SELECT CAST(window_end AS STRING), max_num FROM ({maxima})")
+
+    def nexmark_q7(self, _p):
+        tvf = f"TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), {_interval(nexmark.Q7_WINDOW_MS)}))"
+        return ([("we", "STRING"), ("auction", "BIGINT"), ("bidder", "BIGINT"), ("price", "BIGINT"),
+                 ("dateTime", "BIGINT")],
+                f"SELECT CAST(B.window_end AS STRING), B.auction, B.bidder, B.price, B.`dateTime` "
+                f"FROM (SELECT * FROM {tvf}) B JOIN (SELECT window_start, window_end, MAX(price) AS maxprice "
+                f"FROM {tvf} GROUP BY window_start, window_end) M ON B.window_start = M.window_start "
+                "AND B.window_end = M.window_end AND B.price = M.maxprice")
+
+    def nexmark_q8(self, _p):
+        def tvf(name):
+            return f"TABLE(TUMBLE(TABLE {name}, DESCRIPTOR(ts), {_interval(nexmark.Q8_WINDOW_MS)}))"
+        # the auctions counted per seller and window, then window-joined with the persons: one
+        # row per person and window, as the join followed by a count (person ids are unique)
+        return ([("ws", "STRING"), ("id", "BIGINT"), ("name", "STRING"), ("auctions", "BIGINT")],
+                f"SELECT CAST(P.window_start AS STRING), P.id, P.name, A.n FROM (SELECT * FROM {tvf('person')}) P "
+                f"JOIN (SELECT window_start, window_end, seller, COUNT(*) AS n FROM {tvf('auction')} "
+                "GROUP BY window_start, window_end, seller) A ON P.window_start = A.window_start "
+                "AND P.window_end = A.window_end AND P.id = A.seller")
+
+    def _temporal_join(self):
+        def tvf(name):
+            return f"TABLE(TUMBLE(TABLE `{name}`, DESCRIPTOR(ts), {_interval(streambox.WINDOW_MS)}))"
+        return ([("ws", "STRING"), ("key", "BIGINT"), ("event_time", "BIGINT"), ("value", "BIGINT"),
+                 ("event_time_right", "BIGINT"), ("value_right", "BIGINT")],
+                "SELECT CAST(L.window_start AS STRING), L.key, L.event_time, L.`value`, R.event_time, "
+                f"R.`value` FROM (SELECT * FROM {tvf('left')}) L JOIN (SELECT * FROM {tvf('right')}) R "
+                "ON L.window_start = R.window_start AND L.window_end = R.window_end AND L.key = R.key")
 
     def streambox(self, bench: str):
+        if bench == "temporal-join":
+            return self._temporal_join()
         tvf = f"TABLE(TUMBLE(TABLE src, DESCRIPTOR(ts), {_interval(streambox.WINDOW_MS)}))"
         if bench == "avg-all":
             return ([("ws", "STRING"), ("value", "DOUBLE")],
@@ -223,14 +262,17 @@ class FlinkSuite(SuiteMixin, Peer):
     def run(self) -> pa.Table:
         self._runs += 1
         out_dir = Path(self._tmp.name) / f"out{self._runs}"
-        schema = self.data.table.schema
-        time_col = "dateTime" if "dateTime" in schema.names else "event_time"
-        cols = ", ".join(f"`{f.name}` {_flink_type(f.type)}" for f in schema)
-        ddl = [
-            "DROP TEMPORARY TABLE IF EXISTS src",
-            f"CREATE TEMPORARY TABLE src ({cols}, ts AS TO_TIMESTAMP_LTZ(`{time_col}`, 3), "
-            "WATERMARK FOR ts AS ts - INTERVAL '0.001' SECOND) WITH ('connector' = 'filesystem', "
-            f"'path' = '{self.data.csv_path()}', 'format' = 'csv')",
+        tables = self.data.tables
+        ddl = []
+        for name, table in tables.items():
+            sql_name = "src" if len(tables) == 1 else f"`{name}`"
+            time_col = "dateTime" if "dateTime" in table.schema.names else "event_time"
+            cols = ", ".join(f"`{f.name}` {_flink_type(f.type)}" for f in table.schema)
+            ddl += [f"DROP TEMPORARY TABLE IF EXISTS {sql_name}",
+                    f"CREATE TEMPORARY TABLE {sql_name} ({cols}, ts AS TO_TIMESTAMP_LTZ(`{time_col}`, 3), "
+                    "WATERMARK FOR ts AS ts - INTERVAL '0.001' SECOND) WITH ('connector' = 'filesystem', "
+                    f"'path' = '{self.data.csv_path(name)}', 'format' = 'csv')"]
+        ddl += [
             "DROP TEMPORARY TABLE IF EXISTS sink",
             "CREATE TEMPORARY TABLE sink (" + ", ".join(f"`{n}` {t}" for n, t in self.out_cols)
             + f") WITH ('connector' = 'filesystem', 'path' = '{out_dir}', 'format' = 'csv')",
@@ -263,8 +305,10 @@ class FlinkSuite(SuiteMixin, Peer):
 
         if w in ("selection", "nexmark-q1", "nexmark-q2"):
             return table_of(**{n: out[n] for n in out.column_names})
-        if w == "nexmark-q5":
-            return table_of(window_end=ms(out["we"]), max_num=out["max_num"])
+        if w in ("nexmark-q5", "nexmark-q7"):
+            return table_of(window_end=ms(out["we"]), **{n: out[n] for n in out.column_names[1:]})
+        if w == "nexmark-q8" or (w == "streambox" and p == "temporal-join"):
+            return table_of(window_start=ms(out["ws"]), **{n: out[n] for n in out.column_names[1:]})
         if w == "streambox" and p == "avg-all":
             return table_of(window_start=ms(out["ws"]), value=out["value"])
         key = "key" if w == "streambox" else "campaign_id"

@@ -7,8 +7,9 @@ with the events of their kind; a bid goes, with probability 1/2, to the current 
 (the newest auction id rounded down to a multiple of 100), else to one of the 100 newest
 auctions; its bidder is the hot person (the newest person id rounded down to a multiple of 100)
 with probability 3/4, else one of the 100 newest persons. Prices are Nexmark's
-``round(10 ** (u * 6) * 100)`` cents. Only the columns a table needs are generated, and
-``generate_bids`` builds the bid table alone (the queries that run today read bids only).
+``round(10 ** (u * 6) * 100)`` cents. Each stream has its own generator (``generate_bids``,
+``generate_persons``, ``generate_auctions``; ``generate_nexmark`` gives all three), so that a
+query generates only the streams it reads.
 
 Schemas (api of the Nexmark suite, ``dateTime`` as int64 epoch milliseconds):
 
@@ -19,8 +20,11 @@ Schemas (api of the Nexmark suite, ``dateTime`` as int64 epoch milliseconds):
 Queries: ``q1`` (currency conversion: ``auction, bidder, 0.908 * price, dateTime``), ``q2``
 (selection: ``auction, price`` of bids whose ``auction % 123 == 0``), ``q5_counts`` (the first
 two steps of Q5 "hot items": bids per auction in 10 s windows sliding by 2 s, then the largest
-count per window; the last step, joining the counts back to keep the auctions whose count is
-that maximum, needs joins). Q7 and Q8 need windowed joins.
+count per window), ``q5`` (all of Q5: the counts joined with that maximum, keeping the auctions
+whose count equals it), ``q7`` (highest bid: the bids whose price is the maximum of their 10 s
+tumbling window, a window join of the bids with their per-window maximum) and ``q8`` (new users:
+persons joined with the auctions they opened in the same 10 s tumbling window, counted per
+person and window).
 """
 
 from __future__ import annotations
@@ -163,16 +167,66 @@ def q2(env, bids: pa.Table):
             .select("auction", "price"))
 
 
-def q5_counts(env, bids: pa.Table):
-    """Nexmark Q5, first two steps as chained windows: bids per auction in 10 s windows sliding
-    by 2 s, then the largest count per window. Output: window_start, window_end (of a 2 s window
-    whose end is the sliding window's end), max_num."""
+def _tumbling(ms: int):
+    from .. import Time
+    from ..windows import TumblingEventTimeWindows
+    return TumblingEventTimeWindows.of(Time.milliseconds(ms))
+
+
+def _q5_steps(env, bids: pa.Table):
+    """Q5's first two steps: (counts per auction and sliding window, max count per window)."""
     from .. import Time, agg
-    from ..windows import SlidingEventTimeWindows, TumblingEventTimeWindows
+    from ..windows import SlidingEventTimeWindows
     counts = (env.from_arrow(bids, timestamp="dateTime")
               .key_by("auction")
               .window(SlidingEventTimeWindows.of(Time.milliseconds(Q5_SIZE_MS),
                                                  Time.milliseconds(Q5_SLIDE_MS)))
               .aggregate(num=agg.count()))
-    return (counts.window_all(TumblingEventTimeWindows.of(Time.milliseconds(Q5_SLIDE_MS)))
-            .aggregate(max_num=agg.max("num")))
+    return counts, counts.window_all(_tumbling(Q5_SLIDE_MS)).aggregate(max_num=agg.max("num"))
+
+
+def q5_counts(env, bids: pa.Table):
+    """Nexmark Q5, first two steps as chained windows: bids per auction in 10 s windows sliding
+    by 2 s, then the largest count per window. Output: window_start, window_end (of a 2 s window
+    whose end is the sliding window's end), max_num."""
+    return _q5_steps(env, bids)[1]
+
+
+def q5(env, bids: pa.Table):
+    """Nexmark Q5, hot items: the auctions with the most bids in each 10 s window sliding by 2 s.
+    The counts of one sliding window carry event time ``window_end - 1``, so they and their
+    maximum meet in one 2 s tumbling window, whose end is the sliding window's: a window join on
+    ``num == max_num`` keeps the auctions that reach the maximum (ties: all of them). Output:
+    window_end, auction, num."""
+    counts, maxima = _q5_steps(env, bids)
+    return (counts.select("auction", "num")
+            .join(maxima.select("max_num")).where("num").equal_to("max_num")
+            .window(_tumbling(Q5_SLIDE_MS))
+            .select("window_end", "auction", "num"))
+
+
+def q7(env, bids: pa.Table):
+    """Nexmark Q7, highest bid: the bids whose price is the maximum of their 10 s tumbling window
+    (ties: all of them). The bid source is read once and feeds both join inputs: the bids and
+    their window's maximum (whose event time ``window_end - 1`` lies in that window). Output:
+    window_end, auction, bidder, price, dateTime."""
+    from .. import agg
+    stream = env.from_arrow(bids, timestamp="dateTime")
+    highest = stream.window_all(_tumbling(Q7_WINDOW_MS)).aggregate(maxprice=agg.max("price"))
+    return (stream.select("auction", "bidder", "price", "dateTime")
+            .join(highest.select("maxprice")).where("price").equal_to("maxprice")
+            .window(_tumbling(Q7_WINDOW_MS))
+            .select("window_end", "auction", "bidder", "price", "dateTime"))
+
+
+def q8(env, persons: pa.Table, auctions: pa.Table):
+    """Nexmark Q8, monitor new users: the persons who opened auctions in the 10 s tumbling window
+    in which they registered: persons join auctions on ``person.id == auction.seller`` per
+    window, then one row per person and window with the number of those auctions (the join's
+    pairs carry event time ``window_end - 1``, so the window after it is the same window).
+    Output: id, name, window_start, window_end, auctions."""
+    from .. import agg
+    sellers = (env.from_arrow(persons, timestamp="dateTime").select("id", "name", "dateTime")
+               .join(env.from_arrow(auctions, timestamp="dateTime").select("seller", "dateTime"))
+               .where("id").equal_to("seller").window(_tumbling(Q8_WINDOW_MS)))
+    return sellers.key_by("id", "name").window(_tumbling(Q8_WINDOW_MS)).aggregate(auctions=agg.count())
