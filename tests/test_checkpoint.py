@@ -36,10 +36,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from strategies import TIMESTAMP, arrow_stream, assert_tables_equal, query_cases, tumbling
+from test_session_windows import session_cases
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col, reference
-from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.aggregates import HOLISTIC, AggregateOverflowError
 from grizzly_py.engine import snapshot
 from grizzly_py.engine.accounting import AccountingError
 from grizzly_py.engine.checkpoint import CheckpointError
@@ -94,8 +95,9 @@ def _sink(stream, sink):
 # ----------------------------------------------------------------------------------------------
 # random queries against the reference
 # ----------------------------------------------------------------------------------------------
-@given(case=query_cases(), parallelism=st.sampled_from([1, 2]), data=st.data())
-def test_resume_after_crashes_matches_reference(case, parallelism, data):
+def check_resume(case, parallelism, data) -> None:
+    """``case`` run with crashes at drawn points and resumed equals the reference evaluator (or,
+    for what checkpoints do not cover, fails at execute() saying so)."""
     batches = case.batches()
     points = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(batches))), max_size=3), label="crash points")))
     points = [p for p in points if p < len(batches)]
@@ -109,11 +111,11 @@ def test_resume_after_crashes_matches_reference(case, parallelism, data):
 
     path = tempfile.mkdtemp(prefix="gz-ckpt-")
     try:
-        if any(s.method == "count_window" for s in case.steps):
+        if _sliding_count_with_holistic(case.steps):
             env = gz.StreamEnvironment(parallelism=parallelism)
             env.enable_checkpointing(path, interval_batches=1)
             build(env, batches).collect("out")
-            with pytest.raises(CheckpointError, match="count windows"):
+            with pytest.raises(CheckpointError, match="sliding count windows with median"):
                 env.execute()
             return
         try:
@@ -127,6 +129,30 @@ def test_resume_after_crashes_matches_reference(case, parallelism, data):
         assert result.metrics["checkpoints"]["restored_from"] == (points[-1] if points else None)
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def _sliding_count_with_holistic(steps) -> bool:
+    count = [s for s in steps if s.method == "count_window"]
+    if not count or len(count[0].args) < 2 or count[0].args[0] == count[0].args[1]:
+        return False
+    return any(call.func in HOLISTIC for call in steps[-1].kwargs.values())
+
+
+@given(case=query_cases(), parallelism=st.sampled_from([1, 2]), data=st.data())
+def test_resume_after_crashes_matches_reference(case, parallelism, data):
+    check_resume(case, parallelism, data)
+
+
+@given(case=query_cases(count_windows=True), data=st.data())
+def test_count_windows_resume_after_crashes(case, data):
+    """Count windows (state inline in the key table; sliding ones with a ring of panes per key)."""
+    check_resume(case, 1, data)
+
+
+@given(case=session_cases(), data=st.data())
+def test_session_windows_resume_after_crashes(case, data):
+    """Session windows (a list of session nodes per key, value vectors in the nodes)."""
+    check_resume(case, 1, data)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -171,8 +197,23 @@ def _stateless(env, data):
     return _bounded(env, data).filter(col("v") > 0).with_columns(w=col("n") * 3).select("ts", "name", "w")
 
 
+def _session(env, data):
+    return (_bounded(env, data, bound=300).key_by("name").window(EventTimeSessionWindows.with_gap(Time.milliseconds(60)))
+            .aggregate(c=agg.count(), s=agg.sum("v"), m=agg.median("n")))
+
+
+def _count(env, data):
+    return _bounded(env, data).key_by("k").count_window(7).aggregate(c=agg.count(), d=agg.count_distinct("n"),
+                                                                     s=agg.sum("v"))
+
+
+def _sliding_count(env, data):
+    return _bounded(env, data).key_by("name").count_window(40, 6).aggregate(s=agg.sum("n"), mx=agg.max("v"),
+                                                                           a=agg.avg("v"))
+
+
 OPERATORS = {"tumbling_holistic": _tumbling_holistic, "sliding": _sliding, "chained": _chained, "union": _union,
-             "stateless": _stateless}
+             "stateless": _stateless, "session": _session, "count": _count, "sliding_count": _sliding_count}
 
 
 @pytest.mark.parametrize("parallelism", [1, 2])
@@ -379,12 +420,8 @@ def test_snapshot_of_another_job_is_refused(tmp_path):
         env.execute()
 
 
-def _session(env, data):
-    return _bounded(env, data).key_by("k").window(EventTimeSessionWindows.with_gap(Time.seconds(1))).aggregate(c=agg.count())
-
-
-def _count(env, data):
-    return _bounded(env, data).key_by("k").count_window(5).aggregate(c=agg.count())
+def _sliding_count_median(env, data):
+    return _bounded(env, data).key_by("k").count_window(5, 2).aggregate(m=agg.median("n"))
 
 
 def _join(env, data):
@@ -393,7 +430,7 @@ def _join(env, data):
 
 
 @pytest.mark.parametrize("build, what, options", [
-    (_session, "session windows", {}), (_count, "count windows", {}), (_join, "joins", {}),
+    (_sliding_count_median, "sliding count windows with median", {}), (_join, "joins", {}),
     (_sliding, "window_state='shared'", {"window_state": "shared"})])
 def test_unsupported_operators_fail_at_execute(build, what, options, tmp_path):
     env = gz.StreamEnvironment(**options)

@@ -25,11 +25,12 @@ covered: ``unsupported_reason`` names them, and a job with checkpointing refuses
 from __future__ import annotations
 
 import ctypes
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..codegen import abi
-from .kernels import ProjectKernel, SlidingWindowKernel, WindowKernel
+from .kernels import ProjectKernel, WindowKernel
 
 COUNTER_WORDS = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE, abi.STATE_MAX_EVENT_TIME,
                  abi.STATE_MIN_OPEN_END)
@@ -47,12 +48,14 @@ def unsupported_reason(kernel) -> str | None:
     if kernel is None or type(kernel) is ProjectKernel:
         return None
     trigger = getattr(getattr(kernel, "gen", None), "trigger", None)
-    if type(kernel) in (WindowKernel, SlidingWindowKernel) and trigger in ("tumbling", "panes"):
+    if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count") \
+            and getattr(kernel, "window_state", "thread_local") != "shared":
+        shape = _shape(kernel)
+        if shape.ring_word is not None and any(a.holistic for a in shape.layout.aggregates):
+            return "sliding count windows with median, mode or count_distinct (their pane rings hold value vectors)"
         return None
-    names = {"session": "session windows", "count": "count windows",
-             "shared": "window_state='shared' (use the default thread-local window state)"}
-    if trigger in names:
-        return names[trigger]
+    if trigger == "shared":
+        return "window_state='shared' (use the default thread-local window state)"
     if type(kernel).__name__ == "JoinKernel":
         return "window and interval joins"
     return f"{type(kernel).__name__} (trigger {trigger!r})"
@@ -64,9 +67,31 @@ def _words(address: int, count: int) -> np.ndarray:
     return np.ctypeslib.as_array((ctypes.c_int64 * count).from_address(address))
 
 
-def _layout(kernel):
+@dataclass(frozen=True)
+class _Shape:
+    """Where a window kernel keeps what: ``entry_words`` per table entry; aggregates (``layout``)
+    in the entry, or in session nodes of ``layout.entry_words`` words that the entry's word
+    ``head_word`` points to (a list linked by each node's word 0); a sliding count window's pane
+    ring (``(1 + capacity) * pane_words`` words) at entry word ``ring_word``, its capacity next."""
+
+    layout: object
+    entry_words: int
+    head_word: int | None = None
+    ring_word: int | None = None
+    pane_words: int = 0
+
+
+def _shape(kernel) -> _Shape:
     from ..spark.partials import EntryLayout  # the entry layout, shared with Spark's partial states
-    return EntryLayout.of(kernel.gen)
+    layout = EntryLayout.of(kernel.gen)
+    trigger = kernel.gen.trigger
+    if trigger == "session":  # codegen/session_window.py: entry {tag, keys, head}, nodes {next, start, end, aggs}
+        return _Shape(layout, layout.key_words + 2, head_word=layout.key_words + 1)
+    assigner = kernel.gen.pipeline.terminal.assigner
+    if trigger == "count" and assigner.size != assigner.slide:  # codegen/count_window.py
+        ring = layout.key_words + 2                       # tag, keys, record counter, ring, capacity, aggs
+        return _Shape(layout, layout.entry_words, ring_word=ring, pane_words=layout.entry_words - (ring + 2))
+    return _Shape(layout, layout.entry_words)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -76,32 +101,55 @@ def export_kernel(kernel) -> dict:
     out = {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
            "batches_processed": kernel.batches_processed}
     if isinstance(kernel, WindowKernel):
-        layout = _layout(kernel)
-        out["blocks"] = [_export_block(kernel, state, layout) for state in kernel.states]
+        shape = _shape(kernel)
+        out["blocks"] = [_export_block(kernel, state, shape) for state in kernel.states]
         out["interner"] = _export_strings(kernel.interner._values) if kernel.interner is not None else None
         out["previous_watermark"] = getattr(kernel, "previous_watermark", None)
         out["clock_last"] = kernel.clock.last if kernel.clock is not None else None
     return out
 
 
-def _export_block(kernel: WindowKernel, state: np.ndarray, layout) -> dict:
+def _export_block(kernel: WindowKernel, state: np.ndarray, shape: _Shape) -> dict:
     starts, counts, chunks = [], [], []
     for start, entries, capacity, _size in kernel.windows(state):
-        rows = _words(int(entries), int(capacity) * layout.entry_words).reshape(-1, layout.entry_words)
+        rows = _words(int(entries), int(capacity) * shape.entry_words).reshape(-1, shape.entry_words)
         live = rows[rows[:, 0].view(np.uint64) > 1].copy()
         starts.append(int(start))
         counts.append(len(live))
         chunks.append(live)
-    entries = np.concatenate(chunks) if chunks else np.zeros((0, layout.entry_words), dtype=np.int64)
-    vectors = []
+    entries = np.concatenate(chunks) if chunks else np.zeros((0, shape.entry_words), dtype=np.int64)
+    block = {"starts": np.array(starts, dtype=np.int64), "counts": np.array(counts, dtype=np.int64),
+             "entries": entries}
+    if shape.head_word is not None:  # each entry's session list, in list order
+        nodes, lengths = [], np.zeros(len(entries), dtype=np.int64)
+        for r, head in enumerate(entries[:, shape.head_word]):
+            node = int(head)
+            while node:
+                words = _words(node, shape.layout.entry_words).copy()
+                nodes.append(words)
+                lengths[r] += 1
+                node = int(words[0])
+        block["nodes"] = np.array(nodes, dtype=np.int64).reshape(-1, shape.layout.entry_words)
+        block["nodes_per_entry"] = lengths
+        block["vectors"] = _export_vectors(block["nodes"], shape.layout)
+    else:
+        block["vectors"] = _export_vectors(entries, shape.layout)
+    if shape.ring_word is not None:  # each entry's pane ring, (1 + capacity) pane states
+        rings = [_words(int(p), (1 + int(c)) * shape.pane_words).copy() if p else np.zeros(0, dtype=np.int64)
+                 for p, c in zip(entries[:, shape.ring_word], entries[:, shape.ring_word + 1])]
+        block["rings"] = np.concatenate(rings) if rings else np.zeros(0, dtype=np.int64)
+    return block
+
+
+def _export_vectors(rows: np.ndarray, layout) -> list[dict]:
+    """Each holistic aggregate's value vectors ({data, length, capacity} at its word) of ``rows``."""
+    out = []
     for a in layout.aggregates:
-        if a.holistic:  # {data, length, capacity}: the values themselves
-            lengths = entries[:, a.word + 1].copy()
-            values = [_words(int(p), int(n)).copy() for p, n in zip(entries[:, a.word], lengths)]
-            vectors.append({"lengths": lengths,
-                            "values": np.concatenate(values) if values else np.zeros(0, dtype=np.int64)})
-    return {"starts": np.array(starts, dtype=np.int64), "counts": np.array(counts, dtype=np.int64),
-            "entries": entries, "vectors": vectors}
+        if a.holistic:
+            lengths = rows[:, a.word + 1].copy()
+            values = [_words(int(p), int(n)).copy() for p, n in zip(rows[:, a.word], lengths)]
+            out.append({"lengths": lengths, "values": np.concatenate(values) if values else np.zeros(0, dtype=np.int64)})
+    return out
 
 
 def _export_strings(values: list[str]) -> dict:
@@ -130,9 +178,9 @@ def restore_kernel(kernel, saved: dict) -> None:
     kernel.batches_processed = saved["batches_processed"]
     if not isinstance(kernel, WindowKernel):
         return
-    layout = _layout(kernel)
+    shape = _shape(kernel)
     for state, block in zip(kernel.states, saved["blocks"]):
-        _restore_block(state, block, layout)
+        _restore_block(state, block, shape)
     if saved["interner"] is not None:
         values = _import_strings(saved["interner"])
         kernel.interner._values = values
@@ -142,6 +190,27 @@ def restore_kernel(kernel, saved: dict) -> None:
         kernel.previous_watermark = saved["previous_watermark"]
     if saved["clock_last"] is not None:
         kernel.clock.last = saved["clock_last"]
+
+
+def _allocated(words: np.ndarray, zeroed: bool = False) -> int:
+    """A C allocation holding ``words`` (at least one word)."""
+    size = 8 * max(1, len(words))
+    memory = _libc.calloc(1, size) if zeroed else _libc.malloc(size)
+    if not memory:
+        raise MemoryError("out of memory restoring a checkpoint")
+    if len(words):
+        ctypes.memmove(memory, np.ascontiguousarray(words, dtype=np.int64).ctypes.data, 8 * len(words))
+    return memory
+
+
+def _restore_vectors(rows: np.ndarray, layout, saved: list[dict]) -> None:
+    """Fresh value vectors for the holistic aggregates of ``rows`` (in place)."""
+    for a, v in zip([a for a in layout.aggregates if a.holistic], saved):
+        at = np.concatenate([[0], np.cumsum(v["lengths"])])
+        for r in range(len(rows)):
+            n = int(v["lengths"][r])
+            data = _allocated(v["values"][at[r]:at[r] + n]) if n else 0
+            rows[r, a.word:a.word + 3] = (data, n, n)
 
 
 def table_capacity(entries: int) -> int:
@@ -172,14 +241,34 @@ def hashed_positions(tags: np.ndarray, capacity: int) -> np.ndarray:
     return pos
 
 
-def _restore_block(state: np.ndarray, block: dict, layout) -> None:
+def _restore_block(state: np.ndarray, block: dict, shape: _Shape) -> None:
     """Build the window directory and tables of ``block`` in the fresh state block ``state``."""
     if int(state[abi.STATE_WINDOWS]) or int(state[abi.STATE_WINDOWS + 1]):
         raise RuntimeError("restoring into a state block that already holds windows")
-    starts, counts, entries = block["starts"], block["counts"], block["entries"]
-    entry_bytes = 8 * layout.entry_words
-    holistic = [a for a in layout.aggregates if a.holistic]
-    vector_at = [np.concatenate([[0], np.cumsum(v["lengths"])]) for v in block["vectors"]]
+    starts, counts = block["starts"], block["counts"]
+    entries = block["entries"].copy()
+    if shape.head_word is not None:  # session lists: nodes allocated and linked as the kernel does
+        nodes = block["nodes"].copy()
+        _restore_vectors(nodes, shape.layout, block["vectors"])
+        first = 0
+        for r, n in enumerate(block["nodes_per_entry"]):
+            following = 0
+            for i in range(first + int(n) - 1, first - 1, -1):  # last node first: each points to the next
+                nodes[i, 0] = following
+                following = _allocated(nodes[i], zeroed=True)
+            entries[r, shape.head_word] = following
+            first += int(n)
+    else:
+        _restore_vectors(entries, shape.layout, block["vectors"])
+    if shape.ring_word is not None:
+        at = 0
+        for r in range(len(entries)):
+            if not entries[r, shape.ring_word]:
+                continue
+            words = (1 + int(entries[r, shape.ring_word + 1])) * shape.pane_words
+            entries[r, shape.ring_word] = _allocated(block["rings"][at:at + words])
+            at += words
+    entry_bytes = 8 * shape.entry_words
     dir_capacity = 8
     while dir_capacity < len(starts):
         dir_capacity *= 2
@@ -187,33 +276,20 @@ def _restore_block(state: np.ndarray, block: dict, layout) -> None:
     first = 0
     for i, (start, n) in enumerate(zip(starts, counts)):
         n = int(n)
-        rows = entries[first:first + n].copy()
-        for a, v, at in zip(holistic, block["vectors"], vector_at):
-            for r in range(n):  # a fresh vector per entry, as gz_vec_push would have grown it
-                length = int(v["lengths"][first + r])
-                data = 0
-                if length:
-                    data = _libc.malloc(8 * length)
-                    if not data:
-                        raise MemoryError("out of memory restoring a checkpoint")
-                    ctypes.memmove(data, v["values"][at[first + r]:].ctypes.data, 8 * length)
-                rows[r, a.word:a.word + 3] = (data, length, length)
+        rows = entries[first:first + n]
         first += n
         slots[i, 0] = start
         if not n:
             continue  # a zeroed header: an empty table
         capacity = table_capacity(n)
-        table = np.zeros((capacity, layout.entry_words), dtype=np.int64)
+        table = np.zeros((capacity, shape.entry_words), dtype=np.int64)
         table[hashed_positions(rows[:, 0], capacity)] = rows
         memory = _libc.calloc(capacity, entry_bytes)
         if not memory:
             raise MemoryError("out of memory restoring a checkpoint")
         ctypes.memmove(memory, table.ctypes.data, capacity * entry_bytes)
         slots[i, 1:] = (memory, capacity, n)
-    directory = _libc.malloc(dir_capacity * SLOT_BYTES)
-    if not directory:
-        raise MemoryError("out of memory restoring a checkpoint")
-    ctypes.memmove(directory, slots.ctypes.data, dir_capacity * SLOT_BYTES)
+    directory = _allocated(slots.reshape(-1))
     state[abi.STATE_WINDOWS], state[abi.STATE_WINDOWS + 1], state[abi.STATE_WINDOWS + 2] = \
         directory, len(starts), dir_capacity
 
