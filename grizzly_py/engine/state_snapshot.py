@@ -57,7 +57,7 @@ def unsupported_reason(kernel) -> str | None:
     if trigger == "shared":
         return "window_state='shared' (use the default thread-local window state)"
     if type(kernel).__name__ == "JoinKernel":
-        return "window and interval joins"
+        return None  # join_snapshot.py
     return f"{type(kernel).__name__} (trigger {trigger!r})"
 
 
@@ -98,6 +98,9 @@ def _shape(kernel) -> _Shape:
 # export
 def export_kernel(kernel) -> dict:
     """Everything ``kernel`` keeps between batches, as JSON-able values and numpy arrays (copies)."""
+    if type(kernel).__name__ == "JoinKernel":
+        from .join_snapshot import export_join
+        return export_join(kernel)
     out = {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
            "batches_processed": kernel.batches_processed}
     if isinstance(kernel, WindowKernel):
@@ -112,28 +115,19 @@ def export_kernel(kernel) -> dict:
 def _export_block(kernel: WindowKernel, state: np.ndarray, shape: _Shape) -> dict:
     starts, counts, chunks = [], [], []
     for start, entries, capacity, _size in kernel.windows(state):
-        rows = _words(int(entries), int(capacity) * shape.entry_words).reshape(-1, shape.entry_words)
-        live = rows[rows[:, 0].view(np.uint64) > 1].copy()
+        live = live_entries(int(entries), int(capacity), shape.entry_words)
         starts.append(int(start))
         counts.append(len(live))
         chunks.append(live)
     entries = np.concatenate(chunks) if chunks else np.zeros((0, shape.entry_words), dtype=np.int64)
     block = {"starts": np.array(starts, dtype=np.int64), "counts": np.array(counts, dtype=np.int64),
              "entries": entries}
+    vectors = _vector_words(shape.layout)
     if shape.head_word is not None:  # each entry's session list, in list order
-        nodes, lengths = [], np.zeros(len(entries), dtype=np.int64)
-        for r, head in enumerate(entries[:, shape.head_word]):
-            node = int(head)
-            while node:
-                words = _words(node, shape.layout.entry_words).copy()
-                nodes.append(words)
-                lengths[r] += 1
-                node = int(words[0])
-        block["nodes"] = np.array(nodes, dtype=np.int64).reshape(-1, shape.layout.entry_words)
-        block["nodes_per_entry"] = lengths
-        block["vectors"] = _export_vectors(block["nodes"], shape.layout)
+        block["nodes"], block["nodes_per_entry"] = export_lists(entries[:, shape.head_word], shape.layout.entry_words)
+        block["vectors"] = export_vectors(block["nodes"], vectors)
     else:
-        block["vectors"] = _export_vectors(entries, shape.layout)
+        block["vectors"] = export_vectors(entries, vectors)
     if shape.ring_word is not None:  # each entry's pane ring, (1 + capacity) pane states
         rings = [_words(int(p), (1 + int(c)) * shape.pane_words).copy() if p else np.zeros(0, dtype=np.int64)
                  for p, c in zip(entries[:, shape.ring_word], entries[:, shape.ring_word + 1])]
@@ -141,15 +135,44 @@ def _export_block(kernel: WindowKernel, state: np.ndarray, shape: _Shape) -> dic
     return block
 
 
-def _export_vectors(rows: np.ndarray, layout) -> list[dict]:
-    """Each holistic aggregate's value vectors ({data, length, capacity} at its word) of ``rows``."""
+def _vector_words(layout) -> list[int]:
+    return [a.word for a in layout.aggregates if a.holistic]
+
+
+# --- building blocks (also for join state: join_snapshot.py) --------------------------------------
+def live_entries(entries: int, capacity: int, entry_words: int) -> np.ndarray:
+    """A copy of the live entries (tag > 1) of a hash table's entry array."""
+    rows = _words(entries, capacity * entry_words).reshape(-1, entry_words)
+    return rows[rows[:, 0].view(np.uint64) > 1].copy()
+
+
+def export_vectors(rows: np.ndarray, words: list[int]) -> list[dict]:
+    """The vectors ``{data, length, capacity}`` at each of ``words`` of ``rows``: lengths, whether
+    each is held inline (capacity 0: a join's one-ref vector keeps the ref in its data word), and
+    the values, concatenated."""
     out = []
-    for a in layout.aggregates:
-        if a.holistic:
-            lengths = rows[:, a.word + 1].copy()
-            values = [_words(int(p), int(n)).copy() for p, n in zip(rows[:, a.word], lengths)]
-            out.append({"lengths": lengths, "values": np.concatenate(values) if values else np.zeros(0, dtype=np.int64)})
+    for word in words:
+        lengths = rows[:, word + 1].copy()
+        inline = rows[:, word + 2] == 0
+        values = [(np.array([p], dtype=np.int64) if n else np.zeros(0, dtype=np.int64)) if i else _words(int(p), int(n)).copy()
+                  for p, n, i in zip(rows[:, word], lengths, inline)]
+        out.append({"lengths": lengths, "inline": inline.astype(np.uint8),
+                    "values": np.concatenate(values) if values else np.zeros(0, dtype=np.int64)})
     return out
+
+
+def export_lists(heads: np.ndarray, node_words: int) -> tuple[np.ndarray, np.ndarray]:
+    """The nodes of the linked lists starting at ``heads`` (word 0 of a node: the next one), in
+    list order, and how many each list has."""
+    nodes, lengths = [], np.zeros(len(heads), dtype=np.int64)
+    for r, head in enumerate(heads):
+        node = int(head)
+        while node:
+            words = _words(node, node_words).copy()
+            nodes.append(words)
+            lengths[r] += 1
+            node = int(words[0])
+    return np.array(nodes, dtype=np.int64).reshape(-1, node_words), lengths
 
 
 def _export_strings(values: list[str]) -> dict:
@@ -169,6 +192,9 @@ def _import_strings(saved: dict) -> list[str]:
 def restore_kernel(kernel, saved: dict) -> None:
     """Load ``saved`` (from ``export_kernel`` of the same pipeline at the same parallelism) into
     ``kernel``, whose state blocks must be fresh (nothing processed yet)."""
+    if type(kernel).__name__ == "JoinKernel":
+        from .join_snapshot import restore_join
+        return restore_join(kernel, saved)
     if len(saved["counters"]) != len(kernel.states):
         raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
                          f"state blocks, the job {len(kernel.states)} (another parallelism?)")
@@ -192,7 +218,7 @@ def restore_kernel(kernel, saved: dict) -> None:
         kernel.clock.last = saved["clock_last"]
 
 
-def _allocated(words: np.ndarray, zeroed: bool = False) -> int:
+def allocated(words: np.ndarray, zeroed: bool = False) -> int:
     """A C allocation holding ``words`` (at least one word)."""
     size = 8 * max(1, len(words))
     memory = _libc.calloc(1, size) if zeroed else _libc.malloc(size)
@@ -203,14 +229,45 @@ def _allocated(words: np.ndarray, zeroed: bool = False) -> int:
     return memory
 
 
-def _restore_vectors(rows: np.ndarray, layout, saved: list[dict]) -> None:
-    """Fresh value vectors for the holistic aggregates of ``rows`` (in place)."""
-    for a, v in zip([a for a in layout.aggregates if a.holistic], saved):
+def restore_vectors(rows: np.ndarray, words: list[int], saved: list[dict]) -> None:
+    """Fresh vectors at ``words`` of ``rows`` (in place) from ``export_vectors``."""
+    for word, v in zip(words, saved):
         at = np.concatenate([[0], np.cumsum(v["lengths"])])
         for r in range(len(rows)):
             n = int(v["lengths"][r])
-            data = _allocated(v["values"][at[r]:at[r] + n]) if n else 0
-            rows[r, a.word:a.word + 3] = (data, n, n)
+            if v["inline"][r]:
+                rows[r, word:word + 3] = (int(v["values"][at[r]]) if n else 0, n, 0)
+            else:
+                rows[r, word:word + 3] = (allocated(v["values"][at[r]:at[r] + n]) if n else 0, n, n)
+
+
+def restore_lists(nodes: np.ndarray, per_head: np.ndarray) -> list[int]:
+    """Allocate and link ``nodes`` (from ``export_lists``, vectors already restored); the heads."""
+    heads, first = [], 0
+    for n in per_head:
+        following = 0
+        for i in range(first + int(n) - 1, first - 1, -1):  # last node first: each points to the next
+            nodes[i, 0] = following
+            following = allocated(nodes[i], zeroed=True)
+        heads.append(following)
+        first += int(n)
+    return heads
+
+
+def build_table(rows: np.ndarray, entry_words: int) -> tuple[int, int, int]:
+    """A hash table header ``(entries, capacity, size)`` holding ``rows`` at their hashed places
+    (a zeroed header, the empty table, when there are none)."""
+    n = len(rows)
+    if not n:
+        return 0, 0, 0
+    capacity = table_capacity(n)
+    table = np.zeros((capacity, entry_words), dtype=np.int64)
+    table[hashed_positions(rows[:, 0], capacity)] = rows
+    memory = _libc.calloc(capacity, 8 * entry_words)
+    if not memory:
+        raise MemoryError("out of memory restoring a checkpoint")
+    ctypes.memmove(memory, table.ctypes.data, capacity * 8 * entry_words)
+    return memory, capacity, n
 
 
 def table_capacity(entries: int) -> int:
@@ -247,51 +304,35 @@ def _restore_block(state: np.ndarray, block: dict, shape: _Shape) -> None:
         raise RuntimeError("restoring into a state block that already holds windows")
     starts, counts = block["starts"], block["counts"]
     entries = block["entries"].copy()
+    vectors = _vector_words(shape.layout)
     if shape.head_word is not None:  # session lists: nodes allocated and linked as the kernel does
         nodes = block["nodes"].copy()
-        _restore_vectors(nodes, shape.layout, block["vectors"])
-        first = 0
-        for r, n in enumerate(block["nodes_per_entry"]):
-            following = 0
-            for i in range(first + int(n) - 1, first - 1, -1):  # last node first: each points to the next
-                nodes[i, 0] = following
-                following = _allocated(nodes[i], zeroed=True)
-            entries[r, shape.head_word] = following
-            first += int(n)
+        restore_vectors(nodes, vectors, block["vectors"])
+        entries[:, shape.head_word] = restore_lists(nodes, block["nodes_per_entry"])
     else:
-        _restore_vectors(entries, shape.layout, block["vectors"])
+        restore_vectors(entries, vectors, block["vectors"])
     if shape.ring_word is not None:
         at = 0
         for r in range(len(entries)):
             if not entries[r, shape.ring_word]:
                 continue
             words = (1 + int(entries[r, shape.ring_word + 1])) * shape.pane_words
-            entries[r, shape.ring_word] = _allocated(block["rings"][at:at + words])
+            entries[r, shape.ring_word] = allocated(block["rings"][at:at + words])
             at += words
-    entry_bytes = 8 * shape.entry_words
-    dir_capacity = 8
-    while dir_capacity < len(starts):
-        dir_capacity *= 2
-    slots = np.zeros((dir_capacity, 4), dtype=np.int64)
-    first = 0
-    for i, (start, n) in enumerate(zip(starts, counts)):
-        n = int(n)
-        rows = entries[first:first + n]
-        first += n
+    slots = np.zeros((directory_capacity(len(starts)), SLOT_BYTES // 8), dtype=np.int64)
+    bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+    for i, start in enumerate(starts):
         slots[i, 0] = start
-        if not n:
-            continue  # a zeroed header: an empty table
-        capacity = table_capacity(n)
-        table = np.zeros((capacity, shape.entry_words), dtype=np.int64)
-        table[hashed_positions(rows[:, 0], capacity)] = rows
-        memory = _libc.calloc(capacity, entry_bytes)
-        if not memory:
-            raise MemoryError("out of memory restoring a checkpoint")
-        ctypes.memmove(memory, table.ctypes.data, capacity * entry_bytes)
-        slots[i, 1:] = (memory, capacity, n)
-    directory = _allocated(slots.reshape(-1))
-    state[abi.STATE_WINDOWS], state[abi.STATE_WINDOWS + 1], state[abi.STATE_WINDOWS + 2] = \
-        directory, len(starts), dir_capacity
+        slots[i, 1:4] = build_table(entries[bounds[i]:bounds[i + 1]], shape.entry_words)
+    state[abi.STATE_WINDOWS:abi.STATE_WINDOWS + 3] = (allocated(slots.reshape(-1)), len(starts), len(slots))
+
+
+def directory_capacity(length: int) -> int:
+    """A window directory's capacity for ``length`` slots (it grows 0 -> 8 -> 16 ...)."""
+    capacity = 8
+    while capacity < length:
+        capacity *= 2
+    return capacity
 
 
 __all__ = ["COUNTER_WORDS", "export_kernel", "hashed_positions", "restore_kernel", "table_capacity",
