@@ -713,3 +713,11 @@ def test_kill_9_soak(tmp_path):
         round_dir = tmp_path / f"r{i}"
         round_dir.mkdir()
         _kill_test(round_dir, kills=5, parallelisms=[1, 2], sinks=["parquet", "csv"], seed=i)  # 20 kills a round
+
+
+@pytest.mark.parametrize("build", [_session, _count, _window_join, _interval_join], ids=lambda b: b.__name__)
+def test_state_memory_limit_measures_every_stateful_kind(build):
+    env = gz.StreamEnvironment(state_memory_limit=1024)
+    build(env, _data().to_batches(max_chunksize=100)).collect("out")
+    with pytest.raises(StateMemoryLimitError, match="the limit is 1024 bytes"):
+        env.execute()

@@ -25,8 +25,8 @@ batches the snapshot had consumed. The restarted job thus writes exactly what an
 writes, in the same order. A snapshot of a different job (another plan, sink or parallelism) is
 refused with an error rather than restored.
 
-Not snapshotted yet (the job refuses to start with checkpointing, naming the pipeline): session
-windows, count windows, joins and ``window_state="shared"``.
+Not snapshotted yet (the job refuses to start with checkpointing, naming the pipeline):
+``window_state="shared"`` and sliding count windows with holistic aggregates (``state_snapshot.py``).
 """
 
 from __future__ import annotations

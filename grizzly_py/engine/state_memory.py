@@ -2,17 +2,22 @@
 window and join state a job holds, checked after every round of source batches (between tasks),
 so a job whose state outgrows its budget fails with a clear error instead of exhausting memory.
 
-What is measured (cheaply, without walking entries): the hash tables of tumbling and sliding
-windows (both state variants: capacity x entry size per open window or pane, per worker) and
-their window directories, and the Arrow batches a join keeps for its open windows. Not measured:
-the value vectors of holistic aggregates (median, mode, count_distinct), session and count
-windows' own structures, and the compiled join tables (docs/fault_tolerance.md).
+What is measured (cheaply, without walking entries): the hash tables of every window kind (both
+state variants: capacity x entry size per open window or pane, per worker; the key table of
+session and count windows) and their window directories, and a join's tables (capacity x entry
+size) and the Arrow batches it keeps for its open windows. Not measured: what entries point to
+(value vectors of holistic aggregates, session nodes, count-window pane rings, join ref vectors)
+(docs/fault_tolerance.md).
 """
 
 from __future__ import annotations
 
+import ctypes
 import re
 
+import numpy as np
+
+from ..codegen.join import J_DIR, J_TABLE, SLOT_WORDS
 from .join_kernel import JoinKernel
 from .kernels import WindowKernel
 
@@ -45,15 +50,27 @@ def parse_memory_size(value) -> int:
 def state_bytes(kernel) -> int:
     """The bytes of state ``kernel`` holds, as far as it can be measured cheaply."""
     if isinstance(kernel, JoinKernel):
-        return sum(b.nbytes for store in kernel.stores for _, b in store.batches)
-    if not isinstance(kernel, WindowKernel) or kernel.gen.trigger not in ("tumbling", "panes", "shared"):
+        return _join_table_bytes(kernel) + sum(b.nbytes for store in kernel.stores for _, b in store.batches)
+    if not isinstance(kernel, WindowKernel) or kernel.gen.grouping is None:
         return 0
     entry = kernel.gen.grouping.entry_size
+    if kernel.gen.trigger == "session":  # the key table's entries: tag, keys, the head of the key's sessions
+        entry = 8 * (kernel.gen.grouping.key_words + 2)
     total = 0
     blocks = [kernel.state] if kernel.gen.trigger == "shared" else kernel.states
     for state in blocks:
         windows = kernel.windows(state)
         total += int(windows[:, 2].sum()) * entry + len(windows) * DIRECTORY_SLOT_BYTES
+    return total
+
+
+def _join_table_bytes(kernel) -> int:
+    shared, entry = kernel.shared, kernel.gen.entry_size
+    total = int(shared[J_TABLE + 1]) * entry
+    slots, length = int(shared[J_DIR]), int(shared[J_DIR + 1])
+    if slots and length:
+        words = np.ctypeslib.as_array((ctypes.c_int64 * (length * SLOT_WORDS)).from_address(slots))
+        total += int(words.reshape(length, SLOT_WORDS)[:, 2].sum()) * entry + length * 8 * SLOT_WORDS
     return total
 
 

@@ -4,12 +4,14 @@ A checkpoint (``checkpoint.py``) holds, for every pipeline, what its kernel keep
 
 - every kernel: the record counters of each worker's state block (rows in, filtered, late, the
   largest event time seen, the earliest open window end: ``COUNTER_WORDS``);
-- a tumbling or sliding event-time window kernel (thread-local state, any parallelism): per state
-  block, the window directory in its order (window or pane starts) and each window's hash table
-  as its live entries ``[tag, key words, aggregate state words]`` (layout:
-  ``spark.partials.EntryLayout``), each holistic aggregate's value vector as its values; the
-  string interner (string keys are ids in the entries); the sliding trigger's last watermark; the
-  processing-time clock.
+- a window kernel (tumbling, sliding, session and count windows; thread-local state, any
+  parallelism): per state block, the window directory in its order (window or pane starts; slot 0
+  holds the key table of sessions and count windows) and each table as its live entries ``[tag,
+  key words, aggregate state words]`` (layout: ``spark.partials.EntryLayout``), each holistic
+  aggregate's value vector as its values, each key's session nodes (in list order) and each key's
+  pane ring of a sliding count window; the string interner (string keys are ids in the entries);
+  the sliding trigger's last watermark; the processing-time clock;
+- a join kernel: ``join_snapshot.py``.
 
 Restoring writes the same entries into fresh tables allocated with the C allocator the runtime
 frees them with (libc ``calloc``/``malloc``): an entry goes to the slot its tag hashes to
@@ -18,8 +20,9 @@ most half full, so the compiled code finds and grows it as if it had inserted th
 The aggregate state words are copied bit for bit, so a restored window fires exactly the results
 the original would have (float sums included).
 
-Kernels with other state (session windows, count windows, joins, shared window state) are not
-covered: ``unsupported_reason`` names them, and a job with checkpointing refuses to start.
+Not covered: the shared window state (``window_state="shared"``: a ring of concurrent tables) and
+sliding count windows with holistic aggregates (their pane rings hold value vectors whose slots the
+ring reuses); ``unsupported_reason`` names them, and a job with checkpointing refuses to start.
 """
 
 from __future__ import annotations
