@@ -721,3 +721,29 @@ def test_state_memory_limit_measures_every_stateful_kind(build):
     build(env, _data().to_batches(max_chunksize=100)).collect("out")
     with pytest.raises(StateMemoryLimitError, match="the limit is 1024 bytes"):
         env.execute()
+
+
+def test_rejected_rows_of_a_source_that_ended_before_the_crash(tmp_path):
+    """A CSV source with bad rows ends; the job crashes later in another source; the resumed job
+    does not read the CSV again and still reports its rejected rows (and its accounts balance)."""
+    data = _data(rows=400)
+    src = tmp_path / "in.csv"
+    pcsv.write_csv(data, src)
+    lines = src.read_text().splitlines()
+    lines[3] = lines[3].rsplit(",", 1)[0]
+    src.write_text("\n".join(lines) + "\n")
+    other = _data(rows=2000, seed=5).to_batches(max_chunksize=100)
+
+    def job(crash_at=None):
+        env = gz.StreamEnvironment()
+        env.enable_checkpointing(tmp_path / "chk", interval_batches=1)
+        a = env.from_csv(src, schema=data.schema, timestamp="ts", on_bad_rows="drop", block_size=4096)
+        b = env.from_arrow(crashing(other, crash_at), timestamp="ts")
+        a.union(b).key_by("k").window(tumbling(5000)).aggregate(c=agg.count()).collect("out")
+        return env
+    with pytest.raises(Crash):
+        job(crash_at=15).execute()
+    result = job().execute()
+    assert result.metrics["rejected_records"] == 1
+    assert result.metrics["accounting"]["records_read"] == 2400
+    assert result.metrics["checkpoints"]["restored_from"] == 15

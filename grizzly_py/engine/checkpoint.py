@@ -211,6 +211,8 @@ class Checkpointer:
             for i, s in enumerate(doc["sources"]):
                 self.positions[i], self.ended[i] = s["batches"], s["ended"]
                 rejected[i] = (s["rejected"], s["rejected_examples"])
+                # (a source that ended is not read again: its count stays as restored here)
+                sources[i].rejected_records, sources[i].rejected_examples = s["rejected"], list(s["rejected_examples"])
             self.source_rows = doc["source_rows"]
             for qr, saved in zip(runs, doc["queries"]):
                 _restore_query(qr, saved)
