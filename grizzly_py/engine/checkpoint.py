@@ -87,8 +87,16 @@ def job_fingerprint(runs, parallelism: int) -> str:
             "sources": [[str(s.arrow_schema), s.timestamp, s.watermark.out_of_orderness_ms] for s in qr.sources],
             "pipelines": [[type(r.pipeline.terminal).__name__, str(r.pipeline.input_schema), repr(r.pipeline.filters),
                            repr(r.pipeline.event_time), str(r.output_schema), getattr(r.gen, "state_words", None),
-                           str(getattr(r.gen, "grouping", None))] for r in qr.runs]})
+                           _state_layout(r.gen)] for r in qr.runs]})
     return hashlib.sha256(json.dumps(shape, default=str).encode()).hexdigest()
+
+
+def _state_layout(gen) -> list | None:
+    """What a window pipeline's entries hold: key words, entry bytes, (aggregate, function, offset)."""
+    g = getattr(gen, "grouping", None)
+    if g is None:
+        return None
+    return [g.key_words, g.entry_size, [[a.name, a.func, a.off] for a in g.aggregates]]
 
 
 class PartSink(Sink):
