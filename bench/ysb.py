@@ -47,6 +47,8 @@ PEERS = {
     "grizzly": lambda args: GrizzlyPeer(args.parallelism),
     # scaling (issue 4): one thread against --parallelism / --threads threads
     "grizzly_p1": lambda args: GrizzlyPeer(1, name="grizzly_p1"),
+    # adaptive compilation (issue 5): the generic variant alone
+    "grizzly_generic": lambda args: GrizzlyPeer(args.parallelism, name="grizzly_generic", adaptive=False),
     "c_omp": lambda args: OmpPeer("hash", args.threads),
     "c_dense_omp": lambda args: OmpPeer("dense", args.threads),
 }

@@ -84,13 +84,11 @@ def main():
               help="which code variant to show")
 def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, variant):
     """Show how FILE[:NAME] is compiled (default: plan and pipelines)."""
-    from .codegen.module import CodegenOptions, generate_pipeline
+    from .codegen.module import generate_pipeline
     from .jit import compile_ir
     from .physical import build_physical_plan
     from .plan import Query
 
-    if variant != "generic":
-        raise click.UsageError(f"the {variant} variant arrives with adaptive compilation (issue #5)")
     stream = load_query(target)
     if not any((show_plan, show_pipelines, show_ir, show_ir_opt, show_asm)):
         show_plan = show_pipelines = True
@@ -102,9 +100,12 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
     for p in physical.pipelines:
         if not (show_ir or show_ir_opt or show_asm):
             break
-        gen = generate_pipeline(p, CodegenOptions(variant=variant))
+        options, note = variant_options(p, variant)
+        if note:
+            console.print(f"[bold]pipeline {p.id}[/]: {note}")
+        gen = generate_pipeline(p, options)
         if show_ir:
-            _show(f"pipeline {p.id}: LLVM IR ({variant})", gen.ir, "llvm")
+            _show(f"pipeline {p.id}: LLVM IR ({options.variant})", gen.ir, "llvm")
         for unit in gen.units.values() if (show_ir_opt or show_asm) else ():
             compiled = compile_ir(unit.ir, unit.opt_level)
             if show_ir_opt:
@@ -112,6 +113,31 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
                       compiled.optimized_ir, "llvm")
             if show_asm:
                 _show(f"pipeline {p.id}, unit {unit.name}: assembly", compiled.assembly, "nasm")
+
+
+def variant_options(pipeline, variant: str):
+    """The options of ``pipeline``'s ``variant``, and a note on how they were chosen. The
+    optimized variant comes from profiling the pipeline's source with the instrumented variant
+    (the first ``AdaptiveSettings.profile_records`` records), as a running job would."""
+    from .codegen.module import CodegenOptions, adaptable
+    from .engine.adaptive import AdaptiveSettings, profile_offline
+    from .physical.pipelines import SourceInput
+
+    if variant == "generic":
+        return CodegenOptions(), None
+    if not adaptable(pipeline):
+        return CodegenOptions(), f"has only the generic variant ({pipeline.terminal.kind} pipeline)"
+    if variant == "instrumented":
+        return CodegenOptions(variant="instrumented"), None
+    if not isinstance(pipeline.input, SourceInput):
+        return CodegenOptions(), ("showing the generic variant: its input is another pipeline's output, "
+                                  "profiled only while the job runs")
+    records = AdaptiveSettings.profile_records
+    profile, spec = profile_offline(pipeline, pipeline.input.source.batches(), records)
+    how = f"profiled {profile.rows_scanned or profile.rows_sampled:,} records of {pipeline.input.source.name}: "
+    if spec.options is None:
+        return CodegenOptions(), how + "; ".join(spec.reasons) + " (showing the generic variant)"
+    return spec.options, how + "; ".join(spec.reasons)
 
 
 @main.command()
@@ -146,12 +172,28 @@ def run(target, parallelism, engine, window_state, trace, limit, as_json):
                   f"(including {compile_ms:.0f} ms of code generation and compilation); out {m['records_out']:,}, "
                   f"filtered {m['filtered_records']:,}, late {m['late_records']:,}")
     if trace:
-        for q in m["queries"]:
-            for p in q["pipelines"]:
-                for h in p["variant_history"]:
-                    console.print(f"  pipeline {p['id']} ({p['kind']}): stage={h['stage']} reason={h['reason']} "
-                                  f"records={h['records']:,} codegen={p['codegen_ms']} ms compile={p['compile_ms']} ms "
-                                  f"run={p['seconds']} s")
+        print_trace(m)
+
+
+def print_trace(metrics: dict) -> None:
+    """Each pipeline's variant history as a timeline (``grizzly run --trace``)."""
+    from rich.table import Table
+
+    adaptive = metrics.get("adaptive")
+    if adaptive:
+        console.print(f"adaptive execution; {adaptive['counters']}")
+    for q in metrics["queries"]:
+        for p in q["pipelines"]:
+            table = Table(title=f"pipeline {p['id']} ({p['kind']}): {p['rows_in']:,} records, "
+                                f"{p['deoptimizations']} deoptimizations, codegen {p['codegen_ms']:.0f} ms, "
+                                f"compile {p['compile_ms']:.0f} ms, run {p['seconds']:.3f} s",
+                          title_justify="left", show_lines=False)
+            for name, justify in (("at s", "right"), ("at record", "right"), ("stage", "left"),
+                                  ("records", "right"), ("why", "left")):
+                table.add_column(name, justify=justify, overflow="fold")
+            for h in p["variant_history"]:
+                table.add_row(f"{h['at_s']:.3f}", f"{h['at_record']:,}", h["stage"], f"{h['records']:,}", h["reason"])
+            console.print(table)
 
 
 def _bench_modules():

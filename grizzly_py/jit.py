@@ -64,12 +64,20 @@ class CompiledModule:
     compile_ms: float = 0.0
     _asm: str | None = field(default=None, repr=False)
     _module: object = field(default=None, repr=False)
+    _addresses: dict = field(default_factory=dict, repr=False)
 
-    def function(self, name: str, restype, *argtypes):
-        addr = self.engine.get_function_address(name)
+    def address(self, name: str) -> int:
+        """The machine-code address of function ``name``, looked up in LLVM once: a lookup takes
+        llvmlite's global lock, which a compile on another thread holds for its whole length."""
+        addr = self._addresses.get(name)
+        if addr is None:
+            addr = self._addresses[name] = self.engine.get_function_address(name)
         if not addr:
             raise CompileError(f"compiled module has no function {name!r}")
-        return ctypes.CFUNCTYPE(restype, *argtypes)(addr)
+        return addr
+
+    def function(self, name: str, restype, *argtypes):
+        return ctypes.CFUNCTYPE(restype, *argtypes)(self.address(name))
 
     @property
     def assembly(self) -> str:

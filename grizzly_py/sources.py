@@ -56,6 +56,8 @@ class Source:
         self.rejected_records = 0
         self.rejected_examples: list[str] = []
         self.schema: Schema = schema_from_arrow(self.arrow_schema, source=self.name)
+        self.dictionary_columns = [(i, f.name) for i, f in enumerate(self.arrow_schema)
+                                   if pa.types.is_dictionary(f.type)]  # (position, name): checked per batch
         if self.timestamp is not None:
             ts_field = self.schema.field(self.timestamp) if self.timestamp in self.schema else None
             if ts_field is None:
@@ -105,11 +107,20 @@ class Source:
 
     def _check_dictionary_indices(self, column: pa.DictionaryArray, name: str, index: int) -> None:
         """Dictionary indices must point into the dictionary (Arrow's cheap validation does not
-        check them, and a code past the dictionary would be taken for a value)."""
+        check them, and a code past the dictionary would be taken for a value). Without nulls,
+        the indices' largest value read as unsigned answers both bounds in one pass (a negative
+        index reads as a huge one)."""
         indices, size = column.indices, len(column.dictionary)
-        bounds = pc.min_max(indices).as_py()
-        if bounds["min"] is None or (bounds["min"] >= 0 and bounds["max"] < size):
-            return
+        if not indices.null_count:
+            width = indices.type.bit_width // 8
+            unsigned = np.frombuffer(indices.buffers()[1], dtype=f"u{width}", count=len(indices),
+                                     offset=indices.offset * width)
+            if int(unsigned.max()) < size:
+                return
+        else:
+            bounds = pc.min_max(indices).as_py()
+            if bounds["min"] is None or (bounds["min"] >= 0 and bounds["max"] < size):
+                return
         bad = pc.or_(pc.less(indices, 0), pc.greater_equal(indices, size))
         row = pc.index(bad, True).as_py()
         raise BadInputError(f"{self.name}: column {name!r}: dictionary index {indices[row].as_py()} is outside "
@@ -140,9 +151,9 @@ class Source:
                 if f.type != expected.type:
                     raise BadInputError(f"{self.name}: batch {index}: column {f.name!r} has type {f.type}, "
                                         f"expected {expected.type}")
-        for f, column in zip(batch.schema, batch.columns):
-            if pa.types.is_dictionary(f.type) and len(column):
-                self._check_dictionary_indices(column, f.name, index)
+        if batch.num_rows:  # the schema is the source's now: its dictionary columns are known
+            for i, name in self.dictionary_columns:
+                self._check_dictionary_indices(batch.column(i), name, index)
         if self.timestamp is not None and batch.num_rows:
             ts = batch.column(self.timestamp)
             if ts.null_count:

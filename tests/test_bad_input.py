@@ -230,3 +230,25 @@ def test_sliding_windows_near_the_lowest_event_times():
                                           watermark=gz.WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(298)))
          .window_all(SlidingEventTimeWindows.of(Time.milliseconds(100), Time.milliseconds(10))).aggregate(n=agg.count()))
     assert q.execute_and_collect().to_pylist() == reference.evaluate(q.node).to_pylist()
+
+
+@pytest.mark.parametrize("index_type", [pa.int8(), pa.int16(), pa.int32(), pa.int64()])
+def test_dictionary_index_checks_read_negative_indices_and_skip_null_slots(index_type):
+    """A negative index is outside the dictionary; an out-of-range value under a null slot is not
+    an index at all (Arrow leaves it undefined) and must not be reported."""
+    width = index_type.bit_width // 8
+    dictionary = pa.array(["a", "b"])
+
+    def batch(values, validity=None):
+        raw = np.array(values, dtype=f"i{width}").tobytes()
+        d = pa.DictionaryArray.from_buffers(pa.dictionary(index_type, pa.string()), len(values),
+                                            [validity, pa.py_buffer(raw)], dictionary)
+        return pa.record_batch([pa.array(range(len(values)), pa.int64()), d], names=["ts", "k"])
+
+    negative = gz.StreamEnvironment().from_arrow([batch([0, -1, 1])], timestamp="ts").filter(col("k") == "a")
+    with pytest.raises(gz.BadInputError, match="dictionary index -1 is outside the dictionary of 2 values in "
+                                               "batch 0, row 1"):
+        negative.execute_and_collect()
+    null_slot = pa.py_buffer(bytes([0b101]))  # row 1 is null, its index 99 is garbage
+    ok = gz.StreamEnvironment().from_arrow([batch([0, 99, 1], null_slot)], timestamp="ts").filter(col("k") == "a")
+    assert ok.execute_and_collect().num_rows == 1

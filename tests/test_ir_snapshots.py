@@ -13,6 +13,7 @@ import pytest
 import grizzly_py as gz
 from grizzly_py import Time, agg, col
 from grizzly_py.codegen import generate_pipeline
+from grizzly_py.codegen.module import CodegenOptions
 from grizzly_py.jit import compile_ir
 from grizzly_py.physical import build_physical_plan
 from grizzly_py.plan import Query
@@ -56,10 +57,17 @@ QUERIES = {"ysb": ysb, "stateless": stateless, "global_aggregates": global_aggre
            "sliding_count_window": sliding_count_window}
 
 
-@pytest.mark.parametrize("name", sorted(QUERIES))
+# the adaptive code variants of YSB's pipeline (engine/adaptive.py): profiling code, and the
+# optimized variant with a dense key range and branching filters
+VARIANTS = {"ysb_instrumented": (ysb, CodegenOptions(variant="instrumented")),
+            "ysb_optimized": (ysb, CodegenOptions(variant="optimized", filter_mode="branch", dense_keys=(-1250, 16384)))}
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES) + sorted(VARIANTS))
 def test_generated_ir_matches_snapshot(name):
-    stream = QUERIES[name](gz.StreamEnvironment().from_arrow(TABLE, timestamp="event_time"))
-    gens = [generate_pipeline(p) for p in build_physical_plan(Query(stream.node)).pipelines]
+    build, options = VARIANTS[name] if name in VARIANTS else (QUERIES[name], None)
+    stream = build(gz.StreamEnvironment().from_arrow(TABLE, timestamp="event_time"))
+    gens = [generate_pipeline(p, options) for p in build_physical_plan(Query(stream.node)).pipelines]
     text = "\n".join(g.ir for g in gens)
     for unit in (u for g in gens for u in g.units.values()):
         compile_ir(unit.ir, unit.opt_level)  # parses, links the runtime, verifies, optimizes and JITs

@@ -124,7 +124,8 @@ def test_cli_run_prints_result_and_metrics(query_file):
     runner = CliRunner()
     out = runner.invoke(main, ["run", query_file, "--trace"])
     assert out.exit_code == 0, out.output
-    assert "result: 2 rows" in out.output and "records/s" in out.output and "stage=generic" in out.output
+    assert "result: 2 rows" in out.output and "records/s" in out.output and "at record" in out.output \
+        and "generic" in out.output
     js = runner.invoke(main, ["run", query_file, "--json"])
     metrics = json.loads(js.output)
     assert metrics["records_in"] == 3 and metrics["records_out"] == 2 and metrics["filtered_records"] == 1

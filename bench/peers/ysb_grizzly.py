@@ -18,12 +18,14 @@ class GrizzlyPeer(Peer):
     name = "grizzly"
     description = "grizzly-py, parallelism=1, end to end incl. query build and compile"
 
-    def __init__(self, parallelism: int = 1, name: str | None = None) -> None:
+    def __init__(self, parallelism: int = 1, name: str | None = None, adaptive: bool = True) -> None:
         super().__init__()
-        self.parallelism = parallelism
+        self.parallelism, self.adaptive = parallelism, adaptive
         if name is not None:
             self.name = name
-        self.description = f"grizzly-py, parallelism={parallelism}, end to end incl. query build and compile"
+        self.description = (f"grizzly-py, parallelism={parallelism}, "
+                            f"{'adaptive' if adaptive else 'generic variant only'}, "
+                            "end to end incl. query build and compile")
 
     def setup(self, data) -> None:
         self.data = data
@@ -43,6 +45,6 @@ class GrizzlyPeer(Peer):
         )
 
     def run(self) -> pa.Table:
-        env = self.gz.StreamEnvironment(parallelism=self.parallelism)
+        env = self.gz.StreamEnvironment(parallelism=self.parallelism, adaptive=self.adaptive)
         out = self.ysb_query(env, self.data.table, self.data.window_ms).execute_and_collect()
         return window_result(out["window_start"], out["campaign_id"], out["views"])

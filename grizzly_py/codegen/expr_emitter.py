@@ -66,6 +66,7 @@ class EmitContext:
     globals: list[str] = field(default_factory=list)
     dict_params: list[tuple[str, str]] = field(default_factory=list)  # (column, literal) -> param index
     error_blocks: list[tuple[str, int, str]] = field(default_factory=list)  # (label, error code, row)
+    profile_base: int | None = None  # the instrumented variant: state word of the profile (profile.py)
     _counter: int = 0
     _loaded: dict = field(default_factory=dict)
     _prepared: set = field(default_factory=set)

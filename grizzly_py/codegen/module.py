@@ -12,7 +12,7 @@ literals to resolve per batch, the output layout).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -22,6 +22,7 @@ from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
 from ..types import INT64
 from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
+from .profile import MAX_PREDICATES, PROFILE_PREDICATES, PROFILE_ROWS_SCANNED, PROFILE_WORDS
 from .templates import environment, render, runtime_declarations
 
 CODEGEN_VERSION = 13  # bump when generated code changes meaning (cache keys include it)
@@ -39,22 +40,43 @@ class CodegenOptions:
     ``window_state``: "thread_local" (each worker its own state block, merged when a window
     fires) or "shared" (one state that every worker updates with atomic instructions:
     ``shared_window.py``; event-time tumbling and sliding windows of count/sum/avg/min/max).
+
+    ``variant`` (Grizzly section 6.1): "generic" assumes nothing; "instrumented" is generic plus
+    profiling code (``profile.py``; all predicates are evaluated, so each one's selectivity is
+    counted); "optimized" applies what a profile showed (``specialize.py``): ``filter_order``
+    (most selective first) with the ``filter_mode`` that suits the selectivities, and
+    ``dense_keys``: the entries of a single integer key in ``[lo, lo + capacity)`` sit at index
+    ``key - lo`` (no hashing or probing; runtime/windows_placement.ll), guarded: a key outside
+    the range, or a null key, stops the kernel at that row (``abi.KERNEL_STOPPED``) and the
+    engine hands the rest of the batch to the generic variant (deoptimization).
     """
 
     filter_mode: str = "predicated"
     variant: str = "generic"
     block_rows: int = 4096
     window_state: str = "thread_local"
+    filter_order: tuple[int, ...] | None = None  # optimized: the order in which filters are evaluated
+    dense_keys: tuple[int, int] | None = None    # optimized: (lo, capacity) dense placement of one int key
+    profile_sample: int = 4                      # instrumented: sample the keys of one row in this many
 
     def __post_init__(self):
         if self.filter_mode not in FILTER_MODES:
             raise ValueError(f"filter_mode must be one of {FILTER_MODES}, got {self.filter_mode!r}")
+        if self.variant not in VARIANTS:
+            raise ValueError(f"variant must be one of {VARIANTS}, got {self.variant!r}")
+        if self.profile_sample < 1 or self.profile_sample & (self.profile_sample - 1):
+            raise ValueError(f"profile_sample must be a power of two, got {self.profile_sample}")
+        if self.dense_keys is not None:
+            lo, cap = self.dense_keys
+            if cap < 1 or cap & (cap - 1) or lo + cap - 1 > abi.INT64_MAX:
+                raise ValueError(f"dense_keys: capacity must be a power of two within int64, got {self.dense_keys}")
         if self.window_state not in WINDOW_STATES:
             raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {self.window_state!r}")
 
 
 FILTER_MODES = ("branch", "combined", "predicated")
 WINDOW_STATES = ("thread_local", "shared")
+VARIANTS = ("generic", "instrumented", "optimized")
 
 
 @dataclass
@@ -111,6 +133,7 @@ class GeneratedPipeline:
     interned_keys: dict[str, str] = field(default_factory=dict)  # id column -> string key column
     state_words: int = abi.STATE_WORDS
     grouping: object = None  # windows: the key table's entry layout (a _Grouping), read by grizzly_py.spark
+    profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)
 
     @property
     def ir(self) -> str:
@@ -128,6 +151,8 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
         from .join import generate_join
         return generate_join(pipeline, options)
     options = options or CodegenOptions()
+    if options.variant == "instrumented" and options.filter_mode != "predicated":
+        options = replace(options, filter_mode="predicated")  # every predicate evaluated and counted
     prefix = f"p{pipeline.id}_{options.variant}"
     decode = _columns_to_decode(pipeline)
     layouts = []
@@ -143,7 +168,10 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
     gen = None
     for name, assume_valid in KERNELS:
         gen = GeneratedPipeline(pipeline, options, units, prefix, layouts, sorted(decode), [])
-        ctx = EmitContext(f"{prefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
+        if adaptable(pipeline, options):  # every variant's state block has room for a profile
+            gen.profile_base, gen.state_words = gen.state_words, gen.state_words + PROFILE_WORDS
+        ctx = EmitContext(f"{prefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid,
+                          profile_base=gen.profile_base if options.variant == "instrumented" else None)
         code, state = rule(pipeline, options, ctx, ExprEmitter(ctx, pipeline.input_schema), gen)
         code.name, code.globals = name, "\n".join(ctx.globals)
         code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
@@ -154,6 +182,23 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
             units["state"] = CodeUnit("state", header + state + "\n" + runtime_declarations(), 1)
         gen.dict_params = list(ctx.dict_params)  # the same in every kernel: same expressions, same order
     return gen
+
+
+def adaptable(pipeline: Pipeline, options: CodegenOptions | None = None) -> bool:
+    """Whether ``pipeline`` has code variants beyond the generic one (Grizzly section 6): a
+    projection with filters (their order and mode), or an event-time or processing-time
+    tumbling/sliding window with thread-local state (also the key placement). Sessions, count
+    windows and joins keep the generic variant; so do shared window states (one state that every
+    worker updates in place cannot move between placements while tasks run)."""
+    t = pipeline.terminal
+    if isinstance(t, ProjectTerminal):
+        return bool(pipeline.filters)
+    if not isinstance(t, WindowTerminal) or t.assigner.kind not in TIME_WINDOW_KINDS:
+        return False
+    return options is None or options.window_state == "thread_local"
+
+
+TIME_WINDOW_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
 
 
 def _title(p: Pipeline) -> str:
@@ -191,10 +236,17 @@ def _emit_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
         return "true"
     branch_each = options.filter_mode == "branch" and not predicated
     keep = "true"
-    for n, f in enumerate(pipeline.filters):
+    order = options.filter_order or range(len(pipeline.filters))
+    gen_profile = ctx.profile_base
+    if gen_profile is not None:
+        ctx.body.extend(_lines("profile_filters.ll.j2", word=gen_profile + PROFILE_ROWS_SCANNED, scanned=True, n=None))
+    for n in order:
+        f = pipeline.filters[n]
         v = emitter.emit(f)
         ctx.body.extend(_lines("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val, valid=v.valid,
                                mode="branch" if branch_each else "predicated"))
+        if gen_profile is not None and n < MAX_PREDICATES:
+            ctx.body.extend(_lines("profile_filters.ll.j2", word=gen_profile + PROFILE_PREDICATES + n, scanned=False, n=n))
         if branch_each:
             continue
         if keep == "true":
@@ -422,9 +474,17 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
     keys, null_mask, key_words, aggs, entry_size = g.keys, g.null_mask, g.key_words, g.aggregates, g.entry_size
     updates = g.updates
     ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=key_words))
+    if ctx.profile_base is not None:
+        ctx.body.extend(_profile_keys(ctx, options, g))
+    dense = None
+    if options.dense_keys is not None:
+        if len(keys) != 1:
+            raise ValueError(f"pipeline {pipeline.id}: dense key placement needs exactly one key, got {len(keys)}")
+        dense = dict(lo=options.dense_keys[0], cap=options.dense_keys[1], valid=keys[0].valid)
     ctx.body.extend(_lines("window_tumbling.ll.j2", size=size, slide=slide, pane=pane,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
-                           null_mask=null_mask, key_words=key_words, entry_size=entry_size, updates=updates))
+                           null_mask=null_mask, key_words=key_words, entry_size=entry_size, updates=updates,
+                           dense=dense))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     gen.trigger = "tumbling" if pane == size else "panes"
@@ -432,7 +492,21 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                    p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,
                    key_words=key_words, aggregates=aggs,
                    vectors=[a for a in aggs if a.func in HOLISTIC])
-    return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked), state
+    return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked,
+                      stop=dense is not None), state
+
+
+def _profile_keys(ctx: EmitContext, options: CodegenOptions, g: _Grouping) -> list[str]:
+    """The instrumented variant's key sampling (profile_keys.ll.j2) for the row in ``ctx.row``."""
+    from . import profile as pf
+    base = ctx.profile_base
+    words = _Obj(sampled=base + pf.PROFILE_ROWS_SAMPLED, nulls=base + pf.PROFILE_NULL_KEYS,
+                 min=base + pf.PROFILE_KEY_MIN, max=base + pf.PROFILE_KEY_MAX, hll=base + pf.PROFILE_HLL,
+                 sketch=base + pf.PROFILE_SKETCH)
+    keys = [k.val for k in g.keys] or ["0"]
+    return _lines("profile_keys.ll.j2", row=ctx.row, sample=options.profile_sample, w=words, keys=keys,
+                  null_mask=g.null_mask, hll_bits=pf.HLL_REGISTERS.bit_length() - 1,
+                  sketch_bits=pf.SKETCH_SLOTS.bit_length() - 1)
 
 
 def _lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,

@@ -118,6 +118,16 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     return PreparedBatch(desc, params, batch.num_rows, has_nulls, keep)
 
 
+def shifted(prepared: PreparedBatch, offset: int, length: int) -> PreparedBatch:
+    """Rows ``[offset, offset + length)`` of a prepared batch: the same buffers, each column's
+    array offset moved (the kernels add it to every value, validity and string-offset index), so
+    morsels of one source batch share one preparation."""
+    columns = prepared.columns.copy()
+    columns[abi.SLOT_OFFSET::abi.COLUMN_SLOTS] += np.uint64(offset)
+    columns[abi.SLOT_LENGTH::abi.COLUMN_SLOTS] = length
+    return PreparedBatch(columns, prepared.params.copy(), length, prepared.has_nulls, prepared._keep)
+
+
 def _remap(dictionary: pa.Array, index_type: pa.DataType) -> tuple[pa.Array, pa.Array]:
     """The distinct non-null values of ``dictionary``, and for each old index its new one."""
     unique = pc.unique(dictionary.drop_null()) if dictionary.null_count else pc.unique(dictionary)

@@ -18,14 +18,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
-from ..codegen import abi
+from ..codegen import abi, profile
 from ..codegen.module import GeneratedPipeline, window_geometry
 from ..expressions import ProcessingTime
 from ..jit import CompiledModule, compile_ir, compile_ir_async
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
-from .batch_adapter import DictionaryCodes, prepare
+from .adaptive import AdaptiveSettings, Variant, VariantController
+from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -117,9 +118,28 @@ class Kernel:
         self._codes = DictionaryCodes()
         self.interner = StringInterner() if gen.interned_keys else None
         self.clock = ProcessingClock() if isinstance(gen.pipeline.event_time, ProcessingTime) else None
+        self.controller: VariantController | None = None   # adaptive: picks each task's variant
+        self.counters = None                               # adaptive: measures optimized tasks
+        self.placement: list[tuple[int, int] | None] = [None] * len(self.states)  # dense range per block
 
-    def function(self, unit: str, name: str, restype, *argtypes):
-        key = f"{unit}:{name}"
+    def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None) -> None:
+        """Run this pipeline's code variants under a controller (``adaptive.py``)."""
+        self.reset_profiles()
+        self.counters = counters
+        self.controller = VariantController(self.gen, self, settings, counters)
+
+    # the controller's ProfileStore: the profile region of every worker's state block
+    def reset_profiles(self) -> None:
+        for s in self.states:
+            profile.reset(s, self.gen.profile_base)
+
+    def read_profile(self) -> profile.Profile:
+        return profile.Profile.read(self.states, self.gen.profile_base, len(self.gen.pipeline.filters))
+
+    def function(self, unit: str, name: str, restype, *argtypes, gen: GeneratedPipeline | None = None):
+        """The compiled function ``name`` of ``unit`` of ``gen`` (default: the generic variant)."""
+        gen = self.gen if gen is None else gen
+        key = (id(gen), unit, name)  # the controller keeps every variant alive, so ids stay unique
         fn = self._functions.get(key)
         if fn is not None:
             return fn
@@ -128,11 +148,11 @@ class Kernel:
             if fn is not None:
                 return fn
             start = time.perf_counter()
-            code = self.gen.units[unit]
+            code = gen.units[unit]
             compiled: CompiledModule = compile_ir(code.ir, code.opt_level)  # waits if compiling
             self._modules.append(compiled)
             self.compile_ms += (time.perf_counter() - start) * 1000
-            fn = self._functions[key] = compiled.function(f"{self.gen.prefix}_{name}", restype, *argtypes)
+            fn = self._functions[key] = compiled.function(f"{gen.prefix}_{name}", restype, *argtypes)
         return fn
 
     @property
@@ -159,18 +179,90 @@ class Kernel:
             where: tuple[int, int] | None = None) -> int:
         """Run the kernel over ``batch`` on worker ``worker``'s state block. ``where`` (source
         batch number, first row) places the batch in its source for error messages: a morsel of
-        a source batch reports rows of the source batch."""
+        a source batch reports rows of the source batch. An adaptive kernel runs the variant its
+        controller picks for this task; a failed guard hands the rest of the batch to the generic
+        variant (deoptimization), so the result is the same whichever variant ran."""
+        variant = None
+        if self.controller is not None:
+            variant = self._placed(worker, self.controller.variant_for(worker))
+        return self._run_variant(variant, batch, watermark, out_ptr, worker, where)
+
+    def _prepared(self, batch, gen: GeneratedPipeline, watermark: int) -> PreparedBatch:
+        """Descriptors and parameters of ``batch`` (a RecordBatch, or a ``Morsel`` of a source
+        batch that is prepared once for all its morsels) for the kernels of ``gen``."""
+        now = self.clock.now() if self.clock is not None else 0
+        if isinstance(batch, Morsel):
+            whole = batch.shared.prepared(self, gen)
+            part = shifted(whole, batch.offset, batch.length)
+            part.params[abi.PARAM_WATERMARK], part.params[abi.PARAM_PROCESSING_TIME] = watermark, now
+            return part
+        return prepare(batch, gen, watermark, self.input_name, self._codes, self.interner, now)
+
+    def _run_variant(self, variant: Variant | None, batch, watermark: int, out_ptr: int,
+                     worker: int, where: tuple[int, int] | None) -> int:
+        gen = self.gen if variant is None else variant.gen
         with self._prepare_lock:
-            prepared = prepare(batch, self.gen, watermark, self.input_name, self._codes, self.interner,
-                               self.clock.now() if self.clock is not None else 0)
+            prepared = self._prepared(batch, gen, watermark)
             if where is None:
                 where = (self.batches_processed, 0)
             self.batches_processed += 1
         unit = "process" if prepared.has_nulls else "process_nonnull"
-        kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P)
+        kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
         state = self.states[worker]
+        measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
+            and self.controller.take_measurement()
+        token = self.counters.start() if measured else None
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
-        return self._checked(rc, batch, state, where)
+        sample = self.counters.stop(token, prepared.rows) if measured else None
+        if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
+            return self._deoptimize(variant, batch, watermark, out_ptr, worker, where)
+        rc = self._checked(rc, batch, state, where)
+        if variant is not None:
+            self.controller.after_task(variant, prepared.rows, sample)
+        return rc
+
+    def _deoptimize(self, variant: Variant, batch: pa.RecordBatch, watermark: int, out_ptr: int, worker: int,
+                    where: tuple[int, int]) -> int:
+        """The optimized kernel stopped at a record its guard rejects (a key outside the dense
+        range): the rows before it are done; move the worker's state to the hashed placement and
+        run the rest with the generic variant."""
+        stop = int(self.states[worker][abi.STATE_ERROR_ROW])
+        lo, cap = variant.dense_keys
+        self.controller.after_task(variant, stop)
+        self.controller.guard_failed(variant, f"a key outside the dense range [{lo}, {lo + cap}) or null, "
+                                              f"batch {where[0]}, row {where[1] + stop}")
+        self._place_hashed(worker)
+        self.batches_processed -= 1  # the same batch goes on: later batches keep their numbers
+        return self._run_variant(self.controller.generic, batch.slice(stop), watermark, out_ptr, worker,
+                                 (where[0], where[1] + stop))  # (a Morsel slices like a batch)
+
+    def _placed(self, worker: int, variant: Variant) -> Variant:
+        """``variant``, once worker ``worker``'s state block has its key placement (the task owns
+        the block: no other task uses it now); the generic variant when the block cannot take it."""
+        want = variant.dense_keys
+        if self.placement[worker] == want:
+            return variant
+        if want is None:
+            self._place_hashed(worker)
+            return variant
+        place = self.function("state", "place_dense", ctypes.c_int32, _P, _I64, _I64)
+        rc = place(self.states[worker].ctypes.data, want[0], want[1])
+        if rc == 0:
+            self.placement[worker] = want
+            return variant
+        self._place_hashed(worker)  # repairs a partial move (out of memory) too
+        self.controller.guard_failed(variant, "the window state holds keys outside the dense range"
+                                     if rc == 2 else "no memory for a dense table")
+        return self.controller.generic
+
+    def _place_hashed(self, worker: int) -> None:
+        if self.placement[worker] is None:
+            return
+        place = self.function("state", "place_hashed", ctypes.c_int32, _P)
+        if place(self.states[worker].ctypes.data) != 0:
+            raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory moving the window state "
+                              f"to the generic variant's hash tables")
+        self.placement[worker] = None
 
     def _checked(self, rc: int, batch: pa.RecordBatch | None = None, state: np.ndarray | None = None,
                  where: tuple[int, int] | None = None) -> int:
@@ -197,6 +289,46 @@ class Kernel:
             raise BadInputError(f"{self.input_name}: event time ({self.gen.pipeline.event_time!r}) at {where} is "
                                 f"too close to the int64 limits for its window")
         raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel failed with code {rc}")
+
+
+class SharedBatch:
+    """A source batch whose morsels run as several tasks: prepared once per kernel variant (the
+    Python work of a batch: validation, dictionary codes, string interning, buffer addresses)
+    instead of once per morsel. Callers hold the kernel's prepare lock."""
+
+    def __init__(self, batch: pa.RecordBatch):
+        self.batch = batch
+        self._prepared: dict[int, tuple[GeneratedPipeline, PreparedBatch]] = {}
+
+    def prepared(self, kernel: "Kernel", gen: GeneratedPipeline) -> PreparedBatch:
+        found = self._prepared.get(id(gen))
+        if found is None or found[0] is not gen:
+            found = self._prepared[id(gen)] = (gen, prepare(self.batch, gen, abi.INT64_MIN, kernel.input_name,
+                                                            kernel._codes, kernel.interner))
+        return found[1]
+
+    def morsel(self, offset: int, length: int) -> "Morsel":
+        return Morsel(self, offset, length)
+
+
+class Morsel:
+    """Rows ``[offset, offset + length)`` of a ``SharedBatch``: what a task hands a kernel."""
+
+    __slots__ = ("shared", "offset", "length")
+
+    def __init__(self, shared: SharedBatch, offset: int, length: int):
+        self.shared, self.offset, self.length = shared, offset, length
+
+    @property
+    def num_rows(self) -> int:
+        return self.length
+
+    def slice(self, start: int, length: int | None = None) -> "Morsel":
+        length = self.length - start if length is None else min(length, self.length - start)
+        return Morsel(self.shared, self.offset + start, length)
+
+    def to_batch(self) -> pa.RecordBatch:
+        return self.shared.batch.slice(self.offset, self.length)
 
 
 class ProjectKernel(Kernel):

@@ -46,9 +46,11 @@ from ..plan import Query, distinct_sources
 from ..sources import TIMESTAMP_UNIT_DIVISOR, rejected_metrics
 from ..types import to_arrow_type
 from .accounting import check_accounting
+from .adaptive import Adaptivity, generic_only
 from .checkpoint import CheckpointConfig, Checkpointer
 from .join_kernel import JoinKernel
-from .kernels import PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, WindowKernel, make_kernel, output_arrow_schema
+from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, SharedBatch, WindowKernel, make_kernel,
+                      output_arrow_schema)
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .sinks import open_sink
 from .state_memory import check_state_memory
@@ -68,20 +70,30 @@ class PipelineRun:
     rows_out: int = 0
     seconds: float = 0.0
     window_state_note: str | None = None  # why a shared window state was asked for but not used
+    generic_note: str | None = None  # why the pipeline has no other code variant
 
     def metrics(self) -> dict:
         k = self.kernel
         late = k.counter(abi.STATE_LATE) if k is not None else 0
         filtered = k.counter(abi.STATE_FILTERED) if k is not None else 0
         window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WindowKernel) else None
+        controller = getattr(k, "controller", None)
+        if controller is not None:
+            history, variant = controller.variant_history(), controller.current.stage
+        else:
+            history = [{"stage": "generic", "reason": self.generic_note or "initial", "at_s": 0.0,
+                        "at_record": 0, "records": self.rows_in}]
+            variant = "generic"
+        for h in history:
+            h["window_state"] = window_state
         out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
-               "variant": self.gen.options.variant, "window_state": window_state,
+               "variant": variant, "window_state": window_state,
                "rows_in": self.rows_in, "rows_out": self.rows_out,
                "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
                "seconds": round(self.seconds, 6),
-               "variant_history": [{"stage": self.gen.options.variant, "reason": "initial",
-                                    "window_state": window_state, "records": self.rows_in}]}
+               "variant_history": history,
+               "deoptimizations": controller.deopts if controller is not None else 0}
         if self.window_state_note is not None:
             out["window_state_fallback"] = self.window_state_note
         if window_state == "shared":
@@ -90,7 +102,7 @@ class PipelineRun:
 
 
 def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
-                 window_state: str = "thread_local") -> PipelineRun:
+                 window_state: str = "thread_local", adaptive: Adaptivity | None = None) -> PipelineRun:
     """Generate and wrap ``pipeline``; ``workers`` > 1 for a pipeline that reads a source gives its
     kernel one state block per worker when its work can be cut into morsels. ``window_state``
     "shared": a window pipeline that supports it keeps one state that every worker updates
@@ -113,7 +125,11 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
             else ProjectKernel(gen, input_name, workers)
     else:
         kernel = make_kernel(gen, input_name, workers if gen.trigger in PARALLEL_TRIGGERS else 1)
-    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note)
+    generic_note = generic_only(gen, adaptive is not None)
+    if kernel is not None and generic_note is None:
+        kernel.make_adaptive(adaptive.settings, adaptive.counters)
+    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note,
+                       generic_note=generic_note)
 
 
 def _resume(kernel: WindowKernel, batch: pa.RecordBatch, watermark: int, rest: int | None, where: tuple[int, int]) -> None:
@@ -194,13 +210,14 @@ class QueryRun:
     """Runs one query: its pipelines from its sources to its sink."""
 
     def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None,
-                 window_state: str = "thread_local", sink_factory=open_sink):
+                 window_state: str = "thread_local", adaptive: Adaptivity | None = None, sink_factory=open_sink):
         self.physical: PhysicalPlan = build_physical_plan(query)
         pipelines = self.physical.pipelines
         self.pool, self.cost = pool, cost or CostModel()
         workers = pool.workers if pool is not None else 1
         self.runs = [_instantiate(p, p.input.source.name if isinstance(p.input, SourceInput)
-                                  else f"pipeline {p.id} input", workers, window_state) for p in pipelines]
+                                  else f"pipeline {p.id} input", workers, window_state, adaptive)
+                     for p in pipelines]
         self.sources = distinct_sources(query.root)
         # the consumer of each pipeline's output (None: the sink), and how it wants the batches
         self.consumer: dict[int, int | None] = {p.id: None for p in pipelines}
@@ -387,11 +404,12 @@ class QueryRun:
             run.seconds += time.perf_counter() - start
             return
         watermark = run.watermark
+        shared = SharedBatch(batch)  # prepared once for all its morsels
 
         def window_task(offset, length):
             def run_morsel(worker: int) -> tuple[int, int] | None:
                 t0 = time.perf_counter()
-                rest = kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                rest = kernel.process(shared.morsel(offset, length), watermark, worker, (number, offset))
                 cost.observe(length if rest is None else rest, time.perf_counter() - t0)
                 return None if rest is None else (offset + rest, length - rest)  # not done yet
             return run_morsel
@@ -419,7 +437,7 @@ class QueryRun:
         segments = []  # (batch, number, watermark in force, first row in the group)
         first = 0
         for batch, number in batches:
-            segments.append((batch, number, clock.watermark, first))
+            segments.append((SharedBatch(batch), number, clock.watermark, first))  # prepared once
             first += batch.num_rows
             clock.observe(batch)
         total = first
@@ -429,7 +447,7 @@ class QueryRun:
             def run_parts(worker: int) -> list | None:
                 for i, (batch, number, watermark, offset, length) in enumerate(parts):
                     t0 = time.perf_counter()
-                    rest = kernel.process(batch.slice(offset, length), watermark, worker, (number, offset))
+                    rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
                     cost.observe(length if rest is None else rest, time.perf_counter() - t0)
                     if rest is not None:  # a shared window state must grow: the parts not done
                         return [(batch, number, watermark, offset + rest, length - rest)] + parts[i + 1:]
@@ -439,7 +457,7 @@ class QueryRun:
         for start, length in plan_morsels(total, cost.morsel_count(total, kernel.workers)):
             parts = []
             for batch, number, watermark, at in segments:
-                lo, hi = max(start, at), min(start + length, at + batch.num_rows)
+                lo, hi = max(start, at), min(start + length, at + batch.batch.num_rows)
                 if lo < hi:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
             tasks.append((task(parts), length))
@@ -555,10 +573,11 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {window_state!r}")
     pool = WorkerPool(workers) if workers > 1 else None
     cost = CostModel()
+    adaptivity = Adaptivity.open(adaptive)
     checkpoints = Checkpointer(checkpoint, workers) if checkpoint is not None else None
     try:
         for i, q in enumerate(queries):
-            runs.append(QueryRun(q, pool, cost, window_state,
+            runs.append(QueryRun(q, pool, cost, window_state, adaptivity,
                                  checkpoints.sink_factory(i) if checkpoints is not None else open_sink))
         sources = []
         for qr in runs:
@@ -600,6 +619,8 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
             qr.close()
         if pool is not None:
             pool.shutdown()
+        if adaptivity is not None:
+            adaptivity.close()
         if checkpoints is not None:
             checkpoints.close()
     metrics = {
@@ -612,6 +633,7 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         "workers": pool.metrics() if pool is not None else [],
         "placement": pool.placement() if pool is not None else {"numa_nodes": 1, "pinned": False},
         "cost_model": {"per_record_ns": round(cost.per_record_ns, 3), "smallest_morsel": cost.smallest_morsel},
+        "adaptive": adaptivity.describe() if adaptivity is not None else False,
         "queries": per_query,
     }
     rejected_metrics(queries, metrics)  # rows dropped by on_bad_rows="drop", per source

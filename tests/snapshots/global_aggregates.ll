@@ -258,6 +258,7 @@ declare double @llvm.minnum.f64(double, double)
 declare double @llvm.maxnum.f64(double, double)
 declare i64 @llvm.smin.i64(i64, i64)
 declare i64 @llvm.smax.i64(i64, i64)
+declare i64 @llvm.ctlz.i64(i64, i1)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 declare double @llvm.sqrt.f64(double)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
@@ -292,6 +293,11 @@ declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
+declare ptr @gz_ht_dense_alloc(ptr, ptr, i64, i64)
+declare i1 @gz_ht_dense_fits(ptr, i64, i64, i64)
+declare i32 @gz_ht_place_dense(ptr, i64, i64, i64)
+declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
+declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
 ; grizzly-py codegen v13, variant generic
@@ -679,6 +685,23 @@ exit:
   ret void
 }
 
+; Move every table of a state block between placements (runtime/windows_placement.ll): dense for
+; the optimized variant's key range, hashed for the others. The engine calls these only while no
+; kernel runs on the block. place_dense: 0, 1 out of memory, 2 a key outside the range.
+define i32 @p0_generic_place_dense(ptr %state, i64 %lo, i64 %cap) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %rc = call i32 @gz_dir_place_dense(ptr %dir, i64 %lo, i64 %cap, i64 88)
+  ret i32 %rc
+}
+
+define i32 @p0_generic_place_hashed(ptr %state) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %rc = call i32 @gz_dir_place_hashed(ptr %dir, i64 88)
+  ret i32 %rc
+}
+
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare double @llvm.sqrt.f64(double)
 declare double @llvm.fabs.f64(double)
@@ -885,6 +908,11 @@ declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
+declare ptr @gz_ht_dense_alloc(ptr, ptr, i64, i64)
+declare i1 @gz_ht_dense_fits(ptr, i64, i64, i64)
+declare i32 @gz_ht_place_dense(ptr, i64, i64, i64)
+declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
+declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
 ; grizzly-py codegen v13, variant generic
@@ -1122,6 +1150,7 @@ declare double @llvm.minnum.f64(double, double)
 declare double @llvm.maxnum.f64(double, double)
 declare i64 @llvm.smin.i64(i64, i64)
 declare i64 @llvm.smax.i64(i64, i64)
+declare i64 @llvm.ctlz.i64(i64, i1)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 declare double @llvm.sqrt.f64(double)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
@@ -1156,3 +1185,8 @@ declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
+declare ptr @gz_ht_dense_alloc(ptr, ptr, i64, i64)
+declare i1 @gz_ht_dense_fits(ptr, i64, i64, i64)
+declare i32 @gz_ht_place_dense(ptr, i64, i64, i64)
+declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
+declare i32 @gz_dir_place_hashed(ptr, i64)

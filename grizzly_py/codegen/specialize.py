@@ -1,0 +1,134 @@
+"""From a profile to the options of an optimized code variant (Grizzly section 6.2).
+
+A pure function of the pipeline, the profile the instrumented variant measured (``profile.py``)
+and the options of the generic variant. Each optimization is a speculation that the generated
+code guards, or a choice that is correct whatever the data:
+
+- **Predicate order and filter mode** (6.2.1): evaluate the most selective predicate first, and
+  choose between branching per predicate and branch-free (predicated) evaluation with a small
+  cost model: a branch costs one evaluation plus, when mispredicted, ``MISPREDICT_COST``
+  evaluations; a predictor cannot do better than the majority direction, so a predicate that
+  passes a fraction ``p`` of rows mispredicts about ``min(p, 1 - p)`` of the time. Branch-free
+  evaluation always evaluates every predicate and then appends to a selection vector. Any order
+  and any mode give the same rows (predicates are pure), so these need no guard.
+- **Dense key placement** (6.2.2): when a window has one key and the sampled key words fall in
+  a narrow range, entries sit at index ``key - lo`` of a table of ``capacity`` entries instead
+  of being hashed. Guarded in the generated code: another key deoptimizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..physical.pipelines import Pipeline, WindowTerminal
+from .module import CodegenOptions
+from .profile import MAX_PREDICATES, Profile
+
+MISPREDICT_COST = 8.0      # evaluations a mispredicted branch costs
+SELECTION_COST = 1.5       # evaluations the branch-free selection-vector append costs per row
+DENSE_MAX_ENTRIES = 1 << 20   # per table; a window table of more entries stays hashed
+DENSE_MAX_BYTES = 64 << 20
+DENSE_MIN_FILL = 1 / 16    # distinct keys (estimated) per entry of the dense table, at least
+DENSE_MARGIN = 0.125       # room on each side of the sampled key range, as a fraction of it
+
+
+@dataclass(frozen=True)
+class Specialization:
+    """The optimized variant's options (None: nothing worth a variant) and why."""
+
+    options: CodegenOptions | None
+    reasons: tuple[str, ...]
+
+
+def specialize(pipeline: Pipeline, profile: Profile, base: CodegenOptions, entry_bytes: int = 0) -> Specialization:
+    """Options of the optimized variant of ``pipeline`` for ``profile`` (``entry_bytes``: the size
+    of one window-table entry, for the dense table's memory bound)."""
+    changes, reasons = {}, []
+    order, mode, why = _filters(pipeline, profile, base)
+    if why:
+        reasons.append(why)
+        if order != tuple(range(len(pipeline.filters))):
+            changes["filter_order"] = order
+        if mode != base.filter_mode:
+            changes["filter_mode"] = mode
+    dense, why = _dense_keys(pipeline, profile, entry_bytes)
+    reasons.append(why)
+    if dense is not None:
+        changes["dense_keys"] = dense
+    if not changes:
+        return Specialization(None, tuple(reasons) + ("nothing to specialize",))
+    return Specialization(replace(base, variant="optimized", **changes), tuple(reasons))
+
+
+def filter_costs(selectivities: list[float]) -> tuple[float, float]:
+    """(branching, branch-free) expected cost per row, in predicate evaluations, of evaluating
+    the predicates in the given order."""
+    reach, branching = 1.0, 0.0
+    for p in selectivities:
+        branching += reach * (1.0 + MISPREDICT_COST * min(p, 1.0 - p))
+        reach *= p
+    return branching, len(selectivities) + SELECTION_COST
+
+
+def _filters(pipeline: Pipeline, profile: Profile, base: CodegenOptions) -> tuple[tuple[int, ...], str, str]:
+    n = len(pipeline.filters)
+    if not n or not profile.rows_scanned:
+        return tuple(range(n)), base.filter_mode, ""
+    sel = profile.selectivities
+    profiled = sorted(range(len(sel)), key=lambda i: (sel[i], i))  # most selective first
+    order = tuple(profiled) + tuple(range(len(sel), n))  # beyond MAX_PREDICATES: as written
+    branching, predicated = filter_costs([sel[i] for i in profiled])
+    mode = "branch" if branching < predicated else "predicated"
+    text = ", ".join(f"#{i} {sel[i]:.0%}" for i in profiled)
+    extra = f" (predicates after the first {MAX_PREDICATES} keep their order)" if n > MAX_PREDICATES else ""
+    return order, mode, (f"filters: selectivity {text}; {mode} (cost {min(branching, predicated):.2f} vs "
+                         f"{max(branching, predicated):.2f} evaluations per row){extra}")
+
+
+def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple[tuple[int, int] | None, str]:
+    t = pipeline.terminal
+    if not isinstance(t, WindowTerminal):
+        return None, "keys: no window"
+    if len(t.keys) != 1:
+        return None, f"keys: hashed ({len(t.keys)} key columns; dense placement needs one)"
+    if not profile.rows_sampled or profile.key_min is None:
+        return None, "keys: hashed (no key sampled)"
+    if profile.null_keys:
+        return None, f"keys: hashed ({profile.null_keys} sampled null keys)"
+    seen_lo, seen_hi = profile.key_min, profile.key_max
+    span = seen_hi - seen_lo + 1
+    margin = int(span * DENSE_MARGIN) + 1  # keys a sample missed, and a slowly growing range
+    cap = _pow2(span + 2 * margin)
+    # lo on a grid of cap / 16: profiles that differ by a few keys give the same variant (compiled
+    # once, cached); the range still holds the margin on both sides (cap >= span + 2 * margin)
+    step = max(cap // 16, 1)
+    lo = (seen_lo - margin) // step * step
+    if lo + cap - 1 < seen_hi + margin:
+        cap *= 2
+    distinct = max(profile.distinct_keys, 1.0)
+    what = f"key range [{seen_lo}, {seen_hi}], ~{distinct:.0f} distinct"
+    if lo < -(1 << 63) or lo + cap - 1 > (1 << 63) - 1:
+        return None, f"keys: hashed ({what}: the range reaches the int64 limit)"
+    if cap > DENSE_MAX_ENTRIES or cap * entry_bytes > DENSE_MAX_BYTES:
+        return None, f"keys: hashed ({what}: {cap:,} entries are too many for a dense table)"
+    if distinct < cap * DENSE_MIN_FILL:
+        return None, f"keys: hashed ({what}: too sparse for {cap:,} entries)"
+    return (lo, cap), f"keys: dense ({what}: entries at key - {lo}, {cap:,} per table)"
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(0, (n - 1).bit_length())
+
+
+def still_fits(current: CodegenOptions, proposed: CodegenOptions, profile: Profile) -> bool:
+    """Whether the ``current`` optimized variant serves a new profile as well as the
+    ``proposed`` one: the same filter decisions, and a dense range (if any) that holds every
+    sampled key. Re-profiling then keeps the running variant (no compile, no state migration)."""
+    if (current.filter_order, current.filter_mode) != (proposed.filter_order, proposed.filter_mode):
+        return False
+    if (current.dense_keys is None) != (proposed.dense_keys is None):
+        return False
+    if current.dense_keys is None:
+        return True
+    lo, cap = current.dense_keys
+    return profile.key_min is not None and lo <= profile.key_min and profile.key_max < lo + cap

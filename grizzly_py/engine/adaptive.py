@@ -1,0 +1,368 @@
+"""Adaptive execution: each pipeline's code variants and the controller that moves between them.
+
+Grizzly section 6.1. A pipeline starts in the **generic** variant while the **instrumented** one
+compiles on a background thread. The instrumented variant (``codegen/profile.py``) runs until it
+has profiled ``profile_records`` records; the profile picks the **optimized** variant's options
+(``codegen/specialize.py``), which compiles in the background while the generic variant runs
+again. Once it is ready the optimized variant runs, its tasks measured with performance counters
+(``grizzly_py.counters``); a sustained change of the per-record figures sends the pipeline back
+to the instrumented variant (re-profiling). A failed guard (a key outside the dense range)
+**deoptimizes**: the kernel stops at that record, the engine migrates the worker's state to the
+generic representation and runs the rest of the batch with the generic variant; the pipeline
+re-profiles at once, or after a back-off when deoptimizations come often.
+
+Variants switch lazily, per task: a task asks for the variant when it starts and keeps it to its
+end, so workers may run different variants for a while. Every variant of a pipeline shares the
+state layout; a state block that the optimized variant placed densely is migrated (by the task
+that next uses it, or before a checkpoint reads it) when its worker moves to another variant.
+Windows fire between tasks and read either placement, so no window fires mid-migration.
+
+The controller is shared by the pipeline's workers and guarded by a lock; the decisions it takes
+(and why) form the variant history in ``JobResult.metrics``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
+from typing import Callable, Protocol
+
+from ..codegen.module import CodegenOptions, GeneratedPipeline, adaptable, generate_pipeline
+from ..codegen.profile import Profile
+from ..codegen.specialize import Specialization, specialize, still_fits
+from ..jit import compile_ir
+
+KERNEL_UNITS = ("process_nonnull", "process")
+
+
+@dataclass(frozen=True)
+class AdaptiveSettings:
+    """How long each stage runs, in records (Grizzly 7.4.4: short profiles suffice)."""
+
+    profile_records: int = 200_000     # records the instrumented variant profiles
+    profile_sample: int = 4            # keys of one selected row in this many are sampled
+    profile_workers: int = 1           # the instrumented variant runs on workers 0..n-1 only
+    deopt_backoff: int = 1_000_000     # records in generic after a deoptimization that came soon
+                                       # after the previous one (doubles each time, reset on success)
+    counters: object = "auto"          # a grizzly_py.counters kind ("none": no monitoring) or a source
+    detector_warmup: int = 8           # tasks measured for the baseline after each switch
+    detector_sustain: int = 6          # consecutive tasks beyond the threshold that mean a change
+    detector_threshold: float = 0.5    # relative change of a per-record figure
+    detector_min_records: int = 16_384  # records pooled into one sample (small tasks are noisy)
+    measure_every: int = 4             # optimized tasks measured with counters: one in this many
+                                       # (a measurement costs ~5-8 us: docs/counters.md)
+    generic_records: int = 65_536      # records in the generic variant before profiling starts
+                                       # (shorter jobs never pay for compiling other variants)
+    wait_for_compile: bool = False     # tests: switch as soon as a stage is due, waiting for its
+                                       # compile (deterministic stage lengths)
+    specializer: Callable | None = None  # tests: replaces codegen.specialize.specialize
+
+
+@dataclass
+class Adaptivity:
+    """A job's adaptive execution: the settings and the counter source its controllers share."""
+
+    settings: AdaptiveSettings
+    counters: object | None = None
+
+    @classmethod
+    def open(cls, adaptive) -> "Adaptivity | None":
+        """From ``StreamEnvironment(adaptive=...)``: False (generic only), True (default
+        settings) or an ``AdaptiveSettings``."""
+        if adaptive is False or adaptive is None:
+            return None
+        settings = adaptive if isinstance(adaptive, AdaptiveSettings) else AdaptiveSettings()
+        counters = settings.counters
+        if counters == "none":
+            counters = None
+        elif isinstance(counters, str):
+            from ..counters import open_counter_source
+            counters = open_counter_source(counters)
+        return cls(settings, counters)
+
+    def describe(self) -> dict:
+        return {"counters": self.counters.describe() if self.counters is not None else "none",
+                "profile_records": self.settings.profile_records}
+
+    def close(self) -> None:
+        if self.counters is not None:
+            self.counters.close()
+
+
+class Variant:
+    """One code variant of a pipeline: its generated code (``gen``), ready once its no-nulls
+    kernel is compiled (the general kernel compiles after it; a batch with nulls that comes
+    first waits for it)."""
+
+    def __init__(self, stage: str, gen: GeneratedPipeline | None = None, reasons: tuple[str, ...] = ()):
+        self.stage, self.gen, self.reasons = stage, gen, reasons
+        self.future: Future | None = None
+
+    @property
+    def ready(self) -> bool:
+        return self.future is None or self.future.done()
+
+    def result(self) -> "Variant":
+        """The variant once built; a failure to generate or compile it is a bug, raised here."""
+        if self.future is not None:
+            self.future.result()
+        return self
+
+    @property
+    def dense_keys(self) -> tuple[int, int] | None:
+        return self.gen.options.dense_keys
+
+
+def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: tuple[str, ...] = ()) -> Variant:
+    """Generate and compile a variant on a background thread, off the critical path: the
+    current variant keeps running meanwhile."""
+    variant = Variant(stage, reasons=reasons)
+    variant.future = future = Future()
+
+    def work():
+        try:
+            gen = generate_pipeline(pipeline, options)
+            units = [gen.units[u] for u in KERNEL_UNITS if u in gen.units]
+            # the kernel's address too: looking it up later would wait for the next compile
+            compile_ir(units[0].ir, units[0].opt_level).address(f"{gen.prefix}_{units[0].name}")
+            variant.gen = gen
+        except BaseException as e:  # reaches the controller, which raises it in the job
+            future.set_exception(e)
+            return
+        future.set_result(gen)
+        for unit in units[1:]:
+            try:
+                compile_ir(unit.ir, unit.opt_level).address(f"{gen.prefix}_{unit.name}")
+            except BaseException:
+                pass  # compiled again, and raised, by the first batch that needs it
+    # not a daemon: a compile is short, and one cut off at exit would leave its waiters
+    threading.Thread(target=work, name=f"grizzly-{stage}-variant").start()
+    return variant
+
+
+class ProfileStore(Protocol):
+    """Where the instrumented variant's counters live (the kernel's state blocks)."""
+
+    def reset_profiles(self) -> None: ...
+    def read_profile(self) -> Profile: ...
+
+
+class VariantController:
+    """The stage machine of one pipeline (see the module docstring). ``counters``: a
+    ``grizzly_py.counters`` source whose samples of optimized tasks feed the change detector."""
+
+    def __init__(self, generic: GeneratedPipeline, profiles: ProfileStore, settings: AdaptiveSettings | None = None,
+                 counters=None, reason: str = "initial"):
+        self.settings = settings or AdaptiveSettings()
+        self.profiles = profiles
+        self.generic = Variant("generic", generic)
+        self.pipeline = generic.pipeline
+        self._lock = threading.Lock()
+        self.counters = counters
+        self.detector = None
+        if counters is not None:
+            from ..counters import ChangeDetector
+            self.detector = ChangeDetector(warmup=self.settings.detector_warmup, sustain=self.settings.detector_sustain,
+                                           threshold=self.settings.detector_threshold,
+                                           min_records=self.settings.detector_min_records)
+        self.current = self.generic
+        self.history: list[dict] = []
+        self._t0 = time.perf_counter()
+        self.records = 0                 # every record any variant processed
+        self._profiled = 0               # records the instrumented variant profiled in this phase
+        self._pending: Variant | None = None   # being built, to run once ready
+        self.instrumented: Variant | None = None
+        self._optimized: dict[CodegenOptions, Variant] = {}
+        self._last_optimized: Variant | None = None
+        self.last_profile: Profile | None = None
+        self.deopts = 0
+        self._tasks = 0                  # optimized tasks started (for measure_every)
+        self._backoff = 0
+        self._last_deopt_at: int | None = None
+        self._wait_until: int | None = self.settings.generic_records  # generic until this many records
+        self._record("generic", reason)
+
+    # --- what a task runs --------------------------------------------------------------------
+    def variant_for(self, worker: int) -> Variant:
+        """The variant a task on ``worker`` runs (switching stage first when one is due)."""
+        with self._lock:
+            self._maybe_switch()
+            v = self.current
+            if v.stage == "instrumented" and worker >= self.settings.profile_workers:
+                return self.generic  # profiling runs on a subset of the workers (sampling)
+            return v
+
+    def _maybe_switch(self) -> None:
+        if self._wait_until is not None:
+            if self.records < self._wait_until:
+                return
+            self._wait_until = None
+            self._start_profiling("back-off over" if self.history[-1]["reason"] != "initial"
+                                  else f"{self.records:,} records in the generic variant")
+        pending = self._pending
+        if pending is not None and pending.ready:
+            self._pending = None
+            pending.result()
+            if pending.stage == "instrumented":
+                self._enter(pending, "instrumented variant compiled: profiling")
+            else:
+                self._enter(pending, "optimized variant compiled: " + "; ".join(pending.reasons))
+
+    def _enter(self, variant: Variant, reason: str) -> None:
+        if variant.stage == "instrumented":
+            self._profiled = 0
+            self.profiles.reset_profiles()
+        elif variant.stage == "optimized":
+            self._last_optimized = variant
+        self.current = variant
+        if self.detector is not None:
+            self.detector.reset()
+        self._record(variant.stage, reason, variant)
+
+    def _start_profiling(self, reason: str) -> None:
+        """Profile now if the instrumented variant is built, else once it is (the generic
+        variant runs meanwhile)."""
+        if self.instrumented is None:
+            self.instrumented = build_in_background("instrumented", self.pipeline, replace(
+                self.generic.gen.options, variant="instrumented", profile_sample=self.settings.profile_sample))
+        if self.settings.wait_for_compile:
+            self.instrumented.result()
+        if self.instrumented.ready:
+            self._enter(self.instrumented.result(), reason)
+        else:
+            if self.current is not self.generic:
+                self._enter(self.generic, reason + "; instrumented variant compiling")
+            self._pending = self.instrumented
+
+    def take_measurement(self) -> bool:
+        """Whether this optimized task is measured (one in ``measure_every``; no lock: a
+        miscount under a race only shifts which task is measured)."""
+        self._tasks += 1
+        return self._tasks % self.settings.measure_every == 0
+
+    # --- what a task reports -----------------------------------------------------------------
+    def after_task(self, variant: Variant, records: int, sample=None) -> None:
+        """A task of ``records`` records ran ``variant``; ``sample``: its counter sample."""
+        with self._lock:
+            self.records += records
+            if variant is not self.current:
+                return
+            if variant.stage == "instrumented":
+                self._profiled += records
+                if self._profiled >= self.settings.profile_records:
+                    self._finish_profile()
+            elif variant.stage == "optimized" and sample is not None and self.detector is not None:
+                if self.detector.observe(sample):
+                    self._backoff = 0
+                    self._start_profiling(f"counters ({self.counters.name}): {self.detector.change}")
+
+    def _finish_profile(self) -> None:
+        profile = self.last_profile = self.profiles.read_profile()
+        entry = getattr(self.generic.gen.grouping, "entry_size", 0) or 0
+        specializer = self.settings.specializer or specialize
+        spec = specializer(self.pipeline, profile, self.generic.gen.options, entry)
+        if spec.options is None:
+            self._enter(self.generic, "profile: " + "; ".join(spec.reasons))
+            self.history[-1]["profile"] = profile.summary()
+            return
+        options = spec.options
+        last = self._last_optimized
+        if last is not None and still_fits(last.gen.options, options, profile):
+            options = last.gen.options  # the running variant's assumptions still hold
+        variant = self._optimized.get(options)
+        if variant is None:
+            variant = build_in_background("optimized", self.pipeline, options)
+            self._optimized[options] = variant
+        variant.reasons = spec.reasons
+        if self.settings.wait_for_compile:
+            variant.result()
+        if variant.ready:
+            self._enter(variant.result(), "profile: " + "; ".join(spec.reasons))
+        else:
+            self._enter(self.generic, "profile taken; optimized variant compiling")
+            self._pending = variant
+        self.history[-1]["profile"] = profile.summary()
+
+    def guard_failed(self, variant: Variant, detail: str) -> None:
+        """A guard of ``variant`` failed in a task (which goes on with the generic variant)."""
+        with self._lock:
+            self.deopts += 1
+            if variant is not self.current:
+                return  # another task already deoptimized this variant
+            soon = self._last_deopt_at is not None and \
+                self.records - self._last_deopt_at < 4 * self.settings.profile_records
+            self._last_deopt_at = self.records
+            self._enter(self.generic, f"deoptimized: {detail}")
+            if soon:
+                self._backoff = max(self.settings.deopt_backoff, 2 * self._backoff)
+                self._wait_until = self.records + self._backoff
+                self.history[-1]["reason"] += f"; deoptimizations come often: generic for {self._backoff:,} records"
+            else:
+                self._pending = None
+                self._start_profiling("re-profiling after a deoptimization")
+
+    # --- observability -----------------------------------------------------------------------
+    def _record(self, stage: str, reason: str, variant: Variant | None = None) -> None:
+        entry = {"stage": stage, "reason": reason, "at_s": round(time.perf_counter() - self._t0, 6),
+                 "at_record": self.records}
+        if variant is not None and variant.stage == "optimized":
+            o = variant.gen.options
+            entry["options"] = {"filter_order": list(o.filter_order) if o.filter_order else None,
+                                "filter_mode": o.filter_mode, "dense_keys": list(o.dense_keys) if o.dense_keys else None}
+        self.history.append(entry)
+
+    def variant_history(self) -> list[dict]:
+        """The stages so far, each with the records processed while it was current."""
+        with self._lock:
+            out = [dict(h) for h in self.history]
+            ends = [h["at_record"] for h in self.history[1:]] + [self.records]
+            for h, end in zip(out, ends):
+                h["records"] = end - h["at_record"]
+            return out
+
+
+def generic_only(gen: GeneratedPipeline, adaptive: bool) -> str | None:
+    """Why ``gen``'s pipeline keeps its generic variant, or None when it adapts."""
+    if not adaptive:
+        return "adaptive=False pins the generic variant"
+    if adaptable(gen.pipeline, gen.options):
+        return None
+    t = gen.pipeline.terminal
+    if t.kind == "project":
+        return "a projection without filters has nothing to specialize"
+    if getattr(gen.options, "window_state", "") == "shared":
+        return "shared window state: one variant (its state cannot move between placements while tasks run)"
+    kind = getattr(getattr(t, "assigner", None), "kind", t.kind)
+    return f"{kind} pipelines have one variant (no speculation for them yet)"
+
+
+def profile_offline(pipeline, batches, records: int = AdaptiveSettings.profile_records,
+                    base: CodegenOptions | None = None) -> tuple[Profile, Specialization]:
+    """Run the instrumented variant of ``pipeline`` (which reads a source) over the first
+    ``records`` records of ``batches`` and return the profile with the specialization it leads
+    to (``grizzly explain --variant optimized``: what the optimized variant would be)."""
+    from .kernels import ProjectKernel, make_kernel
+    from ..codegen import abi
+    base = base or CodegenOptions()
+    gen = generate_pipeline(pipeline, replace(base, variant="instrumented"))
+    kernel = ProjectKernel(gen, "profile") if pipeline.terminal.kind == "project" else make_kernel(gen, "profile")
+    try:
+        kernel.reset_profiles()
+        seen = 0
+        for batch in batches:
+            if seen >= records:
+                break
+            batch = batch.slice(0, records - seen)
+            if pipeline.terminal.kind == "project":
+                kernel.process(batch)
+            else:
+                kernel.process(batch, abi.INT64_MIN)
+            seen += batch.num_rows
+        profile = kernel.read_profile()
+    finally:
+        if hasattr(kernel, "close"):
+            kernel.close()
+    entry = getattr(gen.grouping, "entry_size", 0) or 0
+    return profile, specialize(pipeline, profile, base, entry)

@@ -1,0 +1,343 @@
+"""Adaptive execution: every code variant, every switch and every deoptimization gives the
+reference evaluator's results (semantics.md, "Adaptive execution").
+
+The controller normally switches stages when background compiles finish, which makes stage
+lengths depend on timing. Most tests here set ``wait_for_compile`` so that a stage starts exactly
+when it is due (a few records in), and a ``specializer`` that forces speculations (dense key
+ranges that later records break, any predicate order and filter mode), so that guards fail and
+state migrates at random points of the stream. Counter-driven re-profiling runs on a scripted
+counter source.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import arrow_stream, assert_tables_equal, query_cases, tumbling
+
+import grizzly_py as gz
+from grizzly_py import agg, col, reference
+from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.cli import main
+from grizzly_py.codegen.module import CodegenOptions, adaptable, generate_pipeline
+from grizzly_py.codegen.profile import Profile, hll_estimate
+from grizzly_py.codegen.specialize import Specialization, filter_costs, specialize, still_fits
+from grizzly_py.counters import ScriptedCounterSource
+from grizzly_py.engine.adaptive import AdaptiveSettings
+from grizzly_py.windows import SlidingEventTimeWindows
+
+i64 = pa.int64()
+FIXTURE_OK = settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def quick(**overrides) -> AdaptiveSettings:
+    """Stages a few records long, switching as soon as they are due."""
+    base = dict(generic_records=2, profile_records=3, profile_sample=1, wait_for_compile=True, counters="none")
+    base.update(overrides)
+    return AdaptiveSettings(**base)
+
+
+def run(build, adaptive, parallelism: int = 1):
+    env = gz.StreamEnvironment(parallelism=parallelism, adaptive=adaptive)
+    build(env).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics
+
+
+def check(build, adaptive, parallelism: int = 1) -> dict:
+    """The adaptive run equals the reference; returns the job's metrics."""
+    try:
+        expected, expected_metrics = reference.run(build(gz.StreamEnvironment()).node)
+    except AggregateOverflowError:
+        with pytest.raises(AggregateOverflowError):
+            run(build, adaptive, parallelism)
+        return {}
+    actual, metrics = run(build, adaptive, parallelism)
+    assert_tables_equal(actual, expected)
+    assert metrics["late_records"] == expected_metrics["late_records"], "late record counts differ"
+    return metrics
+
+
+def histories(metrics: dict) -> list[list[dict]]:
+    return [p["variant_history"] for q in metrics["queries"] for p in q["pipelines"]]
+
+
+def forcing(rng_seed: int, lo_shift: int, cap_bits: int, mode: str):
+    """A specializer that speculates on a dense range around the profiled keys (shifted, so that
+    later keys fall outside it at some point) and on a random predicate order."""
+    def specializer(pipeline, profile, base, entry_bytes):
+        order = list(range(len(pipeline.filters)))
+        np.random.default_rng(rng_seed).shuffle(order)
+        changes = dict(variant="optimized", filter_mode=mode, filter_order=tuple(order) or None)
+        t = pipeline.terminal
+        if getattr(t, "keys", None) is not None and len(t.keys) == 1 and profile.key_min is not None:
+            changes["dense_keys"] = (profile.key_min + lo_shift, 1 << cap_bits)
+        from dataclasses import replace
+        return Specialization(replace(base, **changes), ("forced by the test",))
+    return specializer
+
+
+# ----------------------------------------------------------------------------------------------
+# every variant, every switch: the reference's results
+# ----------------------------------------------------------------------------------------------
+@given(case=query_cases(max_rows=30, max_repeat=2), generic=st.integers(0, 12), profile=st.integers(1, 12),
+       sample=st.sampled_from([1, 2, 4]))
+def test_adaptive_runs_equal_the_reference(case, generic, profile, sample):
+    check(case.build, quick(generic_records=generic, profile_records=profile, profile_sample=sample))
+
+
+@given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), seed=st.integers(0, 100),
+       lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4),
+       mode=st.sampled_from(["branch", "combined", "predicated"]), generic=st.integers(0, 6))
+def test_forced_speculation_and_deoptimization_never_change_results(case, seed, lo_shift, cap_bits, mode, generic):
+    check(case.build, quick(generic_records=generic, specializer=forcing(seed, lo_shift, cap_bits, mode)))
+
+
+@FIXTURE_OK
+@given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), seed=st.integers(0, 100),
+       lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4), parallelism=st.integers(2, 4))
+def test_migration_under_parallelism(case, seed, lo_shift, cap_bits, parallelism, every_row_a_morsel):
+    check(case.build, quick(specializer=forcing(seed, lo_shift, cap_bits, "predicated"), profile_workers=parallelism),
+          parallelism)
+
+
+def test_deoptimization_with_random_delays(random_delays, every_row_a_morsel):
+    """Keys grow past the dense range mid-stream, with tasks finishing out of order."""
+    keys = [k % 5 for k in range(60)] + [k % 50 for k in range(60)]
+    data = {"ts": pa.array(range(120), i64), "k": pa.array(keys, i64), "v": pa.array(range(120), i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[7] * 17 + [1]).key_by("k").window(tumbling(40)).aggregate(
+            n=agg.count(), s=agg.sum(col("v")))
+    metrics = check(build, quick(profile_records=10), parallelism=3)
+    assert metrics["queries"][0]["pipelines"][0]["deoptimizations"] >= 1
+
+
+# ----------------------------------------------------------------------------------------------
+# the stage machine
+# ----------------------------------------------------------------------------------------------
+def _ysb_like(rows: int, keys: int, seed: int = 0, batch: int = 1000) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    table = pa.table({"ts": pa.array(np.arange(rows) * 3, i64),
+                      "kind": pa.array(rng.integers(0, 3, rows), i64),
+                      "k": pa.array(rng.integers(0, keys, rows), i64)})
+    return pa.Table.from_batches(table.to_batches(max_chunksize=batch))
+
+
+def _ysb_query(table):
+    def build(env):
+        return env.from_arrow(table, timestamp="ts").filter(col("kind") == 0).key_by("k") \
+            .window(tumbling(5_000)).aggregate(n=agg.count())
+    return build
+
+
+def test_stages_generic_instrumented_optimized_with_record_counts():
+    table = _ysb_like(20_000, 100)
+    metrics = check(_ysb_query(table), quick(generic_records=3000, profile_records=4000))
+    (history,) = histories(metrics)
+    assert [h["stage"] for h in history] == ["generic", "instrumented", "optimized"]
+    assert [h["records"] for h in history] == [3000, 4000, 13_000]  # batches of 1000 records
+    assert history[1]["at_record"] == 3000
+    assert history[2]["options"]["dense_keys"] is not None
+    assert "keys: dense" in history[2]["reason"]
+    profile = history[2]["profile"] if "profile" in history[2] else history[1].get("profile")
+    assert profile is None or profile["key_max"] <= 99
+
+
+def test_deoptimization_when_keys_outgrow_the_range_then_reoptimization():
+    rng = np.random.default_rng(1)
+    rows = 30_000
+    keys = np.concatenate([rng.integers(0, 100, rows // 3), rng.integers(0, 1000, rows - rows // 3)])
+    table = pa.Table.from_batches(pa.table({"ts": pa.array(np.arange(rows), i64), "kind": pa.array(np.zeros(rows, np.int64)),
+                                            "k": pa.array(keys)}).to_batches(max_chunksize=500))
+    metrics = check(_ysb_query(table), quick(generic_records=1000, profile_records=2000))
+    (history,) = histories(metrics)
+    stages = [h["stage"] for h in history]
+    assert stages[:3] == ["generic", "instrumented", "optimized"]
+    deopt = next(i for i, h in enumerate(history) if h["reason"].startswith("deoptimized"))
+    assert "outside the dense range" in history[deopt]["reason"]
+    assert "optimized" in stages[deopt:], "re-optimizes after the deoptimization"
+    last = [h for h in history if h["stage"] == "optimized"][-1]
+    lo, cap = last["options"]["dense_keys"]
+    assert lo <= 0 and lo + cap > 999
+    assert sum(h["records"] for h in history) == rows  # every record counted once
+
+
+def test_frequent_deoptimizations_back_off():
+    rows = 12_000
+    keys = np.arange(rows) // 2  # every batch brings new, larger keys
+    table = pa.Table.from_batches(pa.table({"ts": pa.array(np.arange(rows), i64), "kind": pa.array(np.zeros(rows, np.int64)),
+                                            "k": pa.array(keys)}).to_batches(max_chunksize=100))
+    metrics = check(_ysb_query(table), quick(generic_records=100, profile_records=100, deopt_backoff=3000))
+    (history,) = histories(metrics)
+    assert any("deoptimizations come often" in h["reason"] for h in history)
+
+
+def test_counter_change_triggers_reprofiling():
+    table = _ysb_like(40_000, 50, batch=500)
+    scripted = ScriptedCounterSource(steps=[(0, {"ns_per_record": 2.0}), (15_000, {"ns_per_record": 9.0})])
+    adaptive = quick(generic_records=1000, profile_records=1000, counters=scripted, detector_warmup=3,
+                     detector_sustain=3, detector_min_records=500, measure_every=1)
+    metrics = check(_ysb_query(table), adaptive)
+    (history,) = histories(metrics)
+    reprofile = [h for h in history if h["reason"].startswith("counters")]
+    assert len(reprofile) == 1, history
+    assert "ns_per_record" in reprofile[0]["reason"] and reprofile[0]["stage"] == "instrumented"
+    assert "scripted" in metrics["adaptive"]["counters"]
+
+
+def test_adaptive_false_pins_the_generic_variant():
+    table = _ysb_like(5000, 10)
+    _, metrics = run(_ysb_query(table), False)
+    (history,) = histories(metrics)
+    assert history == [{"stage": "generic", "reason": "adaptive=False pins the generic variant", "at_s": 0.0,
+                        "at_record": 0, "records": 5000, "window_state": "thread_local"}]
+    assert metrics["adaptive"] is False
+
+
+def test_pipelines_without_variants_say_why():
+    data = {"ts": pa.array(range(10), i64), "k": pa.array([1] * 10, i64)}
+    _, metrics = run(lambda env: arrow_stream(env, data).key_by("k").count_window(3).aggregate(n=agg.count()),
+                     quick())
+    (history,) = histories(metrics)
+    assert history[0]["stage"] == "generic" and "one variant" in history[0]["reason"]
+
+
+def test_short_jobs_never_build_other_variants():
+    table = _ysb_like(3000, 10)
+    _, metrics = run(_ysb_query(table), AdaptiveSettings(counters="none"))
+    (history,) = histories(metrics)
+    assert [h["stage"] for h in history] == ["generic"]
+
+
+# ----------------------------------------------------------------------------------------------
+# the profile and the decisions taken from it
+# ----------------------------------------------------------------------------------------------
+def _profile_of(table, build_filters, sample=1):
+    from grizzly_py.engine.adaptive import profile_offline
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    stream = build_filters(env.from_arrow(table, timestamp="ts")).key_by("k").window(tumbling(1000)).aggregate(
+        n=agg.count())
+    (pipeline,) = build_physical_plan(Query(stream.node)).pipelines
+    return profile_offline(pipeline, table.to_batches(), table.num_rows,
+                           base=CodegenOptions(profile_sample=sample))
+
+
+def test_profile_counts_selectivities_exactly_and_estimates_keys():
+    rng = np.random.default_rng(3)
+    n = 50_000
+    a, b = rng.integers(0, 100, n), rng.integers(0, 100, n)
+    keys = np.where(rng.random(n) < 0.6, 7, rng.integers(-2000, 3000, n))
+    table = pa.table({"ts": pa.array(np.arange(n), i64), "a": pa.array(a), "b": pa.array(b), "k": pa.array(keys)})
+    profile, spec = _profile_of(table, lambda s: s.filter(col("a") < 90).filter(col("b") < 10))
+    assert profile.rows_scanned == n
+    assert profile.predicate_passed == [int((a < 90).sum()), int((b < 10).sum())]
+    selected = (a < 90) & (b < 10)
+    assert profile.rows_sampled == int(selected.sum())
+    assert (profile.key_min, profile.key_max) == (int(keys[selected].min()), int(keys[selected].max()))
+    distinct = len(np.unique(keys[selected]))
+    assert abs(profile.distinct_keys - distinct) < 0.35 * distinct
+    assert profile.heavy_hitters[0][0] == 7 and profile.top_share > 0.5
+    assert spec.options.filter_order == (1, 0)  # the more selective predicate first
+
+
+def test_profile_sampling_reads_one_row_in_n():
+    n = 40_000
+    table = pa.table({"ts": pa.array(np.arange(n), i64), "k": pa.array(np.arange(n) % 10)})
+    profile, _ = _profile_of(table, lambda s: s, sample=8)
+    assert profile.rows_sampled == n // 8
+
+
+def test_specialize_rules():
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64), "a": pa.array([1], i64)}
+    s = arrow_stream(env, data).filter(col("a") > 0).filter(col("a") < 9).key_by("k").window(tumbling(10)) \
+        .aggregate(n=agg.count())
+    (p,) = build_physical_plan(Query(s.node)).pipelines
+    base = CodegenOptions()
+    dense = specialize(p, Profile(rows_scanned=100, rows_sampled=50, key_min=10, key_max=99, predicate_passed=[50, 5],
+                                  distinct_keys=90), base, 24)
+    assert dense.options.dense_keys[0] <= 10 and sum(dense.options.dense_keys) > 99
+    assert dense.options.filter_order == (1, 0)
+    sparse = specialize(p, Profile(rows_scanned=100, rows_sampled=50, key_min=0, key_max=10**9,
+                                   predicate_passed=[100, 100], distinct_keys=50), base, 24)
+    assert sparse.options is None or sparse.options.dense_keys is None
+    nulls = specialize(p, Profile(rows_scanned=10, rows_sampled=10, null_keys=1, key_min=0, key_max=5,
+                                  predicate_passed=[10, 10], distinct_keys=5), base, 24)
+    assert nulls.options is None or nulls.options.dense_keys is None
+    assert still_fits(dense.options, dense.options, Profile(key_min=20, key_max=30))
+    assert not still_fits(dense.options, dense.options, Profile(key_min=0, key_max=10**6))
+    # a selective first predicate makes branching cheaper; 50% predicates make it dearer
+    assert filter_costs([0.01, 0.5])[0] < filter_costs([0.01, 0.5])[1]
+    assert filter_costs([0.5, 0.5])[0] > filter_costs([0.5, 0.5])[1]
+
+
+def test_hll_estimate_small_and_large():
+    registers = np.zeros(64, dtype=np.int64)
+    assert hll_estimate(registers) == 0.0
+    rng = np.random.default_rng(0)
+    for n in (10, 1000, 100_000):
+        hashes = (rng.integers(0, 2**32, n, dtype=np.uint64) << np.uint64(32)) | rng.integers(0, 2**32, n, dtype=np.uint64)
+        regs = np.zeros(64, dtype=np.int64)
+        idx = (hashes & np.uint64(63)).astype(np.int64)
+        rest = hashes >> np.uint64(6)
+        rho = np.array([64 - int(r).bit_length() - 5 for r in rest])
+        np.maximum.at(regs, idx, rho)
+        assert abs(hll_estimate(regs) - n) < 0.4 * n + 3
+
+
+def test_adaptable_pipelines():
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64)}
+    sliding = arrow_stream(env, data).key_by("k").window(SlidingEventTimeWindows.of(gz.Time.milliseconds(10),
+                                                                                     gz.Time.milliseconds(5)))
+    (p,) = build_physical_plan(Query(sliding.aggregate(n=agg.count()).node)).pipelines
+    assert adaptable(p)
+    assert not adaptable(p, CodegenOptions(window_state="shared"))
+    gen = generate_pipeline(p, CodegenOptions(variant="optimized", dense_keys=(0, 16)))
+    assert "dense placement" in gen.units["process"].ir
+    assert "profile" in generate_pipeline(p, CodegenOptions(variant="instrumented")).units["process"].ir
+
+
+# ----------------------------------------------------------------------------------------------
+# command line
+# ----------------------------------------------------------------------------------------------
+QUERY_FILE = '''
+import numpy as np
+import pyarrow as pa
+import grizzly_py as gz
+from grizzly_py import col, agg, Time
+from grizzly_py.windows import TumblingEventTimeWindows
+
+def query(env):
+    n = 300_000
+    rng = np.random.default_rng(0)
+    t = pa.table({"ts": np.arange(n), "kind": rng.integers(0, 3, n), "k": rng.integers(0, 500, n)})
+    return (env.from_arrow(t, timestamp="ts").filter(col("kind") == 0).key_by("k")
+            .window(TumblingEventTimeWindows.of(Time.seconds(10))).aggregate(n=agg.count()))
+'''
+
+
+def test_explain_shows_each_variant_and_run_traces_the_stages(tmp_path):
+    path = tmp_path / "q.py"
+    path.write_text(QUERY_FILE)
+    runner = CliRunner()
+    instrumented = runner.invoke(main, ["explain", str(path), "--ir", "--variant", "instrumented"])
+    assert instrumented.exit_code == 0, instrumented.output
+    assert "profile: keys" in instrumented.output and "variant instrumented" in instrumented.output
+    optimized = runner.invoke(main, ["explain", str(path), "--ir", "--variant", "optimized"])
+    assert optimized.exit_code == 0, optimized.output
+    assert "keys: dense" in optimized.output and "dense placement" in optimized.output
+    traced = runner.invoke(main, ["run", str(path), "--trace"])
+    assert traced.exit_code == 0, traced.output
+    assert "at record" in traced.output and "generic" in traced.output
