@@ -25,8 +25,8 @@ batches the snapshot had consumed. The restarted job thus writes exactly what an
 writes, in the same order. A snapshot of a different job (another plan, sink or parallelism) is
 refused with an error rather than restored.
 
-Not snapshotted yet (the job refuses to start with checkpointing, naming the pipeline):
-``window_state="shared"`` and sliding count windows with holistic aggregates (``state_snapshot.py``).
+Not snapshotted yet (the job refuses to start with checkpointing, naming the pipeline): sliding
+count windows with holistic aggregates (``state_snapshot.py``).
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def job_fingerprint(runs, parallelism: int) -> str:
         shape["queries"].append({
             "sink": [spec.kind, spec.name, spec.path],
             "sources": [[str(s.arrow_schema), s.timestamp, s.watermark.out_of_orderness_ms] for s in qr.sources],
-            "pipelines": [[type(r.pipeline.terminal).__name__, str(r.pipeline.input_schema), repr(r.pipeline.filters),
+            "pipelines": [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__,
+                           str(r.pipeline.input_schema), repr(r.pipeline.filters),
                            repr(r.pipeline.event_time), str(r.output_schema), getattr(r.gen, "state_words", None),
                            _state_layout(r.gen)] for r in qr.runs]})
     return hashlib.sha256(json.dumps(shape, default=str).encode()).hexdigest()

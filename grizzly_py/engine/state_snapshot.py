@@ -11,7 +11,7 @@ A checkpoint (``checkpoint.py``) holds, for every pipeline, what its kernel keep
   aggregate's value vector as its values, each key's session nodes (in list order) and each key's
   pane ring of a sliding count window; the string interner (string keys are ids in the entries);
   the sliding trigger's last watermark; the processing-time clock;
-- a join kernel: ``join_snapshot.py``.
+- a join kernel: ``join_snapshot.py``; the shared window state: ``shared_snapshot.py``.
 
 Restoring writes the same entries into fresh tables allocated with the C allocator the runtime
 frees them with (libc ``calloc``/``malloc``): an entry goes to the slot its tag hashes to
@@ -20,9 +20,9 @@ most half full, so the compiled code finds and grows it as if it had inserted th
 The aggregate state words are copied bit for bit, so a restored window fires exactly the results
 the original would have (float sums included).
 
-Not covered: the shared window state (``window_state="shared"``: a ring of concurrent tables) and
-sliding count windows with holistic aggregates (their pane rings hold value vectors whose slots the
-ring reuses); ``unsupported_reason`` names them, and a job with checkpointing refuses to start.
+Not covered: sliding count windows with holistic aggregates (their pane rings hold value vectors
+in slots the ring reuses); ``unsupported_reason`` names them, and a job with checkpointing refuses
+to start.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def unsupported_reason(kernel) -> str | None:
             return "sliding count windows with median, mode or count_distinct (their pane rings hold value vectors)"
         return None
     if trigger == "shared":
-        return "window_state='shared' (use the default thread-local window state)"
+        return None  # shared_snapshot.py
     if type(kernel).__name__ == "JoinKernel":
         return None  # join_snapshot.py
     return f"{type(kernel).__name__} (trigger {trigger!r})"
@@ -104,6 +104,9 @@ def export_kernel(kernel) -> dict:
     if type(kernel).__name__ == "JoinKernel":
         from .join_snapshot import export_join
         return export_join(kernel)
+    if getattr(kernel, "window_state", None) == "shared":
+        from .shared_snapshot import export_shared
+        return export_shared(kernel)
     out = {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
            "batches_processed": kernel.batches_processed}
     if isinstance(kernel, WindowKernel):
@@ -198,6 +201,9 @@ def restore_kernel(kernel, saved: dict) -> None:
     if type(kernel).__name__ == "JoinKernel":
         from .join_snapshot import restore_join
         return restore_join(kernel, saved)
+    if getattr(kernel, "window_state", None) == "shared":
+        from .shared_snapshot import restore_shared
+        return restore_shared(kernel, saved)
     if len(saved["counters"]) != len(kernel.states):
         raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
                          f"state blocks, the job {len(kernel.states)} (another parallelism?)")
@@ -257,13 +263,14 @@ def restore_lists(nodes: np.ndarray, per_head: np.ndarray) -> list[int]:
     return heads
 
 
-def build_table(rows: np.ndarray, entry_words: int) -> tuple[int, int, int]:
+def build_table(rows: np.ndarray, entry_words: int, capacity: int | None = None) -> tuple[int, int, int]:
     """A hash table header ``(entries, capacity, size)`` holding ``rows`` at their hashed places
-    (a zeroed header, the empty table, when there are none)."""
+    (a zeroed header, the empty table, when there are none); ``capacity``: a given one (a power of
+    two, at least twice the rows) instead of the runtime's."""
     n = len(rows)
-    if not n:
+    if not n and capacity is None:
         return 0, 0, 0
-    capacity = table_capacity(n)
+    capacity = capacity or table_capacity(n)
     table = np.zeros((capacity, entry_words), dtype=np.int64)
     table[hashed_positions(rows[:, 0], capacity)] = rows
     memory = _libc.calloc(capacity, 8 * entry_words)
