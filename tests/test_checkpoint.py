@@ -41,7 +41,7 @@ from test_session_windows import session_cases
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col, reference
-from grizzly_py.aggregates import HOLISTIC, AggregateOverflowError
+from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.engine import snapshot
 from grizzly_py.engine.accounting import AccountingError
 from grizzly_py.engine.checkpoint import CheckpointError
@@ -116,13 +116,6 @@ def check_resume(case, parallelism, data, **options) -> None:
 
     path = tempfile.mkdtemp(prefix="gz-ckpt-")
     try:
-        if _sliding_count_with_holistic(case.steps):
-            env = gz.StreamEnvironment(parallelism=parallelism, **options)
-            env.enable_checkpointing(path, interval_batches=1)
-            build(env, batches).collect("out")
-            with pytest.raises(CheckpointError, match="sliding count windows with median"):
-                env.execute()
-            return
         try:
             expected, expected_metrics = reference.run(build(gz.StreamEnvironment(), batches).node)
         except AggregateOverflowError:
@@ -163,13 +156,6 @@ def same_bits(a: pa.Table, b: pa.Table) -> bool:
         if not np.array_equal(bits[0][valid], bits[1][valid]):
             return False
     return True
-
-
-def _sliding_count_with_holistic(steps) -> bool:
-    count = [s for s in steps if s.method == "count_window"]
-    if not count or len(count[0].args) < 2 or count[0].args[0] == count[0].args[1]:
-        return False
-    return any(call.func in HOLISTIC for call in steps[-1].kwargs.values())
 
 
 @given(case=query_cases(), parallelism=st.sampled_from([1, 2]), window_state=st.sampled_from(["thread_local", "shared"]),
@@ -275,7 +261,8 @@ def _count(env, data):
 
 def _sliding_count(env, data):
     return _bounded(env, data).key_by("name").count_window(40, 6).aggregate(s=agg.sum("n"), mx=agg.max("v"),
-                                                                           a=agg.avg("v"))
+                                                                           a=agg.avg("v"), m=agg.median("n"),
+                                                                           d=agg.count_distinct("k"))
 
 
 def _other_side(env):
@@ -526,16 +513,16 @@ def test_snapshot_of_another_job_is_refused(tmp_path):
         env.execute()
 
 
-def _sliding_count_median(env, data):
-    return _bounded(env, data).key_by("k").count_window(5, 2).aggregate(m=agg.median("n"))
-
-
-def test_unsupported_operators_fail_at_execute(tmp_path):
+def test_a_kernel_without_an_export_fails_at_execute(tmp_path, monkeypatch):
+    """A stateful kernel kind that checkpoints do not know (one added later without its export)
+    fails the job at execute(), naming the pipeline, rather than being skipped."""
+    monkeypatch.setattr("grizzly_py.engine.checkpoint.unsupported_reason",
+                        lambda kernel: "a new window kind" if kernel is not None else None)
     env = gz.StreamEnvironment()
     env.enable_checkpointing(tmp_path / "chk")
-    _sliding_count_median(env, _data(rows=100).to_batches()).collect("out")
-    with pytest.raises(CheckpointError, match="pipeline 0 of sink 'out' uses sliding count windows with median, mode "
-                                              "or count_distinct .*cannot be checkpointed"):
+    _sliding(env, _data(rows=100).to_batches()).collect("out")
+    with pytest.raises(CheckpointError, match="pipeline 0 of sink 'out' uses a new window kind, whose state cannot "
+                                              "be checkpointed"):
         env.execute()
 
 

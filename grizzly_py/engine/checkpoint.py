@@ -25,8 +25,8 @@ batches the snapshot had consumed. The restarted job thus writes exactly what an
 writes, in the same order. A snapshot of a different job (another plan, sink or parallelism) is
 refused with an error rather than restored.
 
-Not snapshotted yet (the job refuses to start with checkpointing, naming the pipeline): sliding
-count windows with holistic aggregates (``state_snapshot.py``).
+Every kernel kind of the engine is snapshotted; one that is not (a kind added without its export:
+``state_snapshot.unsupported_reason``) makes the job refuse to start, naming the pipeline.
 """
 
 from __future__ import annotations

@@ -20,9 +20,8 @@ most half full, so the compiled code finds and grows it as if it had inserted th
 The aggregate state words are copied bit for bit, so a restored window fires exactly the results
 the original would have (float sums included).
 
-Not covered: sliding count windows with holistic aggregates (their pane rings hold value vectors
-in slots the ring reuses); ``unsupported_reason`` names them, and a job with checkpointing refuses
-to start.
+Every kernel the engine has is covered; ``unsupported_reason`` names a kernel that is not (a kind
+added later without its export), and a job with checkpointing then refuses to start.
 """
 
 from __future__ import annotations
@@ -51,14 +50,8 @@ def unsupported_reason(kernel) -> str | None:
     if kernel is None or type(kernel) is ProjectKernel:
         return None
     trigger = getattr(getattr(kernel, "gen", None), "trigger", None)
-    if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count") \
-            and getattr(kernel, "window_state", "thread_local") != "shared":
-        shape = _shape(kernel)
-        if shape.ring_word is not None and any(a.holistic for a in shape.layout.aggregates):
-            return "sliding count windows with median, mode or count_distinct (their pane rings hold value vectors)"
-        return None
-    if trigger == "shared":
-        return None  # shared_snapshot.py
+    if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count", "shared"):
+        return None  # shared: shared_snapshot.py
     if type(kernel).__name__ == "JoinKernel":
         return None  # join_snapshot.py
     return f"{type(kernel).__name__} (trigger {trigger!r})"
@@ -134,11 +127,19 @@ def _export_block(kernel: WindowKernel, state: np.ndarray, shape: _Shape) -> dic
         block["vectors"] = export_vectors(block["nodes"], vectors)
     else:
         block["vectors"] = export_vectors(entries, vectors)
-    if shape.ring_word is not None:  # each entry's pane ring, (1 + capacity) pane states
+    if shape.ring_word is not None:  # each entry's pane ring: (1 + capacity) pane states
         rings = [_words(int(p), (1 + int(c)) * shape.pane_words).copy() if p else np.zeros(0, dtype=np.int64)
                  for p, c in zip(entries[:, shape.ring_word], entries[:, shape.ring_word + 1])]
-        block["rings"] = np.concatenate(rings) if rings else np.zeros(0, dtype=np.int64)
+        block["rings"] = (np.concatenate(rings) if rings else np.zeros(0, dtype=np.int64)).reshape(-1, shape.pane_words)
+        # a pane's value vectors sit in its slot (valid or zeroed: the ring frees them when the pane leaves)
+        block["ring_vectors"] = export_vectors(block["rings"], _pane_vector_words(shape))
     return block
+
+
+def _pane_vector_words(shape: _Shape) -> list[int]:
+    """Where the holistic aggregates' vectors sit in a pane state of a sliding count window's ring
+    (pane states are laid out as the entry's aggregates, which start after the ring's two words)."""
+    return [w - (shape.ring_word + 2) for w in _vector_words(shape.layout)]
 
 
 def _vector_words(layout) -> list[int]:
@@ -322,13 +323,15 @@ def _restore_block(state: np.ndarray, block: dict, shape: _Shape) -> None:
     else:
         restore_vectors(entries, vectors, block["vectors"])
     if shape.ring_word is not None:
+        rings = block["rings"].copy()
+        restore_vectors(rings, _pane_vector_words(shape), block["ring_vectors"])
         at = 0
         for r in range(len(entries)):
             if not entries[r, shape.ring_word]:
                 continue
-            words = (1 + int(entries[r, shape.ring_word + 1])) * shape.pane_words
-            entries[r, shape.ring_word] = allocated(block["rings"][at:at + words])
-            at += words
+            states = 1 + int(entries[r, shape.ring_word + 1])
+            entries[r, shape.ring_word] = allocated(rings[at:at + states].reshape(-1))
+            at += states
     slots = np.zeros((directory_capacity(len(starts)), SLOT_BYTES // 8), dtype=np.int64)
     bounds = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     for i, start in enumerate(starts):
