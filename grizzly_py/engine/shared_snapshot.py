@@ -18,7 +18,7 @@ import numpy as np
 
 from ..codegen.shared_window import (RING_HEADER_WORDS, SLOT_CAPACITY, SLOT_CLAIM, SLOT_ENTRIES, SLOT_OPEN,
                                      SLOT_STATUS, SLOT_USERS)
-from .state_snapshot import COUNTER_WORDS, _export_strings, _import_strings, build_table, live_entries
+from .state_snapshot import COUNTER_WORDS, export_strings, import_strings, build_table, live_entries
 
 
 def export_shared(kernel) -> dict:
@@ -33,7 +33,7 @@ def export_shared(kernel) -> dict:
             "open": open_.astype(np.int64), "slots": slots[open_].copy(),
             "counts": np.array([len(t) for t in tables], dtype=np.int64),
             "entries": np.concatenate(tables) if tables else np.zeros((0, entry_words), dtype=np.int64),
-            "interner": _export_strings(kernel.interner._values) if kernel.interner is not None else None,
+            "interner": export_strings(kernel.interner._values) if kernel.interner is not None else None,
             "previous_watermark": kernel.previous_watermark}
 
 
@@ -61,7 +61,7 @@ def restore_shared(kernel, saved: dict) -> None:
     kernel.ring = ring
     kernel._point_states()
     if saved["interner"] is not None:
-        values = _import_strings(saved["interner"])
+        values = import_strings(saved["interner"])
         kernel.interner._values, kernel.interner._ids, kernel.interner._array = \
             values, {v: i for i, v in enumerate(values)}, None
     kernel.previous_watermark = saved["previous_watermark"]

@@ -42,7 +42,6 @@ FIRST_TABLE_CAPACITY = 1024  # runtime/hashtable.ll: an empty table's first allo
 _libc = ctypes.CDLL(None)
 _libc.calloc.restype, _libc.calloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t, ctypes.c_size_t]
 _libc.malloc.restype, _libc.malloc.argtypes = ctypes.c_void_p, [ctypes.c_size_t]
-_libc.free.restype, _libc.free.argtypes = None, [ctypes.c_void_p]
 
 
 def unsupported_reason(kernel) -> str | None:
@@ -105,7 +104,7 @@ def export_kernel(kernel) -> dict:
     if isinstance(kernel, WindowKernel):
         shape = _shape(kernel)
         out["blocks"] = [_export_block(kernel, state, shape) for state in kernel.states]
-        out["interner"] = _export_strings(kernel.interner._values) if kernel.interner is not None else None
+        out["interner"] = export_strings(kernel.interner._values) if kernel.interner is not None else None
         out["previous_watermark"] = getattr(kernel, "previous_watermark", None)
         out["clock_last"] = kernel.clock.last if kernel.clock is not None else None
     return out
@@ -182,14 +181,14 @@ def export_lists(heads: np.ndarray, node_words: int) -> tuple[np.ndarray, np.nda
     return np.array(nodes, dtype=np.int64).reshape(-1, node_words), lengths
 
 
-def _export_strings(values: list[str]) -> dict:
+def export_strings(values: list[str]) -> dict:
     data = [v.encode("utf-8", "surrogatepass") for v in values]
     offsets = np.zeros(len(data) + 1, dtype=np.int64)
     np.cumsum([len(d) for d in data], out=offsets[1:])
     return {"offsets": offsets, "data": np.frombuffer(b"".join(data), dtype=np.uint8).copy()}
 
 
-def _import_strings(saved: dict) -> list[str]:
+def import_strings(saved: dict) -> list[str]:
     offsets, data = saved["offsets"], saved["data"].tobytes()
     return [data[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(offsets) - 1)]
 
@@ -218,7 +217,7 @@ def restore_kernel(kernel, saved: dict) -> None:
     for state, block in zip(kernel.states, saved["blocks"]):
         _restore_block(state, block, shape)
     if saved["interner"] is not None:
-        values = _import_strings(saved["interner"])
+        values = import_strings(saved["interner"])
         kernel.interner._values = values
         kernel.interner._ids = {v: i for i, v in enumerate(values)}
         kernel.interner._array = None
@@ -348,5 +347,6 @@ def directory_capacity(length: int) -> int:
     return capacity
 
 
-__all__ = ["COUNTER_WORDS", "export_kernel", "hashed_positions", "restore_kernel", "table_capacity",
-           "unsupported_reason"]
+__all__ = ["COUNTER_WORDS", "allocated", "build_table", "directory_capacity", "export_kernel", "export_lists",
+           "export_strings", "export_vectors", "hashed_positions", "import_strings", "live_entries", "restore_kernel",
+           "restore_lists", "restore_vectors", "table_capacity", "unsupported_reason"]
