@@ -73,17 +73,19 @@ class Scenario:
     plot: bool = True
 
 
-def selectivity_stream(env, source):
+def selectivity_stream(env, source, window_ms: int = WINDOW_MS):
     """YSB with the five predicates ``pj >= 50`` as six chained filters: the engine reorders
     filters, not the terms of one conjunction (``scenarios.selectivity_query`` writes them as one
     conjunction, which the profile sees as a single predicate)."""
     from grizzly_py import Time, agg, col
     from grizzly_py.windows import TumblingEventTimeWindows
-    stream = env.from_arrow(source, timestamp="event_time").filter(col("event_type") == "view")
+    from grizzly_py.workloads.ysb import VIEW, VIEW_CODE
+    view = VIEW_CODE if pa.types.is_integer(source.schema.field("event_type").type) else VIEW
+    stream = env.from_arrow(source, timestamp="event_time").filter(col("event_type") == view)
     for j in range(len(scenarios.SELECTIVITIES)):
         stream = stream.filter(col(f"p{j + 1}") >= scenarios.PREDICATE_MIN)
     return (stream.key_by("campaign_id")
-            .window(TumblingEventTimeWindows.of(Time.milliseconds(WINDOW_MS)))
+            .window(TumblingEventTimeWindows.of(Time.milliseconds(window_ms)))
             .aggregate(views=agg.count()))
 
 

@@ -117,6 +117,7 @@ class WorkloadResult:
     workload: Workload
     rows: int = 0
     cases: list[CaseResult] = field(default_factory=list)
+    records: list[int] = field(default_factory=list)  # input records of its data sets (Nexmark: < rows, the events)
     data_s: float = 0.0
     seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
@@ -222,6 +223,7 @@ def run_workload(w: Workload, opts: Options, advance: Callable[[str], None] = la
         key = w.data_key(c.param)
         if key not in data:
             data[key] = w.make(c.param, rows, opts.seed)
+    out.records = sorted({d.n_rows for d in data.values()})
     specs = [PEERS[n] for n in opts.peers]
     try:
         parquet, csv = (any(getattr(s.cls(), need, False) and s.cls().supports(w.name) for s in specs)

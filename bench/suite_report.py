@@ -165,7 +165,9 @@ def markdown(suite: SuiteResult) -> str:
     md += ["", "## Workloads", ""]
     for w in suite.workloads:
         wl = w.workload
-        state = f"pending: {wl.pending}" if wl.pending else f"{w.rows:,} input rows, {w.seconds:.0f} s"
+        size = f"{w.rows:,} input rows" if w.records in ([], [w.rows]) else \
+            f"{w.rows:,} rows ({' and '.join(f'{r:,}' for r in w.records)} input records)"
+        state = f"pending: {wl.pending}" if wl.pending else f"{size}, {w.seconds:.0f} s"
         md.append(f"- **{wl.name}** ({wl.source}): {wl.query}. {state}."
                   + (f" Note: {wl.note}." if wl.note else ""))
         for c in w.cases:
@@ -200,6 +202,7 @@ def as_json(suite: SuiteResult) -> dict:
         "workloads": [{
             "name": w.workload.name, "source": w.workload.source, "query": w.workload.query,
             "pending": w.workload.pending, "note": w.workload.note, "rows": w.rows,
+            "records": w.records,
             "seconds": round(w.seconds, 3), "data_s": round(w.data_s, 3),
             "cases": [{"case": c.case.label, "param": c.case.param, "pending": c.case.pending,
                        "cross_check": c.check.as_dict() if c.check else None,

@@ -145,7 +145,7 @@ class StreamEnvironment:
             raise ValueError("nothing to execute: register a sink with collect(), sink_to_parquet() or sink_to_csv()")
         if self._on_spark(self._sinks):
             from .spark.planner import run_on_spark
-            result, self._sinks = run_on_spark(self._sinks, self.spark), []
+            result, self._sinks = run_on_spark(self._sinks, self.spark, self.adaptive), []
             return result
         from .engine.local import run_job
         result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive,
@@ -157,7 +157,7 @@ class StreamEnvironment:
     def _run_single(self, node: PlanNode) -> pa.Table:
         if self._on_spark([Query(node)]):
             from .spark.planner import run_on_spark
-            return run_on_spark([Query(node, SinkSpec("collect", "result"))], self.spark)["result"]
+            return run_on_spark([Query(node, SinkSpec("collect", "result"))], self.spark, self.adaptive)["result"]
         from .engine.local import run_job
         result = run_job([Query(node, SinkSpec("collect", "result"))], parallelism=self.parallelism,
                          adaptive=self.adaptive, window_state=self.window_state,

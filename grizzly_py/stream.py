@@ -137,7 +137,7 @@ class DataStream:
         """This query as a Spark DataFrame (streaming if its source is), run by compiled code in
         Spark's Python workers (docs/spark.md); ``df.grizzly`` holds the job and its metrics."""
         from .spark.planner import to_spark
-        return to_spark(self.node, getattr(self.env, "spark", None))
+        return to_spark(self.node, getattr(self.env, "spark", None), adaptive=getattr(self.env, "adaptive", True))
 
 
 class KeyedStream:

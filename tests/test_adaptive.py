@@ -97,6 +97,19 @@ def test_forced_speculation_and_deoptimization_never_change_results(case, seed, 
     check(case.build, quick(generic_records=generic, specializer=forcing(seed, lo_shift, cap_bits, mode)))
 
 
+@given(case=query_cases(max_rows=30, max_repeat=2), steps=st.lists(st.integers(1, 60), min_size=1, max_size=4),
+       seed=st.integers(0, 100), cap_bits=st.integers(0, 4))
+def test_scripted_counter_changes_at_random_points_never_change_results(case, steps, seed, cap_bits):
+    """Re-profiling whenever the scripted per-record figure jumps (at random records), with forced
+    speculations in between."""
+    at = sorted(set(steps))
+    script = [(0, {"ns_per_record": 1.0})] + [(a, {"ns_per_record": 1.0 + 9.0 * (i % 2 == 0)})
+                                               for i, a in enumerate(at)]
+    adaptive = quick(specializer=forcing(seed, 0, cap_bits, "branch"), counters=ScriptedCounterSource(steps=script),
+                     measure_every=1, detector_warmup=1, detector_sustain=1, detector_min_records=0)
+    check(case.build, adaptive)
+
+
 @FIXTURE_OK
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), seed=st.integers(0, 100),
        lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4), parallelism=st.integers(2, 4))
@@ -341,3 +354,43 @@ def test_explain_shows_each_variant_and_run_traces_the_stages(tmp_path):
     traced = runner.invoke(main, ["run", str(path), "--trace"])
     assert traced.exit_code == 0, traced.output
     assert "at record" in traced.output and "generic" in traced.output
+
+
+# ----------------------------------------------------------------------------------------------
+# inside Spark tasks (the same task functions, run in this process; tests/test_spark.py runs them
+# on Spark)
+# ----------------------------------------------------------------------------------------------
+def test_spark_tasks_adapt_and_later_tasks_start_from_what_earlier_ones_learned():
+    pytest.importorskip("pyspark")
+    from grizzly_py.spark import worker
+    from grizzly_py.spark.planner import run_in_process
+    from grizzly_py.spark.schema import spark_arrow_schema
+
+    worker._LEARNED.clear()
+    table = _ysb_like(40_000, 100, batch=1000)
+    root = _ysb_query(table)(gz.StreamEnvironment()).node
+    expected, _ = run(_ysb_query(table), False)
+    settings_ = quick(generic_records=2000, profile_records=2000)
+    for attempt in range(2):
+        actual, reports = run_in_process(root, 2, adaptive=settings_)
+        assert_tables_equal(actual, expected.cast(spark_arrow_schema(expected.schema)))
+        partial = [p for r in reports if r["stage"] == "partial" for p in r["pipelines"]]
+        assert partial and all(p["variant_history"][-1]["stage"] == "optimized" for p in partial), partial
+        reasons = [h["reason"] for p in partial for h in p["variant_history"]]
+        learned = [r for r in reasons if "earlier task" in r]
+        if attempt == 0:  # the first task profiles; the second starts from what the first learned
+            assert any(h["stage"] == "instrumented" for p in partial for h in p["variant_history"])
+        assert learned, reasons
+    _, reports = run_in_process(root, 2, adaptive=False)
+    assert all([h["stage"] for h in p["variant_history"]] == ["generic"] for r in reports for p in r["pipelines"])
+
+
+def test_a_conjunction_becomes_one_filter_per_term_so_variants_can_reorder_them():
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    data = {"ts": pa.array([1, 2, 3], i64), "a": pa.array([1, None, 3], i64), "b": pa.array([5, 6, None], i64)}
+    build = (lambda env: arrow_stream(env, data).filter((col("a") > 0) & ((col("b") < 9) & ~col("a").is_null()))
+             .select("a", "b"))
+    (p,) = build_physical_plan(Query(build(gz.StreamEnvironment()).node)).pipelines
+    assert [repr(f) for f in p.filters] == [repr(col("a") > 0), repr(col("b") < 9), repr(~col("a").is_null())]
+    check(build, quick(generic_records=0, profile_records=1))

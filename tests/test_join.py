@@ -691,5 +691,5 @@ def test_an_input_that_only_filters_runs_its_filters_in_the_join_kernel():
     join = next(p for p in plan.pipelines if isinstance(p.input, JoinInput))
     left = plan.pipelines[join.input.left]
     assert not left.filters and left.terminal.is_identity(left.input_schema)  # no kernel runs there
-    assert len(join.terminal.sides[0].filters) == 1
+    assert len(join.terminal.sides[0].filters) == 2  # the two conjuncts, each a filter
     assert metrics["queries"][0]["pipelines"][join.id]["filtered"] == 2

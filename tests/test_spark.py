@@ -285,6 +285,33 @@ def test_to_spark_gives_a_dataframe_with_the_job(spark):
     assert all(p["variant_history"] for p in m["pipelines"])
 
 
+def test_tasks_run_code_variants_and_report_their_history(spark):
+    """Adaptive execution inside Spark tasks: each task's kernel profiles and optimizes (stages a
+    few hundred records long here), the results equal the embedded engine's, and the variant
+    histories come back to the driver; a second job of the plan starts from what the workers
+    learned."""
+    from grizzly_py.engine.adaptive import AdaptiveSettings
+    rng = np.random.default_rng(5)
+    n = 20_000
+    table = pa.table({"ts": pa.array(np.arange(n), pa.int64()), "k": pa.array(rng.integers(0, 50, n)),
+                      "x": pa.array(rng.integers(0, 10, n))})
+    quick = AdaptiveSettings(generic_records=500, profile_records=500, wait_for_compile=True, counters="none")
+
+    def build(env):
+        return env.from_arrow(table.to_batches(max_chunksize=250), timestamp="ts").filter(col("x") < 7) \
+            .key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count())
+    expected, _ = embedded(build)
+    env = gz.StreamEnvironment.for_spark(spark, adaptive=quick)
+    q = build(env)
+    for _ in range(2):
+        out = q.to_spark()
+        actual = collect(out, pipeline_arrow_schema(build_physical_plan(Query(q.node)).pipelines[-1]))
+        assert_tables_equal(actual, as_types_of(expected, actual))
+        histories = [p["variant_history"] for p in out.grizzly.metrics()["pipelines"] if p["stage"] == "partial"]
+        assert histories and all(h[-1]["stage"] == "optimized" for h in histories), histories
+    assert any("earlier task" in h["reason"] for hs in histories for h in hs), histories
+
+
 def test_plans_are_compiled_once_per_worker(spark):
     table = _events(2000)
     env = gz.StreamEnvironment.for_spark(spark)

@@ -107,8 +107,9 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
         w, p, t = case.workload, case.param, self.data.table
         if w in YSB_LIKE:
             return ysb_query(env, t, self.data.window_ms)
-        if w == "adaptive-selectivity":
-            return adaptive.selectivity_query(env, t, self.data.window_ms)
+        if w == "adaptive-selectivity":  # six chained filters: the engine can reorder them
+            from bench.adaptive import selectivity_stream
+            return selectivity_stream(env, t, self.data.window_ms)
         if w in ("agg-types", "concurrent-windows", "count-windows"):
             return grizzly_query(env, t, case)
         if w == "selection":
@@ -172,6 +173,9 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
         pipelines = [p for q in result.metrics.get("queries", []) for p in q.get("pipelines", [])]
         compile_ms = sum(p.get("codegen_ms", 0.0) + p.get("compile_ms", 0.0) for p in pipelines)
         self.info.setdefault("compile_ms_by_case", {}).setdefault(self.case.label, compile_ms)
+        stages = [" > ".join(h["stage"] for h in p["variant_history"]) for p in pipelines if p.get("variant_history")]
+        if stages:  # the adaptive stages of the last run (bench/adaptive.py shows them over time)
+            self.info.setdefault("variants_by_case", {})[self.case.label] = "; ".join(stages)
         return self.normalize(self.case, result["bench"])
 
     def latency(self) -> dict:

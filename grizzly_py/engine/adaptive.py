@@ -154,7 +154,7 @@ class VariantController:
     ``grizzly_py.counters`` source whose samples of optimized tasks feed the change detector."""
 
     def __init__(self, generic: GeneratedPipeline, profiles: ProfileStore, settings: AdaptiveSettings | None = None,
-                 counters=None, reason: str = "initial"):
+                 counters=None, reason: str = "initial", warm_start: CodegenOptions | None = None):
         self.settings = settings or AdaptiveSettings()
         self.profiles = profiles
         self.generic = Variant("generic", generic)
@@ -183,6 +183,11 @@ class VariantController:
         self._last_deopt_at: int | None = None
         self._wait_until: int | None = self.settings.generic_records  # generic until this many records
         self._record("generic", reason)
+        if warm_start is not None:  # what an earlier run of this plan optimized to: speculate at once
+            self._wait_until = None
+            self._pending = self._optimized[warm_start] = build_in_background(
+                "optimized", self.pipeline, warm_start,
+                ("the optimized variant an earlier task of this plan ran in this worker process",))
 
     # --- what a task runs --------------------------------------------------------------------
     def variant_for(self, worker: int) -> Variant:
@@ -202,6 +207,8 @@ class VariantController:
             self._start_profiling("back-off over" if self.history[-1]["reason"] != "initial"
                                   else f"{self.records:,} records in the generic variant")
         pending = self._pending
+        if pending is not None and self.settings.wait_for_compile:
+            pending.result()
         if pending is not None and pending.ready:
             self._pending = None
             pending.result()

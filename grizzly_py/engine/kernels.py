@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
 from ..codegen import abi, profile
-from ..codegen.module import GeneratedPipeline, window_geometry
+from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
 from ..expressions import ProcessingTime
 from ..jit import CompiledModule, compile_ir, compile_ir_async
 from ..plan import WINDOW_END, WINDOW_START
@@ -122,11 +122,13 @@ class Kernel:
         self.counters = None                               # adaptive: measures optimized tasks
         self.placement: list[tuple[int, int] | None] = [None] * len(self.states)  # dense range per block
 
-    def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None) -> None:
-        """Run this pipeline's code variants under a controller (``adaptive.py``)."""
+    def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None,
+                      warm_start: "CodegenOptions | None" = None) -> None:
+        """Run this pipeline's code variants under a controller (``adaptive.py``); ``warm_start``:
+        optimized options to speculate on from the start (what an earlier run learned)."""
         self.reset_profiles()
         self.counters = counters
-        self.controller = VariantController(self.gen, self, settings, counters)
+        self.controller = VariantController(self.gen, self, settings, counters, warm_start=warm_start)
 
     # the controller's ProfileStore: the profile region of every worker's state block
     def reset_profiles(self) -> None:

@@ -327,8 +327,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
     if isinstance(node, (WindowJoinNode, IntervalJoinNode)):
         return _lower_join(node, lw, time_needed)
     o = _open_after(node.inputs[0], lw, time_needed)
-    if isinstance(node, FilterNode):
-        o.filters.append(node.predicate.substitute(o.columns))
+    if isinstance(node, FilterNode):  # each conjunct a filter of its own: code variants may reorder them
+        o.filters.extend(conjuncts(node.predicate.substitute(o.columns)))
     elif isinstance(node, MapNode):
         o.columns = {**o.columns, **{name: e.substitute(o.columns) for name, e in node.columns}}
     elif isinstance(node, ProjectNode):
@@ -349,6 +349,16 @@ def _open_after(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open:
     # Count window results have no window columns, so no event time.
     event_time = Column(WINDOW_END) - lit(1) if WINDOW_END in schema else None
     return _Open(WindowInput(producer.id), schema, event_time, producer.out_of_orderness_ms, [], _identity(schema))
+
+
+def conjuncts(predicate: Expr) -> list[Expr]:
+    """The terms of a conjunction (``a & b & c``), which keep exactly the rows the whole keeps: a
+    row passes a filter only where its predicate is true, and a three-valued AND is true exactly
+    where every term is."""
+    e = strip_alias(predicate)
+    if isinstance(e, BinaryOp) and e.op == "&":
+        return conjuncts(e.left) + conjuncts(e.right)
+    return [predicate]
 
 
 def _lower_union(node: UnionNode, lw: _Lowering, time_needed: bool) -> _Open:

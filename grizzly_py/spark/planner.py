@@ -164,11 +164,12 @@ class _Input:
         return self.spark.range(0, n, 1, n).mapInArrow(by_split, schema)
 
 
-def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = True):
+def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = True, adaptive: object = True):
     """The Spark DataFrame of the query ending in ``root`` (streaming if its source is); the
     returned DataFrame carries the job (``df.grizzly``: plan, strategy, metrics).
     ``push_filters``: let Spark evaluate the filters it can on a batch DataFrame input
-    (``filters.py``)."""
+    (``filters.py``). ``adaptive``: the environment's setting; the tasks' kernels run their
+    code variants under a controller in each Python worker (``worker.py``)."""
     from .session import configure, require_pyspark
     require_pyspark()
     sources = distinct_sources(root)
@@ -189,7 +190,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     physical = build_physical_plan(query)
     for p in physical.pipelines:  # reject what cannot compile before any task starts
         generate_pipeline(p)
-    shipped = ShippedPlan.of(Query(detach(root)))
+    shipped = ShippedPlan.of(Query(detach(root)), adaptive)
     acc = new_accumulator(spark)
     tasks = spark.sparkContext.defaultParallelism
     streaming = any(isinstance(s, SparkSource) and s.streaming for s in sources)
@@ -232,10 +233,10 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None)
     merged = partials.repartition(tasks, *[_col(k) for k in keys], _col(WINDOW_START)) \
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
     job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
-    return _then(merged, job, root, physical, acc), job
+    return _then(merged, job, root, physical, acc, shipped.adaptive), job
 
 
-def _then(results, job: SparkJob, root, physical, acc):
+def _then(results, job: SparkJob, root, physical, acc, adaptive: object = True):
     """After the first window's results (a DataFrame, unordered): nothing more (the driver sorts
     them on collect), or the finish stage (the rest of the query, in one task)."""
     first = physical.pipelines[0]
@@ -243,7 +244,7 @@ def _then(results, job: SparkJob, root, physical, acc):
     if len(physical.pipelines) == 1:
         job.output_stage, job.order_by = job.output_stage or "merge", [WINDOW_END] + keys
         return results
-    finish = _finish_plan(root, physical)
+    finish = _finish_plan(root, physical, adaptive)
     results_schema = pipeline_arrow_schema(first)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
 
@@ -310,7 +311,7 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
     results = rows.repartition(tasks, *by).sortWithinPartitions(_col(worker.BATCH)) \
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
-    return _then(results, job, root, physical, acc), job
+    return _then(results, job, root, physical, acc, shipped.adaptive), job
 
 
 def finish_task(finish: ShippedPlan, batches, keys: list[str], results_schema: pa.Schema, final_schema: pa.Schema,
@@ -325,12 +326,13 @@ def finish_task(finish: ShippedPlan, batches, keys: list[str], results_schema: p
     yield from to_spark_batches(out, final_schema)
 
 
-def _finish_plan(root: PlanNode, physical) -> ShippedPlan:
+def _finish_plan(root: PlanNode, physical, adaptive: object = True) -> ShippedPlan:
     first = physical.pipelines[0]
-    return ShippedPlan.of(Query(detach(_after_first_window(root, _first_window(root), first.out_of_orderness_ms))))
+    return ShippedPlan.of(Query(detach(_after_first_window(root, _first_window(root), first.out_of_orderness_ms))),
+                          adaptive)
 
 
-def run_in_process(root: PlanNode, tasks: int = 2) -> tuple[pa.Table, list[dict]]:
+def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> tuple[pa.Table, list[dict]]:
     """The dataflow of ``to_spark`` for a query over file or Arrow sources, run in this process
     without Spark (tests, and a way to read the stages): the same splits, task functions, shuffle
     by (keys, window) and final stage. Returns the result in Spark's Arrow types and the task
@@ -349,7 +351,7 @@ def run_in_process(root: PlanNode, tasks: int = 2) -> tuple[pa.Table, list[dict]
     sources = distinct_sources(root)
     if len(sources) != 1 or not _is_chain(physical) or not pushdown_source(sources[0]):
         raise NotImplementedError("run_in_process runs single-source chains over file or Arrow sources")
-    shipped = ShippedPlan.of(Query(detach(root)))
+    shipped = ShippedPlan.of(Query(detach(root)), adaptive)
     first = physical.pipelines[0]
     splits = plan_splits(sources[0], tasks, needed_columns(first, sources[0]))
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
@@ -380,7 +382,7 @@ def run_in_process(root: PlanNode, tasks: int = 2) -> tuple[pa.Table, list[dict]
             results += list(worker.keyed_task(shipped, table.to_batches(), marks, acc))
     else:
         raise NotImplementedError("run_in_process runs the partial and keyed strategies")
-    out = list(finish_task(_finish_plan(root, physical), results, keys, pipeline_arrow_schema(first), final_schema, acc))
+    out = list(finish_task(_finish_plan(root, physical, adaptive), results, keys, pipeline_arrow_schema(first), final_schema, acc))
     return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
 
 
@@ -462,7 +464,7 @@ def task_error(e: BaseException) -> BaseException | None:
     return getattr(importlib.import_module(module), name)(found.group(2).strip())
 
 
-def run_on_spark(queries: list[Query], spark=None) -> JobResult:
+def run_on_spark(queries: list[Query], spark=None, adaptive: object = True) -> JobResult:
     """Run queries (each to the end of its bounded input) on Spark; collected tables and metrics
     as ``StreamEnvironment.execute`` returns them."""
     import time
@@ -474,7 +476,7 @@ def run_on_spark(queries: list[Query], spark=None) -> JobResult:
         if any(isinstance(s, SparkSource) and s.streaming for s in distinct_sources(q.root)):
             raise NotImplementedError("a query over a streaming DataFrame runs as a Spark streaming query: "
                                       "start q.to_spark().writeStream (execute() runs bounded inputs)")
-        df = to_spark(q.root, spark)
+        df = to_spark(q.root, spark, adaptive=adaptive)
         expected = pipeline_arrow_schema(build_physical_plan(q).pipelines[-1])
         table = collect(df, expected)
         sink = open_sink(q.sink, expected)

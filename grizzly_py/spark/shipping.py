@@ -82,12 +82,13 @@ class ShippedPlan:
 
     plan_id: str
     payload: bytes
+    adaptive: object = True  # the environment's ``adaptive``: False, True or AdaptiveSettings
 
     @staticmethod
-    def of(query: Query) -> ShippedPlan:
+    def of(query: Query, adaptive: object = True) -> ShippedPlan:
         payload = pickle.dumps(query, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.sha256(payload + f"codegen v{CODEGEN_VERSION}".encode()).hexdigest()
-        return ShippedPlan(digest, payload)
+        return ShippedPlan(digest, payload, adaptive)
 
     def load(self) -> Query:
         """A fresh copy of the query (its detached sources are this copy's own)."""

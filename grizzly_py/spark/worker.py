@@ -116,6 +116,12 @@ class TaskReport:
             pass
 
     def kernel(self, kernel, pipeline_id: int, rows_in: int, variant: str = "generic") -> None:
+        controller = getattr(kernel, "controller", None)
+        if controller is not None:
+            history, deopts = controller.variant_history(), controller.deopts
+            self.data["counters"] = kernel.counters.describe() if kernel.counters is not None else "none"
+        else:
+            history, deopts = [{"stage": variant, "reason": "initial", "records": rows_in}], 0
         late = kernel.counter(abi.STATE_LATE) if kernel is not None else 0
         filtered = kernel.counter(abi.STATE_FILTERED) if kernel is not None else 0
         compile_ms = kernel.compile_ms if kernel is not None else 0.0
@@ -124,13 +130,52 @@ class TaskReport:
         self.data["compile_ms"] = round(self.data["compile_ms"] + compile_ms, 3)
         self.data["pipelines"].append({"id": pipeline_id, "rows_in": rows_in, "filtered": filtered, "late": late,
                                        "compile_ms": round(compile_ms, 3),
-                                       "variant_history": [{"stage": variant, "reason": "initial",
-                                                            "records": rows_in}]})
+                                       "variant_history": history, "deoptimizations": deopts})
 
     def send(self) -> None:
         self.data["seconds"] = round(time.perf_counter() - self.start, 6)
         if self.accumulator is not None:
             self.accumulator.add([self.data])
+
+
+# --- adaptive execution inside tasks ------------------------------------------------------------
+# Each task's kernels run their code variants under a controller (engine/adaptive.py), as on the
+# embedded engine. What a task optimized to is remembered per worker process (by plan and
+# pipeline), so the next task of the plan in this worker speculates on it from its first batch
+# (guarded as always: a key outside its range deoptimizes); the histories reach the driver in
+# the task reports.
+_LEARNED: OrderedDict = OrderedDict()   # (plan id, pipeline id) -> CodegenOptions
+_COUNTER_SOURCES: dict = {}             # counter kind -> the source this worker opened
+
+
+def adapt(kernel, shipped: ShippedPlan, pipeline_id: int) -> None:
+    """Put ``kernel`` under a variant controller when the job is adaptive and it has variants."""
+    from ..engine.adaptive import AdaptiveSettings, generic_only
+    if kernel is None or generic_only(kernel.gen, shipped.adaptive is not False) is not None:
+        return
+    settings = shipped.adaptive if isinstance(shipped.adaptive, AdaptiveSettings) else AdaptiveSettings()
+    counters = settings.counters
+    if isinstance(counters, str):
+        if counters not in _COUNTER_SOURCES:
+            from ..counters import open_counter_source
+            _COUNTER_SOURCES[counters] = None if counters == "none" else open_counter_source(counters)
+        counters = _COUNTER_SOURCES[counters]
+    kernel.make_adaptive(settings, counters, warm_start=_LEARNED.get((shipped.plan_id, pipeline_id)))
+
+
+def learn(kernel, shipped: ShippedPlan, pipeline_id: int) -> None:
+    """Remember the optimized variant ``kernel`` ended the task with (for this worker's next task)."""
+    controller = getattr(kernel, "controller", None)
+    if controller is None:
+        return
+    key = (shipped.plan_id, pipeline_id)
+    if controller.current.stage == "optimized":
+        _LEARNED[key] = controller.current.gen.options
+        _LEARNED.move_to_end(key)
+        while len(_LEARNED) > CACHE_LIMIT:
+            _LEARNED.popitem(last=False)
+    elif controller.deopts:
+        _LEARNED.pop(key, None)  # it did not hold: profile afresh next time
 
 
 def _source_of(wp: WorkerPlan):
@@ -168,6 +213,7 @@ def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accu
                                for f in pipeline.input_schema])
     identity = not pipeline.filters and pipeline.terminal.is_identity(pipeline.input_schema)
     kernel = None if identity else ProjectKernel(gen, name)
+    adapt(kernel, shipped, pipeline_id)
     out_schema = output_arrow_schema(gen)
     rows = 0
     for i, batch in enumerate(batches):
@@ -179,6 +225,7 @@ def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accu
         yield from to_spark_batches(out, out_schema)
     report.data["records_in"] = rows
     report.kernel(kernel, pipeline_id, rows)
+    learn(kernel, shipped, pipeline_id)
     report.send()
 
 
@@ -202,6 +249,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
     gen = wp.gen(0)
     source = _source_of(wp)
     kernel = make_kernel(gen, source.name, 1)
+    adapt(kernel, shipped, 0)
     size, slide, _pane = window_geometry(pipeline.terminal.assigner)
     track = watermark_before is not None and source.timestamp is not None \
         and not isinstance(pipeline.event_time, ProcessingTime)
@@ -239,6 +287,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
             yield _heartbeat(gen, task_max)
         report.data.update(records_in=rows, records_out=emitted, watermark=int(watermark))
         report.kernel(kernel, 0, rows)
+        learn(kernel, shipped, 0)
     finally:
         kernel.close()
     report.send()
@@ -438,7 +487,7 @@ def run_embedded(shipped: ShippedPlan, feeds: dict[str, Iterable[pa.RecordBatch]
     report = TaskReport(stage, None, False, accumulator)
     for src in distinct_sources(query.root):
         src.data = feeds[src.name]
-    result = run_job([query])
+    result = run_job([query], adaptive=shipped.adaptive)
     m = result.metrics
     report.data.update(records_in=m["records_in"], records_out=m["records_out"], filtered=m["filtered_records"],
                        late=m["late_records"])

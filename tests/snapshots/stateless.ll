@@ -74,6 +74,8 @@ loop:
   %p5 = getelementptr inbounds double, ptr %c0.vals, i64 %ci4
   %f6 = load double, ptr %p5
   %cmp7 = fcmp ogt double %f6, 0x3FF0000000000000
+  ; -- filter (col('price') > lit(1.0))
+  %filter0 = and i1 %valid3, %cmp7
   %ci8 = add i64 %i, %c2.off
   %vi9 = and i64 %ci8, %c2.vmask
   %valid10 = call i1 @gz_bit(ptr %c2.valid, i64 %vi9)
@@ -96,53 +98,46 @@ ok25:
   %slen27 = sub i64 %v18, %v14
   %streq28 = call i1 @gz_str_eq(ptr %s26, i64 %slen27, ptr @p0_generic.process.str0, i64 1)
   %ne29 = xor i1 %streq28, true
-  %lg30 = xor i1 %cmp7, true
-  %lg31 = and i1 %valid3, %lg30
-  %lg32 = xor i1 %ne29, true
-  %lg33 = and i1 %valid10, %lg32
-  %lg34 = or i1 %lg31, %lg33
-  %lg35 = and i1 %valid3, %valid10
-  %lg36 = or i1 %lg34, %lg35
-  %lg37 = xor i1 %lg34, true
-  ; -- filter ((col('price') > lit(1.0)) & (col('name') != lit('y')))
-  %filter0 = and i1 %lg36, %lg37
-  %ci38 = add i64 %i, %c1.off
-  %vi39 = and i64 %ci38, %c1.vmask
-  %valid40 = call i1 @gz_bit(ptr %c1.valid, i64 %vi39)
-  %ci41 = add i64 %i, %c1.off
-  %p42 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci41
-  %v43 = load i32, ptr %p42
-  %v44 = sext i32 %v43 to i64
-  %cv45 = sitofp i64 %v44 to double
-  %vd46 = and i1 %valid3, %valid40
-  %ar47 = fmul double %f6, %cv45
-  %md49 = icmp ne i64 4, 0
-  %md50 = icmp eq i64 4, -1
-  %md51 = select i1 %md49, i64 4, i64 1
-  %md52 = select i1 %md50, i64 1, i64 %md51
-  %md53 = srem i64 %v44, %md52
-  %md54 = icmp ne i64 %md53, 0
-  %md55 = xor i64 %md53, 4
-  %md56 = icmp slt i64 %md55, 0
-  %md57 = and i1 %md54, %md56
-  %md58 = add i64 %md53, 4
-  %md59 = select i1 %md57, i64 %md58, i64 %md53
-  %vd60 = and i1 %valid40, %md49
+  ; -- filter (col('name') != lit('y'))
+  %filter1 = and i1 %valid10, %ne29
+  %keep30 = and i1 %filter0, %filter1
+  %ci31 = add i64 %i, %c1.off
+  %vi32 = and i64 %ci31, %c1.vmask
+  %valid33 = call i1 @gz_bit(ptr %c1.valid, i64 %vi32)
+  %ci34 = add i64 %i, %c1.off
+  %p35 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci34
+  %v36 = load i32, ptr %p35
+  %v37 = sext i32 %v36 to i64
+  %cv38 = sitofp i64 %v37 to double
+  %vd39 = and i1 %valid3, %valid33
+  %ar40 = fmul double %f6, %cv38
+  %md42 = icmp ne i64 4, 0
+  %md43 = icmp eq i64 4, -1
+  %md44 = select i1 %md42, i64 4, i64 1
+  %md45 = select i1 %md43, i64 1, i64 %md44
+  %md46 = srem i64 %v37, %md45
+  %md47 = icmp ne i64 %md46, 0
+  %md48 = xor i64 %md46, 4
+  %md49 = icmp slt i64 %md48, 0
+  %md50 = and i1 %md47, %md49
+  %md51 = add i64 %md46, 4
+  %md52 = select i1 %md50, i64 %md51, i64 %md46
+  %vd53 = and i1 %valid33, %md42
   ; -- emit row: selection vector + 2 computed column(s)
   %prj.n = load i64, ptr %nout.a
   %prj.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prj.n
   store i64 %i, ptr %prj.selp
   %prj.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prj.n
-  store double %ar47, ptr %prj.o0.vp
+  store double %ar40, ptr %prj.o0.vp
   %prj.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prj.n
-  %prj.o0.m = zext i1 %vd46 to i8
+  %prj.o0.m = zext i1 %vd39 to i8
   store i8 %prj.o0.m, ptr %prj.o0.mp
   %prj.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prj.n
-  store i64 %md59, ptr %prj.o1.vp
+  store i64 %md52, ptr %prj.o1.vp
   %prj.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prj.n
-  %prj.o1.m = zext i1 %vd60 to i8
+  %prj.o1.m = zext i1 %vd53 to i8
   store i8 %prj.o1.m, ptr %prj.o1.mp
-  %prj.inc = zext i1 %filter0 to i64
+  %prj.inc = zext i1 %keep30 to i64
   %prj.n1 = add i64 %prj.n, %prj.inc
   store i64 %prj.n1, ptr %nout.a
   br label %row_done
@@ -300,6 +295,8 @@ loop:
   %p2 = getelementptr inbounds double, ptr %c0.vals, i64 %ci1
   %f3 = load double, ptr %p2
   %cmp4 = fcmp ogt double %f3, 0x3FF0000000000000
+  ; -- filter (col('price') > lit(1.0))
+  %filter0 = and i1 true, %cmp4
   %ci5 = add i64 %i, %c2.off
   %p6 = getelementptr inbounds i32, ptr %c2.vals, i64 %ci5
   %v7 = load i32, ptr %p6
@@ -319,48 +316,41 @@ ok19:
   %slen21 = sub i64 %v12, %v8
   %streq22 = call i1 @gz_str_eq(ptr %s20, i64 %slen21, ptr @p0_generic.process_nonnull.str0, i64 1)
   %ne23 = xor i1 %streq22, true
-  %lg24 = xor i1 %cmp4, true
-  %lg25 = and i1 true, %lg24
-  %lg26 = xor i1 %ne23, true
-  %lg27 = and i1 true, %lg26
-  %lg28 = or i1 %lg25, %lg27
-  %lg29 = and i1 true, true
-  %lg30 = or i1 %lg28, %lg29
-  %lg31 = xor i1 %lg28, true
-  ; -- filter ((col('price') > lit(1.0)) & (col('name') != lit('y')))
-  %filter0 = and i1 %lg30, %lg31
-  %ci32 = add i64 %i, %c1.off
-  %p33 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci32
-  %v34 = load i32, ptr %p33
-  %v35 = sext i32 %v34 to i64
-  %cv36 = sitofp i64 %v35 to double
-  %ar37 = fmul double %f3, %cv36
-  %md39 = icmp ne i64 4, 0
-  %md40 = icmp eq i64 4, -1
-  %md41 = select i1 %md39, i64 4, i64 1
-  %md42 = select i1 %md40, i64 1, i64 %md41
-  %md43 = srem i64 %v35, %md42
-  %md44 = icmp ne i64 %md43, 0
-  %md45 = xor i64 %md43, 4
-  %md46 = icmp slt i64 %md45, 0
-  %md47 = and i1 %md44, %md46
-  %md48 = add i64 %md43, 4
-  %md49 = select i1 %md47, i64 %md48, i64 %md43
+  ; -- filter (col('name') != lit('y'))
+  %filter1 = and i1 true, %ne23
+  %keep24 = and i1 %filter0, %filter1
+  %ci25 = add i64 %i, %c1.off
+  %p26 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci25
+  %v27 = load i32, ptr %p26
+  %v28 = sext i32 %v27 to i64
+  %cv29 = sitofp i64 %v28 to double
+  %ar30 = fmul double %f3, %cv29
+  %md32 = icmp ne i64 4, 0
+  %md33 = icmp eq i64 4, -1
+  %md34 = select i1 %md32, i64 4, i64 1
+  %md35 = select i1 %md33, i64 1, i64 %md34
+  %md36 = srem i64 %v28, %md35
+  %md37 = icmp ne i64 %md36, 0
+  %md38 = xor i64 %md36, 4
+  %md39 = icmp slt i64 %md38, 0
+  %md40 = and i1 %md37, %md39
+  %md41 = add i64 %md36, 4
+  %md42 = select i1 %md40, i64 %md41, i64 %md36
   ; -- emit row: selection vector + 2 computed column(s)
   %prj.n = load i64, ptr %nout.a
   %prj.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prj.n
   store i64 %i, ptr %prj.selp
   %prj.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prj.n
-  store double %ar37, ptr %prj.o0.vp
+  store double %ar30, ptr %prj.o0.vp
   %prj.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prj.n
   %prj.o0.m = zext i1 true to i8
   store i8 %prj.o0.m, ptr %prj.o0.mp
   %prj.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prj.n
-  store i64 %md49, ptr %prj.o1.vp
+  store i64 %md42, ptr %prj.o1.vp
   %prj.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prj.n
-  %prj.o1.m = zext i1 %md39 to i8
+  %prj.o1.m = zext i1 %md32 to i8
   store i8 %prj.o1.m, ptr %prj.o1.mp
-  %prj.inc = zext i1 %filter0 to i64
+  %prj.inc = zext i1 %keep24 to i64
   %prj.n1 = add i64 %prj.n, %prj.inc
   store i64 %prj.n1, ptr %nout.a
   br label %row_done
