@@ -752,3 +752,30 @@ def test_rejected_rows_of_a_source_that_ended_before_the_crash(tmp_path):
     assert result.metrics["rejected_records"] == 1
     assert result.metrics["accounting"]["records_read"] == 2400
     assert result.metrics["checkpoints"]["restored_from"] == 15
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_snapshot_of_a_dense_optimized_variant(parallelism, tmp_path, monkeypatch):
+    """Adaptive variants: stages a few records long, so the optimized variant with its dense key
+    placement runs when the snapshots are taken; the snapshot reads the dense tables and the
+    resumed job restores the hashed placement (its controller starts from the generic stage)."""
+    from grizzly_py.engine import checkpoint as checkpoint_module
+    from grizzly_py.engine.adaptive import AdaptiveSettings
+    quick = AdaptiveSettings(generic_records=2, profile_records=3, profile_sample=1, wait_for_compile=True,
+                             counters="none")
+    placements = []
+    export = checkpoint_module.export_kernel
+
+    def recording(kernel):
+        placements.extend(p for p in getattr(kernel, "placement", []) if p is not None)
+        return export(kernel)
+    monkeypatch.setattr(checkpoint_module, "export_kernel", recording)
+
+    def build(env, data):
+        return _bounded(env, data).key_by("k").window(tumbling(2000)).aggregate(c=agg.count(), s=agg.sum("n"),
+                                                                                m=agg.median("n"))
+    batches = _data(rows=3000, keys=40).to_batches(max_chunksize=100)
+    expected, _ = reference.run(build(gz.StreamEnvironment(), batches).node)
+    result = run_with_crashes(build, batches, [12, 20], tmp_path / "chk", parallelism, adaptive=quick)
+    assert placements, "no snapshot was taken of a dense state"
+    assert_tables_equal(result["out"], expected)
