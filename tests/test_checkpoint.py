@@ -98,8 +98,8 @@ def _sink(stream, sink):
 # random queries against the reference
 # ----------------------------------------------------------------------------------------------
 def check_resume(case, parallelism, data, **options) -> None:
-    """``case`` run with crashes at drawn points and resumed equals an uninterrupted run exactly
-    (same rows, order, bits, late count) and the reference evaluator (or, for what checkpoints do
+    """``case`` run with crashes at drawn points and resumed equals an uninterrupted run (exactly:
+    same rows, order, bits, late count, at parallelism 1) and the reference evaluator (or, for what checkpoints do
     not cover, fails at execute() saying so). Where the uninterrupted run itself differs from the
     reference (an engine difference that checkpoints do not cause: the differential tests' business),
     only the exact comparison applies."""
@@ -124,7 +124,10 @@ def check_resume(case, parallelism, data, **options) -> None:
         build(env, batches).collect("out")
         straight = env.execute()
         result = run_with_crashes(build, batches, points, path, parallelism, **options)
-        assert same_bits(result["out"], straight["out"]), "the resumed job's output differs from an uninterrupted run's"
+        if parallelism == 1:  # (several workers add floats in an order that depends on which worker took which morsel)
+            assert same_bits(result["out"], straight["out"]), "the resumed job's output differs from an uninterrupted run's"
+        else:
+            assert_tables_equal(result["out"], straight["out"])
         assert result.metrics["late_records"] == straight.metrics["late_records"]
         try:
             assert_tables_equal(straight["out"], expected)
