@@ -33,6 +33,7 @@ import datetime as dt
 import multiprocessing
 import sys
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -40,7 +41,6 @@ from typing import Callable
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -114,7 +114,8 @@ SCENARIOS = {s.name: s for s in (
 
 class ReplayStream:
     """``table``'s batches replayed to ``rows`` records (see the module docstring); ``pulls``:
-    (perf_counter, records done) at each pull, and once more at the end."""
+    (perf_counter, records done) at each pull, and once more at the end; ``replay_s``: the time
+    spent shifting event times (~40-80 us per 64K-row batch here, part of the job's time)."""
 
     def __init__(self, table: pa.Table, rows: int):
         self.batches = table.to_batches()
@@ -125,6 +126,7 @@ class ReplayStream:
         self.copies = max(1, rows // max(table.num_rows, 1))
         self.rows = self.copies * table.num_rows
         self.pulls: list[tuple[float, int]] = []
+        self.replay_s = 0.0  # spent shifting event times (in the job's time: the engine waits)
 
     def chunks(self) -> list[tuple[int, list[pa.RecordBatch]]]:
         """(first base row, batches) of each chunk."""
@@ -149,11 +151,14 @@ class ReplayStream:
             for _ in range(self.copies):
                 base = first
                 for batch in chunk:
+                    start = time.perf_counter()
                     shift = (done - base) * 1000 // EVENTS_PER_SECOND  # ms; exact (see BATCH_ROWS)
                     if shift:
-                        times = pc.add(batch.column(self.times), pa.scalar(shift, pa.int64()))
+                        times = pa.array(batch.column(self.times).to_numpy() + shift)
                         batch = batch.set_column(self.times, "event_time", times)
-                    self.pulls.append((time.perf_counter(), done))
+                    now = time.perf_counter()
+                    self.replay_s += now - start
+                    self.pulls.append((now, done))
                     yield batch
                     done += batch.num_rows
                     base += batch.num_rows
@@ -205,6 +210,7 @@ def run_curve(scenario: str, curve: str, stages: dict | None = None) -> dict:
     history = next((p["variant_history"] for p in pipelines if p.get("variant_history")), [])
     pulls = np.array(stream.pulls)
     return {"scenario": scenario, "curve": curve, "seconds": seconds, "records": stream.rows,
+            "replay_s": stream.replay_s,
             "pull_s": (pulls[:, 0] - start).tolist(), "pull_records": pulls[:, 1].astype(np.int64).tolist(),
             "history": history, "counters": (result.metrics.get("adaptive") or {}).get("counters"),
             "digest": digest(windowed(out["window_start"], out["campaign_id"], out["views"]))}
@@ -260,13 +266,15 @@ def summarize(scenario: Scenario, runs: dict[str, list[dict]], change_record: in
     curves = {}
     for curve, rs in runs.items():
         rates = np.array([throughput(r, edges) for r in rs])
-        with np.errstate(all="ignore"):
+        with warnings.catch_warnings():  # bins after every run's end: all NaN
+            warnings.simplefilter("ignore", RuntimeWarning)
             med = np.nanmedian(rates, axis=0) if len(rs) > 1 else rates[0]
         keep = int(np.max(np.nonzero(~np.isnan(med))[0])) + 1 if np.any(~np.isnan(med)) else 0
         typical = sorted(rs, key=lambda r: r["seconds"])[len(rs) // 2]
         curves[curve] = {
             "mrec_s_per_bin": [None if np.isnan(v) else round(float(v), 2) for v in med[:keep]],
             "seconds": [round(r["seconds"], 3) for r in rs],
+            "replay_share": round(float(np.median([r["replay_s"] / r["seconds"] for r in rs])), 3),
             "mrec_s": round(float(np.median([r["records"] / r["seconds"] for r in rs])) / 1e6, 2),
             "history": [{k: v for k, v in h.items() if k != "profile"} | {"at_s_from_pulls":
                         round(record_time(typical, h["at_record"]), 3)} for h in typical["history"]],
@@ -386,7 +394,7 @@ def main(argv: list[str] | None = None) -> int:
         summaries.append(summary)
         del _DATA[name], table, stream
         print(f"  results equal across curves and runs: {summary['results_equal']}")
-    ysb = run_ysb_peers(args.ysb_rows, max(args.repeat, 3), args.seed) if args.ysb_rows else None
+    ysb = run_ysb_peers(args.ysb_rows, max(args.repeat, 5), args.seed) if args.ysb_rows else None
     config = {"rows": args.rows, "distinct_rows": args.distinct_rows, "batch_rows": BATCH_ROWS,
               "chunk_batches": CHUNK_BATCHES, "repeat": args.repeat, "bins": args.bins, "seed": args.seed,
               "quick": args.quick, "stages": stages or "AdaptiveSettings() defaults",

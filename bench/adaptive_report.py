@@ -4,6 +4,7 @@
 stage switches and the data's change point); ``targets`` computes issue 5's figures (adaptive
 over generic and over the hand-written C dense array on YSB, records until re-optimization);
 ``write`` puts everything into ``bench/results/adaptive-<date>-<time>.{md,json}``.
+``python bench/adaptive_report.py RESULTS.json [IMG_DIR]`` draws a saved run's plots again.
 """
 
 from __future__ import annotations
@@ -11,7 +12,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import statistics
+import sys
 from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make `bench` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report
 from bench.host import describe_host
@@ -110,14 +115,16 @@ def markdown(config: dict, host: dict, summaries: list[dict], ysb, goals: dict) 
     md += ["", "## Targets (issue 5)", ""] + [f"- {k}: {v}" for k, v in goals.items()]
     md += ["", "## Scenarios", "",
            "Overall: records / wall time of the whole job (median of the runs); steady: the rate "
-           "after the run's last stage switch (from the pull log), with that stage.", "",
-           "| scenario | curve | overall Mrec/s | steady Mrec/s (stage) | runs s | stages (typical run) |",
-           "|---|---|---:|---:|---|---|"]
+           "after the run's last stage switch (from the pull log), with that stage; replay: the share "
+           "of the job's time the source spent shifting event times (the engine waits meanwhile).", "",
+           "| scenario | curve | overall Mrec/s | steady Mrec/s (stage) | replay | runs s | stages (typical run) |",
+           "|---|---|---:|---:|---:|---|---|"]
     for s in summaries:
         for curve, c in s["curves"].items():
             st = c["steady_mrec_s"]
             stages = " > ".join(h["stage"][:3] for h in c["history"])
             md.append(f"| {s['name']} | {curve} | {c['mrec_s']:.1f} | {st['mrec_s']} ({st['stage']}) | "
+                      f"{c['replay_share']:.0%} | "
                       f"{', '.join(f'{x:.2f}' for x in c['seconds'])} | {stages} |")
     md += ["", "## Re-optimization after the change", "",
            "Records from the first changed record to the first optimized stage after it (each run).", "",
@@ -167,3 +174,11 @@ def write(out_dir: Path, config: dict, summaries: list[dict], ysb) -> list[Path]
     md.write_text(markdown(config, host, summaries, ysb, goals))
     js.write_text(json.dumps(doc, indent=1, default=str) + "\n")
     return [md, js]
+
+
+if __name__ == "__main__":
+    saved = json.loads(Path(sys.argv[1]).read_text())
+    img = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(__file__).resolve().parent.parent / "docs" / "img"
+    for summary in saved["scenarios"]:
+        if summary.get("plot"):
+            print(plot(summary, img))

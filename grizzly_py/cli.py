@@ -82,7 +82,9 @@ def main():
 @click.option("--asm", "show_asm", is_flag=True, help="machine code for this CPU")
 @click.option("--variant", type=click.Choice(["generic", "instrumented", "optimized"]), default="generic",
               help="which code variant to show")
-def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, variant):
+@click.option("--grouping", type=click.Choice(["hash", "sort"]), default=None,
+              help="window grouping: hash tables or sorted key/pointer arrays (default: as the environment says)")
+def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, variant, grouping):
     """Show how FILE[:NAME] is compiled (default: plan and pipelines)."""
     from .codegen.module import generate_pipeline
     from .jit import compile_ir
@@ -90,19 +92,24 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
     from .plan import Query
 
     stream = load_query(target)
+    grouping = grouping or getattr(stream.env, "grouping", "hash")
     if not any((show_plan, show_pipelines, show_ir, show_ir_opt, show_asm)):
         show_plan = show_pipelines = True
     if show_plan:
         _show("logical plan", stream.explain(), "text")
     physical = build_physical_plan(Query(stream.node))
     if show_pipelines:
-        _show("pipelines", physical.explain(), "text")
+        from .codegen.sort_grouping import explain_grouping
+        _show("pipelines", physical.explain() + explain_grouping(physical.pipelines, grouping), "text")
     for p in physical.pipelines:
         if not (show_ir or show_ir_opt or show_asm):
             break
         options, note = variant_options(p, variant)
         if note:
             console.print(f"[bold]pipeline {p.id}[/]: {note}")
+        if grouping == "sort":  # sort grouping has the generic variant only
+            from .codegen.module import CodegenOptions
+            options = CodegenOptions(grouping="sort")
         gen = generate_pipeline(p, options)
         if show_ir:
             _show(f"pipeline {p.id}: LLVM IR ({options.variant})", gen.ir, "llvm")

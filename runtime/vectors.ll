@@ -112,7 +112,22 @@ entry:
   %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
   %len = load i64, ptr %len.p
   %some = icmp ugt i64 %len, 1
-  br i1 %some, label %sort, label %done
+  br i1 %some, label %check, label %done
+check:
+  ; values that arrived in order (sort grouping sorts them with the key) need no sort; an
+  ; unsorted vector leaves this scan at its first descent
+  %i = phi i64 [ 1, %entry ], [ %i.next, %ascending ]
+  %prev.i = sub i64 %i, 1
+  %prev.p = getelementptr inbounds i64, ptr %data, i64 %prev.i
+  %prev = load i64, ptr %prev.p
+  %cur.p = getelementptr inbounds i64, ptr %data, i64 %i
+  %cur = load i64, ptr %cur.p
+  %descent = icmp sgt i64 %prev, %cur
+  br i1 %descent, label %sort, label %ascending
+ascending:
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %len
+  br i1 %more, label %check, label %done
 sort:
   call void @qsort(ptr %data, i64 %len, i64 8, ptr @gz_cmp_i64)
   br label %done

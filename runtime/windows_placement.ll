@@ -8,9 +8,10 @@
 ; and those belong to one kernel variant. Migrating a window directory between placements moves
 ; entries, so it runs only while no kernel uses that state block.
 
-; Allocate the entries of an empty table in dense placement: %cap zeroed entries; refresh %view.
-; Returns the entries, or null when out of memory.
-define linkonce_odr ptr @gz_ht_dense_alloc(ptr %ht, ptr %view, i64 %cap, i64 %entry_size) noinline {
+; Allocate the entries of an empty table in dense placement: %cap zeroed entries. Returns the
+; entries, or null when out of memory. (The caller refreshes its view of the table: a view passed
+; in here would escape, and the kernel could not keep it in registers.)
+define linkonce_odr ptr @gz_ht_dense_alloc(ptr %ht, i64 %cap, i64 %entry_size) noinline {
 entry:
   %new = call ptr @calloc(i64 %cap, i64 %entry_size)
   %oom = icmp eq ptr %new, null
@@ -24,7 +25,6 @@ ok:
   store i64 %cap, ptr %cap.p
   %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
   store i64 0, ptr %size.p
-  call void @gz_ht_view(ptr %ht, ptr %view)
   ret ptr %new
 }
 

@@ -95,7 +95,8 @@ def test_join_workloads_run_against_the_batch_peers(quick_run):
             if (w.workload.name, c.case.label) not in JOIN_CASES:
                 continue
             seen.add((w.workload.name, c.case.label))
-            assert c.check.ok and {"grizzly", "numpy"} <= set(c.check.agreeing), (w.workload.name, c.check)
+            expected = {"grizzly", "numpy"} | ({"c"} if w.workload.name in ("nexmark-q7", "nexmark-q8") else set())
+            assert c.check.ok and expected <= set(c.check.agreeing), (w.workload.name, c.check)
             assert c.check.reference.groups > 0, f"{w.workload.name} {c.case.label}: empty result"
     assert seen == JOIN_CASES
 

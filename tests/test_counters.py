@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import gc
+import mmap
 import os
 import threading
 import time
@@ -65,9 +66,12 @@ def test_software_task_clock_counts_cpu_time_not_sleep():
 
 def test_software_page_faults_grow_with_touched_memory():
     with open_or_skip("software") as source:
+        size = 32 << 20
+        block = mmap.mmap(-1, size)  # fresh pages: a heap block may reuse pages already faulted in
         with source.measure(1) as m:
-            block = bytearray(32 << 20)
-            block[::4096] = b"x" * len(block[::4096])
+            for offset in range(0, size, 4096):
+                block[offset] = 1
+        block.close()
     assert m.sample.deltas["page_faults"] >= (32 << 20) // 4096 // 2
 
 
@@ -180,10 +184,12 @@ def test_hardware_path_with_software_stand_ins(monkeypatch):
     with open_counter_source("auto") as source:
         assert source.name == "perf_event hardware" and source.hardware and source.rejected == []
         assert source.events == ("cycles", "instructions", "branch_misses", "cache_misses", "task_clock")
+        block = mmap.mmap(-1, 8 << 20)  # fresh pages (a heap block may reuse pages already faulted in)
         with source.measure(1000) as m:
-            block = bytearray(8 << 20)
-            block[::4096] = b"x" * len(block[::4096])
+            for offset in range(0, 8 << 20, 4096):
+                block[offset] = 1
             busy(0.01)
+        block.close()
     deltas = m.sample.deltas
     assert deltas["cycles"] >= 0.01e9 * 0.8 and deltas["branch_misses"] >= (8 << 20) // 4096 // 2
     assert set(m.sample.figures) == {"branch_misses_per_record", "cache_misses_per_record"}

@@ -1,6 +1,7 @@
-"""The join workloads' queries of the suite's batch peers (numpy, polars, DuckDB, Spark): Nexmark
-Q7 and Q8 and StreamBox-HBM's temporal join, one mixin per peer (``bench/peers/suite.py``
-composes them with the peers' other workloads; Flink's are in ``bench/peers/flink.py``).
+"""The join workloads' queries of the suite's batch peers (numpy, polars, DuckDB, Spark, and
+hand-written C for Q7 and Q8: ``joins.c``): Nexmark Q7 and Q8 and StreamBox-HBM's temporal join,
+one mixin per peer (``bench/peers/suite.py`` composes them with the peers' other workloads;
+Flink's are in ``bench/peers/flink.py``).
 
 Each method returns the normalized result (``bench.peers.suite.table_of``; the digest sorts the
 rows, so the order of the pairs does not matter, duplicates do):
@@ -18,13 +19,21 @@ a record as ``ts // size``, so a window join is an equi-join on (window, key).
 
 from __future__ import annotations
 
+import ctypes
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 
 from grizzly_py.workloads import nexmark, streambox
 
 Q7_W, Q8_W, SB_W = nexmark.Q7_WINDOW_MS, nexmark.Q8_WINDOW_MS, streambox.WINDOW_MS
+C_SOURCE = Path(__file__).with_name("joins.c")
 HOW = {
+    "c": {"nexmark-q7": "hand-written C over whole columns: max per window in a dense array, "
+                        "branch-free selection of the rows at the max, 1 thread",
+          "nexmark-q8": "hand-written C over whole columns: open-addressing table of the persons "
+                        "by (window, id), each auction counted in it by (window, seller), 1 thread"},
     "numpy": {"nexmark-q7": "window ids, np.maximum.at per window, keep price == its window's max",
               "nexmark-q8": "np.unique counts of (window, seller), searchsorted of (window, id)",
               "temporal-join": "sort-merge on (window, key): argsort one side, searchsorted, "
@@ -49,6 +58,55 @@ def _col(table: pa.Table, name: str) -> np.ndarray:
 def _table_of(**columns) -> pa.Table:
     from bench.peers.suite import table_of
     return table_of(**columns)
+
+
+def _contiguous(table: pa.Table, name: str) -> np.ndarray:
+    return np.ascontiguousarray(_col(table, name), dtype=np.int64)
+
+
+class CJoins:
+    """Q7 and Q8 in hand-written C (``joins.c``, compiled by ``setup_joins``). The columns are
+    made contiguous first (part of the timed run, a copy only when a column has several chunks);
+    the C code returns row numbers, and the output columns are gathered with Arrow ``take``."""
+
+    def setup_joins(self, out_dir: Path) -> None:
+        from bench.peers.ysb_c import compile_shared
+
+        lib_path, _ = compile_shared(C_SOURCE, out_dir)
+        lib = ctypes.CDLL(str(lib_path))
+        p, i64 = ctypes.c_void_p, ctypes.c_int64
+        lib.q7_highest.argtypes = [p, p, i64, i64, p]
+        lib.q8_sellers.argtypes = [p, p, i64, p, p, i64, i64, p, p]
+        lib.q7_highest.restype = lib.q8_sellers.restype = i64
+        self.joins_lib = lib
+
+    @staticmethod
+    def _rows(found: int, what: str) -> int:
+        if found < 0:
+            raise MemoryError(f"c peer: {what}: out of memory")
+        return found
+
+    def nexmark_q7(self, _p) -> pa.Table:
+        t = self.data.table
+        ts, price = _contiguous(t, "dateTime"), _contiguous(t, "price")
+        rows = np.empty(ts.size, np.int64)
+        n = self._rows(self.joins_lib.q7_highest(ts.ctypes.data, price.ctypes.data, ts.size, Q7_W,
+                                                 rows.ctypes.data), "q7")
+        rows = rows[:n]
+        return _table_of(window_end=(ts[rows] // Q7_W + 1) * Q7_W, auction=t["auction"].take(rows),
+                         bidder=t["bidder"].take(rows), price=price[rows], dateTime=ts[rows])
+
+    def nexmark_q8(self, _p) -> pa.Table:
+        persons, auctions = self.data.tables["person"], self.data.tables["auction"]
+        pts, pid = _contiguous(persons, "dateTime"), _contiguous(persons, "id")
+        ats, seller = _contiguous(auctions, "dateTime"), _contiguous(auctions, "seller")
+        rows, counts = np.empty(pid.size, np.int64), np.empty(pid.size, np.int64)
+        n = self._rows(self.joins_lib.q8_sellers(pts.ctypes.data, pid.ctypes.data, pid.size, ats.ctypes.data,
+                                                 seller.ctypes.data, seller.size, Q8_W, rows.ctypes.data,
+                                                 counts.ctypes.data), "q8")
+        rows = rows[:n]
+        return _table_of(window_start=pts[rows] // Q8_W * Q8_W, id=pid[rows], name=persons["name"].take(rows),
+                         auctions=counts[:n])
 
 
 class NumpyJoins:

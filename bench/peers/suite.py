@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from bench.peers.joins import HOW as JOIN_HOW
-from bench.peers.joins import DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
+from bench.peers.joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
 from bench.peers.windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
                                   SparkWindows)
 from bench.peers.ysb_c import CPeer, compile_shared
@@ -194,14 +194,17 @@ GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WO
 
 # ---- hand-written C ------------------------------------------------------------------------------
 
-class CSuite(SuiteMixin, CPeer):
-    """Hand-written C: YSB (and the YSB-shaped workloads) and selection, built with gcc."""
+class CSuite(SuiteMixin, CJoins, CPeer):
+    """Hand-written C: YSB (and the YSB-shaped workloads), selection, Nexmark Q7 and Q8, built
+    with gcc."""
 
     SELECTION_SOURCE = Path(__file__).with_name("selection.c")
 
     def describe(self, workload: str) -> str:
         if workload == "selection":
             return f"{self.name}: hand-written C selection (branch-free copy), per batch, 1 thread"
+        if workload in JOIN_HOW["c"]:
+            return f"{self.name}: {JOIN_HOW['c'][workload]}"
         return self.description
 
     def setup(self, data) -> None:
@@ -212,6 +215,7 @@ class CSuite(SuiteMixin, CPeer):
             p = ctypes.c_void_p
             self.sel.argtypes = [p, p, p, ctypes.c_int64, ctypes.c_int32, p, p, p]
             self.sel.restype = ctypes.c_int64
+            self.setup_joins(Path(self._tmp.name))
 
     def on_data(self) -> None:
         schema = self.data.table.schema
@@ -253,7 +257,7 @@ class CSuite(SuiteMixin, CPeer):
 class CDenseSuite(CSuite):
     """The dense-array YSB variant (keys index a count array): YSB-shaped workloads only."""
 
-    selection = None
+    selection = nexmark_q7 = nexmark_q8 = None
 
     def __init__(self) -> None:
         super().__init__("dense")

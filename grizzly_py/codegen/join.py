@@ -158,9 +158,11 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
 
 
 def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                gen: GeneratedPipeline, consts: dict) -> KernelCode:
+                gen: GeneratedPipeline, consts: dict, preamble: str = "join_preamble.ll.j2",
+                insert: str = "join_insert.ll.j2") -> KernelCode:
     """The fused loop of one side: event time, the input's filters (when its pipeline left them
-    to the join), key words, then the join-insert terminal."""
+    to the join), key words, then the join-insert terminal (``preamble`` and ``insert``
+    templates: the hash join's, or the sort-merge join's, ``sort_merge_join.py``)."""
     ts = emitter.emit(sp.event_time)
     ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=emitter.convert(ts, "int").val, track=False))
     _emit_filters(sp, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
@@ -181,8 +183,8 @@ def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitConte
                 null = acc
             any_null = null
         gen.key_types.append(pa.int64() if f.dtype.is_string else f.arrow_type)
-    ctx.preamble.extend(_lines("join_preamble.ll.j2", **consts))
-    ctx.body.extend(_lines("join_insert.ll.j2", side=side, keys=keys, any_null=any_null, row=ctx.row, **consts))
+    ctx.preamble.extend(_lines(preamble, **consts))
+    ctx.body.extend(_lines(insert, side=side, keys=keys, any_null=any_null, row=ctx.row, **consts))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     return KernelCode("", [], ctx.body)

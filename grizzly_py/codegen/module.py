@@ -49,6 +49,10 @@ class CodegenOptions:
     ``key - lo`` (no hashing or probing; runtime/windows_placement.ll), guarded: a key outside
     the range, or a null key, stops the kernel at that row (``abi.KERNEL_STOPPED``) and the
     engine hands the rest of the batch to the generic variant (deoptimization).
+
+    ``grouping``: "hash" (a hash table per window) or "sort" (key/pointer arrays sorted per batch
+    and merged when the window fires: ``sort_grouping.py``; tumbling and sliding windows with
+    thread-local state, others group by hash).
     """
 
     filter_mode: str = "predicated"
@@ -58,6 +62,7 @@ class CodegenOptions:
     filter_order: tuple[int, ...] | None = None  # optimized: the order in which filters are evaluated
     dense_keys: tuple[int, int] | None = None    # optimized: (lo, capacity) dense placement of one int key
     profile_sample: int = 4                      # instrumented: sample the keys of one row in this many
+    grouping: str = "hash"
 
     def __post_init__(self):
         if self.filter_mode not in FILTER_MODES:
@@ -72,6 +77,8 @@ class CodegenOptions:
                 raise ValueError(f"dense_keys: capacity must be a power of two within int64, got {self.dense_keys}")
         if self.window_state not in WINDOW_STATES:
             raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {self.window_state!r}")
+        if self.grouping not in ("hash", "sort"):
+            raise ValueError(f"grouping must be 'hash' or 'sort', got {self.grouping!r}")
 
 
 FILTER_MODES = ("branch", "combined", "predicated")
@@ -189,13 +196,14 @@ def adaptable(pipeline: Pipeline, options: CodegenOptions | None = None) -> bool
     projection with filters (their order and mode), or an event-time or processing-time
     tumbling/sliding window with thread-local state (also the key placement). Sessions, count
     windows and joins keep the generic variant; so do shared window states (one state that every
-    worker updates in place cannot move between placements while tasks run)."""
+    worker updates in place cannot move between placements while tasks run) and sort grouping
+    (its key/pointer arrays have no specialized variants)."""
     t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
         return bool(pipeline.filters)
     if not isinstance(t, WindowTerminal) or t.assigner.kind not in TIME_WINDOW_KINDS:
         return False
-    return options is None or options.window_state == "thread_local"
+    return options is None or (options.window_state == "thread_local" and options.grouping == "hash")
 
 
 TIME_WINDOW_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
@@ -562,3 +570,6 @@ from .shared_window import lower_time_window  # noqa: E402
 TERMINAL_RULES[("window", "session")] = lower_session_window
 TERMINAL_RULES[("window", "tumbling")] = lower_time_window  # thread-local or shared state
 TERMINAL_RULES[("window", "sliding")] = lower_time_window
+from .sort_grouping import SORT_WINDOW_KINDS, with_sort_grouping  # noqa: E402
+
+TERMINAL_RULES.update({("window", k): with_sort_grouping(TERMINAL_RULES[("window", k)]) for k in SORT_WINDOW_KINDS})

@@ -5,12 +5,15 @@ and the options of the generic variant. Each optimization is a speculation that 
 code guards, or a choice that is correct whatever the data:
 
 - **Predicate order and filter mode** (6.2.1): evaluate the most selective predicate first, and
-  choose between branching per predicate and branch-free (predicated) evaluation with a small
-  cost model: a branch costs one evaluation plus, when mispredicted, ``MISPREDICT_COST``
-  evaluations; a predictor cannot do better than the majority direction, so a predicate that
-  passes a fraction ``p`` of rows mispredicts about ``min(p, 1 - p)`` of the time. Branch-free
-  evaluation always evaluates every predicate and then appends to a selection vector. Any order
-  and any mode give the same rows (predicates are pure), so these need no guard.
+  choose between branching per predicate and branch-free (predicated) evaluation with a cost
+  model in ns per row, fitted to ``bench/filter_modes.py`` on the development machine
+  (docs/benchmarks.md, "Filter code"): a branching predicate costs ``BRANCH_EVAL_NS`` plus
+  ``MISPREDICT_NS`` per mispredicted branch, and a predictor cannot do better than the majority
+  direction, so a predicate that passes a fraction ``p`` of rows mispredicts about
+  ``min(p, 1 - p)`` of the time; branch-free evaluation evaluates every predicate (vectorized,
+  ``VECTOR_EVAL_NS`` each) and appends to a selection vector (``SELECTION_NS``). Branching wins
+  only when every predicate it reaches is almost always true or false. Any order and any mode give
+  the same rows (predicates are pure), so these need no guard.
 - **Dense key placement** (6.2.2): when a window has one key and the sampled key words fall in
   a narrow range, entries sit at index ``key - lo`` of a table of ``capacity`` entries instead
   of being hashed. Guarded in the generated code: another key deoptimizes.
@@ -24,8 +27,10 @@ from ..physical.pipelines import Pipeline, WindowTerminal
 from .module import CodegenOptions
 from .profile import MAX_PREDICATES, Profile
 
-MISPREDICT_COST = 8.0      # evaluations a mispredicted branch costs
-SELECTION_COST = 1.5       # evaluations the branch-free selection-vector append costs per row
+BRANCH_EVAL_NS = 0.3       # a predicate evaluated and branched on, per row reaching it
+MISPREDICT_NS = 7.2        # a mispredicted branch (fitted: 8.0 vs 0.9 ns/row at 50% vs 0%)
+VECTOR_EVAL_NS = 0.2       # a predicate evaluated branch-free (vectorized), per row
+SELECTION_NS = 0.15        # the branch-free selection-vector append, per row
 DENSE_MAX_ENTRIES = 1 << 20   # per table; a window table of more entries stays hashed
 DENSE_MAX_BYTES = 64 << 20
 DENSE_MIN_FILL = 1 / 16    # distinct keys (estimated) per entry of the dense table, at least
@@ -61,13 +66,13 @@ def specialize(pipeline: Pipeline, profile: Profile, base: CodegenOptions, entry
 
 
 def filter_costs(selectivities: list[float]) -> tuple[float, float]:
-    """(branching, branch-free) expected cost per row, in predicate evaluations, of evaluating
-    the predicates in the given order."""
+    """(branching, branch-free) expected cost per row, in ns, of evaluating the predicates in the
+    given order (what follows the filters costs the same either way)."""
     reach, branching = 1.0, 0.0
     for p in selectivities:
-        branching += reach * (1.0 + MISPREDICT_COST * min(p, 1.0 - p))
+        branching += reach * (BRANCH_EVAL_NS + MISPREDICT_NS * min(p, 1.0 - p))
         reach *= p
-    return branching, len(selectivities) + SELECTION_COST
+    return branching, len(selectivities) * VECTOR_EVAL_NS + SELECTION_NS
 
 
 def _filters(pipeline: Pipeline, profile: Profile, base: CodegenOptions) -> tuple[tuple[int, ...], str, str]:
@@ -81,8 +86,8 @@ def _filters(pipeline: Pipeline, profile: Profile, base: CodegenOptions) -> tupl
     mode = "branch" if branching < predicated else "predicated"
     text = ", ".join(f"#{i} {sel[i]:.0%}" for i in profiled)
     extra = f" (predicates after the first {MAX_PREDICATES} keep their order)" if n > MAX_PREDICATES else ""
-    return order, mode, (f"filters: selectivity {text}; {mode} (cost {min(branching, predicated):.2f} vs "
-                         f"{max(branching, predicated):.2f} evaluations per row){extra}")
+    return order, mode, (f"filters: selectivity {text}; {mode} (~{min(branching, predicated):.2f} vs "
+                         f"~{max(branching, predicated):.2f} ns per row){extra}")
 
 
 def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple[tuple[int, int] | None, str]:

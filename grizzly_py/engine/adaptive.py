@@ -339,6 +339,8 @@ def generic_only(gen: GeneratedPipeline, adaptive: bool) -> str | None:
     t = gen.pipeline.terminal
     if t.kind == "project":
         return "a projection without filters has nothing to specialize"
+    if getattr(gen.options, "grouping", "hash") == "sort":
+        return "sort grouping: one variant (key/pointer arrays have no specialized variants)"
     if getattr(gen.options, "window_state", "") == "shared":
         return "shared window state: one variant (its state cannot move between placements while tasks run)"
     kind = getattr(getattr(t, "assigner", None), "kind", t.kind)

@@ -124,7 +124,7 @@ class JoinKernel:
 
     def __init__(self, pipeline: Pipeline, input_name: str):
         start = time.perf_counter()
-        self.gen: GeneratedJoin = generate_join(pipeline)
+        self.gen: GeneratedJoin = self.generate(pipeline)
         self.codegen_ms = (time.perf_counter() - start) * 1000
         self.pipeline = pipeline
         t: JoinTerminal = pipeline.terminal
@@ -147,6 +147,9 @@ class JoinKernel:
         self._allocated = False
         self._state_ms = 0.0
         self.inserted_since_expire = 0
+
+    def generate(self, pipeline: Pipeline) -> GeneratedJoin:
+        return generate_join(pipeline)
 
     # --- the Kernel interface the driver uses ---------------------------------------------
     def counter(self, index: int) -> int:

@@ -530,6 +530,9 @@ def make_kernel(gen: GeneratedPipeline, input_name: str, workers: int = 1) -> Ke
     """The kernel object for a generated window pipeline: several workers' tumbling windows merge
     at fire time like panes, so they take the merging trigger; a shared window state has a
     kernel of its own (``shared_kernel.py``)."""
+    if gen.trigger == "kpa":  # sort-based grouping (codegen/sort_grouping.py)
+        from .sort_kernel import SortWindowKernel
+        return SortWindowKernel(gen, input_name, workers)
     if gen.trigger == "shared":
         from .shared_kernel import SharedWindowKernel
         return SharedWindowKernel(gen, input_name, workers)
@@ -540,7 +543,7 @@ def make_kernel(gen: GeneratedPipeline, input_name: str, workers: int = 1) -> Ke
     return WindowKernel(gen, input_name, workers if gen.trigger == "tumbling" else 1)
 
 
-PARALLEL_TRIGGERS = ("tumbling", "panes", "shared")  # windows whose records may be cut into morsels
+PARALLEL_TRIGGERS = ("tumbling", "panes", "shared", "kpa")  # windows whose records may be cut into morsels
 
 
 class CountWindowKernel(WindowKernel):

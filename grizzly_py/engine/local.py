@@ -88,6 +88,7 @@ class PipelineRun:
             h["window_state"] = window_state
         out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
                "variant": variant, "window_state": window_state,
+               "grouping": getattr(k, "grouping", "hash") if isinstance(k, (WindowKernel, JoinKernel)) else None,
                "rows_in": self.rows_in, "rows_out": self.rows_out,
                "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
@@ -102,19 +103,25 @@ class PipelineRun:
 
 
 def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
-                 window_state: str = "thread_local", adaptive: Adaptivity | None = None) -> PipelineRun:
+                 window_state: str = "thread_local", adaptive: Adaptivity | None = None,
+                 grouping: str = "hash") -> PipelineRun:
     """Generate and wrap ``pipeline``; ``workers`` > 1 for a pipeline that reads a source gives its
     kernel one state block per worker when its work can be cut into morsels. ``window_state``
     "shared": a window pipeline that supports it keeps one state that every worker updates
     atomically (``codegen/shared_window.py``); the others keep thread-local state, and say why."""
     if isinstance(pipeline.terminal, JoinTerminal):  # one compiled kernel per input (join_kernel.py)
-        join = JoinKernel(pipeline, input_name)
+        from ..codegen.sort_merge_join import sort_merge_unsupported
+        from .sort_kernel import SortMergeJoinKernel
+        sort_merge = grouping == "sort" and sort_merge_unsupported(pipeline) is None
+        join = (SortMergeJoinKernel if sort_merge else JoinKernel)(pipeline, input_name)
         return PipelineRun(pipeline, join.gen, join, join.codegen_ms, join.schema)
     start = time.perf_counter()
     options, note = None, None
     if window_state == "shared" and not isinstance(pipeline.terminal, ProjectTerminal):
         note = shared_state_unsupported(pipeline)
         options = CodegenOptions(window_state="shared") if note is None else None
+    if grouping != "hash" and options is None:  # sort grouping where supported (codegen/sort_grouping.py)
+        options = CodegenOptions(grouping=grouping)
     gen = generate_pipeline(pipeline, options)
     ms = (time.perf_counter() - start) * 1000
     t = pipeline.terminal
@@ -210,13 +217,14 @@ class QueryRun:
     """Runs one query: its pipelines from its sources to its sink."""
 
     def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None,
-                 window_state: str = "thread_local", adaptive: Adaptivity | None = None, sink_factory=open_sink):
+                 window_state: str = "thread_local", adaptive: Adaptivity | None = None,
+                 grouping: str = "hash", sink_factory=open_sink):
         self.physical: PhysicalPlan = build_physical_plan(query)
         pipelines = self.physical.pipelines
         self.pool, self.cost = pool, cost or CostModel()
         workers = pool.workers if pool is not None else 1
         self.runs = [_instantiate(p, p.input.source.name if isinstance(p.input, SourceInput)
-                                  else f"pipeline {p.id} input", workers, window_state, adaptive)
+                                  else f"pipeline {p.id} input", workers, window_state, adaptive, grouping)
                      for p in pipelines]
         self.sources = distinct_sources(query.root)
         # the consumer of each pipeline's output (None: the sink), and how it wants the batches
@@ -554,7 +562,8 @@ _END = object()
 
 
 def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: str = "thread_local",
-            checkpoint: CheckpointConfig | None = None, state_memory_limit: int | None = None) -> JobResult:
+            grouping: str = "hash", checkpoint: CheckpointConfig | None = None,
+            state_memory_limit: int | None = None) -> JobResult:
     """Run queries to the end of their bounded inputs. Each source is read once, and each of its
     batches is fed to every query that reads it (so one-shot iterators serve several sinks).
 
@@ -577,7 +586,7 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
     checkpoints = Checkpointer(checkpoint, workers) if checkpoint is not None else None
     try:
         for i, q in enumerate(queries):
-            runs.append(QueryRun(q, pool, cost, window_state, adaptivity,
+            runs.append(QueryRun(q, pool, cost, window_state, adaptivity, grouping,
                                  checkpoints.sink_factory(i) if checkpoints is not None else open_sink))
         sources = []
         for qr in runs:

@@ -152,11 +152,14 @@ d.go:
   %d.none = icmp eq ptr %d.e0, null
   br i1 %d.none, label %d.alloc, label %d.have, !prof !0
 d.alloc:
-  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %ht, ptr %htv.a, i64 16384, i64 24)
+  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %ht, i64 16384, i64 24)
   %d.oom = icmp eq ptr %d.e1, null
-  br i1 %d.oom, label %err_oom, label %d.have, !prof !0
+  br i1 %d.oom, label %err_oom, label %d.alloced, !prof !0
+d.alloced:
+  call void @gz_ht_view(ptr %ht, ptr %htv.a)
+  br label %d.have
 d.have:
-  %d.entries = phi ptr [ %d.e0, %d.go ], [ %d.e1, %d.alloc ]
+  %d.entries = phi ptr [ %d.e0, %d.go ], [ %d.e1, %d.alloced ]
   %d.byte = mul i64 %d.off, 24
   %grp = getelementptr inbounds i8, ptr %d.entries, i64 %d.byte
   %d.tag = load i64, ptr %grp
@@ -285,6 +288,21 @@ declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
+declare ptr @gz_kpa_append(ptr, i64)
+declare i64 @gz_kpa_digit(i64, i64)
+declare void @gz_kpa_copy(ptr, ptr, i64)
+declare i32 @gz_kpa_radix_sort(ptr, i64, i64, i64, ptr)
+declare i32 @gz_kpa_cmp(ptr, ptr, i64)
+declare i64 @gz_kpa_seal(ptr, i64, i64)
+declare void @gz_kpa_merge2(ptr, ptr, i64, i64, i64, i64, i64)
+declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
+declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
+declare void @gz_kpa_free(ptr)
+declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_close(ptr)
+declare i64 @gz_kpa_min_word(ptr, i64, i64)
+declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 declare i32 @gz_vec_push(ptr, i64)
@@ -302,7 +320,7 @@ declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
-declare ptr @gz_ht_dense_alloc(ptr, ptr, i64, i64)
+declare ptr @gz_ht_dense_alloc(ptr, i64, i64)
 declare i1 @gz_ht_dense_fits(ptr, i64, i64, i64)
 declare i32 @gz_ht_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
@@ -691,6 +709,21 @@ declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
+declare ptr @gz_kpa_append(ptr, i64)
+declare i64 @gz_kpa_digit(i64, i64)
+declare void @gz_kpa_copy(ptr, ptr, i64)
+declare i32 @gz_kpa_radix_sort(ptr, i64, i64, i64, ptr)
+declare i32 @gz_kpa_cmp(ptr, ptr, i64)
+declare i64 @gz_kpa_seal(ptr, i64, i64)
+declare void @gz_kpa_merge2(ptr, ptr, i64, i64, i64, i64, i64)
+declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
+declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
+declare void @gz_kpa_free(ptr)
+declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_close(ptr)
+declare i64 @gz_kpa_min_word(ptr, i64, i64)
+declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 declare i32 @gz_vec_push(ptr, i64)
@@ -708,7 +741,7 @@ declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
-declare ptr @gz_ht_dense_alloc(ptr, ptr, i64, i64)
+declare ptr @gz_ht_dense_alloc(ptr, i64, i64)
 declare i1 @gz_ht_dense_fits(ptr, i64, i64, i64)
 declare i32 @gz_ht_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
@@ -839,11 +872,14 @@ d.go:
   %d.none = icmp eq ptr %d.e0, null
   br i1 %d.none, label %d.alloc, label %d.have, !prof !0
 d.alloc:
-  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %ht, ptr %htv.a, i64 16384, i64 24)
+  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %ht, i64 16384, i64 24)
   %d.oom = icmp eq ptr %d.e1, null
-  br i1 %d.oom, label %err_oom, label %d.have, !prof !0
+  br i1 %d.oom, label %err_oom, label %d.alloced, !prof !0
+d.alloced:
+  call void @gz_ht_view(ptr %ht, ptr %htv.a)
+  br label %d.have
 d.have:
-  %d.entries = phi ptr [ %d.e0, %d.go ], [ %d.e1, %d.alloc ]
+  %d.entries = phi ptr [ %d.e0, %d.go ], [ %d.e1, %d.alloced ]
   %d.byte = mul i64 %d.off, 24
   %grp = getelementptr inbounds i8, ptr %d.entries, i64 %d.byte
   %d.tag = load i64, ptr %grp
@@ -972,6 +1008,21 @@ declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
 declare i64 @gz_hash_mix(i64, i64)
 declare i64 @gz_hash_finish(i64)
+declare ptr @gz_kpa_append(ptr, i64)
+declare i64 @gz_kpa_digit(i64, i64)
+declare void @gz_kpa_copy(ptr, ptr, i64)
+declare i32 @gz_kpa_radix_sort(ptr, i64, i64, i64, ptr)
+declare i32 @gz_kpa_cmp(ptr, ptr, i64)
+declare i64 @gz_kpa_seal(ptr, i64, i64)
+declare void @gz_kpa_merge2(ptr, ptr, i64, i64, i64, i64, i64)
+declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
+declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
+declare void @gz_kpa_free(ptr)
+declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_close(ptr)
+declare i64 @gz_kpa_min_word(ptr, i64, i64)
+declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 declare i32 @gz_vec_push(ptr, i64)
@@ -989,7 +1040,7 @@ declare i64 @gz_vec_distinct(ptr)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
-declare ptr @gz_ht_dense_alloc(ptr, ptr, i64, i64)
+declare ptr @gz_ht_dense_alloc(ptr, i64, i64)
 declare i1 @gz_ht_dense_fits(ptr, i64, i64, i64)
 declare i32 @gz_ht_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)

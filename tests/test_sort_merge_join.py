@@ -1,0 +1,120 @@
+"""The sort-merge window join (``codegen/sort_merge_join.py``, ``engine/sort_kernel.py``): with
+``grouping="sort"`` tumbling and sliding window joins keep sorted key/pointer runs per side and
+join by merging when a window fires. Their output must equal the reference evaluator's and the
+hash join's: the hand-computed cases of test_join.py (duplicates on both sides, output order,
+empty sides, late records, null and float keys, state dropping) run again with sort-merge, and
+the random join cases of test_join.py are checked against the reference and the hash join.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import test_join as tj
+from hypothesis import given
+from strategies import assert_tables_equal
+
+import grizzly_py as gz
+from grizzly_py import reference
+from grizzly_py.engine.sort_kernel import merge_join
+
+
+@pytest.fixture
+def sort_by_default(monkeypatch):
+    """Every StreamEnvironment a test makes groups (and joins) by sorting."""
+    original = gz.StreamEnvironment.__init__
+
+    def init(self, *args, grouping="sort", **kwargs):
+        original(self, *args, grouping=grouping, **kwargs)
+    monkeypatch.setattr(gz.StreamEnvironment, "__init__", init)
+
+
+def run(build, grouping: str, parallelism: int = 1):
+    env = gz.StreamEnvironment(parallelism=parallelism, grouping=grouping)
+    build(env).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics
+
+
+def _join_groupings(metrics) -> set:
+    return {p["grouping"] for q in metrics["queries"] for p in q["pipelines"] if p["kind"] == "join"}
+
+
+@pytest.mark.parametrize("case", [
+    tj.test_tumbling_join_pairs_duplicates_in_order, tj.test_results_are_ordered_by_window_end_then_key_then_arrivals,
+    tj.test_sliding_join_pairs_in_every_shared_window, tj.test_lateness_at_window_boundaries_uses_the_minimum_watermark,
+    tj.test_null_keys_join_nothing_and_are_not_late, tj.test_float_keys_follow_the_grouping_rules,
+    tj.test_an_empty_input_gives_no_pairs, tj.test_self_join_and_inputs_with_filters_and_computed_columns,
+    tj.test_join_of_window_results, tj.test_event_times_at_the_int64_limits,
+], ids=lambda f: f.__name__)
+def test_hand_computed_join_cases_with_sort_merge(sort_by_default, case):
+    case()
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_parallel_inputs_give_the_same_pairs(sort_by_default, parallelism):
+    tj.test_parallel_inputs_give_the_same_pairs(parallelism)
+
+
+def test_the_join_runs_as_sort_merge_and_drops_its_state():
+    def build(env):
+        a = tj.stream(env, [{"ts": [1, 2, 3], "k": [1, 2, 1], "v": [10, 11, 12]}, {"ts": [25], "k": [1], "v": [13]}])
+        b = tj.stream(env, [{"ts": [4, 5, 15], "k": [1, 1, 2], "v": [20, 21, 22]}, {"ts": [26], "k": [1], "v": [23]}])
+        return a.join(b).where("k").equal_to("k").window(tj.tumbling(10))
+    table, metrics = run(build, "sort")
+    assert _join_groupings(metrics) == {"sort"}
+    assert tj.rows(table, "window_start", "k", "v", "v_right") == [
+        (0, 1, 10, 20), (0, 1, 10, 21), (0, 1, 12, 20), (0, 1, 12, 21), (20, 1, 13, 23)]
+    hashed, hash_metrics = run(build, "hash")
+    assert _join_groupings(hash_metrics) == {"hash"}
+    assert_tables_equal(table, hashed)
+
+
+def test_session_and_interval_joins_stay_hash_joins():
+    def build(env):
+        a = tj.stream(env, [{"ts": [1], "k": [1]}])
+        b = tj.stream(env, [{"ts": [2], "k": [1]}])
+        return a.join(b).where("k").equal_to("k").window(tj.EventTimeSessionWindows.with_gap(tj.ms(5)))
+    table, metrics = run(build, "sort")
+    assert _join_groupings(metrics) == {"hash"} and table.num_rows == 1
+
+
+def test_merge_join_pairs_every_equal_key_in_arrival_order():
+    left = np.array([[-3, 0], [1, 1], [1, 4], [7, 2]], dtype=np.int64)
+    right = np.array([[1, 0], [1, 3], [2, 1], [7, 5], [7, 6]], dtype=np.int64)
+    lrefs, rrefs, groups = merge_join(left, right, 1)
+    assert list(zip(lrefs, rrefs, groups)) == [(1, 0, 0), (1, 3, 0), (4, 0, 0), (4, 3, 0), (2, 5, 1), (2, 6, 1)]
+    assert merge_join(left, right[:0], 1) is None
+    two = np.array([[1, 2, 0], [1, 3, 1]], dtype=np.int64)
+    assert merge_join(two, np.array([[1, 3, 9]], dtype=np.int64), 2)[0].tolist() == [1]
+
+
+@given(tj.join_cases(kinds=("tumbling", "sliding")))
+def test_sort_merge_joins_match_reference_and_the_hash_join(case):
+    expected, ref_metrics = reference.run(case.build(gz.StreamEnvironment()).node)
+    table, metrics = run(case.build, "sort", case.parallelism)
+    assert_tables_equal(table, expected)
+    assert metrics["late_records"] == ref_metrics["late_records"]
+    assert _join_groupings(metrics) == {"sort"}
+    hashed, _ = run(case.build, "hash", case.parallelism)
+    assert_tables_equal(table, hashed)
+
+
+def test_big_inputs_with_many_duplicates():
+    rng = np.random.default_rng(2)
+    n = 20_000
+
+    def side(offset):
+        return pa.table({"ts": np.sort(rng.integers(0, 5_000, n)), "k": rng.integers(0, 3_000, n),
+                         "v": np.arange(offset, offset + n)})
+    left, right = side(0), side(n)
+
+    def build(env):
+        a = env.from_arrow(left.to_batches(max_chunksize=1_000), timestamp="ts")
+        b = env.from_arrow(right.to_batches(max_chunksize=1_500), timestamp="ts")
+        return a.join(b).where("k").equal_to("k").window(tj.SlidingEventTimeWindows.of(tj.ms(500), tj.ms(250)))
+    table, metrics = run(build, "sort")
+    hashed, _ = run(build, "hash")
+    assert table.num_rows > 1_000 and _join_groupings(metrics) == {"sort"}
+    assert_tables_equal(table, hashed)
