@@ -782,3 +782,13 @@ def test_snapshot_of_a_dense_optimized_variant(parallelism, tmp_path, monkeypatc
     result = run_with_crashes(build, batches, [12, 20], tmp_path / "chk", parallelism, adaptive=quick)
     assert placements, "no snapshot was taken of a dense state"
     assert_tables_equal(result["out"], expected)
+
+
+def test_sort_based_grouping_is_refused(tmp_path):
+    """grouping="sort" keeps key/pointer arrays that checkpoints do not export: the job fails at
+    execute(), naming the pipeline and the setting."""
+    env = gz.StreamEnvironment(grouping="sort")
+    env.enable_checkpointing(tmp_path / "chk")
+    _sliding(env, _data(rows=100).to_batches()).collect("out")
+    with pytest.raises(CheckpointError, match="pipeline 0 of sink 'out' uses sort-based grouping"):
+        env.execute()

@@ -51,8 +51,9 @@ def state_bytes(kernel) -> int:
     """The bytes of state ``kernel`` holds, as far as it can be measured cheaply."""
     if isinstance(kernel, JoinKernel):
         return _join_table_bytes(kernel) + sum(b.nbytes for store in kernel.stores for _, b in store.batches)
-    if not isinstance(kernel, WindowKernel) or kernel.gen.grouping is None:
-        return 0
+    if not isinstance(kernel, WindowKernel) or kernel.gen.grouping is None \
+            or kernel.gen.trigger not in ("tumbling", "panes", "shared", "session", "count"):
+        return 0  # (sort-based grouping keeps key/pointer arrays, not tables: not measured)
     entry = kernel.gen.grouping.entry_size
     if kernel.gen.trigger == "session":  # the key table's entries: tag, keys, the head of the key's sessions
         entry = 8 * (kernel.gen.grouping.key_words + 2)

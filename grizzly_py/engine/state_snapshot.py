@@ -48,6 +48,8 @@ def unsupported_reason(kernel) -> str | None:
     """Why ``kernel``'s state cannot be checkpointed (None: it can)."""
     if kernel is None or type(kernel) is ProjectKernel:
         return None
+    if getattr(kernel, "grouping", "hash") == "sort":
+        return "sort-based grouping (grouping='sort'; checkpoints need the default grouping='hash')"
     trigger = getattr(getattr(kernel, "gen", None), "trigger", None)
     if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count", "shared"):
         return None  # shared: shared_snapshot.py
