@@ -20,8 +20,9 @@ most half full, so the compiled code finds and grows it as if it had inserted th
 The aggregate state words are copied bit for bit, so a restored window fires exactly the results
 the original would have (float sums included).
 
-Every kernel the engine has is covered; ``unsupported_reason`` names a kernel that is not (a kind
-added later without its export), and a job with checkpointing then refuses to start.
+Every kernel of the default hash grouping is covered; ``unsupported_reason`` names one that is not
+(sort-based grouping, or a kind added later without its export), and a job with checkpointing
+then refuses to start.
 """
 
 from __future__ import annotations
