@@ -50,18 +50,23 @@ class StreamEnvironment:
     """The embedded engine's environment."""
 
     def __init__(self, parallelism: int | str = 1, adaptive: bool = True, window_state: str = "thread_local",
-                 grouping: str = "hash"):
+                 grouping: str = "hash", state_memory_limit: int | str | None = None):
         self.adaptive = adaptive
-        self.configure(parallelism=parallelism, window_state=window_state, grouping=grouping)
+        self.state_memory_limit = None
+        self.checkpoint = None  # a CheckpointConfig once enable_checkpointing is called
+        self.configure(parallelism=parallelism, window_state=window_state, grouping=grouping,
+                       state_memory_limit=state_memory_limit)
         self._sinks: list[Query] = []
 
     def configure(self, parallelism: int | str | None = None, window_state: str | None = None,
-                  grouping: str | None = None) -> "StreamEnvironment":
+                  grouping: str | None = None, state_memory_limit: int | str | None = None) -> "StreamEnvironment":
         """Change how jobs run (the queries stay as they are). ``window_state``: "thread_local"
         (per-worker states merged when windows fire) or "shared" (one state updated atomically,
         for the window pipelines that support it: docs/architecture.md). ``grouping``: "hash"
         (default) or "sort" (tumbling and sliding windows group by sorting key/pointer arrays;
-        docs/architecture.md, "Sort-based grouping")."""
+        docs/architecture.md, "Sort-based grouping"). ``state_memory_limit``: bytes (or a size such
+        as ``"512m"``) of window/join state a job may hold before it fails with
+        ``StateMemoryLimitError`` (docs/fault_tolerance.md)."""
         if parallelism is not None:
             if parallelism != "auto" and (not isinstance(parallelism, int) or parallelism < 1):
                 raise ValueError(f"parallelism must be a positive int or 'auto', got {parallelism!r}")
@@ -74,6 +79,19 @@ class StreamEnvironment:
             if grouping not in ("hash", "sort"):
                 raise ValueError(f"grouping must be 'hash' or 'sort', got {grouping!r}")
             self.grouping = grouping
+        if state_memory_limit is not None:
+            from .engine.state_memory import parse_memory_size
+            self.state_memory_limit = parse_memory_size(state_memory_limit)
+        return self
+
+    def enable_checkpointing(self, path, interval=None, interval_batches: int | None = None) -> "StreamEnvironment":
+        """Take consistent snapshots of the job's state, source positions and committed output
+        under directory ``path`` every ``interval`` of wall time (default ``Time.seconds(1)``), or
+        every ``interval_batches`` rounds of source batches; ``execute()`` resumes from the latest
+        intact snapshot, and file sinks are written exactly once (docs/fault_tolerance.md)."""
+        from .engine.checkpoint import CheckpointConfig
+        from .time import Time
+        self.checkpoint = CheckpointConfig.of(path, Time.seconds(1) if interval is None else interval, interval_batches)
         return self
 
     # --- sources -----------------------------------------------------------------------------
@@ -138,7 +156,8 @@ class StreamEnvironment:
             return result
         from .engine.local import run_job
         result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive,
-                         window_state=self.window_state, grouping=self.grouping)
+                         window_state=self.window_state, grouping=self.grouping, checkpoint=self.checkpoint,
+                         state_memory_limit=self.state_memory_limit)
         self._sinks = []  # only once the job succeeded: a failed job can be run again
         return result
 
@@ -148,7 +167,8 @@ class StreamEnvironment:
             return run_on_spark([Query(node, SinkSpec("collect", "result"))], self.spark, self.adaptive)["result"]
         from .engine.local import run_job
         result = run_job([Query(node, SinkSpec("collect", "result"))], parallelism=self.parallelism,
-                         adaptive=self.adaptive, window_state=self.window_state, grouping=self.grouping)
+                         adaptive=self.adaptive, window_state=self.window_state, grouping=self.grouping,
+                         state_memory_limit=self.state_memory_limit)
         return result["result"]
 
     def _on_spark(self, queries) -> bool:

@@ -83,11 +83,23 @@ class Source:
     def raw_batches(self) -> Iterator[pa.RecordBatch]:
         raise NotImplementedError
 
-    def batches(self) -> Iterator[pa.RecordBatch]:
-        """The checked batches of this source, in order (each run restarts ``rejected_records``)."""
+    def raw_batches_from(self, start: int, rejected: tuple[int, list[str]]) -> Iterator[pa.RecordBatch]:
+        """The raw batches from number ``start`` on (a restart from a checkpoint): the ones before
+        are read and skipped, then the rows they rejected are counted as ``rejected`` says."""
+        raw = iter(self.raw_batches())
+        for _ in itertools.islice(raw, start):
+            pass
+        self.rejected_records, self.rejected_examples = rejected[0], list(rejected[1])
+        yield from raw
+
+    def batches(self, start: int = 0, rejected: tuple[int, list[str]] = (0, [])) -> Iterator[pa.RecordBatch]:
+        """The checked batches of this source, in order (each run restarts ``rejected_records``).
+        From batch number ``start`` on when a job resumes from a checkpoint, which also restores
+        ``rejected`` (the count and examples of the rows rejected before that batch)."""
         self.rejected_records = 0
         self.rejected_examples = []
-        for index, batch in enumerate(self.raw_batches()):
+        raw = self.raw_batches() if start == 0 else self.raw_batches_from(start, rejected)
+        for index, batch in enumerate(raw, start):
             if self.on_bad_rows == "drop":
                 batch = self._drop_null_timestamps(batch, index)
             self.check_batch(batch, index)
@@ -169,14 +181,18 @@ class ArrowSource(Source):
 class ParquetSource(Source):
     path: str = ""
 
-    def raw_batches(self):
+    def raw_batches_from(self, start: int, rejected: tuple[int, list[str]]):
+        self.rejected_records, self.rejected_examples = rejected[0], list(rejected[1])
+        return self.raw_batches(start)  # seeks to row group `start`
+
+    def raw_batches(self, first_group: int = 0):
         import pyarrow.parquet as pq
         try:  # page checksums are verified where the writer stored them
             f = pq.ParquetFile(self.path, page_checksum_verification=True)
         except (pa.ArrowException, OSError) as e:
             raise BadInputError(f"{self.name}: not a readable Parquet file (truncated or corrupt?): {e}") from e
-        first_row = 0
-        for i in range(f.num_row_groups):  # one batch (and one watermark step) per row group
+        first_row = sum(f.metadata.row_group(i).num_rows for i in range(min(first_group, f.num_row_groups)))
+        for i in range(first_group, f.num_row_groups):  # one batch (and one watermark step) per row group
             # a row group that cannot be decoded is an error even with on_bad_rows="drop": its rows
             # cannot be told apart, and dropping a whole group silently would be corruption
             try:

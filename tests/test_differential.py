@@ -53,6 +53,9 @@ def check_against_reference(build: Build) -> None:
     actual, metrics = run_compiled(build)
     assert_tables_equal(actual, expected)
     assert metrics["late_records"] == expected_metrics["late_records"], "late record counts differ"
+    for q in metrics["accounting"]["queries"]:  # every record filtered, late or contributing (checked by the engine)
+        assert q["records_in"] == q["filtered"] + q["late"] + q["contributing"]
+    assert metrics["accounting"]["records_in"] == metrics["records_in"] == expected_metrics["records_in"]
 
 
 def engine_exists() -> bool:

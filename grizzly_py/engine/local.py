@@ -45,12 +45,15 @@ from ..physical.pipelines import (JoinInput, JoinTerminal, PhysicalPlan, Pipelin
 from ..plan import Query, distinct_sources
 from ..sources import TIMESTAMP_UNIT_DIVISOR, rejected_metrics
 from ..types import to_arrow_type
+from .accounting import check_accounting
 from .adaptive import Adaptivity, generic_only
+from .checkpoint import CheckpointConfig, Checkpointer
 from .join_kernel import JoinKernel
 from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, SharedBatch, WindowKernel, make_kernel,
                       output_arrow_schema)
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .sinks import open_sink
+from .state_memory import check_state_memory
 
 
 @dataclass
@@ -215,7 +218,7 @@ class QueryRun:
 
     def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None,
                  window_state: str = "thread_local", adaptive: Adaptivity | None = None,
-                 grouping: str = "hash"):
+                 grouping: str = "hash", sink_factory=open_sink):
         self.physical: PhysicalPlan = build_physical_plan(query)
         pipelines = self.physical.pipelines
         self.pool, self.cost = pool, cost or CostModel()
@@ -241,7 +244,7 @@ class QueryRun:
         # watermarks matter only to windows; a query without any skips them
         self.has_windows = any(isinstance(r.kernel, (WindowKernel, JoinKernel)) for r in self.runs)
         self.sink_schema = self.runs[-1].output_schema
-        self.sink = open_sink(query.sink, self.sink_schema)
+        self.sink = sink_factory(query.sink, self.sink_schema)  # checkpointing: part files (checkpoint.py)
         self.records_in = 0
         self.batch_numbers = {id(s): 0 for s in self.sources}  # per source, for error messages
         # stateless pipelines whose morsels run ahead, their output ordered by a reorder buffer
@@ -583,12 +586,16 @@ _END = object()
 
 
 def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: str = "thread_local",
-            grouping: str = "hash") -> JobResult:
+            grouping: str = "hash", checkpoint: CheckpointConfig | None = None,
+            state_memory_limit: int | None = None) -> JobResult:
     """Run queries to the end of their bounded inputs. Each source is read once, and each of its
     batches is fed to every query that reads it (so one-shot iterators serve several sinks).
 
     The sources are read round-robin, one batch each per round. Each query gets the batches of a
-    round in its own order of sources, so it sees the same interleaving as when it runs alone."""
+    round in its own order of sources, so it sees the same interleaving as when it runs alone.
+    ``checkpoint``: snapshots between rounds and a resume from the latest (``checkpoint.py``);
+    ``state_memory_limit``: bytes of window state the job may hold (``state_memory.py``). At the
+    end every record is accounted for (``accounting.py``)."""
     tables, per_query = {}, []
     start = time.perf_counter()
     runs: list[QueryRun] = []
@@ -600,15 +607,20 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
     pool = WorkerPool(workers) if workers > 1 else None
     cost = CostModel()
     adaptivity = Adaptivity.open(adaptive)
+    checkpoints = Checkpointer(checkpoint, workers) if checkpoint is not None else None
     try:
-        for q in queries:
-            runs.append(QueryRun(q, pool, cost, window_state, adaptivity, grouping))
+        for i, q in enumerate(queries):
+            runs.append(QueryRun(q, pool, cost, window_state, adaptivity, grouping,
+                                 checkpoints.sink_factory(i) if checkpoints is not None else open_sink))
         sources = []
         for qr in runs:
             sources.extend(s for s in qr.sources if not any(s is o for o in sources))
-        iterators = {id(s): iter(s.batches()) for s in sources}
-        source_rows = 0
-        live = sources
+        if checkpoints is not None:  # from the latest snapshot, if there is one
+            iterators, source_rows, live = checkpoints.resume(runs, sources)
+        else:
+            iterators = {id(s): iter(s.batches()) for s in sources}
+            source_rows = 0
+            live = sources
         while live:
             this_round = {}
             for s in live:
@@ -624,11 +636,17 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
                     elif batch is not None:
                         qr.feed(batch, s)
             live = [s for s in live if this_round[id(s)] is not _END]
+            if state_memory_limit is not None:
+                check_state_memory(runs, state_memory_limit)
+            if checkpoints is not None:
+                checkpoints.after_round(runs, source_rows)
         for q, qr in zip(queries, runs):
             table = qr.finish()
             if q.sink.kind == "collect":
                 tables[q.sink.name] = table
             per_query.append({"sink": q.sink.name, **qr.metrics()})
+        if checkpoints is not None:
+            checkpoints.complete()
     finally:
         for qr in runs:
             qr.close()
@@ -636,6 +654,8 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
             pool.shutdown()
         if adaptivity is not None:
             adaptivity.close()
+        if checkpoints is not None:
+            checkpoints.close()
     metrics = {
         "records_in": source_rows,
         "records_out": sum(m["records_out"] for m in per_query),
@@ -650,4 +670,9 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         "queries": per_query,
     }
     rejected_metrics(queries, metrics)  # rows dropped by on_bad_rows="drop", per source
+    if checkpoints is not None:
+        metrics["checkpoints"] = checkpoints.metrics()
+    if state_memory_limit is not None:
+        metrics["state_memory_limit"] = state_memory_limit
+    metrics["accounting"] = check_accounting(runs, metrics)  # raises AccountingError on a mismatch
     return JobResult(tables, metrics)

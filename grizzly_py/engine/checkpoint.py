@@ -1,0 +1,387 @@
+"""Checkpoints of the embedded engine: consistent snapshots, exactly-once restart, transactional sinks.
+
+``env.enable_checkpointing(path, interval)`` makes ``execute()`` take a snapshot of the whole job
+between rounds of source batches (at most once per ``interval`` of wall time, or every
+``interval_batches`` rounds), when no task runs: parallel windows' grouped batches are flushed and
+stateless tasks drained first, so every worker's state block is quiet. A snapshot holds
+
+- each source's position (batches delivered: Parquet row groups, CSV blocks, Arrow batches; whether
+  it ended; the rows ``on_bad_rows="drop"`` rejected so far);
+- per query: each source's watermark clock, each pipeline's watermark and row counts, each kernel's
+  state (``state_snapshot.py``: counters, window directories and tables, value vectors, interned
+  strings), and the sink's committed output.
+
+Sinks write transactionally. With checkpointing on, a query's output goes to *part files* (Arrow IPC
+streams) under ``path/parts``: the rows written since the last checkpoint go to an in-progress part
+that the next checkpoint closes, flushes and renames, and the snapshot lists the committed parts.
+When the job ends, the parts are written to the real sink (the Parquet or CSV file, itself renamed
+into place, or the collected table) in order, and the checkpoints are deleted (as Flink does for a
+finished job), so running the job again starts from scratch.
+
+``execute()`` resumes from the newest intact snapshot: a partial or corrupt one (``snapshot.py``)
+is skipped with a warning, falling back to the one before (the two newest are kept). Its parts stay;
+everything written after it (newer parts, in-progress parts) is removed; the sources skip the
+batches the snapshot had consumed. The restarted job thus writes exactly what an uninterrupted run
+writes, in the same order. A snapshot of a different job (another plan, sink or parallelism) is
+refused with an error rather than restored.
+
+Every kernel kind of the default hash grouping is snapshotted; sort-based grouping
+(``grouping="sort"``) and any kind without an export (``state_snapshot.unsupported_reason``) make
+the job refuse to start, naming the pipeline.
+"""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import re
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from ..time import to_millis
+from . import snapshot
+from .sinks import Sink, open_sink
+from .state_snapshot import export_kernel, restore_kernel, unsupported_reason
+
+KEPT_SNAPSHOTS = 2
+_SNAPSHOT_NAME = re.compile(r"^chk-(\d{8})\.snap$")
+
+
+class CheckpointError(RuntimeError):
+    """A job that cannot be checkpointed, or a checkpoint that cannot be restored into it."""
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    """Where and how often: ``interval_ms`` of wall time between snapshots, or every
+    ``interval_batches`` rounds of source batches when that is set (deterministic, for tests)."""
+
+    path: str
+    interval_ms: int = 1000
+    interval_batches: int | None = None
+
+    @staticmethod
+    def of(path, interval, interval_batches) -> CheckpointConfig:
+        ms = to_millis(interval, what="enable_checkpointing(interval=...)")
+        if ms < 0:
+            raise ValueError(f"enable_checkpointing: the interval must not be negative, got {ms} ms")
+        if interval_batches is not None and (not isinstance(interval_batches, int) or interval_batches < 1):
+            raise ValueError(f"enable_checkpointing: interval_batches must be a positive int, got {interval_batches!r}")
+        return CheckpointConfig(os.fspath(path), ms, interval_batches)
+
+
+def job_fingerprint(runs, parallelism: int) -> str:
+    """A hash of the job's shape: its sinks, sources' schemas and pipelines (inputs, filters, event
+    time, outputs, state layout) and parallelism. Sources are named by position, not by their
+    process-local names."""
+    shape = {"parallelism": parallelism, "queries": []}
+    for qr in runs:
+        spec = qr.sink.spec
+        shape["queries"].append({
+            "sink": [spec.kind, spec.name, spec.path],
+            "sources": [[str(s.arrow_schema), s.timestamp, s.watermark.out_of_orderness_ms] for s in qr.sources],
+            "pipelines": [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__,
+                           str(r.pipeline.input_schema), repr(r.pipeline.filters),
+                           repr(r.pipeline.event_time), str(r.output_schema), getattr(r.gen, "state_words", None),
+                           _state_layout(r.gen)] for r in qr.runs]})
+    return hashlib.sha256(json.dumps(shape, default=str).encode()).hexdigest()
+
+
+def _state_layout(gen) -> list | None:
+    """What a window pipeline's entries hold: key words, entry bytes, (aggregate, function, offset)."""
+    g = getattr(gen, "grouping", None)
+    if g is None:
+        return None
+    return [g.key_words, g.entry_size, [[a.name, a.func, a.off] for a in g.aggregates]]
+
+
+class PartSink(Sink):
+    """A query's sink under checkpointing: batches go to part files, committed at checkpoints, and
+    to the real sink (``sinks.py``) only when the job finishes."""
+
+    def __init__(self, store: "Checkpointer", query: int, spec, schema: pa.Schema):
+        super().__init__(spec, schema)
+        self.store, self.query = store, query
+        self.parts: list[str] = []        # committed part files (names under store.parts_dir), in order
+        self.sizes: list[int] = []        # their sizes in bytes (a restart checks them)
+        self.committed_rows = 0
+        self._file = self._writer = None
+        self._path = None
+
+    def _write(self, batch: pa.RecordBatch) -> None:
+        if self._writer is None:
+            self._path = os.path.join(self.store.parts_dir, f"q{self.query}-{self.store.next_id:08d}.arrow.inprogress")
+            self._file = open(self._path, "wb")
+            self._writer = pa.ipc.new_stream(self._file, self.schema)
+        self._writer.write_batch(batch)
+
+    def _close_part(self) -> str | None:
+        if self._writer is None:
+            return None
+        self._writer.close()
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        path, self._writer, self._file, self._path = self._path, None, None, None
+        return path
+
+    def commit(self) -> dict:
+        """Close the part written since the last checkpoint (it becomes part of checkpoint
+        ``store.next_id``); what the snapshot records of this sink."""
+        path = self._close_part()
+        if path is not None:
+            final = path[:-len(".inprogress")]
+            os.replace(path, final)
+            self.parts.append(os.path.basename(final))
+            self.sizes.append(os.path.getsize(final))
+        self.committed_rows = self.rows
+        return {"rows": self.rows, "parts": list(self.parts), "sizes": list(self.sizes)}
+
+    def restore(self, saved: dict) -> None:
+        self.parts, self.sizes = list(saved["parts"]), list(saved["sizes"])
+        self.rows = self.committed_rows = saved["rows"]
+
+    def finish(self) -> pa.Table | None:
+        """Write every part, in order, to the real sink and finish it."""
+        last = self._close_part()
+        paths = [os.path.join(self.store.parts_dir, p) for p in self.parts] + ([last] if last else [])
+        sink = open_sink(self.spec, self.schema)
+        try:
+            for path in paths:
+                with pa.memory_map(path) as source:
+                    for batch in pa.ipc.open_stream(source):
+                        sink.write(batch)
+            return sink.finish()
+        finally:
+            sink.abort()  # a no-op once finished
+
+    def abort(self) -> None:
+        try:
+            self._close_part()  # what it holds is garbage for a restart, which removes it
+        except (OSError, pa.ArrowException):
+            pass
+
+
+class Checkpointer:
+    """Takes and restores the checkpoints of one job (``run_job``'s list of ``QueryRun``)."""
+
+    def __init__(self, config: CheckpointConfig, parallelism: int):
+        self.config, self.parallelism = config, parallelism
+        self.dir = config.path
+        self.parts_dir = os.path.join(self.dir, "parts")
+        os.makedirs(self.parts_dir, exist_ok=True)
+        self.next_id = 1
+        self.taken = 0
+        self.restored_from: int | None = None
+        self.skipped: list[str] = []
+        self.snapshot_ms: list[float] = []   # the pipeline's pause per snapshot (state copied out)
+        self.write_ms: list[float] = []      # encoding, writing and syncing it (in the background)
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="gz-checkpoint")
+        self._pending = None
+        self.rounds = 0
+        self.last_time = time.monotonic()
+
+    def sink_factory(self, query: int):
+        return lambda spec, schema: PartSink(self, query, spec, schema)
+
+    # --- before the job runs ---------------------------------------------------------------------
+    def check_supported(self, runs) -> None:
+        for qr in runs:
+            for r in qr.runs:
+                reason = unsupported_reason(r.kernel)
+                if reason is not None:
+                    raise CheckpointError(
+                        f"enable_checkpointing: pipeline {r.pipeline.id} of sink {qr.sink.spec.name!r} uses "
+                        f"{reason}, whose state cannot be checkpointed yet; run this job without checkpointing "
+                        f"(docs/fault_tolerance.md lists what is covered)")
+
+    def resume(self, runs, sources) -> tuple[dict, int, list]:
+        """Restore the newest intact snapshot into ``runs`` (fresh) and clean up what was written
+        after it. Returns (source iterators from their restored positions, source rows so far,
+        the sources that have not ended)."""
+        self.check_supported(runs)
+        self.fingerprint = job_fingerprint(runs, self.parallelism)
+        self.sources = sources
+        found = self._latest()
+        self.positions = [0] * len(sources)
+        self.ended = [False] * len(sources)
+        self.source_rows = 0
+        rejected = [(0, [])] * len(sources)
+        if found is not None:
+            self.restored_from, doc = found
+            self.next_id = self.restored_from + 1
+            if len(doc["sources"]) != len(sources):
+                raise CheckpointError(f"{self.dir}: the checkpoint has {len(doc['sources'])} sources, the job {len(sources)}")
+            for i, s in enumerate(doc["sources"]):
+                self.positions[i], self.ended[i] = s["batches"], s["ended"]
+                rejected[i] = (s["rejected"], s["rejected_examples"])
+                # (a source that ended is not read again: its count stays as restored here)
+                sources[i].rejected_records, sources[i].rejected_examples = s["rejected"], list(s["rejected_examples"])
+            self.source_rows = doc["source_rows"]
+            for qr, saved in zip(runs, doc["queries"]):
+                _restore_query(qr, saved)
+        self._clean(keep=self.restored_from)
+        iterators = {id(s): self._counted(i, s.batches(self.positions[i], rejected[i]))
+                     for i, s in enumerate(sources) if not self.ended[i]}
+        live = [s for i, s in enumerate(sources) if not self.ended[i]]
+        return iterators, self.source_rows, live
+
+    def _counted(self, index: int, batches):
+        for batch in batches:
+            self.positions[index] += 1
+            yield batch
+        self.ended[index] = True
+
+    def _snapshot_files(self) -> list[tuple[int, str]]:
+        out = []
+        for path in glob.glob(os.path.join(self.dir, "chk-*.snap")):
+            m = _SNAPSHOT_NAME.match(os.path.basename(path))
+            if m:
+                out.append((int(m.group(1)), path))
+        return sorted(out, reverse=True)
+
+    def _latest(self) -> tuple[int, dict] | None:
+        for number, path in self._snapshot_files():
+            try:
+                doc = snapshot.read(path)
+                if doc.get("fingerprint") != self.fingerprint:
+                    raise CheckpointError(
+                        f"{path}: this checkpoint belongs to another job (a different query, sink or "
+                        f"parallelism); remove {self.dir} or checkpoint this job to another path")
+                self._check_parts(doc, path)
+                return number, doc
+            except snapshot.SnapshotError as e:
+                self.skipped.append(str(e))
+                warnings.warn(f"skipping checkpoint {e}; falling back to the one before", RuntimeWarning, stacklevel=3)
+        return None
+
+    def _check_parts(self, doc: dict, path: str) -> None:
+        for q in doc["queries"]:
+            for part, size in zip(q["sink"]["parts"], q["sink"]["sizes"]):
+                p = os.path.join(self.parts_dir, part)
+                if not os.path.exists(p) or os.path.getsize(p) != size:
+                    raise snapshot.SnapshotError(f"{os.path.basename(path)}: its output part {part} is missing or "
+                                                 f"has another size")
+
+    def _clean(self, keep: int | None) -> None:
+        """Remove the snapshots newer than ``keep`` (unusable), temporary files and the parts that
+        ``keep`` does not list."""
+        listed = set()
+        for number, path in self._snapshot_files():
+            if keep is None or number > keep:
+                os.remove(path)
+            elif number == keep:
+                doc = snapshot.read(path)
+                listed = {p for q in doc["queries"] for p in q["sink"]["parts"]}
+        for path in glob.glob(os.path.join(self.dir, "*.tmp")):
+            os.remove(path)
+        for name in os.listdir(self.parts_dir):
+            if name not in listed:
+                os.remove(os.path.join(self.parts_dir, name))
+        snapshot.fsync_directory(self.parts_dir)
+        snapshot.fsync_directory(self.dir)
+
+    # --- while the job runs ----------------------------------------------------------------------
+    def after_round(self, runs, source_rows: int) -> None:
+        """A round of source batches is done: take a checkpoint if one is due."""
+        self.rounds += 1
+        if self.config.interval_batches is not None:
+            due = self.rounds % self.config.interval_batches == 0
+        else:
+            due = (time.monotonic() - self.last_time) * 1000 >= self.config.interval_ms
+        if due:
+            self.take(runs, source_rows)
+
+    def take(self, runs, source_rows: int) -> None:
+        """Copy the job's state (the pipeline waits for this part only) and hand the snapshot to the
+        writer thread, which encodes, writes and syncs it while the next batches run (one snapshot
+        in flight: the next one waits for it)."""
+        start = time.perf_counter()
+        for qr in runs:  # no task may run: grouped batches go through, stateless tasks finish
+            qr._flush_group()
+            qr.drain()
+        doc = {"checkpoint": self.next_id, "fingerprint": self.fingerprint, "created_unix": time.time(),
+               "source_rows": source_rows,
+               "sources": [{"name": s.name, "batches": self.positions[i], "ended": self.ended[i],
+                            "rejected": s.rejected_records, "rejected_examples": list(s.rejected_examples)}
+                           for i, s in enumerate(self.sources)],
+               "queries": [_export_query(qr) for qr in runs]}
+        path = os.path.join(self.dir, f"chk-{self.next_id:08d}.snap")
+        self.wait()
+        self._pending = self._writer.submit(self._write, path, doc)
+        self.next_id += 1
+        self.taken += 1
+        self.last_time = time.monotonic()
+        self.snapshot_ms.append((time.perf_counter() - start) * 1000)
+
+    def _write(self, path: str, doc: dict) -> None:
+        start = time.perf_counter()
+        snapshot.write_atomically(path, snapshot.encode(doc))
+        for number, old in self._snapshot_files()[KEPT_SNAPSHOTS:]:
+            os.remove(old)
+        self.write_ms.append((time.perf_counter() - start) * 1000)
+
+    def wait(self) -> None:
+        """Wait for the snapshot being written; raise its error."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def close(self) -> None:
+        """The job ends (finished or failed): let the last snapshot be written, stop the writer."""
+        try:
+            self.wait()
+        finally:
+            self._writer.shutdown(wait=True)
+
+    # --- after the job ---------------------------------------------------------------------------
+    def complete(self) -> None:
+        """Every sink finished: the checkpoints are no longer needed (snapshots first, so that a
+        crash in between restarts from scratch rather than from a snapshot without its parts)."""
+        self.wait()
+        for _, path in self._snapshot_files():
+            os.remove(path)
+        snapshot.fsync_directory(self.dir)
+        for name in os.listdir(self.parts_dir):
+            os.remove(os.path.join(self.parts_dir, name))
+
+    def metrics(self) -> dict:
+        def median(values):
+            return round(sorted(values)[len(values) // 2], 3) if values else None
+        return {"path": self.dir, "taken": self.taken, "restored_from": self.restored_from,
+                "skipped_snapshots": list(self.skipped),
+                "pause_ms_median": median(self.snapshot_ms),
+                "pause_ms_max": round(max(self.snapshot_ms), 3) if self.snapshot_ms else None,
+                "write_ms_median": median(self.write_ms)}
+
+
+def _export_query(qr) -> dict:
+    return {"records_in": qr.records_in,
+            "batch_numbers": [qr.batch_numbers[id(s)] for s in qr.sources],
+            "clocks": [{"watermark": c.watermark, "max_event_time": c.max_event_time, "ended": c.ended}
+                       for c in (qr.clocks[id(s)] for s in qr.sources)],
+            "runs": [{"watermark": r.watermark, "rows_in": r.rows_in, "rows_out": r.rows_out,
+                      "kernel": export_kernel(r.kernel) if r.kernel is not None else None} for r in qr.runs],
+            "sink": qr.sink.commit()}
+
+
+def _restore_query(qr, saved: dict) -> None:
+    qr.records_in = saved["records_in"]
+    for s, number, clock in zip(qr.sources, saved["batch_numbers"], saved["clocks"]):
+        qr.batch_numbers[id(s)] = number
+        c = qr.clocks[id(s)]
+        c.watermark, c.max_event_time, c.ended = clock["watermark"], clock["max_event_time"], clock["ended"]
+    for r, run in zip(qr.runs, saved["runs"]):
+        r.watermark, r.rows_in, r.rows_out = run["watermark"], run["rows_in"], run["rows_out"]
+        if r.kernel is not None:
+            restore_kernel(r.kernel, run["kernel"])
+    qr.sink.restore(saved["sink"])
+
+
+__all__ = ["CheckpointConfig", "CheckpointError", "Checkpointer", "PartSink", "job_fingerprint"]

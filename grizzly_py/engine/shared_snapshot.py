@@ -1,0 +1,70 @@
+"""The shared window state (``window_state="shared"``, ``shared_kernel.py``) out of native memory
+into plain arrays, and back (``state_snapshot.py`` does the same for thread-local state and
+supplies the building blocks).
+
+A ``SharedWindowKernel`` keeps one ring of window slots (a numpy array it owns: a header, then
+slots ``{status, start, entries, capacity, size, fill limit, users, emit claim}``) whose open slots
+point to concurrent hash tables laid out as ``runtime/hashtable.ll``'s; each worker's state block
+keeps its record counters. Snapshots are taken between rounds of tasks, so no worker is inside a
+window (users 0), no entry or slot is being published, and no emit claim is held. The ring is
+restored with the same size and header, each open slot at its index with a fresh table of the
+same capacity holding the same entries at their hashed places (so probe chains and fill limits
+are those of the original).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..codegen.shared_window import (RING_HEADER_WORDS, SLOT_CAPACITY, SLOT_CLAIM, SLOT_ENTRIES, SLOT_OPEN,
+                                     SLOT_STATUS, SLOT_USERS)
+from .state_snapshot import COUNTER_WORDS, export_strings, import_strings, build_table, live_entries
+
+
+def export_shared(kernel) -> dict:
+    from ..spark.partials import EntryLayout
+    entry_words = EntryLayout.of(kernel.gen).entry_words
+    slots = kernel.ring.slots()
+    open_ = np.nonzero(slots[:, SLOT_STATUS] == SLOT_OPEN)[0]
+    tables = [live_entries(int(slots[i, SLOT_ENTRIES]), int(slots[i, SLOT_CAPACITY]), entry_words) for i in open_]
+    return {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
+            "batches_processed": kernel.batches_processed,
+            "header": kernel.ring.header.copy(), "ring_slots": kernel.ring.size,
+            "open": open_.astype(np.int64), "slots": slots[open_].copy(),
+            "counts": np.array([len(t) for t in tables], dtype=np.int64),
+            "entries": np.concatenate(tables) if tables else np.zeros((0, entry_words), dtype=np.int64),
+            "interner": export_strings(kernel.interner._values) if kernel.interner is not None else None,
+            "previous_watermark": kernel.previous_watermark}
+
+
+def restore_shared(kernel, saved: dict) -> None:
+    from ..spark.partials import EntryLayout
+    from .shared_kernel import SharedRing
+    if len(saved["counters"]) != len(kernel.states):
+        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
+                         f"state blocks, the job {len(kernel.states)} (another parallelism?)")
+    for state, counters in zip(kernel.states, saved["counters"]):
+        for word, value in zip(COUNTER_WORDS, counters):
+            state[word] = value
+    kernel.batches_processed = saved["batches_processed"]
+    entry_words = EntryLayout.of(kernel.gen).entry_words
+    ring = SharedRing(int(saved["ring_slots"]), 2)
+    ring.header[:RING_HEADER_WORDS] = saved["header"]
+    slots = ring.slots()
+    bounds = np.concatenate([[0], np.cumsum(saved["counts"])]).astype(np.int64)
+    for k, index in enumerate(saved["open"]):
+        row = saved["slots"][k].copy()
+        rows = saved["entries"][bounds[k]:bounds[k + 1]]
+        row[SLOT_ENTRIES] = build_table(rows, entry_words, int(row[SLOT_CAPACITY]))[0]
+        row[SLOT_USERS] = row[SLOT_CLAIM] = 0
+        slots[int(index)] = row
+    kernel.ring = ring
+    kernel._point_states()
+    if saved["interner"] is not None:
+        values = import_strings(saved["interner"])
+        kernel.interner._values, kernel.interner._ids, kernel.interner._array = \
+            values, {v: i for i, v in enumerate(values)}, None
+    kernel.previous_watermark = saved["previous_watermark"]
+
+
+__all__ = ["export_shared", "restore_shared"]

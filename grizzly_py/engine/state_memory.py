@@ -1,0 +1,93 @@
+"""The state-memory limit: ``StreamEnvironment(state_memory_limit=...)`` bounds the bytes of
+window and join state a job holds, checked after every round of source batches (between tasks),
+so a job whose state outgrows its budget fails with a clear error instead of exhausting memory.
+
+What is measured (cheaply, without walking entries): the hash tables of every window kind (both
+state variants: capacity x entry size per open window or pane, per worker; the key table of
+session and count windows) and their window directories, and a join's tables (capacity x entry
+size) and the Arrow batches it keeps for its open windows. Not measured: what entries point to
+(value vectors of holistic aggregates, session nodes, count-window pane rings, join ref vectors)
+(docs/fault_tolerance.md).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+
+import numpy as np
+
+from ..codegen.join import J_DIR, J_TABLE, SLOT_WORDS
+from .join_kernel import JoinKernel
+from .kernels import WindowKernel
+
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
+          "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
+DIRECTORY_SLOT_BYTES = 32
+
+
+class StateMemoryLimitError(MemoryError):
+    """A job's window/join state outgrew ``state_memory_limit``."""
+
+
+def parse_memory_size(value) -> int:
+    """Bytes from an int or a string such as ``"512m"``, ``"2 GiB"`` (powers of 1024, as Flink's
+    memory options); None stays None."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise TypeError(f"state_memory_limit: expected bytes (int) or a size such as '512m', got {value!r}")
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*(\d+)\s*([a-zA-Z]*)\s*", value)
+        if not m or m.group(2).lower() not in _UNITS:
+            raise ValueError(f"state_memory_limit: cannot read {value!r} as a size (e.g. 1073741824, '512m', '2g')")
+        value = int(m.group(1)) * _UNITS[m.group(2).lower()]
+    if value <= 0:
+        raise ValueError(f"state_memory_limit must be positive, got {value!r}")
+    return value
+
+
+def state_bytes(kernel) -> int:
+    """The bytes of state ``kernel`` holds, as far as it can be measured cheaply."""
+    if isinstance(kernel, JoinKernel):
+        return _join_table_bytes(kernel) + sum(b.nbytes for store in kernel.stores for _, b in store.batches)
+    if not isinstance(kernel, WindowKernel) or kernel.gen.grouping is None \
+            or kernel.gen.trigger not in ("tumbling", "panes", "shared", "session", "count"):
+        return 0  # (sort-based grouping keeps key/pointer arrays, not tables: not measured)
+    entry = kernel.gen.grouping.entry_size
+    if kernel.gen.trigger == "session":  # the key table's entries: tag, keys, the head of the key's sessions
+        entry = 8 * (kernel.gen.grouping.key_words + 2)
+    total = 0
+    blocks = [kernel.state] if kernel.gen.trigger == "shared" else kernel.states
+    for state in blocks:
+        windows = kernel.windows(state)
+        total += int(windows[:, 2].sum()) * entry + len(windows) * DIRECTORY_SLOT_BYTES
+    return total
+
+
+def _join_table_bytes(kernel) -> int:
+    shared, entry = kernel.shared, kernel.gen.entry_size
+    total = int(shared[J_TABLE + 1]) * entry
+    slots, length = int(shared[J_DIR]), int(shared[J_DIR + 1])
+    if slots and length:
+        words = np.ctypeslib.as_array((ctypes.c_int64 * (length * SLOT_WORDS)).from_address(slots))
+        total += int(words.reshape(length, SLOT_WORDS)[:, 2].sum()) * entry + length * 8 * SLOT_WORDS
+    return total
+
+
+def check_state_memory(runs, limit: int) -> int:
+    """The job's state bytes; ``StateMemoryLimitError`` when they exceed ``limit``."""
+    usage = [(state_bytes(r.kernel), qr, r) for qr in runs for r in qr.runs if r.kernel is not None]
+    total = sum(u for u, _, _ in usage)
+    if total > limit:
+        used, qr, r = max(usage, key=lambda u: u[0])
+        raise StateMemoryLimitError(
+            f"state_memory_limit exceeded: the job holds {total} bytes of window/join state, the limit is "
+            f"{limit} bytes; pipeline {r.pipeline.id} ({r.pipeline.terminal.kind}) of sink {qr.sink.spec.name!r} "
+            f"holds {used} of them. Hint: too many distinct keys or windows stay open (large windows, small "
+            f"slides, a long out-of-orderness bound); raise StreamEnvironment(state_memory_limit=...), "
+            f"shorten the windows or the bound, filter or coarsen the keys, or run on Spark")
+    return total
+
+
+__all__ = ["StateMemoryLimitError", "check_state_memory", "parse_memory_size", "state_bytes"]
