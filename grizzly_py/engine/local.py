@@ -637,6 +637,8 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
                         qr.feed(batch, s)
             live = [s for s in live if this_round[id(s)] is not _END]
             if state_memory_limit is not None:
+                for qr in runs:  # the tables are read between tasks: no round may run now
+                    qr._finish_round()
                 check_state_memory(runs, state_memory_limit)
             if checkpoints is not None:
                 checkpoints.after_round(runs, source_rows)
