@@ -469,16 +469,38 @@ def _lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: Em
     return blocked, keep, pre_body
 
 
-def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
-    t: WindowTerminal = pipeline.terminal
-    size, slide, pane = window_geometry(t.assigner)
+@dataclass
+class TimeWindowParts:
+    """What every lowering of a tumbling or sliding window starts with: its geometry (ms), the
+    event-time and filter code (``_lower_time_and_filters``) and the lowered keys and aggregates."""
+
+    size: int
+    slide: int
+    pane: int
+    blocked: bool
+    keep: str
+    pre_body: list[str]
+    grouping: _Grouping
+
+
+def lower_time_window_parts(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                            gen: GeneratedPipeline) -> TimeWindowParts:
+    size, slide, pane = window_geometry(pipeline.terminal.assigner)
     if pipeline.event_time is None:
         raise NotImplementedError("an event-time window needs a source with a timestamp column "
                                   "(from_arrow(..., timestamp='ts'))")
     blocked, keep, pre_body = _lower_time_and_filters(pipeline, options, ctx, emitter)
-    g = _lower_grouping(t, pipeline, ctx, emitter, gen)
+    return TimeWindowParts(size, slide, pane, blocked, keep, pre_body,
+                           _lower_grouping(pipeline.terminal, pipeline, ctx, emitter, gen))
+
+
+def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
+    t: WindowTerminal = pipeline.terminal
+    parts = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
+    size, slide, pane, blocked, keep, pre_body, g = (parts.size, parts.slide, parts.pane, parts.blocked, parts.keep,
+                                                     parts.pre_body, parts.grouping)
     keys, null_mask, key_words, aggs, entry_size = g.keys, g.null_mask, g.key_words, g.aggregates, g.entry_size
     updates = g.updates
     ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=key_words))

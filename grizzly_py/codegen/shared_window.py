@@ -33,8 +33,8 @@ from functools import lru_cache
 from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _lower_grouping,
-                     _lower_time_and_filters, _lower_time_window, window_geometry)
+from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _lower_time_window,
+                     lower_time_window_parts)
 from .templates import environment, render, resource_dir
 
 ATOMIC_AGGREGATES = ("count", "sum", "avg", "min", "max")
@@ -83,9 +83,9 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     if reason is not None:
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
     t: WindowTerminal = pipeline.terminal
-    size, slide, pane = window_geometry(t.assigner)
-    blocked, keep, pre_body = _lower_time_and_filters(pipeline, options, ctx, emitter)
-    g = _lower_grouping(t, pipeline, ctx, emitter, gen)
+    parts = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
+    size, slide, pane, blocked, keep, pre_body, g = (parts.size, parts.slide, parts.pane, parts.blocked, parts.keep,
+                                                     parts.pre_body, parts.grouping)
     macros = environment().get_template("window_shared_aggregates.ll.j2").module
     inits = [line for a in g.aggregates for line in str(macros.init(a)).split("\n") if line.strip()]
     updates = [line for a in g.aggregates for line in str(macros.update(a)).split("\n") if line.strip()]

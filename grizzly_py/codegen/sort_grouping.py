@@ -26,8 +26,8 @@ from __future__ import annotations
 from ..physical.pipelines import Pipeline, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (HOLISTIC, CodegenOptions, GeneratedPipeline, KernelCode, _lines, _lower_grouping,
-                     _lower_time_and_filters, _Obj, window_geometry)
+from .module import (HOLISTIC, CodegenOptions, GeneratedPipeline, KernelCode, _lines, _Obj,
+                     lower_time_window_parts)
 from .templates import environment, render
 
 GROUPINGS = ("hash", "sort")
@@ -93,12 +93,9 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
     """Tumbling and sliding windows with sort-based grouping (see the module docstring)."""
     t: WindowTerminal = pipeline.terminal
-    size, slide, pane = window_geometry(t.assigner)
-    if pipeline.event_time is None:
-        raise NotImplementedError("an event-time window needs a source with a timestamp column "
-                                  "(from_arrow(..., timestamp='ts'))")
-    blocked, keep, pre_body = _lower_time_and_filters(pipeline, options, ctx, emitter)
-    g = _lower_grouping(t, pipeline, ctx, emitter, gen)
+    parts = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
+    size, slide, pane, blocked, keep, pre_body, g = (parts.size, parts.slide, parts.pane, parts.blocked, parts.keep,
+                                                     parts.pre_body, parts.grouping)
     row = _row_layout(g)
     ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.preamble.append(f"  %kpa.err.p = getelementptr inbounds i64, ptr %state, i64 {abi.STATE_ERROR_CODE}")

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..codegen.shared_window import (RING_HEADER_WORDS, SLOT_CAPACITY, SLOT_CLAIM, SLOT_ENTRIES, SLOT_OPEN,
                                      SLOT_STATUS, SLOT_USERS)
-from .state_snapshot import COUNTER_WORDS, export_strings, import_strings, build_table, live_entries
+from .state_snapshot import COUNTER_WORDS, build_table, export_strings, import_strings, live_entries, restore_counters
 
 
 def export_shared(kernel) -> dict:
@@ -40,13 +40,7 @@ def export_shared(kernel) -> dict:
 def restore_shared(kernel, saved: dict) -> None:
     from ..spark.partials import EntryLayout
     from .shared_kernel import SharedRing
-    if len(saved["counters"]) != len(kernel.states):
-        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
-                         f"state blocks, the job {len(kernel.states)} (another parallelism?)")
-    for state, counters in zip(kernel.states, saved["counters"]):
-        for word, value in zip(COUNTER_WORDS, counters):
-            state[word] = value
-    kernel.batches_processed = saved["batches_processed"]
+    restore_counters(kernel, saved)
     entry_words = EntryLayout.of(kernel.gen).entry_words
     ring = SharedRing(int(saved["ring_slots"]), 2)
     ring.header[:RING_HEADER_WORDS] = saved["header"]

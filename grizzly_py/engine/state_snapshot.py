@@ -207,13 +207,7 @@ def restore_kernel(kernel, saved: dict) -> None:
     if getattr(kernel, "window_state", None) == "shared":
         from .shared_snapshot import restore_shared
         return restore_shared(kernel, saved)
-    if len(saved["counters"]) != len(kernel.states):
-        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
-                         f"state blocks, the job {len(kernel.states)} (another parallelism?)")
-    for state, counters in zip(kernel.states, saved["counters"]):
-        for word, value in zip(COUNTER_WORDS, counters):
-            state[word] = value
-    kernel.batches_processed = saved["batches_processed"]
+    restore_counters(kernel, saved)
     if not isinstance(kernel, WindowKernel):
         return
     shape = _shape(kernel)
@@ -350,6 +344,17 @@ def directory_capacity(length: int) -> int:
     return capacity
 
 
+def restore_counters(kernel, saved: dict) -> None:
+    """The record counters of every state block and the batch count, as the snapshot has them."""
+    if len(saved["counters"]) != len(kernel.states):
+        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
+                         f"state blocks, the job {len(kernel.states)} (another parallelism?)")
+    for state, counters in zip(kernel.states, saved["counters"]):
+        for word, value in zip(COUNTER_WORDS, counters):
+            state[word] = value
+    kernel.batches_processed = saved["batches_processed"]
+
+
 __all__ = ["COUNTER_WORDS", "allocated", "build_table", "directory_capacity", "export_kernel", "export_lists",
-           "export_strings", "export_vectors", "hashed_positions", "import_strings", "live_entries", "restore_kernel",
-           "restore_lists", "restore_vectors", "table_capacity", "unsupported_reason"]
+           "export_strings", "export_vectors", "hashed_positions", "import_strings", "live_entries", "restore_counters",
+           "restore_kernel", "restore_lists", "restore_vectors", "table_capacity", "unsupported_reason"]
