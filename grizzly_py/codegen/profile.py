@@ -80,15 +80,15 @@ class Profile:
     @classmethod
     def read(cls, states: list[np.ndarray], base: int, predicates: int) -> "Profile":
         regions = [s[base:base + PROFILE_WORDS] for s in states]
-        total = np.sum(regions, axis=0)
-        p = cls(rows_scanned=int(total[PROFILE_ROWS_SCANNED]), rows_sampled=int(total[PROFILE_ROWS_SAMPLED]),
-                null_keys=int(total[PROFILE_NULL_KEYS]))
+        counts = [[int(r[w]) for w in (PROFILE_ROWS_SCANNED, PROFILE_ROWS_SAMPLED, PROFILE_NULL_KEYS)] for r in regions]
+        p = cls(rows_scanned=sum(c[0] for c in counts), rows_sampled=sum(c[1] for c in counts),
+                null_keys=sum(c[2] for c in counts))
         lo = min(int(r[PROFILE_KEY_MIN]) for r in regions)
         hi = max(int(r[PROFILE_KEY_MAX]) for r in regions)
         if lo <= hi:
             p.key_min, p.key_max = lo, hi
         n = min(predicates, MAX_PREDICATES)
-        p.predicate_passed = [int(total[PROFILE_PREDICATES + i]) for i in range(n)]
+        p.predicate_passed = [sum(int(r[PROFILE_PREDICATES + i]) for r in regions) for i in range(n)]
         registers = np.max([r[PROFILE_HLL:PROFILE_HLL + HLL_REGISTERS] for r in regions], axis=0)
         p.distinct_keys = hll_estimate(registers) if p.rows_sampled else 0.0
         votes: dict[int, tuple[int, int]] = {}
