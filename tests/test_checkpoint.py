@@ -48,7 +48,8 @@ from grizzly_py.engine.checkpoint import CheckpointError
 from grizzly_py.engine.kernels import WindowKernel
 from grizzly_py.engine.state_memory import StateMemoryLimitError, parse_memory_size
 from grizzly_py.engine.state_snapshot import hashed_positions, table_capacity
-from grizzly_py.plan import distinct_sources
+from grizzly_py.plan import Query, SinkSpec, distinct_sources
+from grizzly_py.engine.local import QueryRun
 from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows
 
 TESTS = Path(__file__).resolve().parent
@@ -612,6 +613,31 @@ def test_state_memory_limit_fails_with_a_clear_error():
     with pytest.raises(StateMemoryLimitError, match=r"holds \d+ bytes .* the limit is 262144 bytes; pipeline 0 "
                                                     r"\(window\) of sink 'out'.*Hint"):
         env.execute()
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_state_memory_limit_counts_the_values_holistic_aggregates_keep(parallelism, every_row_a_morsel):
+    """One key, one window: the table is a few KB, the median's values 8 bytes each (200,000 of
+    them); the limit is between the two. (Rounds of a few batches, so that the check runs while
+    the window is open under parallelism too.)"""
+    from grizzly_py.engine.state_memory import state_bytes
+
+    def build(env):
+        s = arrow_stream(env, {"ts": list(range(200_000)), "k": [1] * 200_000, "v": list(range(200_000))},
+                         sizes=[20_000] * 10)
+        return s.key_by("k").window(tumbling(10**9)).aggregate(m=agg.median("v"))
+    env = gz.StreamEnvironment(parallelism=parallelism, state_memory_limit="1m")
+    build(env).collect("out")
+    with pytest.raises(StateMemoryLimitError, match="the limit is 1048576 bytes"):
+        env.execute()
+    run = QueryRun(Query(build(gz.StreamEnvironment()).node, SinkSpec("collect", "out")))
+    try:
+        for batch in run.source.batches():
+            run.feed(batch)
+        kernel = run.runs[0].kernel
+        assert state_bytes(kernel) >= 200_000 * 8  # the vectors: tables alone are far smaller
+    finally:
+        run.close()
 
 
 @pytest.mark.parametrize("parallelism", [1, 2])

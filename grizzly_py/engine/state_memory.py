@@ -2,12 +2,13 @@
 window and join state a job holds, checked after every round of source batches (between tasks),
 so a job whose state outgrows its budget fails with a clear error instead of exhausting memory.
 
-What is measured (cheaply, without walking entries): the hash tables of every window kind (both
-state variants: capacity x entry size per open window or pane, per worker; the key table of
-session and count windows) and their window directories, and a join's tables (capacity x entry
-size) and the Arrow batches it keeps for its open windows. Not measured: what entries point to
-(value vectors of holistic aggregates, session nodes, count-window pane rings, join ref vectors)
-(docs/fault_tolerance.md).
+What is measured: the hash tables of every window kind (both state variants: capacity x entry
+size per open window or pane, per worker; the key table of session and count windows) and their
+window directories, the value vectors of holistic aggregates (median, mode, count_distinct) in
+tumbling and sliding windows (their capacities, read from the live entries: one pass over the
+tables per check), and a join's tables (capacity x entry size) and the Arrow batches it keeps
+for its open windows. Not measured: session nodes, count-window pane rings, join ref vectors,
+sort grouping's key/pointer arrays (docs/fault_tolerance.md).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import re
 import numpy as np
 
 from ..codegen.join import J_DIR, J_TABLE, SLOT_WORDS
+from ..codegen.module import HOLISTIC
 from .join_kernel import JoinKernel
 from .kernels import WindowKernel
 
@@ -59,10 +61,30 @@ def state_bytes(kernel) -> int:
         entry = 8 * (kernel.gen.grouping.key_words + 2)
     total = 0
     blocks = [kernel.state] if kernel.gen.trigger == "shared" else kernel.states
+    vectors = _vector_words(kernel) if kernel.gen.trigger in ("tumbling", "panes") else []
     for state in blocks:
         windows = kernel.windows(state)
         total += int(windows[:, 2].sum()) * entry + len(windows) * DIRECTORY_SLOT_BYTES
+        if vectors:
+            total += sum(_vector_bytes(int(address), int(capacity), entry, vectors)
+                         for _, address, capacity, _ in windows)
     return total
+
+
+def _vector_words(kernel) -> list[int]:
+    """Per holistic aggregate, the entry word holding its value vector's capacity (a vector is
+    {data, length, capacity} in the entry: codegen/module.py)."""
+    return [a.off // 8 + 2 for a in kernel.gen.grouping.aggregates if a.func in HOLISTIC]
+
+
+def _vector_bytes(address: int, capacity: int, entry: int, words: list[int]) -> int:
+    """The bytes the value vectors of one table's live entries hold (8 per value slot)."""
+    if not address or not capacity:
+        return 0
+    table = np.ctypeslib.as_array((ctypes.c_int64 * (capacity * entry // 8)).from_address(address))
+    table = table.reshape(capacity, entry // 8)
+    live = table[:, 0] != 0
+    return 8 * int(sum(int(table[live, w].sum()) for w in words))
 
 
 def _join_table_bytes(kernel) -> int:
