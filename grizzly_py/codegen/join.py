@@ -36,9 +36,9 @@ import pyarrow as pa
 from ..physical.pipelines import JoinTerminal, Pipeline, join_side_pipeline
 from ..types import INT64
 from . import abi
-from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter
+from .expr_emitter import EmitContext, ExprEmitter
 from .module import (CODEGEN_VERSION, KERNELS, MAX_KEYS, CodegenOptions, CodeUnit, GeneratedPipeline, KernelCode,
-                     _columns_to_decode, _emit_filters, _interned_key_column, _key_word, _lines)
+                     _columns_to_decode, _emit_filters, column_layouts, _interned_key_column, _key_word, _lines)
 from .templates import render, runtime_declarations
 
 # shared join state
@@ -123,38 +123,46 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n"
     consts = dict(LAYOUT, kind=kind, key_words=key_words, entry_size=entry_size, refs_off=refs_off, **geometry)
     runtime = render("join_runtime.ll.j2", **consts)
+    sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"join ({kind})", f"join_{kind}",
+                                    runtime=runtime)
+    state_ir = render("join_state.ll.j2", p=prefix, **consts)
+    state = CodeUnit("state", header + state_ir + "\n" + runtime + "\n" + runtime_declarations(), 1)
+    all_units["state"] = state
+    return GeneratedJoin(pipeline, options, prefix, sides, state, key_words, entry_size, all_units)
+
+
+def side_kernels(pipeline: Pipeline, options: CodegenOptions, prefix: str, header: str, consts: dict, title: str,
+                 trigger: str, runtime: str = "", templates: tuple[str, str] = ("join_preamble.ll.j2", "join_insert.ll.j2"),
+                 epilogue: tuple[str, ...] = ()) -> tuple[list[GeneratedPipeline], dict[str, CodeUnit]]:
+    """Both sides' kernels (general and no-nulls) of a join pipeline: per side, a generated
+    pipeline (its trigger ``trigger``) and the units ``{l|r}_{kernel}``. ``templates`` (preamble,
+    insert) make the join-insert terminal (``_lower_side``); ``epilogue`` lines end each kernel;
+    ``runtime`` is IR appended to each kernel unit."""
     all_units: dict[str, CodeUnit] = {}
     sides = []
     for side in (0, 1):
         sp = join_side_pipeline(pipeline, side)
         sprefix = f"{prefix}_{'lr'[side]}"
         decode = _columns_to_decode(sp)  # dictionary columns a filter compares with string columns
-        layouts = []
-        for slot, name in enumerate(sp.used_columns()):
-            t = sp.input_schema.field(name).arrow_type
-            if name in decode:
-                t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
-            layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
+        layouts = column_layouts(sp, decode)
         units: dict[str, CodeUnit] = {}
         gen = None
         for name, assume_valid in KERNELS:
             gen = GeneratedPipeline(sp, options, units, sprefix, layouts, sorted(decode), [], state_words=S_WORDS)
             ctx = EmitContext(f"{sprefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
-            code = _lower_side(sp, side, options, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts)
+            code = _lower_side(sp, side, options, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts, *templates)
             code.name, code.globals = name, "\n".join(ctx.globals)
             code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
+            code.epilogue = list(epilogue)
             kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, p=sprefix, kernels=[code],
                             block=options.block_rows,
-                            title=f"join ({kind}), {('left', 'right')[side]} input over {sp.input_schema}")
-            units[name] = CodeUnit(name, header + kernel + "\n" + runtime + "\n" + runtime_declarations(), 3)
-            all_units[f"{'lr'[side]}_{name}"] = units[name]
+                            title=f"{title}, {('left', 'right')[side]} input over {sp.input_schema}")
+            text = "\n".join(part for part in (header + kernel, runtime, runtime_declarations()) if part)
+            units[name] = all_units[f"{'lr'[side]}_{name}"] = CodeUnit(name, text, 3)
             gen.dict_params = list(ctx.dict_params)
-        gen.trigger = f"join_{kind}"
+        gen.trigger = trigger
         sides.append(gen)
-    state_ir = render("join_state.ll.j2", p=prefix, **consts)
-    state = CodeUnit("state", header + state_ir + "\n" + runtime + "\n" + runtime_declarations(), 1)
-    all_units["state"] = state
-    return GeneratedJoin(pipeline, options, prefix, sides, state, key_words, entry_size, all_units)
+    return sides, all_units
 
 
 def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,

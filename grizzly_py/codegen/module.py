@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -162,12 +163,7 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
         options = replace(options, filter_mode="predicated")  # every predicate evaluated and counted
     prefix = f"p{pipeline.id}_{options.variant}"
     decode = _columns_to_decode(pipeline)
-    layouts = []
-    for slot, name in enumerate(pipeline.used_columns()):
-        t = pipeline.input_schema.field(name).arrow_type
-        if name in decode:
-            t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
-        layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
+    layouts = column_layouts(pipeline, decode)
     rule = _rule_for(pipeline)
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}" \
         + (", shared window state" if options.window_state == "shared" else "") + "\n"
@@ -214,6 +210,18 @@ def _title(p: Pipeline) -> str:
     return f"{p.terminal.kind} pipeline over {p.input_schema}"
 
 
+def column_layouts(pipeline: Pipeline, decode: set[str]) -> list[ColumnLayout]:
+    """The column descriptor slots of the kernels of ``pipeline``: its used input columns in
+    order, the ``decode`` dictionary columns read as plain strings."""
+    layouts = []
+    for slot, name in enumerate(pipeline.used_columns()):
+        t = pipeline.input_schema.field(name).arrow_type
+        if name in decode:
+            t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
+        layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
+    return layouts
+
+
 def _columns_to_decode(pipeline: Pipeline) -> set[str]:
     """Dictionary columns compared with other string columns are decoded to plain strings."""
     out = set()
@@ -245,16 +253,16 @@ def _emit_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
     branch_each = options.filter_mode == "branch" and not predicated
     keep = "true"
     order = options.filter_order or range(len(pipeline.filters))
-    gen_profile = ctx.profile_base
-    if gen_profile is not None:
-        ctx.body.extend(_lines("profile_filters.ll.j2", word=gen_profile + PROFILE_ROWS_SCANNED, scanned=True, n=None))
+    profile_base = ctx.profile_base  # the instrumented variant counts every predicate's passes
+    if profile_base is not None:
+        ctx.body.extend(_lines("profile_filters.ll.j2", word=profile_base + PROFILE_ROWS_SCANNED, scanned=True, n=None))
     for n in order:
         f = pipeline.filters[n]
         v = emitter.emit(f)
         ctx.body.extend(_lines("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val, valid=v.valid,
                                mode="branch" if branch_each else "predicated"))
-        if gen_profile is not None and n < MAX_PREDICATES:
-            ctx.body.extend(_lines("profile_filters.ll.j2", word=gen_profile + PROFILE_PREDICATES + n, scanned=False, n=n))
+        if profile_base is not None and n < MAX_PREDICATES:
+            ctx.body.extend(_lines("profile_filters.ll.j2", word=profile_base + PROFILE_PREDICATES + n, scanned=False, n=n))
         if branch_each:
             continue
         if keep == "true":
@@ -469,8 +477,7 @@ def _lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: Em
     return blocked, keep, pre_body
 
 
-@dataclass
-class TimeWindowParts:
+class TimeWindowParts(NamedTuple):
     """What every lowering of a tumbling or sliding window starts with: its geometry (ms), the
     event-time and filter code (``_lower_time_and_filters``) and the lowered keys and aggregates."""
 
@@ -498,9 +505,7 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                        gen: GeneratedPipeline) -> tuple[KernelCode, str]:
     """Tumbling and sliding event-time windows (sliding ones through shared panes)."""
     t: WindowTerminal = pipeline.terminal
-    parts = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
-    size, slide, pane, blocked, keep, pre_body, g = (parts.size, parts.slide, parts.pane, parts.blocked, parts.keep,
-                                                     parts.pre_body, parts.grouping)
+    size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     keys, null_mask, key_words, aggs, entry_size = g.keys, g.null_mask, g.key_words, g.aggregates, g.entry_size
     updates = g.updates
     ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=key_words))

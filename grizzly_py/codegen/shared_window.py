@@ -83,9 +83,7 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     if reason is not None:
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
     t: WindowTerminal = pipeline.terminal
-    parts = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
-    size, slide, pane, blocked, keep, pre_body, g = (parts.size, parts.slide, parts.pane, parts.blocked, parts.keep,
-                                                     parts.pre_body, parts.grouping)
+    size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     macros = environment().get_template("window_shared_aggregates.ll.j2").module
     inits = [line for a in g.aggregates for line in str(macros.init(a)).split("\n") if line.strip()]
     updates = [line for a in g.aggregates for line in str(macros.update(a)).split("\n") if line.strip()]

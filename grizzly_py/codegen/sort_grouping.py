@@ -93,9 +93,7 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
     """Tumbling and sliding windows with sort-based grouping (see the module docstring)."""
     t: WindowTerminal = pipeline.terminal
-    parts = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
-    size, slide, pane, blocked, keep, pre_body, g = (parts.size, parts.slide, parts.pane, parts.blocked, parts.keep,
-                                                     parts.pre_body, parts.grouping)
+    size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     row = _row_layout(g)
     ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.preamble.append(f"  %kpa.err.p = getelementptr inbounds i64, ptr %state, i64 {abi.STATE_ERROR_CODE}")

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import math
 
-import pyarrow as pa
 
-from ..physical.pipelines import JoinTerminal, Pipeline, join_side_pipeline
+from ..physical.pipelines import JoinTerminal, Pipeline
 from . import abi
-from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter
-from .join import LAYOUT, S_WORDS, GeneratedJoin, _geometry, _lower_side
-from .module import CODEGEN_VERSION, KERNELS, MAX_KEYS, CodegenOptions, CodeUnit, GeneratedPipeline, _columns_to_decode
+from .join import LAYOUT, GeneratedJoin, _geometry, side_kernels
+from .module import CODEGEN_VERSION, MAX_KEYS, CodegenOptions, CodeUnit
 from .templates import render, runtime_declarations
 
 
@@ -56,36 +54,9 @@ def generate_sort_merge_join(pipeline: Pipeline, options: CodegenOptions | None 
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}, sort-merge join\n"
     seal = f"  call void @gz_kpa_seal_into(ptr %dir, ptr %kpa.err.p, i64 {key_words + 1}, i64 {key_words + 1})" \
            "  ; sort this batch's rows into a run"
-    all_units: dict[str, CodeUnit] = {}
-    sides = []
-    for side in (0, 1):
-        sp = join_side_pipeline(pipeline, side)
-        sprefix = f"{prefix}_{'lr'[side]}"
-        decode = _columns_to_decode(sp)
-        layouts = []
-        for slot, name in enumerate(sp.used_columns()):
-            arrow_type = sp.input_schema.field(name).arrow_type
-            if name in decode:
-                arrow_type = pa.large_string() if pa.types.is_large_string(arrow_type.value_type) else pa.string()
-            layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, arrow_type))
-        units: dict[str, CodeUnit] = {}
-        gen = None
-        for name, assume_valid in KERNELS:
-            gen = GeneratedPipeline(sp, options, units, sprefix, layouts, sorted(decode), [], state_words=S_WORDS)
-            ctx = EmitContext(f"{sprefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
-            code = _lower_side(sp, side, options, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts,
-                               preamble="join_kpa_preamble.ll.j2", insert="join_kpa_insert.ll.j2")
-            code.name, code.globals = name, "\n".join(ctx.globals)
-            code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
-            code.epilogue = [seal]
-            kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, p=sprefix, kernels=[code],
-                            block=options.block_rows,
-                            title=f"sort-merge join ({t.join_kind}), {('left', 'right')[side]} input over {sp.input_schema}")
-            units[name] = CodeUnit(name, header + kernel + "\n" + runtime_declarations(), 3)
-            all_units[f"{'lr'[side]}_{name}"] = units[name]
-            gen.dict_params = list(ctx.dict_params)
-        gen.trigger = "join_sort_merge"
-        sides.append(gen)
+    sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"sort-merge join ({t.join_kind})",
+                                    "join_sort_merge", templates=("join_kpa_preamble.ll.j2", "join_kpa_insert.ll.j2"),
+                                    epilogue=(seal,))
     state_ir = render("join_kpa_state.ll.j2", p=prefix, **consts)
     state = CodeUnit("state", header + state_ir + "\n" + runtime_declarations(), 1)
     all_units["state"] = state

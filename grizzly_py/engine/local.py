@@ -418,26 +418,13 @@ class QueryRun:
                     self._deliver(index, out)
             run.seconds += time.perf_counter() - start
             return
-        watermark = run.watermark
         shared = SharedBatch(batch)  # prepared once for all its morsels
-
-        def window_task(offset, length):
-            def run_morsel(worker: int) -> tuple[int, int] | None:
-                t0 = time.perf_counter()
-                rest = kernel.process(shared.morsel(offset, length), watermark, worker, (number, offset))
-                cost.observe(length if rest is None else rest, time.perf_counter() - t0)
-                return None if rest is None else (offset + rest, length - rest)  # not done yet
-            return run_morsel
-        while pieces:
-            if len(pieces) == 1:  # not worth a hand-off: this thread, as worker 0 (no task is running)
-                stopped = [window_task(*pieces[0])(0)]
-            else:
-                stopped = self.pool.run_all([(window_task(o, n), n) for o, n in pieces])
-            # a shared window state that must grow stopped some morsels: every task has returned,
-            # so the state grows single-threaded, then the rest of those morsels runs again
-            pieces = [p for p in stopped if p is not None]
-            if pieces:
-                kernel.grow()
+        tasks = [(self._round_task(kernel, [(shared, number, run.watermark, o, n)]), n) for o, n in pieces]
+        if len(tasks) == 1:  # not worth a hand-off: this thread, as worker 0 (no task is running)
+            stopped = [tasks[0][0](0)]
+        else:
+            stopped = self.pool.run_all(tasks)
+        self._rerun_stopped(kernel, stopped)
         run.seconds += time.perf_counter() - start
 
     def _flush_group(self) -> None:
@@ -499,13 +486,19 @@ class QueryRun:
                 error = error or e
         if error is not None:
             raise error
-        left = [parts for parts in stopped if parts is not None]
-        while left:  # every task has returned: a shared window state grows, what stopped runs again
-            run.kernel.grow()
-            tasks = [(self._round_task(run.kernel, parts), sum(p[4] for p in parts)) for parts in left]
-            left = [parts for parts in self.pool.run_all(tasks) if parts is not None]
+        self._rerun_stopped(run.kernel, stopped)
         run.seconds += time.perf_counter() - t0
         self._advance()
+
+    def _rerun_stopped(self, kernel, stopped: list) -> None:
+        """Tasks over a shared window state that must grow returned the parts they did not do
+        (``_round_task``): every task has returned, so the state grows single-threaded, then what
+        stopped runs again, until nothing stops."""
+        left = [parts for parts in stopped if parts is not None]
+        while left:
+            kernel.grow()
+            tasks = [(self._round_task(kernel, parts), sum(p[4] for p in parts)) for parts in left]
+            left = [parts for parts in self.pool.run_all(tasks) if parts is not None]
 
     def _sink_writer(self, run: PipelineRun):
         def write(batch: pa.RecordBatch) -> None:  # called in order, by one worker at a time
