@@ -1,18 +1,25 @@
 """Aggregate functions: ``agg.count()``, ``agg.sum(c)``, ... as immutable call descriptions.
 
 Each function knows its output type and whether it is decomposable. Aggregates skip nulls; a
-group whose inputs are all null gets a null result, except ``count`` which gives 0.
+group whose inputs are all null gets a null result, except ``count`` which gives 0 and
+``top_k`` which gives an empty list.
+
+``HOLISTIC`` is the one list of the aggregates that keep every value of a group (a value vector
+in the compiled engine); the code generator, its templates and the Spark partials import it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .expressions import Expr, as_expr, col
-from .types import FLOAT64, INT64, DataType, Schema, SchemaError
+from .types import FLOAT64, INT64, DataType, Schema, SchemaError, list_of
 
 DECOMPOSABLE = ("count", "sum", "min", "max", "avg", "var_pop", "var_samp", "stddev_pop", "stddev_samp")
-HOLISTIC = ("median", "mode", "count_distinct")
+HOLISTIC = ("median", "mode", "count_distinct", "top_k")
+MAX_TOP_K = (1 << 31) - 1  # the most values one Arrow list (int32 offsets) holds
 # What the compiled engine computes today (the others are recognized and rejected when compiling).
 COMPILED = DECOMPOSABLE + HOLISTIC
 
@@ -21,11 +28,16 @@ COMPILED = DECOMPOSABLE + HOLISTIC
 class AggCall:
     func: str
     arg: Expr | None  # None: count(*)
+    k: int | None = None  # top_k: how many values
 
     def output_type(self, schema: Schema) -> DataType:
         if self.arg is None:
             return INT64
         t = self.arg.dtype(schema)
+        if self.func == "top_k":
+            if not t.is_numeric:
+                raise SchemaError(f"agg.top_k needs an int32, int64 or float64 column, but {self.arg!r} is {t!r}")
+            return list_of(t)
         if self.func in ("count", "count_distinct"):
             return INT64
         if t.is_string:
@@ -43,6 +55,8 @@ class AggCall:
         return FLOAT64
 
     def __repr__(self):
+        if self.func == "top_k":
+            return f"agg.top_k({self.arg!r}, {self.k})"
         return f"agg.{self.func}({'' if self.arg is None else repr(self.arg)})"
 
 
@@ -100,6 +114,16 @@ class agg:  # noqa: N801 - a namespace named as in api.md
     @staticmethod
     def count_distinct(c) -> AggCall:
         return AggCall("count_distinct", _arg(c))
+
+    @staticmethod
+    def top_k(c, k: int) -> AggCall:
+        """The ``k`` largest non-null values of ``c`` in descending order, duplicates kept (fewer
+        when the group has fewer; an empty list when it has none): a ``list<type of c>``."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"agg.top_k: k must be a positive int, got {k!r}")
+        if k > MAX_TOP_K:
+            raise ValueError(f"agg.top_k: k must be at most {MAX_TOP_K:,}, got {k:,}")
+        return AggCall("top_k", _arg(c), int(k))
 
 
 class AggregateOverflowError(ArithmeticError):

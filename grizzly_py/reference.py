@@ -44,7 +44,9 @@ Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null 
   Float sums add in arrival order.
 - ``min``/``max`` of floats ignore NaN unless every value is NaN (LLVM minnum/maxnum).
 - ``var_*``/``stddev_*`` are computed exactly (over the values as float64) and rounded once; ``median`` is ``numpy.median``;
-  ``mode`` breaks ties toward the smallest value; ``count_distinct`` counts distinct non-nulls.
+  ``mode`` breaks ties toward the smallest value; ``count_distinct`` counts distinct non-nulls;
+  ``top_k`` lists the k largest values, largest first, duplicates kept (NaN above every number,
+  ``-0.0`` as ``0.0``, as keys order); a group without values gets ``[]``, not null.
 """
 
 from __future__ import annotations
@@ -349,6 +351,8 @@ def aggregate(call: AggCall, arg_type: DataType | None, values: list, rows: int)
         return rows if call.arg is None else len(values)
     if func == "count_distinct":
         return len({sort_key(v) for v in values})
+    if func == "top_k":  # largest first (NaN above +inf), -0.0 as 0.0; no values: []
+        return [normalize_key(v) for v in sorted(values, key=sort_key, reverse=True)[:call.k]]
     if not values:
         return None
     is_float = arg_type.is_float

@@ -32,10 +32,15 @@ class DataType:
     is_string: bool = False
     is_bool: bool = False
     is_timestamp: bool = False
+    element: "DataType | None" = None  # a list type's element type (``list_of``); None otherwise
 
     @property
     def is_numeric(self) -> bool:
         return self.is_integer or self.is_float
+
+    @property
+    def is_list(self) -> bool:
+        return self.element is not None
 
     def __repr__(self) -> str:
         return self.name
@@ -50,6 +55,12 @@ TIMESTAMP = DataType("timestamp", "i64", 8, is_timestamp=True)  # epoch millisec
 
 ALL_TYPES = {t.name: t for t in (INT32, INT64, FLOAT64, BOOL, STRING, TIMESTAMP)}
 CAST_TARGETS = ("int32", "int64", "float64", "bool")
+
+
+def list_of(element: DataType) -> DataType:
+    """The type of a list of ``element`` values: only aggregates produce it (``agg.top_k``);
+    it is an output type, never an expression operand or a key."""
+    return DataType(f"list<{element.name}>", "ptr", 0, element=element)
 
 
 def type_named(name: str) -> DataType:
@@ -140,6 +151,8 @@ def schema_from_arrow(arrow_schema: pa.Schema, *, source: str) -> Schema:
 
 
 def to_arrow_type(dtype: DataType) -> pa.DataType:
+    if dtype.element is not None:
+        return pa.list_(to_arrow_type(dtype.element))
     return {
         "int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
         "string": pa.string(), "timestamp": pa.int64(),

@@ -1,5 +1,5 @@
 ; grizzly-py runtime: growable vectors of i64 words for holistic aggregates (median, mode,
-; count_distinct), which keep every value of a (window, key) until the window fires.
+; count_distinct, top_k), which keep every value of a (window, key) until the window fires.
 ;
 ; Linked into every compiled module. A vector is %gz.vec = { ptr data, i64 length, i64 capacity },
 ; stored inside the hash-table entry (zeroed = empty). Floats are stored as order-preserving
@@ -281,4 +281,52 @@ exit:
   ret i64 %count
 }
 
+; top_k: append the min(%k, length) largest values of %v, largest first (sorts it), to the output
+; vector %out (Python owns its struct, the data is malloc'd here), as doubles when %is_float, else
+; as i64; %pair gets {index of the first appended word, how many} ({.., -1} when out of memory).
+define linkonce_odr void @gz_vec_top_k(ptr %v, ptr %out, i64 %k, i1 %is_float, ptr %pair) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %n = call i64 @llvm.umin.i64(i64 %len, i64 %k)
+  %olen.p = getelementptr inbounds %gz.vec, ptr %out, i32 0, i32 1
+  %start = load i64, ptr %olen.p
+  store i64 %start, ptr %pair
+  %count.p = getelementptr inbounds i64, ptr %pair, i64 1
+  %rc = call i32 @gz_vec_reserve(ptr %out, i64 %n)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %oom, label %sort
+oom:
+  store i64 -1, ptr %count.p
+  ret void
+sort:
+  call void @gz_vec_sort(ptr %v)
+  %data = load ptr, ptr %v
+  %odata = load ptr, ptr %out
+  %dst = getelementptr inbounds i64, ptr %odata, i64 %start
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %sort ], [ %i.next, %copy ]
+  %more = icmp ult i64 %i, %n
+  br i1 %more, label %copy, label %done
+copy:
+  %from.rev = add i64 %i, 1
+  %from = sub i64 %len, %from.rev
+  %src.p = getelementptr inbounds i64, ptr %data, i64 %from
+  %key = load i64, ptr %src.p
+  %f = call double @gz_f64_of_key(i64 %key)
+  %fbits = bitcast double %f to i64
+  %word = select i1 %is_float, i64 %fbits, i64 %key
+  %dst.p = getelementptr inbounds i64, ptr %dst, i64 %i
+  store i64 %word, ptr %dst.p
+  %i.next = add i64 %i, 1
+  br label %loop
+done:
+  %olen.new = add i64 %start, %n
+  store i64 %olen.new, ptr %olen.p
+  store i64 %n, ptr %count.p
+  ret void
+}
+
 declare i64 @llvm.umax.i64(i64, i64)
+declare i64 @llvm.umin.i64(i64, i64)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
+from ..aggregates import HOLISTIC
 from ..expressions import Column, Expr, strip_alias, walk
 from .. import expressions as E
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
@@ -136,7 +137,8 @@ class GeneratedPipeline:
     dict_params: list[tuple[str, str]]   # (column, literal) resolved to dictionary codes per batch
     outputs: list[OutputColumn] = field(default_factory=list)   # projections: computed columns
     key_types: list[pa.DataType] = field(default_factory=list)  # windows: key output types
-    aggregate_types: list[tuple[str, str]] = field(default_factory=list)  # windows: (name, i64|double)
+    # windows: (name, i64|double), or list:i64|list:double for a list of values (agg.top_k)
+    aggregate_types: list[tuple[str, str]] = field(default_factory=list)
     trigger: str = ""  # windows: "tumbling" (emit per window) or "panes" (merge panes per window)
     interned_keys: dict[str, str] = field(default_factory=dict)  # id column -> string key column
     state_words: int = abi.STATE_WORDS
@@ -310,8 +312,7 @@ def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext
 
 # --- windows -------------------------------------------------------------------------------------
 _SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 4, "var_samp": 4, "stddev_pop": 4, "stddev_samp": 4,
-          "median": 3, "mode": 3, "count_distinct": 3}  # holistic: a value vector {data, length, capacity}
-HOLISTIC = ("median", "mode", "count_distinct")
+          **{f: 3 for f in HOLISTIC}}  # holistic: a value vector {data, length, capacity}
 
 
 def _agg_slots(func: str, kind: str | None) -> int:
@@ -435,10 +436,11 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
                     v = emitter.convert(v, "int")
                 value, valid = v.val, v.valid
         aggs.append(_Obj(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
-                         arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n))
+                         arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k))
         floating = a.func == "median" or (kind == "float" and a.func != "count_distinct") \
             or a.func in ("avg", "var_pop", "var_samp", "stddev_pop", "stddev_samp")
-        gen.aggregate_types.append((a.field.name, "double" if floating else "i64"))
+        store = "double" if floating else "i64"
+        gen.aggregate_types.append((a.field.name, f"list:{store}" if a.func == "top_k" else store))
         off += 8 * _agg_slots(a.func, kind)
     entry_size = off
     agg_macros = environment().get_template("aggregates.ll.j2").module

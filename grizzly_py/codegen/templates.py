@@ -36,9 +36,13 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("codegen_templates"))),
-                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                              keep_trailing_newline=True, bytecode_cache=_bytecode_cache(), auto_reload=False)
+    """The templates' environment; ``HOLISTIC`` (``aggregates.HOLISTIC``) is a global of every template."""
+    from ..aggregates import HOLISTIC
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("codegen_templates"))),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, bytecode_cache=_bytecode_cache(), auto_reload=False)
+    env.globals["HOLISTIC"] = HOLISTIC
+    return env
 
 
 def render(template: str, **context) -> str:

@@ -580,7 +580,11 @@ class _ResultBuffers:
             self.keys.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
         for _, store in kernel.gen.aggregate_types:
-            b = (np.empty(size, dtype=_NP_STORE[store]), np.empty(size, dtype=np.uint8))
+            if store.startswith("list:"):  # top_k: an output vector {data, length, capacity} the
+                # emit appends to (malloc'd there, freed here) and {first value, count} per row
+                b = (np.zeros(3, dtype=np.int64), np.zeros(2 * size, dtype=np.int64))
+            else:
+                b = (np.empty(size, dtype=_NP_STORE[store]), np.empty(size, dtype=np.uint8))
             self.aggs.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
         self.window_end = None  # session windows write their ends; other windows have a fixed size
@@ -600,6 +604,53 @@ class _ResultBuffers:
             arrays.append(k.time_array(self.window_start[:n]))
             ends = self.window_start[:n] + k.window_size if self.window_end is None else self.window_end[:n]
             arrays.append(k.time_array(ends))
-        for (name, _), (values, valid) in zip(k.gen.aggregate_types, self.aggs):
-            arrays.append(_masked(values[:n], valid[:n], k.schema.field(name).type))
+        for (name, store), (values, valid) in zip(k.gen.aggregate_types, self.aggs):
+            t = k.schema.field(name).type
+            if store.startswith("list:"):
+                arrays.append(self._list_array(name, store[len("list:"):], values, valid[:2 * n], t))
+            else:
+                arrays.append(_masked(values[:n], valid[:n], t))
         return pa.Table.from_arrays(arrays, schema=k.schema)
+
+    def _list_array(self, name: str, store: str, vec: np.ndarray, pairs: np.ndarray, t: pa.DataType) -> pa.Array:
+        """The lists of a top_k output: row j's values are words [start, start + count) of the
+        output vector ``vec`` (the rows need not have been emitted in order)."""
+        words = self._take_words(vec)
+        starts, counts = pairs[0::2], pairs[1::2]
+        if (counts < 0).any():
+            raise MemoryError(f"pipeline {self.kernel.gen.pipeline.id}: out of memory emitting aggregate {name!r}")
+        if counts.sum() and (starts.min() < 0 or (starts + counts).max() > len(words)):
+            raise RuntimeError(f"pipeline {self.kernel.gen.pipeline.id}: aggregate {name!r}: emitted lists "
+                               f"outside the output vector")
+        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        index = np.arange(offsets[-1], dtype=np.int64) + np.repeat(starts - offsets[:-1], counts)
+        values = words[index].view(_NP_STORE[store])
+        return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
+                                        pa.array(values).cast(t.value_type))
+
+    @staticmethod
+    def _take_words(vec: np.ndarray) -> np.ndarray:
+        """A copy of an output vector's words; frees its data (once)."""
+        data, length = int(vec[0]), int(vec[1])
+        if not data:
+            return np.zeros(0, dtype=np.int64)
+        words = np.ctypeslib.as_array((ctypes.c_int64 * length).from_address(data)).copy() if length \
+            else np.zeros(0, dtype=np.int64)
+        vec[:] = 0
+        _libc_free(data)
+        return words
+
+    def __del__(self):  # a firing that failed before its table was built
+        for (_, store), (values, _) in zip(self.kernel.gen.aggregate_types, self.aggs):
+            if store.startswith("list:") and values[0]:
+                self._take_words(values)
+
+
+_LIBC = ctypes.CDLL(None)
+_LIBC.free.argtypes, _LIBC.free.restype = [ctypes.c_void_p], None
+
+
+def _libc_free(address: int) -> None:
+    """``free`` of the C library the generated code's ``realloc`` comes from."""
+    _LIBC.free(address)

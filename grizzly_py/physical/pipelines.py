@@ -103,6 +103,7 @@ class AggregateSpec:
     field: Field          # output column
     func: str
     arg: Expr | None      # over the pipeline input; None for count(*)
+    k: int | None = None  # top_k: how many values
 
 
 @dataclass(frozen=True, eq=False)
@@ -225,7 +226,8 @@ class Pipeline:
             if t.keys:
                 lines.append("  keys     " + ", ".join(f"{f.name}={e!r}" for f, e in t.keys))
             for a in t.aggregates:
-                lines.append(f"  agg      {a.field.name} = {a.func}({'' if a.arg is None else repr(a.arg)})")
+                args = ('' if a.arg is None else repr(a.arg)) + ('' if a.k is None else f", {a.k}")
+                lines.append(f"  agg      {a.field.name} = {a.func}({args})")
             lines.append(f"  emits    {t.output_schema}")
         elif isinstance(t, JoinTerminal):
             what = repr(t.assigner) if t.is_window else f"interval between {t.lower_ms} ms and {t.upper_ms} ms"
@@ -318,7 +320,7 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
         aggs = tuple(AggregateSpec(node.schema.field(name), call.func,
-                                   None if call.arg is None else call.arg.substitute(o.columns))
+                                   None if call.arg is None else call.arg.substitute(o.columns), call.k)
                      for name, call in node.aggregates)
         lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema))
         return None
