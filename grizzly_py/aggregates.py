@@ -35,8 +35,9 @@ class AggCall:
             return INT64
         t = self.arg.dtype(schema)
         if self.func == "top_k":
-            if not t.is_numeric:
-                raise SchemaError(f"agg.top_k needs an int32, int64 or float64 column, but {self.arg!r} is {t!r}")
+            if not (t.is_numeric or t.is_timestamp):
+                raise SchemaError(f"agg.top_k needs a number or a timestamp (int32, int64, float64, timestamp), "
+                                  f"but {self.arg!r} is {t!r}")
             return list_of(t)
         if self.func in ("count", "count_distinct"):
             return INT64

@@ -141,6 +141,9 @@ def from_arrow_type(arrow_type: pa.DataType, *, column: str, source: str) -> Dat
         return STRING
     if pa.types.is_timestamp(t):
         return TIMESTAMP
+    if pa.types.is_list(t) and (pa.types.is_integer(t.value_type) or pa.types.is_floating(t.value_type)):
+        # agg.top_k's results read back (chained queries, Spark's last stage): passed through only
+        return list_of(from_arrow_type(t.value_type, column=column, source=source))
     raise SchemaError(f"{source}: column {column!r} has Arrow type {t}, which grizzly-py does not support "
                       f"(supported: integers, float32/64, bool, string, dictionary<string>, timestamp)")
 

@@ -329,6 +329,8 @@ def value_code(v) -> str:
     if isinstance(v, Expr):
         return expr_code(v)
     if isinstance(v, AggCall):
+        if v.func == "top_k":
+            return f"agg.top_k({expr_code(v.arg)}, {v.k})"
         return f"agg.{v.func}({'' if v.arg is None else expr_code(v.arg)})"
     return repr(v)  # assigners print as the code that builds them
 
@@ -463,7 +465,7 @@ def can_be_key(f) -> bool:
 
 
 WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg",
-                     "var_pop", "var_samp", "stddev_pop", "stddev_samp", "median", "mode", "count_distinct")
+                     "var_pop", "var_samp", "stddev_pop", "stddev_samp", "median", "mode", "count_distinct", "top_k")
 
 
 @st.composite
@@ -472,6 +474,8 @@ def aggregate_calls(draw, schema: Schema) -> AggCall:
     if func == "count":
         return agg.count()
     arg = draw(expressions(schema, draw(st.sampled_from(NUMERIC)), depth=2))
+    if func == "top_k":  # k of 1, a few, and more than a group holds
+        return agg.top_k(arg, draw(st.sampled_from([1, 2, 3, 50])))
     return agg.count(arg) if func == "count_arg" else getattr(agg, func)(arg)
 
 
@@ -581,9 +585,12 @@ def normalize_table(table: pa.Table) -> pa.Table:
 
 
 def values_equal(a, b, rel_tol: float = 1e-9) -> bool:
-    """Exact for everything but floats; floats within ``rel_tol`` relative, NaN == NaN, inf exact."""
+    """Exact for everything but floats; floats within ``rel_tol`` relative, NaN == NaN, inf exact;
+    lists element by element."""
     if a is None or b is None:
         return a is None and b is None
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(values_equal(x, y, rel_tol) for x, y in zip(a, b))
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)

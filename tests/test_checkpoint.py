@@ -229,7 +229,7 @@ def _bounded(env, data, bound=40):
 def _tumbling_holistic(env, data):
     return (_bounded(env, data).filter(col("n") > 0).key_by("k", "name").window(tumbling(2000))
             .aggregate(c=agg.count(), s=agg.sum("v"), m=agg.median("n"), d=agg.count_distinct("k"),
-                       mo=agg.mode("n"), sd=agg.stddev_samp("v")))
+                       mo=agg.mode("n"), sd=agg.stddev_samp("v"), t=agg.top_k("n", 3), tv=agg.top_k("v", 2)))
 
 
 def _sliding(env, data):
@@ -255,7 +255,7 @@ def _stateless(env, data):
 
 def _session(env, data):
     return (_bounded(env, data, bound=300).key_by("name").window(EventTimeSessionWindows.with_gap(Time.milliseconds(60)))
-            .aggregate(c=agg.count(), s=agg.sum("v"), m=agg.median("n")))
+            .aggregate(c=agg.count(), s=agg.sum("v"), m=agg.median("n"), t=agg.top_k("n", 2)))
 
 
 def _count(env, data):
@@ -266,7 +266,8 @@ def _count(env, data):
 def _sliding_count(env, data):
     return _bounded(env, data).key_by("name").count_window(40, 6).aggregate(s=agg.sum("n"), mx=agg.max("v"),
                                                                            a=agg.avg("v"), m=agg.median("n"),
-                                                                           d=agg.count_distinct("k"))
+                                                                           d=agg.count_distinct("k"),
+                                                                           t=agg.top_k("v", 4))
 
 
 def _other_side(env):

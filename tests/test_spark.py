@@ -124,7 +124,7 @@ def _every_aggregate(windowed):
     return windowed.aggregate(n=agg.count(), c=agg.count("x"), s=agg.sum("i"), fs=agg.sum("x"), lo=agg.min("x"),
                               hi=agg.max("i"), a=agg.avg("x"), vp=agg.var_pop("x"), vs=agg.var_samp("x"),
                               sp=agg.stddev_pop("x"), ss=agg.stddev_samp("i"), med=agg.median("x"), mo=agg.mode("i"),
-                              cd=agg.count_distinct("g"))
+                              cd=agg.count_distinct("g"), tk=agg.top_k("x", 3), ti=agg.top_k("i", 2))
 
 
 ASSIGNERS = {

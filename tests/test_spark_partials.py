@@ -89,7 +89,7 @@ def test_every_aggregate_with_late_records_in_later_tasks(assigner, tasks):
                 .aggregate(n=agg.count(), c=agg.count("x"), s=agg.sum("x"), lo=agg.min("x"), hi=agg.max("x"),
                            a=agg.avg("x"), vp=agg.var_pop("x"), vs=agg.var_samp("x"), sp=agg.stddev_pop("x"),
                            ss=agg.stddev_samp("x"), med=agg.median("x"), mo=agg.mode("x"),
-                           cd=agg.count_distinct("x")))
+                           cd=agg.count_distinct("x"), tk=agg.top_k("x", 3), t1=agg.top_k("x", 1)))
     _, late = embedded(build)
     assert late > 0  # the hand-made input has late records
     check(build, tasks)

@@ -6,8 +6,9 @@ layout of one pipeline is ``GeneratedPipeline.grouping``). A *partial state* is 
 Arrow row: the key values (decoded, so string ids and float normalization do not depend on the
 process), the start of the window it belongs to (``WINDOW_START``), each decomposable aggregate's
 state words as int64 columns (doubles as their bits) and each holistic aggregate's value vector
-(order-preserving int64 keys) as a list column. Pane entries are written once per window they
-belong to, so every row names exactly one window.
+(order-preserving int64 keys) as a list column; a ``top_k`` vector ships only its k largest
+values (the top k of a union is the top k of the parts' top k). Pane entries are written once per
+window they belong to, so every row names exactly one window.
 
 ``export_windows`` reads partial states out of a kernel (no generated code is needed: the words
 are copied as they are). ``merge_partials`` goes the other way: for each window it lays the rows
@@ -26,7 +27,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen import abi
-from ..codegen.module import HOLISTIC, GeneratedPipeline, window_geometry
+from ..aggregates import HOLISTIC
+from ..codegen.module import GeneratedPipeline, window_geometry
 from ..engine.kernels import (
     _ResultBuffers,
     new_state_block,
@@ -48,6 +50,7 @@ class AggLayout:
     func: str
     word: int      # first state word within the entry
     words: int     # state words (holistic: the vector's {data, length, capacity})
+    k: int | None = None  # top_k: how many values
 
     @property
     def holistic(self) -> bool:
@@ -70,7 +73,7 @@ class EntryLayout:
         aggs = []
         offsets = [a.off for a in g.aggregates] + [g.entry_size]
         for a, end in zip(g.aggregates, offsets[1:]):
-            aggs.append(AggLayout(a.name, a.func, a.off // 8, (end - a.off) // 8))
+            aggs.append(AggLayout(a.name, a.func, a.off // 8, (end - a.off) // 8, a.k))
         return EntryLayout(g.key_words, g.entry_size // 8, tuple(aggs))
 
     def columns(self) -> list[tuple[str, int | None]]:
@@ -117,16 +120,22 @@ def read_panes(kernel) -> list[tuple[int, np.ndarray]]:
     return panes
 
 
-def _vector_values(rows: np.ndarray, word: int) -> tuple[np.ndarray, np.ndarray]:
-    """(list offsets, values) of the value vectors at ``word`` of each row (copied)."""
-    lengths = rows[:, word + 1]
+def _vector_values(rows: np.ndarray, word: int, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(list offsets, values) of the value vectors at ``word`` of each row (copied); with ``k``,
+    only each vector's k largest values (top_k; the keys order as the values do)."""
+    lengths = rows[:, word + 1] if k is None else np.minimum(rows[:, word + 1], k)
     offsets = np.zeros(len(rows) + 1, dtype=np.int32)
     np.cumsum(lengths, out=offsets[1:])
     values = np.empty(int(offsets[-1]), dtype=np.int64)
     for r in range(len(rows)):
         n = int(lengths[r])
-        if n:
-            values[offsets[r]:offsets[r + 1]] = _words(int(rows[r, word]), n)
+        if not n:
+            continue
+        held = int(rows[r, word + 1])
+        words = _words(int(rows[r, word]), held)
+        if n < held:
+            words = np.partition(words, held - n)[held - n:]
+        values[offsets[r]:offsets[r + 1]] = words
     return offsets, values
 
 
@@ -176,8 +185,8 @@ def export_windows(kernel, starts: np.ndarray, panes=None) -> pa.RecordBatch | N
     arrays.append(pa.array(np.concatenate(window_of), pa.int64()))
     for name, word in layout.columns():
         if word is None:
-            agg_word = layout.aggregates[int(name[len("__gz_a"):].split("_")[0])].word
-            offsets, values = _vector_values(rows, agg_word)
+            a = layout.aggregates[int(name[len("__gz_a"):].split("_")[0])]
+            offsets, values = _vector_values(rows, a.word, a.k if a.func == "top_k" else None)
             arrays.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(values, pa.int64())))
         else:
             arrays.append(pa.array(rows[:, word].copy(), pa.int64()))
