@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from bench.harness import CrossCheck, PeerResult
 from grizzly_py.workloads.ysb import VIEW, VIEW_CODE, WINDOW_MS, generate_ysb
@@ -144,6 +145,31 @@ def windowed(window_start: Any, key: Any, value: Any) -> pa.Table:
     vtype = pa.int64() if pa.types.is_integer(value.type) else pa.float64()
     return pa.table({"window_start": ws.cast(pa.int64()), "campaign_id": _array(key).cast(pa.int64()),
                      "value": value.cast(vtype)})
+
+
+def ranked(window_start: Any, key: Any, rank: Any, value: Any) -> pa.Table:
+    """Normalized per-key top-k result: one row per (window, key, rank): window_start (int64
+    ms), campaign_id, rank (0 for the largest value), value (all int64)."""
+    return windowed(window_start, key, value).add_column(2, "rank", _array(rank).cast(pa.int64()))
+
+
+def ranked_lists(window_start: Any, key: Any, lists: Any) -> pa.Table:
+    """``ranked`` from one list of values per (window, key), largest first."""
+    lists = _array(lists)
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks() if lists.num_chunks else pa.array([], lists.type)
+    lengths = pc.list_value_length(lists).to_numpy(zero_copy_only=False).astype(np.int64)
+    starts = np.cumsum(lengths) - lengths
+    rank = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(starts, lengths)
+
+    def repeated(values):
+        values = _array(values)
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks() if values.num_chunks else pa.array([], values.type)
+        if pa.types.is_timestamp(values.type):
+            values = values.cast(pa.timestamp("ms")).cast(pa.int64())
+        return np.repeat(values.to_numpy(zero_copy_only=False), lengths)
+    return ranked(repeated(window_start), repeated(key), rank, lists.flatten())
 
 
 def counted(key: Any, views: Any, first_ts: Any, last_ts: Any) -> pa.Table:

@@ -36,7 +36,7 @@ import pyarrow.csv as pcsv
 
 from bench.peers.base import Peer, PeerUnavailable
 from bench.peers.suite import SuiteMixin, table_of
-from bench.window_workloads import slide_ms, windowed
+from bench.window_workloads import ranked, slide_ms, windowed
 from grizzly_py.workloads import adaptive, nexmark, streambox
 
 FLINK_REQUIREMENT = "apache-flink>=2.3,<2.4"
@@ -202,6 +202,12 @@ class FlinkSuite(SuiteMixin, Peer):
             return ([("ws", "STRING"), ("value", "DOUBLE")],
                     f"SELECT CAST(window_start AS STRING), AVG(CAST(`value` AS DOUBLE)) FROM {tvf} "
                     "GROUP BY window_start, window_end")
+        if bench == "topk-per-key":  # Flink's window Top-N over the window TVF
+            return ([("ws", "STRING"), ("key", "BIGINT"), ("rank", "BIGINT"), ("value", "BIGINT")],
+                    "SELECT CAST(window_start AS STRING), key, rownum - 1, `value` FROM ("
+                    "SELECT window_start, window_end, key, `value`, ROW_NUMBER() OVER (PARTITION BY "
+                    f"window_start, window_end, key ORDER BY `value` DESC) AS rownum FROM {tvf}) "
+                    f"WHERE rownum <= {streambox.TOP_K}")
         agg = {"sum-per-key": ("SUM(`value`)", "BIGINT"), "avg-per-key": ("AVG(CAST(`value` AS DOUBLE))", "DOUBLE"),
                "unique-count-per-key": ("COUNT(DISTINCT `value`)", "BIGINT"),
                "windowed-filter": ("COUNT(*)", "BIGINT")}.get(bench)
@@ -311,6 +317,8 @@ class FlinkSuite(SuiteMixin, Peer):
             return table_of(window_start=ms(out["ws"]), **{n: out[n] for n in out.column_names[1:]})
         if w == "streambox" and p == "avg-all":
             return table_of(window_start=ms(out["ws"]), value=out["value"])
+        if w == "streambox" and p == "topk-per-key":
+            return ranked(ms(out["ws"]), out["key"], out["rank"], out["value"])
         key = "key" if w == "streambox" else "campaign_id"
         return windowed(ms(out["ws"]), out[key], out[out.column_names[-1]])
 

@@ -28,7 +28,7 @@ from bench.peers.ysb_duckdb import DuckDBPeer
 from bench.peers.ysb_numpy import NumpyPeer, count_windows, view_rows
 from bench.peers.ysb_polars import PolarsPeer
 from bench.peers.ysb_spark import SparkPeer
-from bench.window_workloads import windowed
+from bench.window_workloads import ranked, ranked_lists, windowed
 from grizzly_py.workloads import adaptive, nexmark, selection, streambox
 
 YSB_LIKE = ("ysb", "state-size", "adaptive-range", "adaptive-skew")
@@ -163,6 +163,8 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
                                 value_right=out["value_right"])
             if p == "avg-all":
                 return table_of(window_start=out["window_start"], value=out["value"])
+            if p == "topk-per-key":
+                return ranked_lists(out["window_start"], out["key"], out["value"])
             return windowed(out["window_start"], out["key"], out["value"])
         raise ValueError(w)
 
@@ -275,8 +277,8 @@ class NumpySuite(SuiteMixin, NumpyJoins, NumpyWindows):
         "nexmark-q5": "np.unique of (2 s pane, auction) counts, expanded to the 5 windows of "
                       "each pane, np.unique sum, max per window (hot items: keep the counts "
                       "equal to their window's max)",
-        "streambox": "dense (window, key) ids; bincount (sum, avg), lexsort (median), "
-                     "np.unique of (group, value) (unique count)",
+        "streambox": "dense (window, key) ids; bincount (sum, avg), lexsort (median; top-k: "
+                     "the last k of each group, reversed), np.unique of (group, value) (unique count)",
     }))
 
     def describe(self, workload: str) -> str:
@@ -384,6 +386,13 @@ class NumpySuite(SuiteMixin, NumpyJoins, NumpyWindows):
         if bench == "unique-count-per-key":
             pairs = np.unique(gid.astype(np.int64) * streambox.VALUE_RANGE + value)
             return windowed(ws, k, np.bincount(pairs // streambox.VALUE_RANGE, minlength=groups.size))
+        if bench == "topk-per-key":  # sorted by (group, value): a group's top k are its last k, reversed
+            order = np.lexsort((value, gid))
+            taken = np.minimum(n, streambox.TOP_K)
+            end = np.cumsum(n)
+            rank = np.arange(int(taken.sum())) - np.repeat(np.cumsum(taken) - taken, taken)
+            rows = order[np.repeat(end - 1, taken) - rank]
+            return ranked(np.repeat(ws, taken), np.repeat(k, taken), rank, value[rows])
         raise NotImplementedError(f"numpy peer: no streambox {bench}")
 
 
@@ -399,8 +408,8 @@ class PolarsSuite(SuiteMixin, PolarsJoins, PolarsWindows):
         "nexmark-q5": "group_by_dynamic(every 2 s, period 10 s, group_by auction).len(), "
                       "then group_by(window).max() (hot items: joined back on (window, "
                       "num == max))",
-        "streambox": "lazy group_by(window start, key).agg(sum | mean | median | n_unique | len), "
-                     "avg-all: group_by(window).mean()",
+        "streambox": "lazy group_by(window start, key).agg(sum | mean | median | n_unique | len | "
+                     "top_k(3).sort(descending)), avg-all: group_by(window).mean()",
     }))
     describe = NumpySuite.describe
 
@@ -467,10 +476,13 @@ class PolarsSuite(SuiteMixin, PolarsJoins, PolarsWindows):
         if bench == "windowed-filter":
             lf = lf.filter(v >= streambox.FILTER_MIN)
         agg = {"sum-per-key": v.sum(), "avg-per-key": v.mean(), "median-per-key": v.median(),
-               "unique-count-per-key": v.n_unique(), "windowed-filter": pl.len()}.get(bench)
+               "unique-count-per-key": v.n_unique(), "windowed-filter": pl.len(),
+               "topk-per-key": v.top_k(streambox.TOP_K).sort(descending=True)}.get(bench)
         if agg is None:
             raise NotImplementedError(f"polars peer: no streambox {bench}")
         out = lf.group_by(ws, "key").agg(agg.alias("value")).collect()
+        if bench == "topk-per-key":
+            return ranked_lists(out["window_start"], out["key"], out["value"])
         return windowed(out["window_start"], out["key"], out["value"])
 
 
@@ -487,7 +499,8 @@ class DuckDBSuite(SuiteMixin, DuckDBJoins, DuckDBWindows):
                       "auction), max per window (hot items: JOIN of the counts and the max on "
                       "(window, num = max))",
         "streambox": "SQL GROUP BY (window start, key) with sum | avg | median | "
-                     "count(DISTINCT) | count(*)",
+                     "count(DISTINCT) | count(*); top-k: row_number() OVER (PARTITION BY window "
+                     "start, key ORDER BY value DESC) <= 3",
     }))
     describe = NumpySuite.describe
 
@@ -561,6 +574,13 @@ class DuckDBSuite(SuiteMixin, DuckDBJoins, DuckDBWindows):
         if bench == "avg-all":
             out = self._q(f"SELECT {ws} AS ws, avg(value) AS value FROM t GROUP BY ALL")
             return table_of(window_start=out["ws"], value=out["value"])
+        if bench == "topk-per-key":
+            out = self._q(f"""
+                SELECT ws, key, rank, value FROM (
+                    SELECT {ws} AS ws, key, value,
+                           row_number() OVER (PARTITION BY {ws}, key ORDER BY value DESC) - 1 AS rank
+                    FROM t) WHERE rank < {streambox.TOP_K}""")
+            return ranked(out["ws"], out["key"], out["rank"], out["value"])
         agg = {"sum-per-key": "sum(value)::BIGINT", "avg-per-key": "avg(value)",
                "median-per-key": "median(value::DOUBLE)",
                "unique-count-per-key": "count(DISTINCT value)", "windowed-filter": "count(*)"}.get(bench)
@@ -583,7 +603,7 @@ class SparkSuite(SuiteMixin, SparkJoins, SparkWindows):
         "nexmark-q5": "from Parquet, groupBy(window(ts, 10 s, 2 s), auction).count(), "
                       "groupBy(window).max (hot items: joined back on (window, num == max))",
         "streambox": "from Parquet, groupBy(window(ts, 1 s), key).agg(sum | avg | median | "
-                     "countDistinct | count)",
+                     "countDistinct | count | slice(sort_array(collect_list, asc=False), 1, 3))",
     }))
     describe = NumpySuite.describe
 
@@ -658,10 +678,14 @@ class SparkSuite(SuiteMixin, SparkJoins, SparkWindows):
         agg = {"sum-per-key": F.sum("value"), "avg-per-key": F.avg("value"),
                "median-per-key": F.median(F.col("value").cast("double")),
                "unique-count-per-key": F.countDistinct("value"),
-               "windowed-filter": F.count(F.lit(1))}.get(bench)
+               "windowed-filter": F.count(F.lit(1)),
+               "topk-per-key": F.slice(F.sort_array(F.collect_list("value"), asc=False), 1, streambox.TOP_K),
+               }.get(bench)
         if agg is None:
             raise NotImplementedError(f"spark peer: no streambox {bench}")
         out = (df.groupBy(window.alias("w"), "key").agg(agg.alias("value"))
                .select(F.unix_millis(F.col("w.start")).alias("ws"), "key", "value").toArrow())
+        if bench == "topk-per-key":
+            return ranked_lists(out["ws"], out["key"], out["value"])
         return windowed(out["ws"], out["key"], out["value"])
 
