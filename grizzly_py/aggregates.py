@@ -34,6 +34,9 @@ class AggCall:
         if self.arg is None:
             return INT64
         t = self.arg.dtype(schema)
+        if t.is_list and self.func != "count":
+            raise SchemaError(f"agg.{self.func} of {self.arg!r}: it is a {t.name} (a top_k result); lists can "
+                              f"only be counted")
         if self.func == "top_k":
             if not (t.is_numeric or t.is_timestamp):
                 raise SchemaError(f"agg.top_k needs a number or a timestamp (int32, int64, float64, timestamp), "

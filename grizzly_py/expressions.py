@@ -165,7 +165,7 @@ class BinaryOp(Expr):
         return BinaryOp(self.op, self.left.substitute(mapping), self.right.substitute(mapping))
 
     def dtype(self, schema):
-        lt, rt = self.left.dtype(schema), self.right.dtype(schema)
+        lt, rt = _scalar(self.left, schema), _scalar(self.right, schema)
         op = self.op
         if op in ARITHMETIC:
             for side, t in (("left", lt), ("right", rt)):
@@ -206,9 +206,10 @@ class UnaryOp(Expr):
         return UnaryOp(self.op, self.operand.substitute(mapping))
 
     def dtype(self, schema):
-        t = self.operand.dtype(schema)
         if self.op in ("is_null", "is_not_null"):
+            self.operand.dtype(schema)
             return BOOL
+        t = _scalar(self.operand, schema)
         if self.op == "~":
             if not t.is_bool:
                 raise SchemaError(f"operator '~' needs a boolean, but {_describe(self.operand)} has type {t.name}")
@@ -235,7 +236,7 @@ class IsIn(Expr):
         return IsIn(self.operand.substitute(mapping), self.values)
 
     def dtype(self, schema):
-        t = self.operand.dtype(schema)
+        t = _scalar(self.operand, schema)
         for v in self.values:
             if v is None:
                 continue
@@ -260,7 +261,7 @@ class Cast(Expr):
         return Cast(self.operand.substitute(mapping), self.type_name)
 
     def dtype(self, schema):
-        t = self.operand.dtype(schema)
+        t = _scalar(self.operand, schema)
         if t.is_string:
             raise SchemaError(f"cannot cast string {_describe(self.operand)} to {self.type_name}")
         return type_named(self.type_name)
@@ -282,10 +283,10 @@ class IfElse(Expr):
         return IfElse(self.cond.substitute(mapping), self.then.substitute(mapping), self.otherwise.substitute(mapping))
 
     def dtype(self, schema):
-        ct = self.cond.dtype(schema)
+        ct = _scalar(self.cond, schema)
         if not ct.is_bool:
             raise SchemaError(f"if_else: condition {_describe(self.cond)} has type {ct.name}, expected bool")
-        a, b = self.then.dtype(schema), self.otherwise.dtype(schema)
+        a, b = _scalar(self.then, schema), _scalar(self.otherwise, schema)
         if _is_null_literal(self.then):
             return b
         if _is_null_literal(self.otherwise):
@@ -386,6 +387,16 @@ def _is_null_literal(e: Expr) -> bool:
 
 def _describe(e: Expr) -> str:
     return f"column {e.name!r}" if isinstance(e, Column) else repr(e)
+
+
+def _scalar(e: Expr, schema) -> DataType:
+    """The type of operand ``e``, which must not be a list (``agg.top_k``'s results can be passed
+    through, tested for null and counted, not computed with)."""
+    t = e.dtype(schema)
+    if t.is_list:
+        raise SchemaError(f"{_describe(e)} is a {t.name} (a top_k result): lists can be passed through, "
+                          f"not computed with")
+    return t
 
 
 def walk(e: Expr):

@@ -42,6 +42,13 @@ def _llvm():
     return _host()[0]
 
 
+def llvm_ready() -> bool:
+    """Whether LLVM was set up in this process (so generated code may have run). A finalizer that
+    would compile must not be the first to: ``_host`` may be importing llvmlite in this very
+    thread, under ``_init_lock``, when the garbage collector calls it (a deadlock)."""
+    return _host.cache_info().currsize > 0
+
+
 def new_target_machine():
     llvm, cpu, features = _host()
     return llvm.Target.from_default_triple().create_target_machine(cpu=cpu, features=features, opt=3, jit=True)

@@ -151,7 +151,8 @@ class WindowAggregateNode(PlanNode):
         if not self.aggregates:
             raise SchemaError("aggregate() needs at least one aggregate, e.g. count=agg.count()")
         for k in self.keys:
-            self.input.schema.field(k)  # an unknown key raises SchemaError naming it
+            if self.input.schema.field(k).dtype.is_list:  # an unknown key raises SchemaError naming it
+                raise SchemaError(f"key {k!r} is a list (a top_k result): lists cannot be keys")
         self.schema
 
     @property
@@ -298,6 +299,9 @@ def _check_join_keys(left: PlanNode, right: PlanNode, left_keys: tuple[str, ...]
                           f"{len(right_keys)}; give one right key per left key")
     for lk, rk in zip(left_keys, right_keys):
         lf, rf = left.schema.field(lk), right.schema.field(rk)  # unknown columns raise, naming them
+        if lf.dtype.is_list or rf.dtype.is_list:
+            raise SchemaError(f"{what}: key {lk if lf.dtype.is_list else rk!r} is a list (a top_k result): "
+                              "lists cannot be keys")
         if _key_class(lf.dtype) != _key_class(rf.dtype):
             raise SchemaError(f"{what}: key {lk!r} ({lf.dtype.name}) of the left input cannot equal key "
                               f"{rk!r} ({rf.dtype.name}) of the right input; cast one of them")

@@ -128,6 +128,10 @@ class DataStream:
         return self.env._register_sink(self.node, SinkSpec("parquet", str(path), str(path)))
 
     def sink_to_csv(self, path: str):
+        lists = [f.name for f in self.node.schema if f.dtype.is_list]
+        if lists:
+            raise SchemaError(f"sink_to_csv: column(s) {lists} are lists (top_k results), which CSV cannot hold; "
+                              "write Parquet, or select the other columns")
         return self.env._register_sink(self.node, SinkSpec("csv", str(path), str(path)))
 
     def execute_and_collect(self) -> "pa.Table":

@@ -216,3 +216,79 @@ def test_repr_and_explain_show_k():
     env = gz.StreamEnvironment()
     q = env.from_arrow(_data(), timestamp="ts").key_by("k").window(TEN).aggregate(t=agg.top_k("x", 4))
     assert "top_k(col('x'), 4)" in q.explain()
+
+
+def _per_key(env):
+    return env.from_arrow(_data(), timestamp="ts").key_by("k").window(TEN).aggregate(t=agg.top_k("x", 2),
+                                                                                   n=agg.count())
+
+
+@pytest.mark.parametrize("build, message", [
+    (lambda s: s.filter(gz.col("t") > 1), "is a list<float64> .* not computed with"),
+    (lambda s: s.with_columns(u=gz.col("t").cast("int64")), "not computed with"),
+    (lambda s: s.filter(gz.col("t").isin([1.0])), "not computed with"),
+    (lambda s: s.key_by("t").window(TEN).aggregate(n=agg.count()), "lists cannot be keys"),
+    (lambda s: s.window_all(TEN).aggregate(m=agg.max("t")), "lists can only be counted"),
+    (lambda s: s.sink_to_csv("/nonexistent/out.csv"), "CSV cannot hold"),
+])
+def test_a_list_column_is_passed_through_not_computed_with(build, message):
+    with pytest.raises(gz.SchemaError, match=message):
+        build(_per_key(gz.StreamEnvironment()))
+
+
+def test_lists_can_be_counted_and_null_tested():
+    def build(env):
+        return _per_key(env).filter(gz.col("t").is_not_null()).window_all(TEN).aggregate(c=agg.count("t"))
+    assert _check(build).column("c").to_pylist() == [3, 1]
+
+
+_FAILED_JOB_THEN_ANOTHER = """
+import pyarrow as pa, grizzly_py as gz
+from grizzly_py import agg, col, Time
+from grizzly_py.windows import TumblingEventTimeWindows
+W = TumblingEventTimeWindows.of(Time.milliseconds(10))
+t = pa.table({"ts": pa.array([1, 2, 3], pa.int64()), "k": [1, 1, 2], "x": [1.0, 2.0, 3.0]})
+import sys
+assert "llvmlite.binding" not in sys.modules
+per_key = gz.StreamEnvironment().from_arrow(t, timestamp="ts").key_by("k").window(W).aggregate(t=agg.top_k("x", 2))
+try:  # a list in a filter is rejected when defined
+    per_key.filter(col("t").cast("int64") > 1)
+except gz.SchemaError:
+    pass
+import grizzly_py.expressions as E
+E._scalar = lambda e, schema: e.dtype(schema)  # past the definition-time check: the engine rejects it
+try:
+    per_key.filter(col("t") > 1).execute_and_collect()
+except NotImplementedError:
+    pass
+import gc, sys
+gc.disable()
+
+
+class CollectOnImport:  # the collector runs while llvmlite is first imported (under jit._init_lock)
+    def find_spec(self, name, path=None, target=None):
+        if name == "llvmlite.binding.ffi":
+            gc.collect()
+        return None
+
+
+sys.meta_path.insert(0, CollectOnImport())
+print(gz.StreamEnvironment().from_arrow(t, timestamp="ts").window_all(W).aggregate(
+    t=agg.top_k("x", 2)).execute_and_collect().column("t").to_pylist())
+"""
+
+
+def test_a_failed_job_does_not_hang_the_next_one(tmp_path):
+    """A window kernel dropped before any code was compiled in the process must not compile its
+    close from the garbage collector (it ran inside the first llvmlite import: a deadlock)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = tmp_path / "failed_then_run.py"
+    script.write_text(_FAILED_JOB_THEN_ANOTHER)
+    root = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([root, os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().endswith("[[3.0, 2.0]]")

@@ -21,7 +21,7 @@ from ..aggregates import AggregateOverflowError
 from ..codegen import abi, profile
 from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
 from ..expressions import ProcessingTime
-from ..jit import CompiledModule, compile_ir, compile_ir_async
+from ..jit import CompiledModule, compile_ir, compile_ir_async, llvm_ready
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
@@ -457,6 +457,8 @@ class WindowKernel(Kernel):
     def __del__(self):
         if sys.is_finalizing():  # the process is exiting: its memory goes with it, and the trigger
             return               # unit's compile thread may no longer run to finish a close
+        if not llvm_ready():  # no generated code ran: nothing to free (and no compile from a finalizer)
+            return
         try:
             self.close()
         except Exception:
