@@ -48,6 +48,7 @@ class Source:
     timestamp: str | None
     watermark: WatermarkStrategy = field(default_factory=WatermarkStrategy.for_monotonous_timestamps)
     on_bad_rows: str = "error"  # or "drop": skip and count bad rows (file sources)
+    reads_lists = False  # list columns (top_k results) only in the engine's own intermediate results
 
     def __post_init__(self):
         if self.on_bad_rows not in ON_BAD_ROWS:
@@ -55,7 +56,7 @@ class Source:
         # rows skipped by on_bad_rows="drop" in the last run of this source, and why (a few examples)
         self.rejected_records = 0
         self.rejected_examples: list[str] = []
-        self.schema: Schema = schema_from_arrow(self.arrow_schema, source=self.name)
+        self.schema: Schema = schema_from_arrow(self.arrow_schema, source=self.name, lists=self.reads_lists)
         self.dictionary_columns = [(i, f.name) for i, f in enumerate(self.arrow_schema)
                                    if pa.types.is_dictionary(f.type)]  # (position, name): checked per batch
         if self.timestamp is not None:

@@ -120,8 +120,9 @@ class Schema:
         return "(" + ", ".join(f"{f.name}: {f.dtype.name}" for f in self.fields) + ")"
 
 
-def from_arrow_type(arrow_type: pa.DataType, *, column: str, source: str) -> DataType:
-    """Map an Arrow type to a grizzly-py type, or reject it naming the source and column."""
+def from_arrow_type(arrow_type: pa.DataType, *, column: str, source: str, lists: bool = False) -> DataType:
+    """Map an Arrow type to a grizzly-py type, or reject it naming the source and column.
+    ``lists``: a list of numbers is accepted too (the engine's own top_k results read back)."""
     t = arrow_type
     if pa.types.is_dictionary(t):
         if pa.types.is_string(t.value_type) or pa.types.is_large_string(t.value_type):
@@ -141,15 +142,14 @@ def from_arrow_type(arrow_type: pa.DataType, *, column: str, source: str) -> Dat
         return STRING
     if pa.types.is_timestamp(t):
         return TIMESTAMP
-    if pa.types.is_list(t) and (pa.types.is_integer(t.value_type) or pa.types.is_floating(t.value_type)):
-        # agg.top_k's results read back (chained queries, Spark's last stage): passed through only
+    if lists and pa.types.is_list(t) and (pa.types.is_integer(t.value_type) or pa.types.is_floating(t.value_type)):
         return list_of(from_arrow_type(t.value_type, column=column, source=source))
     raise SchemaError(f"{source}: column {column!r} has Arrow type {t}, which grizzly-py does not support "
                       f"(supported: integers, float32/64, bool, string, dictionary<string>, timestamp)")
 
 
-def schema_from_arrow(arrow_schema: pa.Schema, *, source: str) -> Schema:
-    return Schema(tuple(Field(f.name, from_arrow_type(f.type, column=f.name, source=source), f.type)
+def schema_from_arrow(arrow_schema: pa.Schema, *, source: str, lists: bool = False) -> Schema:
+    return Schema(tuple(Field(f.name, from_arrow_type(f.type, column=f.name, source=source, lists=lists), f.type)
                         for f in arrow_schema))
 
 

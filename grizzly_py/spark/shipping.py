@@ -29,6 +29,7 @@ class DetachedSource(Source):
     may give it ``data`` (an iterable of RecordBatches) to run the embedded engine on it."""
 
     data: object = None
+    reads_lists = True  # the last stage reads window results back, top_k lists included
 
     def raw_batches(self) -> Iterator[pa.RecordBatch]:
         if self.data is None:
