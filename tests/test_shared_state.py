@@ -221,7 +221,7 @@ def test_int_sum_wrapping_and_coming_back_is_exact(every_row_a_morsel, random_de
 # ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("aggregate, reason", [(agg.var_pop("v"), "var_pop"), (agg.median("v"), "median"),
                                                (agg.mode("v"), "mode"), (agg.count_distinct("v"), "count_distinct"),
-                                               (agg.stddev_samp("v"), "stddev_samp")])
+                                               (agg.stddev_samp("v"), "stddev_samp"), (agg.top_k("v", 3), "top_k")])
 def test_non_atomic_aggregates_fall_back_to_thread_local(every_row_a_morsel, aggregate, reason):
     rng = random.Random(2)
     data = {"ts": [i + rng.randint(-5, 5) for i in range(400)], "k": pa.array([i % 7 for i in range(400)], i64),
