@@ -32,7 +32,7 @@ class DataType:
     is_string: bool = False
     is_bool: bool = False
     is_timestamp: bool = False
-    element: "DataType | None" = None  # a list type's element type (``list_of``); None otherwise
+    element: DataType | None = None  # a list type's element type (``list_of``); None otherwise
 
     @property
     def is_numeric(self) -> bool:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..codegen import abi
 from ..aggregates import HOLISTIC
+from ..codegen import abi
 from ..codegen.module import GeneratedPipeline, window_geometry
 from ..engine.kernels import (
     _ResultBuffers,
