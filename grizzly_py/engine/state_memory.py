@@ -51,6 +51,9 @@ def parse_memory_size(value) -> int:
 
 def state_bytes(kernel) -> int:
     """The bytes of state ``kernel`` holds, as far as it can be measured cheaply."""
+    live = getattr(kernel, "live_kernels", None)
+    if live is not None:  # grouping="auto": both kernels while a switch is under way (regrouping.py)
+        return sum(state_bytes(k) for k in live())
     if isinstance(kernel, JoinKernel):
         return _join_table_bytes(kernel) + sum(b.nbytes for store in kernel.stores for _, b in store.batches)
     if not isinstance(kernel, WindowKernel) or kernel.gen.grouping is None \
