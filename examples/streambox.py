@@ -4,6 +4,7 @@
     grizzly run examples/streambox.py                    # the temporal join (the default query)
     grizzly run examples/streambox.py:windowed_filter    # values >= 900 counted per key
     grizzly run examples/streambox.py:median_per_key     # holistic: a value vector per key
+    grizzly run examples/streambox.py:topk_per_key       # top_k(value, 3): a list per key
     grizzly explain examples/streambox.py --pipelines
 
 The temporal join pairs the records of two streams with equal keys in the same window (a window
@@ -33,6 +34,7 @@ def _benchmark(name: str):
 windowed_filter = _benchmark("windowed-filter")
 sum_per_key = _benchmark("sum-per-key")
 median_per_key = _benchmark("median-per-key")
+topk_per_key = _benchmark("topk-per-key")
 unique_count_per_key = _benchmark("unique-count-per-key")
 avg_all = _benchmark("avg-all")
 

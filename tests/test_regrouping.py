@@ -81,7 +81,7 @@ def test_keys_growing_then_shrinking_switch_to_sort_and_back():
 
     def build(env):
         return arrow_stream(env, data, sizes=[500] * 24, bound=20).key_by("k").window(tumbling(100)).aggregate(
-            n=agg.count(), s=agg.sum(col("v")), m=agg.median(col("v")))
+            n=agg.count(), s=agg.sum(col("v")), m=agg.median(col("v")), t=agg.top_k(col("v"), 3))
     metrics = check(build, tiny(keys=50, confirm=2))
     history = layout_history(metrics)
     assert [h["grouping"] for h in history] == ["hash", "sort", "hash"]
