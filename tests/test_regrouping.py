@@ -201,6 +201,12 @@ def test_fixed_groupings_and_adaptive_false_do_not_switch():
         assert metrics["queries"][0]["pipelines"][0]["grouping"] == grouping
     _, metrics = run(build, False)
     assert layout_history(metrics) == []
+    # an explicit grouping with window_state="auto": the grouping stays, only the state may move
+    _, metrics = run(build, tiny(keys=2), parallelism=2, grouping="sort", window_state="auto")
+    assert layout_history(metrics) == [] and metrics["queries"][0]["pipelines"][0]["grouping"] == "sort"
+    _, metrics = run(build, tiny(keys=2, skew_share=1.01), parallelism=2, grouping="hash", window_state="auto")
+    assert {h["grouping"] for h in layout_history(metrics)} == {"hash"}
+    assert "window state" in layout_history(metrics)[0]["reason"]
 
 
 def test_bad_grouping_is_rejected():

@@ -208,6 +208,39 @@ def test_dataframe_input_and_count_windows(spark):
     assert metrics["queries"][0]["strategy"] == "whole"
 
 
+def test_joins_and_unions_of_dataframes_run_in_one_task(spark):
+    """Several DataFrames (and a DataFrame with a pushdown source) reach one task as one tagged
+    DataFrame; each is still one batch of its stream, as the embedded engine sees them here."""
+    left, right = _events(200, seed=1).combine_chunks(), _events(150, seed=2).combine_chunks()
+    third = _events(90, seed=3).combine_chunks()
+    dfs = {id(t): spark.createDataFrame(t) for t in (left, right, third)}
+
+    def join(source):
+        return lambda env: (source(env, left).join(source(env, right)).where("k").equal_to("k")
+                            .window(ASSIGNERS["tumbling"]))
+
+    def union(source):
+        return lambda env: (source(env, left).union(source(env, right), source(env, third))
+                            .key_by("g").window(ASSIGNERS["sliding"]).aggregate(n=agg.count(), s=agg.sum("i")))
+
+    def arrow(env, t):
+        return env.from_arrow(t, timestamp="ts")
+
+    def frame(env, t):
+        return env.from_spark(dfs[id(t)], timestamp="ts")
+    for build in (join, union):
+        expected, _ = embedded(build(arrow))
+        actual, metrics = on_spark(spark, build(frame))
+        assert_tables_equal(actual, as_types_of(expected, actual))
+        assert metrics["queries"][0]["strategy"] == "whole" and expected.num_rows > 0
+
+    def mixed(env):  # a DataFrame joined with an in-memory (pushdown) source
+        return frame(env, left).join(arrow(env, right)).where("k").equal_to("k").window(ASSIGNERS["tumbling"])
+    expected, _ = embedded(join(arrow))
+    actual, _ = on_spark(spark, mixed)
+    assert_tables_equal(actual, as_types_of(expected, actual))
+
+
 def test_dataframe_input_and_session_windows_split_by_key(spark):
     table = _events(400, disorder=300)
     df = spark.createDataFrame(table)
@@ -348,7 +381,8 @@ def test_unsupported_streaming_query_is_rejected_with_the_reason(spark, tmp_path
     pq.write_table(_events(10), tmp_path / "a.parquet")
     stream = spark.readStream.schema(spark.read.parquet(str(tmp_path)).schema).parquet(str(tmp_path))
     env = gz.StreamEnvironment.for_spark(spark)
-    q = env.from_spark(stream, timestamp="ts").key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count())
+    q = env.from_spark(stream, timestamp="ts").union(env.from_spark(stream, timestamp="ts")) \
+        .key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count())
     with pytest.raises(NotImplementedError, match="streaming"):
         q.to_spark()
 
@@ -415,6 +449,96 @@ def test_streaming_matches_the_embedded_engine_with_a_micro_batch_per_batch(spar
     assert expected.num_rows > 0
     assert_tables_equal(actual, spark_typed(expected))
     assert df.grizzly.metrics()["records_in"] == table.num_rows
+
+
+@pytest.mark.parametrize("kind", ["session", "count", "window-after-window"])
+def test_streaming_queries_in_stream_order_run_micro_batch_after_micro_batch(spark, tmp_path, kind):
+    """Sessions, count windows and a window after a window on a streaming DataFrame: the
+    sequential strategy (the query's state in Spark's state store), equal to the embedded engine
+    fed one batch per micro-batch, before the end of the input; then a restart from the
+    checkpoint with more files gives the uninterrupted run's rows."""
+    from grizzly_py.engine.incremental import IncrementalQuery
+    table = _events(400, seed=13, disorder=150)
+    first, rest = table.slice(0, 200), table.slice(200)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
+
+    def query(stream):
+        if kind == "session":
+            return stream.key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count(), s=agg.sum("i"),
+                                                                            m=agg.median("x"))
+        if kind == "count":
+            return stream.key_by("g").count_window(5, 2).aggregate(n=agg.count(), s=agg.sum("i"))
+        return stream.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count()) \
+            .key_by("n").window(TumblingEventTimeWindows.of(Time.milliseconds(2000))).aggregate(c=agg.count())
+
+    def expected_rows(batches) -> pa.Table:
+        node = query(gz.StreamEnvironment().from_arrow(batches, timestamp="ts", watermark=bound)).node
+        job = IncrementalQuery(Query(node))
+        try:
+            return pa.concat_tables([job.feed(b) for b in batches])
+        finally:
+            job.close()
+
+    def run(files_from: int, part: pa.Table):
+        _write_files(tmp_path / "in", part, 50, first=files_from)
+        schema = spark.read.parquet(str(tmp_path / "in")).schema
+        stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(tmp_path / "in"))
+        env = gz.StreamEnvironment.for_spark(spark)
+        df = query(env.from_spark(stream, timestamp="ts", watermark=bound)).to_spark()
+        assert df.grizzly.strategy == "sequential+stream"
+        _run_stream(df, str(tmp_path / "out"), str(tmp_path / "ck"))
+        return df
+    run(0, first)
+    df = run(4, rest)  # a restart: the state comes back from the checkpoint
+    expected = expected_rows(table.to_batches(max_chunksize=50))
+    actual = spark.read.parquet(str(tmp_path / "out")).toArrow().select(expected.schema.names)
+    assert expected.num_rows > 0
+    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+    assert df.grizzly.metrics()["records_in"] == rest.num_rows
+
+
+def test_rate_source_stream_matches_the_embedded_engine(spark, tmp_path):
+    """Spark's deterministic rate source (``rate-micro-batch``: 100 rows a micro-batch, the rows
+    of micro-batch ``b`` all at ``start + b`` seconds) through a tumbling window: the windows Spark's watermark closed equal the embedded
+    engine's over the same rows, one batch per micro-batch."""
+    import datetime
+    import time as clock
+    start_ms = 1_700_000_000_000
+    stream = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", 100) \
+        .option("startTimestamp", start_ms).option("advanceMillisPerBatch", 1000).load()
+
+    def query(source):
+        return source.with_columns(k=col("value") % 3).key_by("k") \
+            .window(TumblingEventTimeWindows.of(Time.milliseconds(2500))).aggregate(n=agg.count(), s=agg.sum("value"))
+    env = gz.StreamEnvironment.for_spark(spark)
+    df = query(env.from_spark(stream, timestamp="timestamp")).to_spark()
+    q = df.writeStream.format("parquet").option("path", str(tmp_path / "out")) \
+        .option("checkpointLocation", str(tmp_path / "ck")).outputMode("append") \
+        .trigger(processingTime="100 milliseconds").start()
+    deadline = clock.time() + 120
+    while (q.lastProgress is None or q.lastProgress["batchId"] < 4) and clock.time() < deadline:
+        clock.sleep(0.2)
+    q.stop()
+    rows = sum(p["numInputRows"] for p in q.recentProgress)
+    watermark = datetime.datetime.fromisoformat(q.lastProgress["eventTime"]["watermark"])
+    assert rows >= 400
+    values = np.arange(rows)
+    generated = pa.table({"timestamp": pa.array((start_ms + values // 100 * 1000) * 1000, pa.timestamp("us", "UTC")),
+                          "value": pa.array(values, pa.int64())})
+    local = gz.StreamEnvironment()
+    expected = query(local.from_arrow(generated.to_batches(max_chunksize=100), timestamp="timestamp"))
+    expected.collect("out")
+    expected = local.execute()["out"]
+    ends = expected.column("window_end").cast(pa.int64()).to_numpy() // 1000  # microseconds -> ms
+    expected = expected.filter(pa.array(ends <= int(watermark.timestamp() * 1000)))
+    actual = _read(spark, str(tmp_path / "out"), spark_typed(expected))
+    assert expected.num_rows >= 3
+    assert_tables_equal(actual, spark_typed(expected))
+
+
+def sorted_rows(table: pa.Table) -> pa.Table:
+    from grizzly_py.engine.kernels import sort_indices_nulls_last
+    return table.take(sort_indices_nulls_last(table, table.schema.names))
 
 
 def spark_typed(table: pa.Table) -> pa.Table:

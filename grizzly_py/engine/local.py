@@ -52,7 +52,7 @@ from .checkpoint import CheckpointConfig, Checkpointer
 from .join_kernel import JoinKernel
 from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, SharedBatch, WindowKernel, make_kernel,
                       output_arrow_schema)
-from .regrouping import Layout, RegroupingKernel
+from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .sinks import open_sink
 from .state_memory import check_state_memory
@@ -130,12 +130,14 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
     shared = window_state == "shared" and note is None
     if not isinstance(pipeline.input, SourceInput):
         workers = 1
-    choose = (grouping == "auto" or (window_state == "auto" and workers > 1)) and not shared
-    if choose and adaptive is not None and regrouping_unsupported(pipeline) is None:  # chosen as it runs
+    choose_grouping = grouping == "auto"
+    choose_state = window_state == "auto" and grouping != "sort" and state_choice_unsupported(pipeline, workers) is None
+    if (choose_grouping or choose_state) and not shared and adaptive is not None \
+            and regrouping_unsupported(pipeline) is None:  # the state layout is chosen as it runs
         def build(layout: Layout):
             shared_now = layout.window_state == "shared"
             return _kernel(pipeline, input_name, workers, shared_now, layout.grouping, adaptive)[1]
-        kernel = RegroupingKernel(pipeline, build, adaptive.settings, workers, grouping, window_state)
+        kernel = RegroupingKernel(pipeline, build, adaptive.settings, workers, choose_grouping, choose_state)
         gen = kernel.gen
         ms = (time.perf_counter() - start) * 1000
         return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note,

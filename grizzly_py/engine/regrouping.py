@@ -243,12 +243,12 @@ class _Pending:
 class RegroupingKernel:
     """A tumbling window pipeline's kernel whose layout is chosen while it runs (see the module
     docstring). ``build(layout)`` makes a window kernel of that ``Layout`` over the same pipeline;
-    ``grouping``/``window_state``: "auto" lets the controller choose that part of the layout (else
-    it stays as the initial layout has it); ``settings`` (``AdaptiveSettings``) give the crossing
-    points, cache size, skew share and confirmation."""
+    ``choose_grouping``/``choose_state``: the controller chooses that part of the layout (else it
+    stays as the initial layout has it: hash grouping, thread-local state); ``settings``
+    (``AdaptiveSettings``) give the crossing points, cache size, skew share and confirmation."""
 
     def __init__(self, pipeline: Pipeline, build: Callable[[Layout], object], settings, workers: int,
-                 grouping: str = "auto", window_state: str = "thread_local"):
+                 choose_grouping: bool = True, choose_state: bool = False):
         self.pipeline, self.build = pipeline, build
         self.background = settings.regroup_in_background
         self.layout = INITIAL
@@ -261,9 +261,9 @@ class RegroupingKernel:
             cache_bytes=cache, confirm_windows=confirm,
             min_keys=settings.sort_min_distinct_keys or SORT_MIN_DISTINCT_KEYS,
             min_keys_holistic=settings.sort_min_distinct_keys_holistic or SORT_MIN_DISTINCT_KEYS_HOLISTIC) \
-            if grouping == "auto" else None
+            if choose_grouping else None
         self.state_chooser = StateChooser(entry, cache, workers, confirm, settings.skew_share) \
-            if window_state == "auto" and workers > 1 and shared_state_unsupported(pipeline) is None else None
+            if choose_state and state_choice_unsupported(pipeline, workers) is None else None
         self.sampler = KeySampler(_key_columns(pipeline)) if self.state_chooser is not None else None
         self.retiring = None            # the previous kernel while its windows are still open
         self.boundary: int | None = None  # event times below it go to ``retiring``
@@ -490,6 +490,14 @@ class RegroupingKernel:
             p.result[0].close()
         for k in self.live_kernels():
             k.close()
+
+
+def state_choice_unsupported(pipeline: Pipeline, workers: int) -> str | None:
+    """Why ``window_state="auto"`` keeps ``pipeline``'s state thread-local, or None when the
+    controller may choose (tumbling windows, ``regrouping_unsupported``, come first)."""
+    if workers < 2:
+        return "one worker: nothing to share"
+    return shared_state_unsupported(pipeline)
 
 
 def _key_columns(pipeline: Pipeline) -> list[str] | None:
