@@ -536,6 +536,73 @@ def test_rate_source_stream_matches_the_embedded_engine(spark, tmp_path):
     assert_tables_equal(actual, spark_typed(expected))
 
 
+@settings(FEW, max_examples=max(2, FEW.max_examples // 2))  # a streaming job costs several seconds
+@given(query_cases(max_rows=30))
+def test_streaming_dataframe_matches_the_embedded_engine(spark, tmp_path_factory, case):
+    """Random queries over a streaming DataFrame (one Parquet file per non-empty batch, one file
+    per micro-batch), whatever strategy they take: stateless (all rows), partial (the windows
+    Spark's last watermark closed) or sequential (every row emitted before the end of the input)."""
+    import datetime
+
+    from grizzly_py.aggregates import AggregateOverflowError
+    from grizzly_py.engine.incremental import IncrementalQuery
+    shift = 1_000_000  # after the epoch: Spark's watermark starts there
+    def shifted(b):
+        ts = b.column("ts")
+        moved = pa.compute.add(ts.cast(pa.int64()), shift * (1 if pa.types.is_integer(ts.type) else
+                                                              {"s": 0, "ms": 1, "us": 1000, "ns": 10**6}[ts.type.unit]))
+        return b.set_column(b.schema.get_field_index("ts"), "ts", moved.cast(ts.type))
+    batches = [shifted(b) for b in case.batches() if b.num_rows]
+    assume(batches)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(case.bound_ms))
+
+    def build(source):
+        stream = source
+        for step in case.steps:
+            stream = step.apply(stream)
+        return stream
+    node = build(gz.StreamEnvironment().from_arrow(batches, timestamp="ts", watermark=bound)).node
+    try:
+        job = IncrementalQuery(Query(node))
+        try:
+            before_end = pa.concat_tables([job.feed(b) for b in batches])
+            everything = pa.concat_tables([before_end, job.finish()])
+        finally:
+            job.close()
+    except AggregateOverflowError:
+        assume(False)
+    directory = tmp_path_factory.mktemp("stream")
+    for i, b in enumerate(batches):
+        path = directory / "in" / f"part-{i:04d}.parquet"
+        path.parent.mkdir(exist_ok=True)
+        pq.write_table(pa.Table.from_batches([b]), path)
+        os.utime(path, (1_000_000 + i,) * 2)
+    stream = spark.readStream.schema(spark.read.parquet(str(directory / "in")).schema) \
+        .option("maxFilesPerTrigger", 1).parquet(str(directory / "in"))
+    df = build(gz.StreamEnvironment.for_spark(spark).from_spark(stream, timestamp="ts", watermark=bound)).to_spark()
+    q = _run_stream(df, str(directory / "out"), str(directory / "ck"))
+    out = directory / "out"
+    actual = spark.read.parquet(str(out)).toArrow() if any(out.glob("*.parquet")) else None
+    strategy = df.grizzly.strategy
+    if strategy == "stateless+stream":
+        expected = everything
+    elif strategy == "sequential+stream":
+        expected = before_end
+    else:
+        assert strategy == "partial+stream", strategy
+        assume("window_end" in everything.schema.names)
+        watermark = datetime.datetime.fromisoformat(q.lastProgress["eventTime"]["watermark"])
+        end = everything.column("window_end")
+        per_ms = {"s": 1 / 1000, "ms": 1, "us": 1000, "ns": 10**6}[end.type.unit] if pa.types.is_timestamp(end.type) else 1
+        ends = end.cast(pa.int64()).to_numpy() / per_ms
+        expected = everything.filter(pa.array(ends <= int(watermark.timestamp() * 1000)))
+    if actual is None:
+        assert expected.num_rows == 0
+        return
+    actual = actual.select(expected.schema.names)
+    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(spark_typed(expected), actual)))
+
+
 def sorted_rows(table: pa.Table) -> pa.Table:
     from grizzly_py.engine.kernels import sort_indices_nulls_last
     return table.take(sort_indices_nulls_last(table, table.schema.names))
