@@ -25,9 +25,9 @@ batches the snapshot had consumed. The restarted job thus writes exactly what an
 writes, in the same order. A snapshot of a different job (another plan, sink or parallelism) is
 refused with an error rather than restored.
 
-Every kernel kind of the default hash grouping is snapshotted; sort-based grouping
-(``grouping="sort"``) and any kind without an export (``state_snapshot.unsupported_reason``) make
-the job refuse to start, naming the pipeline.
+Every kernel kind is snapshotted, under hash and sort-based grouping (``sort_snapshot.py``); a kind
+without an export (``state_snapshot.unsupported_reason``: one added later) makes the job refuse
+to start, naming the pipeline.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ A checkpoint (``checkpoint.py``) holds, for every pipeline, what its kernel keep
   aggregate's value vector as its values, each key's session nodes (in list order) and each key's
   pane ring of a sliding count window; the string interner (string keys are ids in the entries);
   the sliding trigger's last watermark; the processing-time clock;
-- a join kernel: ``join_snapshot.py``; the shared window state: ``shared_snapshot.py``.
+- a join kernel: ``join_snapshot.py``; the shared window state: ``shared_snapshot.py``; sort-based
+  grouping (a window kernel's key/pointer arrays per pane, the sort-merge join): ``sort_snapshot.py``.
 
 Restoring writes the same entries into fresh tables allocated with the C allocator the runtime
 frees them with (libc ``calloc``/``malloc``): an entry goes to the slot its tag hashes to
@@ -20,9 +21,9 @@ most half full, so the compiled code finds and grows it as if it had inserted th
 The aggregate state words are copied bit for bit, so a restored window fires exactly the results
 the original would have (float sums included).
 
-Every kernel of the default hash grouping is covered; ``unsupported_reason`` names one that is not
-(sort-based grouping, or a kind added later without its export), and a job with checkpointing
-then refuses to start.
+Every kernel kind is covered, under hash and sort-based grouping; ``unsupported_reason`` names one
+that is not (a kind added later without its export), and a job with checkpointing then refuses
+to start.
 """
 
 from __future__ import annotations
@@ -49,13 +50,11 @@ def unsupported_reason(kernel) -> str | None:
     """Why ``kernel``'s state cannot be checkpointed (None: it can)."""
     if kernel is None or type(kernel) is ProjectKernel:
         return None
-    if getattr(kernel, "grouping", "hash") == "sort":
-        return "sort-based grouping (grouping='sort'; checkpoints need the default grouping='hash')"
     trigger = getattr(getattr(kernel, "gen", None), "trigger", None)
-    if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count", "shared"):
-        return None  # shared: shared_snapshot.py
-    if type(kernel).__name__ == "JoinKernel":
-        return None  # join_snapshot.py
+    if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count", "shared", "kpa"):
+        return None  # shared: shared_snapshot.py; kpa (sort-based grouping): sort_snapshot.py
+    if type(kernel).__name__ in ("JoinKernel", "SortMergeJoinKernel"):
+        return None  # join_snapshot.py, sort_snapshot.py
     return f"{type(kernel).__name__} (trigger {trigger!r})"
 
 
@@ -96,6 +95,9 @@ def _shape(kernel) -> _Shape:
 # export
 def export_kernel(kernel) -> dict:
     """Everything ``kernel`` keeps between batches, as JSON-able values and numpy arrays (copies)."""
+    if type(kernel).__name__ == "SortMergeJoinKernel":
+        from .sort_snapshot import export_sort_merge_join
+        return export_sort_merge_join(kernel)
     if type(kernel).__name__ == "JoinKernel":
         from .join_snapshot import export_join
         return export_join(kernel)
@@ -105,8 +107,12 @@ def export_kernel(kernel) -> dict:
     out = {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
            "batches_processed": kernel.batches_processed}
     if isinstance(kernel, WindowKernel):
-        shape = _shape(kernel)
-        out["blocks"] = [_export_block(kernel, state, shape) for state in kernel.states]
+        if kernel.gen.trigger == "kpa":  # sort-based grouping: key/pointer arrays per pane
+            from .sort_snapshot import export_kpa_block
+            out["blocks"] = [export_kpa_block(state, kernel.gen.kpa_row_words) for state in kernel.states]
+        else:
+            shape = _shape(kernel)
+            out["blocks"] = [_export_block(kernel, state, shape) for state in kernel.states]
         out["interner"] = export_strings(kernel.interner._values) if kernel.interner is not None else None
         out["previous_watermark"] = getattr(kernel, "previous_watermark", None)
         out["clock_last"] = kernel.clock.last if kernel.clock is not None else None
@@ -201,6 +207,9 @@ def import_strings(saved: dict) -> list[str]:
 def restore_kernel(kernel, saved: dict) -> None:
     """Load ``saved`` (from ``export_kernel`` of the same pipeline at the same parallelism) into
     ``kernel``, whose state blocks must be fresh (nothing processed yet)."""
+    if type(kernel).__name__ == "SortMergeJoinKernel":
+        from .sort_snapshot import restore_sort_merge_join
+        return restore_sort_merge_join(kernel, saved)
     if type(kernel).__name__ == "JoinKernel":
         from .join_snapshot import restore_join
         return restore_join(kernel, saved)
@@ -210,9 +219,14 @@ def restore_kernel(kernel, saved: dict) -> None:
     restore_counters(kernel, saved)
     if not isinstance(kernel, WindowKernel):
         return
-    shape = _shape(kernel)
-    for state, block in zip(kernel.states, saved["blocks"]):
-        _restore_block(state, block, shape)
+    if kernel.gen.trigger == "kpa":
+        from .sort_snapshot import restore_kpa_block
+        for state, block in zip(kernel.states, saved["blocks"]):
+            restore_kpa_block(state, block, kernel.gen.kpa_row_words, f"pipeline {kernel.gen.pipeline.id}")
+    else:
+        shape = _shape(kernel)
+        for state, block in zip(kernel.states, saved["blocks"]):
+            _restore_block(state, block, shape)
     if saved["interner"] is not None:
         values = import_strings(saved["interner"])
         kernel.interner._values = values
