@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codegen import abi
+from ..codegen.module import window_geometry
 from .kernels import ProjectKernel, WindowKernel
 
 COUNTER_WORDS = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE, abi.STATE_MAX_EVENT_TIME,
@@ -216,6 +217,8 @@ def restore_kernel(kernel, saved: dict) -> None:
     if getattr(kernel, "window_state", None) == "shared":
         from .shared_snapshot import restore_shared
         return restore_shared(kernel, saved)
+    if isinstance(kernel, WindowKernel) and len(saved["blocks"]) > len(kernel.states):
+        _make_room(kernel, len(saved["blocks"]))
     restore_counters(kernel, saved)
     if not isinstance(kernel, WindowKernel):
         return
@@ -236,6 +239,24 @@ def restore_kernel(kernel, saved: dict) -> None:
         kernel.previous_watermark = saved["previous_watermark"]
     if saved["clock_last"] is not None:
         kernel.clock.last = saved["clock_last"]
+
+
+def _make_room(kernel: WindowKernel, blocks: int) -> None:
+    """A snapshot taken at a higher parallelism holds more per-worker blocks of windows than
+    ``kernel`` has: the rest become idle blocks (no worker writes them; their windows fire merged
+    with the workers' ones, as under the parallelism that wrote them). Tumbling windows at
+    parallelism 1 fire one block without merging (``WindowKernel``): such a kernel takes the
+    merging trigger that several workers' tumbling windows use (``make_kernel``) first."""
+    from .kernels import SlidingWindowKernel
+    trigger = kernel.gen.trigger
+    if trigger not in ("tumbling", "panes", "kpa"):  # (the other window kernels keep one block)
+        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {blocks} state blocks of "
+                         f"{trigger!r} windows, the job {len(kernel.states)}")
+    if not isinstance(kernel, SlidingWindowKernel):
+        kernel.__class__ = SlidingWindowKernel  # same compiled units: the tumbling trigger has merge_emit
+        _, kernel.slide, kernel.pane = window_geometry(kernel.gen.pipeline.terminal.assigner)
+        kernel.previous_watermark = None
+    kernel.add_idle_blocks(blocks - len(kernel.states))
 
 
 def allocated(words: np.ndarray, zeroed: bool = False) -> int:
@@ -359,14 +380,23 @@ def directory_capacity(length: int) -> int:
 
 
 def restore_counters(kernel, saved: dict) -> None:
-    """The record counters of every state block and the batch count, as the snapshot has them."""
-    if len(saved["counters"]) != len(kernel.states):
-        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
-                         f"state blocks, the job {len(kernel.states)} (another parallelism?)")
-    for state, counters in zip(kernel.states, saved["counters"]):
-        for word, value in zip(COUNTER_WORDS, counters):
+    """The record counters of every state block and the batch count, as the snapshot has them. A
+    snapshot taken at another parallelism has another number of blocks: the kernel's first blocks
+    take the saved ones; more saved blocks than the kernel has are folded into its first (rows
+    added up, the largest event time, the earliest open window end), fewer leave the rest fresh.
+    (Window kernels whose blocks hold windows get idle blocks for them first: ``restore_kernel``.)"""
+    counters = [list(c) for c in saved["counters"]]
+    for extra in counters[len(kernel.states):]:
+        counters[0] = fold_counters(counters[0], extra)
+    for state, values in zip(kernel.states, counters):
+        for word, value in zip(COUNTER_WORDS, values):
             state[word] = value
     kernel.batches_processed = saved["batches_processed"]
+
+
+def fold_counters(a: list[int], b: list[int]) -> list[int]:
+    """The ``COUNTER_WORDS`` of two state blocks as one block's."""
+    return [a[0] + b[0], a[1] + b[1], a[2] + b[2], max(a[3], b[3]), min(a[4], b[4])]
 
 
 __all__ = ["COUNTER_WORDS", "allocated", "build_table", "directory_capacity", "export_kernel", "export_lists",
