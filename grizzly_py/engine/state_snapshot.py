@@ -21,6 +21,10 @@ most half full, so the compiled code finds and grows it as if it had inserted th
 The aggregate state words are copied bit for bit, so a restored window fires exactly the results
 the original would have (float sums included).
 
+A snapshot restores at another parallelism: thread-local window state has one block per worker,
+and blocks beyond the resumed job's workers become idle blocks whose windows fire merged with the
+workers' (``_make_room``); the record counters of other kernels are folded or spread.
+
 Every kernel kind is covered, under hash and sort-based grouping; ``unsupported_reason`` names one
 that is not (a kind added later without its export), and a job with checkpointing then refuses
 to start.
@@ -206,8 +210,10 @@ def import_strings(saved: dict) -> list[str]:
 # ----------------------------------------------------------------------------------------------
 # restore
 def restore_kernel(kernel, saved: dict) -> None:
-    """Load ``saved`` (from ``export_kernel`` of the same pipeline at the same parallelism) into
-    ``kernel``, whose state blocks must be fresh (nothing processed yet)."""
+    """Load ``saved`` (from ``export_kernel`` of the same pipeline, at any parallelism) into
+    ``kernel``, whose state blocks must be fresh (nothing processed yet). Per-worker window blocks
+    beyond the kernel's workers become idle blocks (``_make_room``); counters are folded or
+    spread (``restore_counters``)."""
     if type(kernel).__name__ == "SortMergeJoinKernel":
         from .sort_snapshot import restore_sort_merge_join
         return restore_sort_merge_join(kernel, saved)
