@@ -3,10 +3,10 @@
 For each kind whose memory sits outside the hash tables (session nodes, a sliding count window's
 pane rings, value vectors of holistic aggregates in session and count windows, a join's ref
 vectors and session nodes, sort grouping's key/pointer arrays and the sort-merge join's runs), a
-job whose state is almost all of that kind:
+job whose state sits mostly in that structure (besides, for joins, the input batches kept):
 
 - fails with ``StateMemoryLimitError`` naming its pipeline when the limit lies between what its
-  tables take and what it holds, at parallelism 1 and 2;
+  tables (and a join's kept batches) take and what it holds, at parallelism 1 and 2;
 - succeeds under a limit above what it holds;
 - and, measured directly, holds at least the bytes that structure must take (so the first test
   cannot pass on the tables alone).

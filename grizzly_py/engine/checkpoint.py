@@ -24,7 +24,7 @@ everything written after it (newer parts, in-progress parts) is removed; the sou
 batches the snapshot had consumed. The restarted job thus writes exactly what an uninterrupted run
 writes, in the same order. A snapshot of a different job (another plan or sink) is refused with an
 error rather than restored; one of the same job at another parallelism is restored, its per-worker
-state blocks merged or split (``state_snapshot.restore_kernel``).
+state blocks spread over the workers' blocks and idle ones (``state_snapshot.restore_kernel``).
 
 Every kernel kind is snapshotted, under hash and sort-based grouping (``sort_snapshot.py``); a kind
 without an export (``state_snapshot.unsupported_reason``: one added later) makes the job refuse
@@ -86,8 +86,8 @@ def job_fingerprint(runs, parallelism: int) -> str:
 
 def job_shape(runs) -> str:
     """``job_fingerprint`` without the parallelism: a snapshot with the same shape restores at
-    another parallelism (``state_snapshot.restore_kernel`` merges or splits the per-worker state
-    blocks). Tumbling windows' kernel differs by parallelism (``make_kernel``) but not their state."""
+    another parallelism (``state_snapshot.restore_kernel`` spreads the per-worker state blocks).
+    Tumbling windows' kernel class differs by parallelism (``make_kernel``), their state does not."""
     from .kernels import SlidingWindowKernel
 
     def kind(kernel) -> str:
