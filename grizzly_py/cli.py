@@ -82,8 +82,9 @@ def main():
 @click.option("--asm", "show_asm", is_flag=True, help="machine code for this CPU")
 @click.option("--variant", type=click.Choice(["generic", "instrumented", "optimized"]), default="generic",
               help="which code variant to show")
-@click.option("--grouping", type=click.Choice(["hash", "sort"]), default=None,
-              help="window grouping: hash tables or sorted key/pointer arrays (default: as the environment says)")
+@click.option("--grouping", type=click.Choice(["auto", "hash", "sort"]), default=None,
+              help="window grouping: chosen while running, hash tables or sorted key/pointer arrays "
+                   "(default: as the environment says)")
 def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, variant, grouping):
     """Show how FILE[:NAME] is compiled (default: plan and pipelines)."""
     from .codegen.module import generate_pipeline
@@ -92,7 +93,7 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
     from .plan import Query
 
     stream = load_query(target)
-    grouping = grouping or getattr(stream.env, "grouping", "hash")
+    grouping = grouping or getattr(stream.env, "grouping", "auto")
     if not any((show_plan, show_pipelines, show_ir, show_ir_opt, show_asm)):
         show_plan = show_pipelines = True
     if show_plan:
@@ -151,8 +152,9 @@ def variant_options(pipeline, variant: str):
 @click.argument("target")
 @click.option("--parallelism", default=None, help="worker threads, or 'auto' (default: as the query's environment says)")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local")
-@click.option("--window-state", type=click.Choice(["thread_local", "shared"]), default=None,
-              help="window state under parallelism: per-worker states merged at fire, or one atomic state")
+@click.option("--window-state", type=click.Choice(["thread_local", "shared", "auto"]), default=None,
+              help="window state under parallelism: per-worker states merged at fire, one atomic state, "
+                   "or chosen while running")
 @click.option("--trace", is_flag=True, help="print each pipeline's variant history")
 @click.option("--limit", default=20, show_default=True, help="result rows to print")
 @click.option("--json", "as_json", is_flag=True, help="print metrics as JSON")
@@ -201,6 +203,9 @@ def print_trace(metrics: dict) -> None:
             for h in p["variant_history"]:
                 table.add_row(f"{h['at_s']:.3f}", f"{h['at_record']:,}", h["stage"], f"{h['records']:,}", h["reason"])
             console.print(table)
+            for h in p.get("layout_history", [])[1:]:  # grouping/window_state="auto": its switches
+                console.print(f"  {h['at_s']:.3f} s: layout -> {h['grouping']} grouping, {h['window_state']} state "
+                              f"from event time {h['boundary']:,} on ({h['reason']})")
 
 
 def _bench_modules():

@@ -50,7 +50,7 @@ class StreamEnvironment:
     """The embedded engine's environment."""
 
     def __init__(self, parallelism: int | str = 1, adaptive: bool = True, window_state: str = "thread_local",
-                 grouping: str = "hash", state_memory_limit: int | str | None = None):
+                 grouping: str = "auto", state_memory_limit: int | str | None = None):
         self.adaptive = adaptive
         self.state_memory_limit = None
         self.checkpoint = None  # a CheckpointConfig once enable_checkpointing is called
@@ -61,10 +61,14 @@ class StreamEnvironment:
     def configure(self, parallelism: int | str | None = None, window_state: str | None = None,
                   grouping: str | None = None, state_memory_limit: int | str | None = None) -> "StreamEnvironment":
         """Change how jobs run (the queries stay as they are). ``window_state``: "thread_local"
-        (per-worker states merged when windows fire) or "shared" (one state updated atomically,
-        for the window pipelines that support it: docs/architecture.md). ``grouping``: "hash"
-        (default) or "sort" (tumbling and sliding windows group by sorting key/pointer arrays;
-        docs/architecture.md, "Sort-based grouping"). ``state_memory_limit``: bytes (or a size such
+        (per-worker states merged when windows fire), "shared" (one state updated atomically,
+        for the window pipelines that support it: docs/architecture.md) or "auto" (tumbling
+        windows switch between the two at window boundaries by key count and skew; docs/adaptive.md). ``grouping``: "auto"
+        (default: tumbling event-time windows start with hash tables and the adaptive controller
+        switches between hash and sort grouping at window boundaries from the distinct keys the
+        fired windows held; other windows use hash; docs/adaptive.md), "hash", or "sort" (tumbling
+        and sliding windows group by sorting key/pointer arrays; docs/architecture.md, "Sort-based
+        grouping"). ``state_memory_limit``: bytes (or a size such
         as ``"512m"``) of window/join state a job may hold before it fails with
         ``StateMemoryLimitError`` (docs/fault_tolerance.md)."""
         if parallelism is not None:
@@ -72,12 +76,12 @@ class StreamEnvironment:
                 raise ValueError(f"parallelism must be a positive int or 'auto', got {parallelism!r}")
             self.parallelism = parallelism
         if window_state is not None:
-            if window_state not in ("thread_local", "shared"):
-                raise ValueError(f"window_state must be 'thread_local' or 'shared', got {window_state!r}")
+            if window_state not in ("thread_local", "shared", "auto"):
+                raise ValueError(f"window_state must be 'thread_local', 'shared' or 'auto', got {window_state!r}")
             self.window_state = window_state
         if grouping is not None:
-            if grouping not in ("hash", "sort"):
-                raise ValueError(f"grouping must be 'hash' or 'sort', got {grouping!r}")
+            if grouping not in ("auto", "hash", "sort"):
+                raise ValueError(f"grouping must be 'auto', 'hash' or 'sort', got {grouping!r}")
             self.grouping = grouping
         if state_memory_limit is not None:
             from .engine.state_memory import parse_memory_size

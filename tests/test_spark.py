@@ -208,6 +208,39 @@ def test_dataframe_input_and_count_windows(spark):
     assert metrics["queries"][0]["strategy"] == "whole"
 
 
+def test_joins_and_unions_of_dataframes_run_in_one_task(spark):
+    """Several DataFrames (and a DataFrame with a pushdown source) reach one task as one tagged
+    DataFrame; each is still one batch of its stream, as the embedded engine sees them here."""
+    left, right = _events(200, seed=1).combine_chunks(), _events(150, seed=2).combine_chunks()
+    third = _events(90, seed=3).combine_chunks()
+    dfs = {id(t): spark.createDataFrame(t) for t in (left, right, third)}
+
+    def join(source):
+        return lambda env: (source(env, left).join(source(env, right)).where("k").equal_to("k")
+                            .window(ASSIGNERS["tumbling"]))
+
+    def union(source):
+        return lambda env: (source(env, left).union(source(env, right), source(env, third))
+                            .key_by("g").window(ASSIGNERS["sliding"]).aggregate(n=agg.count(), s=agg.sum("i")))
+
+    def arrow(env, t):
+        return env.from_arrow(t, timestamp="ts")
+
+    def frame(env, t):
+        return env.from_spark(dfs[id(t)], timestamp="ts")
+    for build in (join, union):
+        expected, _ = embedded(build(arrow))
+        actual, metrics = on_spark(spark, build(frame))
+        assert_tables_equal(actual, as_types_of(expected, actual))
+        assert metrics["queries"][0]["strategy"] == "whole" and expected.num_rows > 0
+
+    def mixed(env):  # a DataFrame joined with an in-memory (pushdown) source
+        return frame(env, left).join(arrow(env, right)).where("k").equal_to("k").window(ASSIGNERS["tumbling"])
+    expected, _ = embedded(join(arrow))
+    actual, _ = on_spark(spark, mixed)
+    assert_tables_equal(actual, as_types_of(expected, actual))
+
+
 def test_dataframe_input_and_session_windows_split_by_key(spark):
     table = _events(400, disorder=300)
     df = spark.createDataFrame(table)

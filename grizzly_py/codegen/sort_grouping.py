@@ -23,7 +23,8 @@ statistics; ``grouping_summary`` is what ``grizzly explain --pipelines`` prints.
 
 from __future__ import annotations
 
-from ..physical.pipelines import Pipeline, WindowTerminal
+from ..expressions import Column
+from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .module import (HOLISTIC, CodegenOptions, GeneratedPipeline, KernelCode, _lines, _Obj,
@@ -41,6 +42,21 @@ def sort_unsupported(pipeline: Pipeline) -> str | None:
         return "not a window aggregate"
     if t.assigner.kind not in SORT_WINDOW_KINDS:
         return f"{t.assigner.kind.replace('_', ' ')} windows group by hash only"
+    return None
+
+
+def regrouping_unsupported(pipeline: Pipeline) -> str | None:
+    """Why ``pipeline``'s grouping stays fixed under ``grouping="auto"`` (``engine/regrouping.py``),
+    or None when the adaptive controller may switch it between hash and sort."""
+    why = sort_unsupported(pipeline)
+    if why is not None:
+        return why
+    kind = pipeline.terminal.assigner.kind
+    if kind != "tumbling":
+        return (f"{kind.replace('_', ' ')} windows keep hash grouping under grouping='auto' "
+                "(a switch at a time boundary would split windows between two kernels)")
+    if not isinstance(pipeline.input, SourceInput) or not isinstance(pipeline.event_time, Column):
+        return "the event time is not a column of the source (records cannot be routed by it)"
     return None
 
 
@@ -126,23 +142,27 @@ SORT_MIN_DISTINCT_KEYS_HOLISTIC = 200_000
 
 
 def choose_grouping(distinct_keys: int | None, state_bytes: int | None, cache_bytes: int,
-                    aggregate_kinds=()) -> tuple[str, str]:
+                    aggregate_kinds=(), thresholds: tuple[int, int] | None = None) -> tuple[str, str]:
     """("hash" | "sort", reason) for a window pipeline, from profiled statistics: the distinct
     keys per window (an estimate), the bytes its hash state takes (None: unknown), the last-level
     cache size, and the aggregate functions. Hash grouping wins while its table stays in cache
     (one probe per record); once the keys are many every probe misses, and sorting, whose passes
     stream through memory, wins (StreamBox-HBM, figure 2). Holistic aggregates keep every value
-    on both paths (a vector per key on the hash path), which makes sorting win much earlier."""
+    on both paths (a vector per key on the hash path), which makes sorting win much earlier.
+    ``thresholds``: (decomposable, holistic) distinct-key crossing points in place of the
+    measured ones (``AdaptiveSettings``: tests, other hosts)."""
     if distinct_keys is None:
         return "hash", "no distinct-key estimate yet"
     holistic = [k for k in aggregate_kinds if k in HOLISTIC]
     if not holistic and state_bytes is not None and state_bytes <= cache_bytes:
         return "hash", f"state of {state_bytes:,} bytes fits the {cache_bytes:,}-byte cache"
-    threshold = SORT_MIN_DISTINCT_KEYS_HOLISTIC if holistic else SORT_MIN_DISTINCT_KEYS
+    plain, with_holistic = thresholds or (SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC)
+    threshold = with_holistic if holistic else plain
+    source = "measured" if thresholds is None else "configured"
     kind = f"holistic aggregates ({', '.join(holistic)})" if holistic else "decomposable aggregates"
     if distinct_keys >= threshold:
-        return "sort", f"{distinct_keys:,} distinct keys >= {threshold:,} measured crossing point for {kind}"
-    return "hash", f"{distinct_keys:,} distinct keys < {threshold:,} measured crossing point for {kind}"
+        return "sort", f"{distinct_keys:,} distinct keys >= {threshold:,} {source} crossing point for {kind}"
+    return "hash", f"{distinct_keys:,} distinct keys < {threshold:,} {source} crossing point for {kind}"
 
 
 def grouping_summary(pipeline: Pipeline, options: CodegenOptions | None = None) -> str | None:
@@ -165,6 +185,22 @@ def grouping_summary(pipeline: Pipeline, options: CodegenOptions | None = None) 
 
 def explain_grouping(pipelines, grouping: str = "hash") -> str:
     """The grouping lines that ``grizzly explain --pipelines`` appends (empty without windows)."""
-    options = CodegenOptions(grouping=grouping)
-    lines = [line for p in pipelines if (line := grouping_summary(p, options)) is not None]
+    if grouping == "auto":
+        lines = [line for p in pipelines if (line := _auto_summary(p)) is not None]
+    else:
+        options = CodegenOptions(grouping=grouping)
+        lines = [line for p in pipelines if (line := grouping_summary(p, options)) is not None]
     return "".join(["\ngrouping:"] + [f"\n  {line}" for line in lines]) if lines else ""
+
+
+def _auto_summary(pipeline: Pipeline) -> str | None:
+    """The ``grouping="auto"`` line of one pipeline (None without grouping)."""
+    if not isinstance(pipeline.terminal, WindowTerminal):
+        return None
+    why_not = regrouping_unsupported(pipeline)
+    if why_not is not None:
+        return f"pipeline {pipeline.id}: hash grouping (auto: {why_not})"
+    return (f"pipeline {pipeline.id}: auto: hash grouping first; the adaptive controller switches to sort "
+            f"grouping at a window boundary once fired windows hold >= {SORT_MIN_DISTINCT_KEYS:,} distinct "
+            f"keys ({SORT_MIN_DISTINCT_KEYS_HOLISTIC:,} with holistic aggregates) and the hash table outgrows "
+            f"the cache, and back (metrics: layout_history)")

@@ -58,6 +58,14 @@ class AdaptiveSettings:
     wait_for_compile: bool = False     # tests: switch as soon as a stage is due, waiting for its
                                        # compile (deterministic stage lengths)
     specializer: Callable | None = None  # tests: replaces codegen.specialize.specialize
+    # grouping="auto", window_state="auto" (engine/regrouping.py): a tumbling window's state layout
+    grouping_confirm_windows: int = 2  # fired windows in a row that must favour the other grouping
+    sort_min_distinct_keys: int | None = None  # crossing points (distinct keys per window); None:
+    sort_min_distinct_keys_holistic: int | None = None  # those bench/grouping.py measured
+    cache_bytes: int | None = None     # None: the host's last-level cache
+    regroup_in_background: bool = True  # tests: False builds the other kernel on the driver's thread
+    skew_share: float = 0.1            # window_state="auto": a key with this share of the records
+                                       # keeps thread-local state (Grizzly 7.4.3: contention from 10%)
 
 
 @dataclass

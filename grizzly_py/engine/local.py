@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 from ..codegen import abi
 from ..codegen.module import WINDOW_STATES, CodegenOptions, GeneratedPipeline, generate_pipeline
 from ..codegen.shared_window import shared_state_unsupported
+from ..codegen.sort_grouping import regrouping_unsupported
 from ..environment import JobResult
 from ..expressions import Column, ProcessingTime
 from ..physical.pipelines import (JoinInput, JoinTerminal, PhysicalPlan, Pipeline, ProjectTerminal, SourceInput,
@@ -51,9 +52,13 @@ from .checkpoint import CheckpointConfig, Checkpointer
 from .join_kernel import JoinKernel
 from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, SharedBatch, WindowKernel, make_kernel,
                       output_arrow_schema)
+from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .sinks import open_sink
 from .state_memory import check_state_memory
+
+WINDOWS = (WindowKernel, RegroupingKernel)            # kernels of window aggregates
+STATEFUL = (WindowKernel, RegroupingKernel, JoinKernel)  # kernels with windows that fire
 
 
 @dataclass
@@ -76,19 +81,20 @@ class PipelineRun:
         k = self.kernel
         late = k.counter(abi.STATE_LATE) if k is not None else 0
         filtered = k.counter(abi.STATE_FILTERED) if k is not None else 0
-        window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WindowKernel) else None
+        window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WINDOWS) else None
         controller = getattr(k, "controller", None)
         if controller is not None:
             history, variant = controller.variant_history(), controller.current.stage
         else:
-            history = [{"stage": "generic", "reason": self.generic_note or "initial", "at_s": 0.0,
+            note = getattr(k, "generic_note", None) or self.generic_note  # (a regrouped kernel's own)
+            history = [{"stage": "generic", "reason": note or "initial", "at_s": 0.0,
                         "at_record": 0, "records": self.rows_in}]
             variant = "generic"
         for h in history:
             h["window_state"] = window_state
         out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
                "variant": variant, "window_state": window_state,
-               "grouping": getattr(k, "grouping", "hash") if isinstance(k, (WindowKernel, JoinKernel)) else None,
+               "grouping": getattr(k, "grouping", "hash") if isinstance(k, STATEFUL) else None,
                "rows_in": self.rows_in, "rows_out": self.rows_out,
                "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
@@ -99,6 +105,8 @@ class PipelineRun:
             out["window_state_fallback"] = self.window_state_note
         if window_state == "shared":
             out["shared_state"] = k.metrics()
+        if isinstance(k, RegroupingKernel):
+            out["layout_history"] = k.layout_history()
         return out
 
 
@@ -116,17 +124,42 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
         join = (SortMergeJoinKernel if sort_merge else JoinKernel)(pipeline, input_name)
         return PipelineRun(pipeline, join.gen, join, join.codegen_ms, join.schema)
     start = time.perf_counter()
-    options, note = None, None
+    note = None
     if window_state == "shared" and not isinstance(pipeline.terminal, ProjectTerminal):
         note = shared_state_unsupported(pipeline)
-        options = CodegenOptions(window_state="shared") if note is None else None
-    if grouping != "hash" and options is None:  # sort grouping where supported (codegen/sort_grouping.py)
-        options = CodegenOptions(grouping=grouping)
-    gen = generate_pipeline(pipeline, options)
-    ms = (time.perf_counter() - start) * 1000
-    t = pipeline.terminal
+    shared = window_state == "shared" and note is None
     if not isinstance(pipeline.input, SourceInput):
         workers = 1
+    choose_grouping = grouping == "auto"
+    choose_state = window_state == "auto" and grouping != "sort" and state_choice_unsupported(pipeline, workers) is None
+    if (choose_grouping or choose_state) and not shared and adaptive is not None \
+            and regrouping_unsupported(pipeline) is None:  # the state layout is chosen as it runs
+        def build(layout: Layout):
+            shared_now = layout.window_state == "shared"
+            return _kernel(pipeline, input_name, workers, shared_now, layout.grouping, adaptive)[1]
+        kernel = RegroupingKernel(pipeline, build, adaptive.settings, workers, choose_grouping, choose_state)
+        gen = kernel.gen
+        ms = (time.perf_counter() - start) * 1000
+        return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note,
+                           generic_note=generic_only(gen, True))
+    gen, kernel, generic_note = _kernel(pipeline, input_name, workers, shared,
+                                        "hash" if grouping == "auto" else grouping, adaptive)
+    ms = (time.perf_counter() - start) * 1000
+    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note,
+                       generic_note=generic_note)
+
+
+def _kernel(pipeline: Pipeline, input_name: str, workers: int, shared: bool, grouping: str,
+            adaptive: Adaptivity | None):
+    """(generated code, kernel or None, why it has one variant) of a pipeline that is not a join:
+    a shared window state, hash or sort grouping; adaptive when it has variants."""
+    options = None
+    if shared:
+        options = CodegenOptions(window_state="shared")
+    elif grouping != "hash":  # sort grouping where supported (codegen/sort_grouping.py)
+        options = CodegenOptions(grouping=grouping)
+    gen = generate_pipeline(pipeline, options)
+    t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
         kernel = None if (not pipeline.filters and t.is_identity(pipeline.input_schema)) \
             else ProjectKernel(gen, input_name, workers)
@@ -135,8 +168,7 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
     generic_note = generic_only(gen, adaptive is not None)
     if kernel is not None and generic_note is None:
         kernel.make_adaptive(adaptive.settings, adaptive.counters)
-    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note,
-                       generic_note=generic_note)
+    return gen, kernel, generic_note
 
 
 def _resume(kernel: WindowKernel, batch: pa.RecordBatch, watermark: int, rest: int | None, where: tuple[int, int]) -> None:
@@ -242,7 +274,7 @@ class QueryRun:
             self.readers[id(pipelines[pid].input.source)].append(pid)
         self.clocks = {id(s): SourceClock(s, self._tracker(s)) for s in self.sources}
         # watermarks matter only to windows; a query without any skips them
-        self.has_windows = any(isinstance(r.kernel, (WindowKernel, JoinKernel)) for r in self.runs)
+        self.has_windows = any(isinstance(r.kernel, STATEFUL) for r in self.runs)
         self.sink_schema = self.runs[-1].output_schema
         self.sink = sink_factory(query.sink, self.sink_schema)  # checkpointing: part files (checkpoint.py)
         self.records_in = 0
@@ -268,7 +300,7 @@ class QueryRun:
         for pid in self.readers[id(source)]:
             run = self.runs[pid]
             event_time = run.pipeline.event_time
-            if isinstance(run.kernel, WindowKernel) and isinstance(event_time, Column) \
+            if isinstance(run.kernel, WINDOWS) and isinstance(event_time, Column) \
                     and event_time.name == source.timestamp:
                 return run.kernel
         return None
@@ -286,7 +318,7 @@ class QueryRun:
             return None
         run = self.runs[readers[0]]
         k = run.kernel
-        if not (isinstance(k, WindowKernel) and k.workers > 1 and isinstance(run.pipeline.event_time, Column)):
+        if not (isinstance(k, WINDOWS) and k.workers > 1 and isinstance(run.pipeline.event_time, Column)):
             return None
         if getattr(k, "pane", None) != k.window_size:  # tumbling, thread-local (merging) or shared
             return None
@@ -362,7 +394,7 @@ class QueryRun:
         except BaseException:
             pass  # the job's own error matters more
         for r in self.runs:
-            if isinstance(r.kernel, (WindowKernel, JoinKernel)):
+            if isinstance(r.kernel, STATEFUL):
                 try:
                     r.kernel.close()
                 except Exception:  # keep freeing the others; the job's own error matters more
@@ -546,7 +578,7 @@ class QueryRun:
         """Move the watermarks through the pipelines, producers first, firing complete windows."""
         for i, run in enumerate(self.runs):
             upstream = self._input_watermark(run.pipeline)
-            if not isinstance(run.kernel, (WindowKernel, JoinKernel)):
+            if not isinstance(run.kernel, STATEFUL):
                 run.watermark = max(run.watermark, upstream)  # stateless: its input's watermark
                 continue
             if isinstance(run.pipeline.event_time, ProcessingTime) and upstream != abi.INT64_MAX:
@@ -579,7 +611,7 @@ _END = object()
 
 
 def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: str = "thread_local",
-            grouping: str = "hash", checkpoint: CheckpointConfig | None = None,
+            grouping: str = "auto", checkpoint: CheckpointConfig | None = None,
             state_memory_limit: int | None = None) -> JobResult:
     """Run queries to the end of their bounded inputs. Each source is read once, and each of its
     batches is fed to every query that reads it (so one-shot iterators serve several sinks).
@@ -595,12 +627,15 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
     workers = auto_parallelism() if parallelism == "auto" else int(parallelism)
     if workers < 1:
         raise ValueError(f"parallelism must be a positive integer or 'auto', got {parallelism!r}")
-    if window_state not in WINDOW_STATES:
-        raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {window_state!r}")
+    if window_state not in WINDOW_STATES + ("auto",):
+        raise ValueError(f"window_state must be one of {WINDOW_STATES + ('auto',)}, got {window_state!r}")
     pool = WorkerPool(workers) if workers > 1 else None
     cost = CostModel()
     adaptivity = Adaptivity.open(adaptive)
     checkpoints = Checkpointer(checkpoint, workers) if checkpoint is not None else None
+    if checkpoints is not None:  # a snapshot holds one kernel per pipeline: no switch under way (regrouping.py)
+        grouping = "hash" if grouping == "auto" else grouping
+        window_state = "thread_local" if window_state == "auto" else window_state
     try:
         for i, q in enumerate(queries):
             runs.append(QueryRun(q, pool, cost, window_state, adaptivity, grouping,

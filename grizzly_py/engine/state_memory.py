@@ -61,6 +61,9 @@ def state_bytes(kernel) -> int:
     """The bytes of state ``kernel`` holds: what its state blocks point to (tables, directories,
     value vectors, session nodes, pane rings, key/pointer arrays, ref vectors) and the Arrow
     batches a join keeps (module docstring)."""
+    live = getattr(kernel, "live_kernels", None)
+    if live is not None:  # grouping="auto": both kernels while a switch is under way (regrouping.py)
+        return sum(state_bytes(k) for k in live())
     from .sort_kernel import SortMergeJoinKernel  # (sort_kernel imports this package's join kernel)
     if isinstance(kernel, SortMergeJoinKernel):
         return sum(kpa_bytes(k.state, kernel.row_words) for k in kernel.sides) + _kept_batch_bytes(kernel)

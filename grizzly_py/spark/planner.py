@@ -11,8 +11,9 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   finishes the aggregates (holistic ones included); a last single-task stage puts the window
   results in the embedded engine's order (window_end, then keys) and runs the rest of the query
   (windows of window results, filters after an aggregation) on the embedded engine.
-- ``whole`` (count windows, session windows, unions, several sources): the query is not split;
-  one task runs it on the embedded engine.
+- ``whole`` (count windows, session windows, unions, joins, several sources): the query is not
+  split; one task runs it on the embedded engine (several DataFrames reach it as one tagged
+  DataFrame, each still one batch of its stream).
 
 Streaming DataFrames take the ``partial`` strategy with Spark's stateful merge instead of the
 merge stage (``streaming.py``), or ``stateless``.
@@ -387,36 +388,80 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
 
 
 def _whole(spark, shipped, physical, sources, acc, frames=None):
+    """The whole query in one task on the embedded engine. Spark DataFrames reach it through one
+    ``mapInArrow`` (several of them, for a join or union, as one tagged DataFrame: ``_tagged``);
+    pushdown sources are read in the task."""
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    frames = frames or {}
     dataframes = [s for s in sources if isinstance(s, SparkSource)]
-    if dataframes:
-        if len(sources) != 1:
-            raise NotImplementedError("a query over a Spark DataFrame and other sources (a union or join) "
-                                      "does not run on Spark yet")
-        src = dataframes[0]
-        name = src.name  # the closure must not hold the DataFrame
-
-        def whole_df(it):
-            batches = [b for b in it if b.num_rows]
-            one = pa.Table.from_batches(batches, schema=batches[0].schema).combine_chunks().to_batches()[0] \
-                if batches else None  # a batch DataFrame is one batch of the stream
-            out = worker.run_embedded(shipped, {name: [one] if one is not None else []}, "whole", acc)
-            yield from to_spark_batches(out, final_schema)
-        df = (frames or {}).get(name, src.df).coalesce(1).mapInArrow(whole_df, spark_struct(final_schema))
-        return df, SparkJob(shipped.plan_id, "whole", "dataframe", False, acc)
     master = spark.sparkContext.master
-    splits = {s.name: plan_splits(s, 1, None, local_master=master.startswith("local")) for s in sources}
+    files = {s.name: plan_splits(s, 1, None, local_master=master.startswith("local"))
+             for s in sources if not isinstance(s, SparkSource)}
+    schemas = {s.name: s.arrow_schema for s in dataframes}  # the closure must not hold DataFrames
 
     def whole_fn(it):
-        for _ in it:
-            pass
+        batches = [b for b in it if b.num_rows]
+        feeds = _untagged(batches, schemas) if len(schemas) > 1 else \
+            {name: _one_batch(batches) for name in schemas}
         rejected: dict = {}
-        feeds = {name: (b for sp in parts for b in read_split(sp, rejected)) for name, parts in splits.items()}
+        feeds.update({name: (b for sp in parts for b in read_split(sp, rejected)) for name, parts in files.items()})
         out = worker.run_embedded(shipped, feeds, "whole", acc)
         worker.report_rejected(acc, rejected)
         yield from to_spark_batches(out, final_schema)
-    df = spark.range(0, 1, 1, 1).mapInArrow(whole_fn, spark_struct(final_schema))
-    return df, SparkJob(shipped.plan_id, "whole", "pushdown", False, acc)
+    if not dataframes:
+        df = spark.range(0, 1, 1, 1).mapInArrow(whole_fn, spark_struct(final_schema))
+    elif len(dataframes) == 1:
+        df = frames.get(dataframes[0].name, dataframes[0].df).coalesce(1).mapInArrow(whole_fn, spark_struct(final_schema))
+    else:
+        df = _tagged(dataframes).coalesce(1).mapInArrow(whole_fn, spark_struct(final_schema))
+    return df, SparkJob(shipped.plan_id, "whole", "dataframe" if dataframes else "pushdown", False, acc)
+
+
+TAG = "__gz_source"
+
+
+def _tagged_name(index: int, column: str) -> str:
+    return f"__gz{index}_{column}"
+
+
+def _tagged(dataframes: list[SparkSource]):
+    """One DataFrame carrying the rows of several: column ``TAG`` says which source a row is of,
+    source ``i``'s column ``c`` is ``__gz<i>_<c>`` (null in the other sources' rows)."""
+    from pyspark.sql import functions as F
+    parts = []
+    for i, src in enumerate(dataframes):
+        columns = [F.lit(i).alias(TAG)]
+        for j, other in enumerate(dataframes):
+            for field in other.df.schema.fields:
+                value = F.col(f"`{field.name}`") if i == j else F.lit(None).cast(field.dataType)
+                columns.append(value.alias(_tagged_name(j, field.name)))
+        parts.append(src.df.select(*columns))
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.unionByName(part)
+    return out
+
+
+def _untagged(batches: list[pa.RecordBatch], schemas: dict[str, pa.Schema]) -> dict[str, list[pa.RecordBatch]]:
+    """Each source's rows of the tagged DataFrame (``_tagged``), as the source's one batch."""
+    if not batches:
+        return {name: [] for name in schemas}
+    table = pa.Table.from_batches(batches)
+    tags = table.column(TAG)
+    feeds = {}
+    for i, (name, schema) in enumerate(schemas.items()):
+        rows = table.filter(pc.equal(tags, i))
+        columns = [rows.column(_tagged_name(i, f.name)).cast(f.type) for f in schema]
+        one = pa.Table.from_arrays(columns, schema=schema).combine_chunks().to_batches()
+        feeds[name] = [one[0]] if one and one[0].num_rows else []
+    return feeds
+
+
+def _one_batch(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:
+    """A batch DataFrame is one batch of the stream."""
+    if not batches:
+        return []
+    return pa.Table.from_batches(batches, schema=batches[0].schema).combine_chunks().to_batches()[:1]
 
 
 def collect(df, expected: pa.Schema) -> pa.Table:
