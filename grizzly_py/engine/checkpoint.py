@@ -384,17 +384,19 @@ class Checkpointer:
                 "write_ms_median": median(self.write_ms)}
 
 
-def _export_query(qr) -> dict:
+def export_query_state(qr) -> dict:
+    """A ``QueryRun``'s state between rounds, its sink aside: records and batches counted, the
+    sources' clocks, each pipeline's watermark, counters and kernel state (``state_snapshot``)."""
     return {"records_in": qr.records_in,
             "batch_numbers": [qr.batch_numbers[id(s)] for s in qr.sources],
             "clocks": [{"watermark": c.watermark, "max_event_time": c.max_event_time, "ended": c.ended}
                        for c in (qr.clocks[id(s)] for s in qr.sources)],
             "runs": [{"watermark": r.watermark, "rows_in": r.rows_in, "rows_out": r.rows_out,
-                      "kernel": export_kernel(r.kernel) if r.kernel is not None else None} for r in qr.runs],
-            "sink": qr.sink.commit()}
+                      "kernel": export_kernel(r.kernel) if r.kernel is not None else None} for r in qr.runs]}
 
 
-def _restore_query(qr, saved: dict) -> None:
+def restore_query_state(qr, saved: dict) -> None:
+    """The inverse of ``export_query_state``, into a fresh ``QueryRun`` of the same query."""
     qr.records_in = saved["records_in"]
     for s, number, clock in zip(qr.sources, saved["batch_numbers"], saved["clocks"]):
         qr.batch_numbers[id(s)] = number
@@ -404,7 +406,16 @@ def _restore_query(qr, saved: dict) -> None:
         r.watermark, r.rows_in, r.rows_out = run["watermark"], run["rows_in"], run["rows_out"]
         if r.kernel is not None:
             restore_kernel(r.kernel, run["kernel"])
+
+
+def _export_query(qr) -> dict:
+    return {**export_query_state(qr), "sink": qr.sink.commit()}
+
+
+def _restore_query(qr, saved: dict) -> None:
+    restore_query_state(qr, saved)
     qr.sink.restore(saved["sink"])
 
 
-__all__ = ["CheckpointConfig", "CheckpointError", "Checkpointer", "PartSink", "job_fingerprint", "job_shape"]
+__all__ = ["CheckpointConfig", "CheckpointError", "Checkpointer", "PartSink", "export_query_state", "job_fingerprint",
+           "job_shape", "restore_query_state"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-_INPUT_STAGES = ("stateless", "partial", "whole", "keyed")
+_INPUT_STAGES = ("stateless", "partial", "whole", "keyed", "sequential")
 
 
 def _list_param():
@@ -31,7 +31,8 @@ class SparkJob:
     """Returned with every ``to_spark`` DataFrame (``df.grizzly``)."""
 
     plan_id: str
-    strategy: str                       # stateless | partial | whole (and "+stream" when streaming)
+    strategy: str                       # stateless | partial | keyed | whole (and "+stream" when streaming;
+                                        # sequential+stream: a streaming query run whole, micro-batch by micro-batch)
     input_kind: str                     # dataframe | pushdown
     streaming: bool
     accumulator: object = field(repr=False, default=None)
@@ -78,4 +79,5 @@ class SparkJob:
         state function emits; see the streaming query's progress)."""
         if self.output_stage is not None:
             return self.output_stage
-        return {"stateless": "stateless", "whole": "whole", "stateless+stream": "stateless"}.get(self.strategy)
+        return {"stateless": "stateless", "whole": "whole", "stateless+stream": "stateless",
+                "sequential+stream": "sequential"}.get(self.strategy)

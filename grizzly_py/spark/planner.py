@@ -202,10 +202,12 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         if not isinstance(s, SparkSource) and not pushdown_source(s):
             raise NotImplementedError(f"{s.name}: a {type(s).__name__} cannot run on Spark")
     if streaming:
-        from .streaming import streaming_dataframe
-        if not chain or len(sources) != 1:
+        from .streaming import sequential_dataframe, streaming_dataframe
+        if len(sources) != 1:
             raise NotImplementedError("on a streaming DataFrame, grizzly-py runs queries with one source "
-                                      "and no union (yet)")
+                                      "(a union or join of several streams is not supported yet)")
+        if not chain:  # e.g. a union or join of the stream with itself
+            return sequential_dataframe(spark, shipped, physical, sources[0], acc)
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:

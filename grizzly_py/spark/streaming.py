@@ -62,15 +62,12 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
         out.grizzly = SparkJob(shipped.plan_id, "stateless+stream", "dataframe", True, acc)
         return out
     kind = first.terminal.assigner.kind
-    if kind not in ("tumbling", "sliding"):
-        raise NotImplementedError(f"{first.terminal.assigner!r} on a streaming DataFrame is not supported yet "
-                                  "(streaming runs tumbling and sliding event-time windows)")
+    tail = pipelines[1:]
+    if kind not in ("tumbling", "sliding") or len(tail) > 1 \
+            or any(not isinstance(p.terminal, ProjectTerminal) for p in tail):
+        return sequential_dataframe(spark, shipped, physical, source, acc)
     if source.timestamp is None:
         raise NotImplementedError("an event-time window on a streaming DataFrame needs from_spark(..., timestamp=...)")
-    tail = pipelines[1:]
-    if any(not isinstance(p.terminal, ProjectTerminal) for p in tail) or len(tail) > 1:
-        raise NotImplementedError("on a streaming DataFrame, a window may be followed by filters and "
-                                  "projections only (no second window yet)")
     gen = generate_pipeline(first)
     size = first.terminal.assigner.size_ms
     keys = [f.name for f, _ in first.terminal.keys]
@@ -119,4 +116,60 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
         out = merged.mapInArrow(lambda it: worker.stateless_task(shipped, it, acc, pipeline_id=1),
                                 spark_struct(pipeline_arrow_schema(tail[0])))
     out.grizzly = SparkJob(shipped.plan_id, "partial+stream", "dataframe", True, acc)
+    return out
+
+
+# --- the sequential strategy ------------------------------------------------------------------
+SEQUENCE_SCHEMA = "g int, part int, seq long, payload binary"
+OUTPUT_SCHEMA = "seq long, payload binary"
+
+
+def sequential_dataframe(spark, shipped, physical, source, acc):
+    """Any query over one streaming DataFrame (sessions, count windows, processing-time windows,
+    a window after a window), one micro-batch after the other in one stateful group: each
+    micro-batch's rows travel as Arrow IPC (exact types: no pandas conversion), in partition
+    order, to ``applyInPandasWithState`` over a constant key, whose function restores the query's
+    state from Spark's state store (``engine/incremental.py``), feeds the micro-batch as one batch
+    of the stream, emits the rows the sink received and stores the state again; the rows are
+    decoded into the query's output schema. Watermarks, lateness and firing are the embedded
+    engine's, with a micro-batch as its batch; Spark checkpoints the state, so a restart from the
+    checkpoint replays the micro-batches after it and gives the uninterrupted run's results."""
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    from .planner import pipeline_arrow_schema
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    input_schema = source.arrow_schema
+
+    def encode(batches):
+        from pyspark import TaskContext
+        part = TaskContext.get().partitionId()
+        for seq, b in enumerate(batches):
+            if b.num_rows:
+                yield pa.record_batch({"g": pa.array([0], pa.int32()), "part": pa.array([part], pa.int32()),
+                                       "seq": pa.array([seq], pa.int64()), "payload": [_ipc(pa.Table.from_batches([b]))]})
+
+    def step(_key, frames, state):
+        import pandas as pd
+        worker.quiet_pandas()
+        rows = pd.concat(list(frames)).sort_values(["part", "seq"], kind="stable")
+        tables = [_unipc(bytes(p)).cast(input_schema) for p in rows["payload"]]
+        batches = pa.concat_tables(tables).combine_chunks().to_batches()
+        if not batches:  # (encode sends no empty batches)
+            return
+        out = worker.sequential_step(shipped, state.get[0] if state.exists else None, batches[0], acc)
+        state.update((out.state,))
+        if out.rows.num_rows:
+            yield pd.DataFrame({"seq": [0], "payload": [_ipc(out.rows)]})
+
+    def decode(batches):
+        for b in batches:
+            for payload in b.column("payload").to_pylist():
+                yield from to_spark_batches(_unipc(payload), final_schema)
+
+    from .schema import to_spark_batches
+    encoded = source.df.mapInArrow(encode, SEQUENCE_SCHEMA)
+    stepped = encoded.groupBy("g").applyInPandasWithState(step, OUTPUT_SCHEMA, f"{STATE_COLUMN} binary",
+                                                           "append", GroupStateTimeout.NoTimeout)
+    out = stepped.mapInArrow(decode, spark_struct(final_schema))
+    out.grizzly = SparkJob(shipped.plan_id, "sequential+stream", "dataframe", True, acc)
     return out

@@ -28,6 +28,7 @@ import os
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -499,6 +500,37 @@ def run_embedded(shipped: ShippedPlan, feeds: dict[str, Iterable[pa.RecordBatch]
                                                                  "late", "compile_ms", "variant_history")})
     report.send()
     return result[query.sink.name]
+
+
+@dataclass
+class SequentialStep:
+    """What one micro-batch of the sequential strategy leaves: the query's state and its output."""
+
+    state: bytes
+    rows: pa.Table
+
+
+def sequential_step(shipped: ShippedPlan, state: bytes | None, batch: pa.RecordBatch,
+                    accumulator=None) -> SequentialStep:
+    """One micro-batch of a streaming query run whole (``streaming.sequential_dataframe``): the
+    query's state restored from ``state``, ``batch`` fed as one batch of the stream, the new state
+    and the rows the sink received. The task report counts this micro-batch's records only."""
+    from ..engine.incremental import IncrementalQuery
+    report = TaskReport("sequential", None, False, accumulator)
+    job = IncrementalQuery(shipped.load(), shipped.adaptive)
+    try:
+        job.restore(state)
+        before = job.metrics()
+        rows = job.feed(batch)
+        after = job.metrics()
+        saved = job.snapshot()
+    finally:
+        job.close()
+    report.data.update(records_in=after["records_in"] - before["records_in"], records_out=rows.num_rows,
+                       filtered=after["filtered_records"] - before["filtered_records"],
+                       late=after["late_records"] - before["late_records"])
+    report.send()
+    return SequentialStep(saved, rows)
 
 
 def _maybe_fail(fault, batch_index: int) -> None:

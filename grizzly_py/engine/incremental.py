@@ -1,0 +1,84 @@
+"""A query run one batch at a time, its state carried between calls as bytes.
+
+``IncrementalQuery`` builds the query's pipelines (one worker, hash grouping, thread-local state:
+every kernel kind that checkpoints can export), restores the state an earlier call left
+(``snapshot``: the checkpoint format of ``checkpoint.export_query_state``, encoded and checked by
+``snapshot.py``), feeds one batch (watermarks move and windows fire as in the embedded engine),
+and returns the rows the sink received. Spark Structured Streaming's sequential strategy
+(``spark/streaming.py``) keeps the bytes in Spark's state store between micro-batches, so queries
+whose operators need the stream in order (sessions, count windows, processing-time windows, a
+window after a window) run on a streaming DataFrame and restart exactly from Spark's checkpoint.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from ..plan import Query
+from . import snapshot
+from .adaptive import Adaptivity
+from .checkpoint import CheckpointError, export_query_state, restore_query_state
+from .local import QueryRun
+from .state_snapshot import unsupported_reason
+
+FORMAT = "grizzly-incremental"
+
+
+class IncrementalQuery:
+    """One query with one source, fed batch after batch (``feed``), its state exported as bytes
+    (``snapshot``) and restored into a fresh instance (``restore``)."""
+
+    def __init__(self, query: Query, adaptive=True):
+        self.adaptivity = Adaptivity.open(adaptive)
+        self.qr = QueryRun(query, None, None, "thread_local", self.adaptivity, "hash")
+        if len(self.qr.sources) != 1:
+            self.close()
+            raise NotImplementedError(f"an incremental query reads one source, this one reads {len(self.qr.sources)}")
+        for r in self.qr.runs:
+            why = unsupported_reason(r.kernel) if r.kernel is not None else None
+            if why is not None:
+                self.close()
+                raise NotImplementedError(f"pipeline {r.pipeline.id}: its state cannot be carried between "
+                                          f"batches: {why}")
+        self.shape = [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__] for r in self.qr.runs]
+
+    @property
+    def source(self):
+        return self.qr.sources[0]
+
+    def restore(self, data: bytes | None) -> None:
+        """Continue from the state ``snapshot`` returned (None: from the start)."""
+        if data is None:
+            return
+        doc = snapshot.decode(data, "incremental state")
+        if doc.get("format") != FORMAT or doc.get("shape") != self.shape:
+            raise CheckpointError("the saved state is of another query (its pipelines differ)")
+        restore_query_state(self.qr, doc["query"])
+
+    def feed(self, batch: pa.RecordBatch) -> pa.Table:
+        """One batch of the source; the rows the sink received (windows the batch completed)."""
+        if batch.num_rows:
+            self.qr.feed(batch, self.source)
+            self.qr.drain()
+        return self._emitted()
+
+    def finish(self) -> pa.Table:
+        """The end of the input: every window fires; the rows the sink received."""
+        self.qr.finish()
+        return self._emitted()
+
+    def snapshot(self) -> bytes:
+        return snapshot.encode({"format": FORMAT, "shape": self.shape, "query": export_query_state(self.qr)})
+
+    def metrics(self) -> dict:
+        return self.qr.metrics()
+
+    def _emitted(self) -> pa.Table:
+        sink = self.qr.sink
+        batches, sink.batches = sink.batches, []
+        return pa.Table.from_batches(batches, schema=sink.schema)
+
+    def close(self) -> None:
+        self.qr.close()
+        if self.adaptivity is not None:
+            self.adaptivity.close()

@@ -1,0 +1,111 @@
+"""``IncrementalQuery``: a query fed batch after batch, its state carried between calls as bytes
+(what Spark streaming's sequential strategy keeps in Spark's state store). A fresh instance per
+batch, restored from the bytes the one before left, gives the reference evaluator's results."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from hypothesis import given
+from strategies import arrow_stream, assert_tables_equal, query_cases, tumbling
+
+import grizzly_py as gz
+from grizzly_py import Time, agg, col, reference
+from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.engine.checkpoint import CheckpointError
+from grizzly_py.engine.incremental import IncrementalQuery
+from grizzly_py.engine.snapshot import SnapshotError
+from grizzly_py.plan import Query
+from grizzly_py.windows import EventTimeSessionWindows
+
+i64 = pa.int64()
+
+
+def run_incrementally(node, batches, adaptive=True) -> pa.Table:
+    """Each batch in a fresh ``IncrementalQuery`` restored from the previous one's bytes, then
+    the end of the input in one more."""
+    query, state, parts = Query(node), None, []
+    for batch in batches + [None]:
+        job = IncrementalQuery(query, adaptive)
+        try:
+            job.restore(state)
+            parts.append(job.feed(batch) if batch is not None else job.finish())
+            state = job.snapshot()
+        finally:
+            job.close()
+    return pa.concat_tables(parts)
+
+
+@given(case=query_cases(max_rows=30, max_repeat=2))
+def test_batch_after_batch_equals_the_reference(case):
+    node = case.build(gz.StreamEnvironment()).node
+    try:
+        expected, _ = reference.run(node)
+    except AggregateOverflowError:
+        with pytest.raises(AggregateOverflowError):
+            run_incrementally(node, case.batches())
+        return
+    assert_tables_equal(run_incrementally(node, case.batches()), expected)
+
+
+@given(case=query_cases(max_rows=30, max_repeat=2, count_windows=True))
+def test_count_windows_batch_after_batch(case):
+    node = case.build(gz.StreamEnvironment()).node
+    try:
+        expected, _ = reference.run(node)
+    except AggregateOverflowError:
+        return
+    assert_tables_equal(run_incrementally(node, case.batches()), expected)
+
+
+def test_sessions_and_a_window_after_a_window():
+    data = {"ts": pa.array([1, 3, 30, 31, 7, 60, 62, 95, 140, 141], i64),
+            "k": pa.array([1, 2, 1, 1, 2, 1, 2, 2, 1, 1], i64), "v": pa.array(range(10), i64)}
+    sizes = [3, 3, 2, 2]
+    for build in (
+        lambda env: arrow_stream(env, data, sizes=sizes, bound=10).key_by("k")
+        .window(EventTimeSessionWindows.with_gap(Time.milliseconds(20))).aggregate(n=agg.count(), s=agg.sum(col("v"))),
+        lambda env: arrow_stream(env, data, sizes=sizes, bound=10).key_by("k").window(tumbling(20))
+        .aggregate(n=agg.count()).key_by("n").window(tumbling(60)).aggregate(c=agg.count()),
+    ):
+        node = build(gz.StreamEnvironment()).node
+        batches = list(node_source_batches(node))
+        expected, _ = reference.run(node)
+        assert_tables_equal(run_incrementally(node, batches), expected)
+
+
+def node_source_batches(node):
+    from grizzly_py.plan import distinct_sources
+    (source,) = distinct_sources(node)
+    return source.batches()
+
+
+def test_state_of_another_query_or_corrupt_bytes_are_refused():
+    data = {"ts": pa.array([1, 2, 3], i64), "k": pa.array([1, 1, 2], i64)}
+    one = arrow_stream(gz.StreamEnvironment(), data).key_by("k").window(tumbling(10)).aggregate(n=agg.count()).node
+    other = arrow_stream(gz.StreamEnvironment(), data).key_by("k").count_window(2).aggregate(n=agg.count()).node
+    job = IncrementalQuery(Query(one))
+    job.feed(next(iter(node_source_batches(one))))
+    state = job.snapshot()
+    job.close()
+    with pytest.raises(CheckpointError, match="another query"):
+        job = IncrementalQuery(Query(other))
+        try:
+            job.restore(state)
+        finally:
+            job.close()
+    with pytest.raises(SnapshotError):
+        job = IncrementalQuery(Query(one))
+        try:
+            job.restore(state[:-3] + b"xyz")
+        finally:
+            job.close()
+
+
+def test_a_union_is_refused_with_the_reason():
+    data = {"ts": pa.array([1, 2], i64), "k": pa.array([1, 2], i64)}
+    env = gz.StreamEnvironment()
+    node = arrow_stream(env, data).union(arrow_stream(env, data)).key_by("k").window(tumbling(10)) \
+        .aggregate(n=agg.count()).node
+    with pytest.raises(NotImplementedError, match="one source"):
+        IncrementalQuery(Query(node))
