@@ -497,6 +497,45 @@ def test_streaming_queries_in_stream_order_run_micro_batch_after_micro_batch(spa
     assert df.grizzly.metrics()["records_in"] == rest.num_rows
 
 
+def test_rate_source_stream_matches_the_embedded_engine(spark, tmp_path):
+    """Spark's deterministic rate source (``rate-micro-batch``: 100 rows a micro-batch, the rows
+    of micro-batch ``b`` all at ``start + b`` seconds) through a tumbling window: the windows Spark's watermark closed equal the embedded
+    engine's over the same rows, one batch per micro-batch."""
+    import datetime
+    import time as clock
+    start_ms = 1_700_000_000_000
+    stream = spark.readStream.format("rate-micro-batch").option("rowsPerBatch", 100) \
+        .option("startTimestamp", start_ms).option("advanceMillisPerBatch", 1000).load()
+
+    def query(source):
+        return source.with_columns(k=col("value") % 3).key_by("k") \
+            .window(TumblingEventTimeWindows.of(Time.milliseconds(2500))).aggregate(n=agg.count(), s=agg.sum("value"))
+    env = gz.StreamEnvironment.for_spark(spark)
+    df = query(env.from_spark(stream, timestamp="timestamp")).to_spark()
+    q = df.writeStream.format("parquet").option("path", str(tmp_path / "out")) \
+        .option("checkpointLocation", str(tmp_path / "ck")).outputMode("append") \
+        .trigger(processingTime="100 milliseconds").start()
+    deadline = clock.time() + 120
+    while (q.lastProgress is None or q.lastProgress["batchId"] < 4) and clock.time() < deadline:
+        clock.sleep(0.2)
+    q.stop()
+    rows = sum(p["numInputRows"] for p in q.recentProgress)
+    watermark = datetime.datetime.fromisoformat(q.lastProgress["eventTime"]["watermark"])
+    assert rows >= 400
+    values = np.arange(rows)
+    generated = pa.table({"timestamp": pa.array((start_ms + values // 100 * 1000) * 1000, pa.timestamp("us", "UTC")),
+                          "value": pa.array(values, pa.int64())})
+    local = gz.StreamEnvironment()
+    expected = query(local.from_arrow(generated.to_batches(max_chunksize=100), timestamp="timestamp"))
+    expected.collect("out")
+    expected = local.execute()["out"]
+    ends = expected.column("window_end").cast(pa.int64()).to_numpy() // 1000  # microseconds -> ms
+    expected = expected.filter(pa.array(ends <= int(watermark.timestamp() * 1000)))
+    actual = _read(spark, str(tmp_path / "out"), spark_typed(expected))
+    assert expected.num_rows >= 3
+    assert_tables_equal(actual, spark_typed(expected))
+
+
 def sorted_rows(table: pa.Table) -> pa.Table:
     from grizzly_py.engine.kernels import sort_indices_nulls_last
     return table.take(sort_indices_nulls_last(table, table.schema.names))
