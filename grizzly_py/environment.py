@@ -143,6 +143,19 @@ class StreamEnvironment:
         from .spark.sources import spark_source
         return DataStream(self, SourceNode(spark_source(df, timestamp, watermark)))
 
+    def from_kafka(self, bootstrap_servers: str, topic: str, schema, timestamp: str | None = None,
+                   watermark: WatermarkStrategy | None = None, value_format: str = "json",
+                   starting_offsets: str = "earliest", options: dict | None = None) -> DataStream:
+        """A Kafka topic through Spark's Kafka source (a Spark environment: ``for_spark``): each
+        record's value parsed into the columns of ``schema`` (JSON or CSV), plus
+        ``kafka_timestamp``, ``kafka_partition`` and ``kafka_offset`` (``spark/kafka.py``);
+        ``timestamp`` may name a parsed column or ``"kafka_timestamp"``."""
+        if self.spark is None:
+            raise ValueError("from_kafka reads through Spark: use StreamEnvironment.for_spark(spark)")
+        from .spark.kafka import read_kafka
+        df = read_kafka(self.spark, bootstrap_servers, topic, schema, value_format, starting_offsets, options)
+        return self.from_spark(df, timestamp, watermark)
+
     # --- sinks and execution -----------------------------------------------------------------
     def _register_sink(self, node: PlanNode, spec: SinkSpec) -> SinkHandle:
         if any(q.sink.kind == "collect" and q.sink.name == spec.name for q in self._sinks) and spec.kind == "collect":

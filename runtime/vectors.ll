@@ -94,6 +94,15 @@ entry:
   ret void
 }
 
+; The bytes a vector's data holds (8 per word of capacity; 0 for an empty or inline vector).
+define linkonce_odr i64 @gz_vec_bytes(ptr %v) {
+entry:
+  %cap.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 2
+  %cap = load i64, ptr %cap.p
+  %bytes = shl i64 %cap, 3
+  ret i64 %bytes
+}
+
 define linkonce_odr i32 @gz_cmp_i64(ptr %a, ptr %b) {
 entry:
   %x = load i64, ptr %a

@@ -68,17 +68,20 @@ def crashing(batches, at: int | None):
         yield b
 
 
-def run_with_crashes(build, batches, crash_points, path, parallelism=1, sink="collect", **options):
+def run_with_crashes(build, batches, crash_points, path, parallelism=1, sink="collect", parallelisms=None,
+                     **options):
     """Run the job once per crash point (each run ends in ``Crash``), then to the end; every run
     with checkpointing every round. ``build(env, data)`` returns the stream to sink. Returns the
-    final JobResult."""
-    for at in crash_points:
+    final JobResult. ``parallelisms``: each run's parallelism (one more than the crash points),
+    instead of ``parallelism`` for all."""
+    parallelisms = parallelisms or [parallelism] * (len(crash_points) + 1)
+    for at, parallelism in zip(crash_points, parallelisms):
         env = gz.StreamEnvironment(parallelism=parallelism, **options)
         env.enable_checkpointing(path, interval_batches=1)
         _sink(build(env, crashing(batches, at)), sink)
         with pytest.raises(Crash):
             env.execute()
-    env = gz.StreamEnvironment(parallelism=parallelism, **options)
+    env = gz.StreamEnvironment(parallelism=parallelisms[len(crash_points)], **options)
     env.enable_checkpointing(path, interval_batches=1)
     _sink(build(env, list(batches)), sink)
     result = env.execute()
@@ -168,6 +171,52 @@ def test_resume_after_crashes_matches_reference(case, parallelism, window_state,
     check_resume(case, parallelism, data, window_state=window_state)
 
 
+@given(case=query_cases(), parallelism=st.sampled_from([1, 2]), data=st.data())
+def test_sort_grouping_resumes_after_crashes(case, parallelism, data):
+    """grouping="sort": the key/pointer arrays of every pane (rows, sealed runs) per worker, for
+    the window pipelines that group by sorting (the others, e.g. count or session windows in a
+    chain, keep hash grouping and their own export)."""
+    check_resume(case, parallelism, data, grouping="sort")
+
+
+@given(case=query_cases(), grouping=st.sampled_from(["hash", "sort"]),
+       window_state=st.sampled_from(["thread_local", "shared"]), data=st.data())
+def test_resume_at_other_parallelisms_matches_reference(case, grouping, window_state, data):
+    """Each run (crashed or final) at a drawn parallelism: snapshots restore at another one."""
+    batches = case.batches()
+    points = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(batches))), max_size=3), label="crash points")))
+    points = [p for p in points if p < len(batches)]
+    parallelisms = data.draw(st.lists(st.sampled_from([1, 2, 3]), min_size=len(points) + 1, max_size=len(points) + 1),
+                             label="parallelisms")
+
+    def build(env, source):
+        stream = env.from_arrow(source, timestamp=TIMESTAMP, watermark=WatermarkStrategy.for_bounded_out_of_orderness(
+            Time.milliseconds(case.bound_ms)))
+        for step in case.steps:
+            stream = step.apply(stream)
+        return stream
+    try:
+        expected, expected_metrics = reference.run(build(gz.StreamEnvironment(), batches).node)
+    except AggregateOverflowError:
+        return
+    env = gz.StreamEnvironment()
+    build(env, batches).collect("out")
+    try:
+        assert_tables_equal(env.execute()["out"], expected)
+    except AssertionError as e:
+        note(f"an uninterrupted run differs from the reference (not a checkpoint matter): {e}")
+        assume(False)
+    path = tempfile.mkdtemp(prefix="gz-ckpt-")
+    try:
+        result = run_with_crashes(build, batches, points, path, parallelisms=parallelisms, grouping=grouping,
+                                  window_state=window_state)
+        assert_tables_equal(result["out"], expected)
+        assert result.metrics["late_records"] == expected_metrics["late_records"]
+        assert result.metrics["accounting"]["ok"]
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @given(case=query_cases(count_windows=True), data=st.data())
 def test_count_windows_resume_after_crashes(case, data):
     """Count windows (state inline in the key table; sliding ones with a ring of panes per key)."""
@@ -180,10 +229,11 @@ def test_session_windows_resume_after_crashes(case, data):
     check_resume(case, 1, data)
 
 
-@given(case=join_cases(), data=st.data())
-def test_joins_resume_after_crashes(case, data):
+@given(case=join_cases(), grouping=st.sampled_from(["hash", "sort"]), data=st.data())
+def test_joins_resume_after_crashes(case, grouping, data):
     """Window (tumbling, sliding, session) and interval joins: the join state, and the input
-    batches that its refs point into."""
+    batches that its refs point into; under grouping="sort" tumbling and sliding window joins are
+    sort-merge joins (each side's sorted runs per pane)."""
     expected, expected_metrics = reference.run(case.build(gz.StreamEnvironment()).node)
     batches = max(len(case.left.slices), len(case.right.slices))
     points = sorted(set(data.draw(st.lists(st.integers(1, max(1, batches)), max_size=3), label="crash points")))
@@ -191,7 +241,7 @@ def test_joins_resume_after_crashes(case, data):
     path = tempfile.mkdtemp(prefix="gz-ckpt-")
 
     def job():
-        env = gz.StreamEnvironment(parallelism=case.parallelism)
+        env = gz.StreamEnvironment(parallelism=case.parallelism, grouping=grouping)
         env.enable_checkpointing(path, interval_batches=1)
         stream = case.build(env)
         stream.collect("out")
@@ -326,6 +376,95 @@ def test_every_supported_operator_resumes_exactly(name, parallelism, tmp_path):
     assert result.metrics["checkpoints"]["restored_from"] == 19
 
 
+SORT_OPERATORS = ("tumbling_holistic", "sliding", "chained", "union", "window_join")
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("name", SORT_OPERATORS)
+def test_sort_grouping_resumes_exactly(name, parallelism, tmp_path):
+    """grouping="sort" (key/pointer arrays per pane; the sort-merge join): a resumed job equals an
+    uninterrupted run (bit for bit at parallelism 1) and the reference; its pipelines did group
+    by sorting."""
+    build = OPERATORS[name]
+    batches = _data().to_batches(max_chunksize=100)
+    expected, expected_metrics = reference.run(build(gz.StreamEnvironment(), batches).node)
+    env = gz.StreamEnvironment(parallelism=parallelism, grouping="sort")
+    build(env, batches).collect("out")
+    straight = env.execute()
+    result = run_with_crashes(build, batches, [1, 7, 8, 19], tmp_path / "chk", parallelism, grouping="sort")
+    assert "sort" in {p["grouping"] for p in result.metrics["queries"][0]["pipelines"]}
+    if parallelism == 1:
+        assert same_bits(result["out"], straight["out"])
+    assert_tables_equal(result["out"], expected)
+    assert result.metrics["late_records"] == expected_metrics["late_records"]
+    assert result.metrics["checkpoints"]["restored_from"] == 19
+
+
+def test_sort_grouping_snapshot_holds_unsealed_rows_and_runs():
+    """A pane's rows, sealed rows and run ends go through export and restore word for word (also
+    rows not sealed yet, as a seal that ran out of memory leaves them), and the restored kernel
+    goes on (grows the panes, seals the rest, fires) exactly as the original does."""
+    from grizzly_py.codegen import abi
+    from grizzly_py.engine.sort_snapshot import export_kpa_block, restore_kpa_block
+    from grizzly_py.engine.kernels import new_state_block
+
+    def build(env, data):
+        return _bounded(env, data).key_by("k").window(tumbling(100_000)).aggregate(c=agg.count(), s=agg.sum("v"))
+    batches = _data(rows=1000).to_batches(max_chunksize=100)
+    runs = [QueryRun(Query(build(gz.StreamEnvironment(), batches).node, SinkSpec("collect", "out")), grouping="sort")
+            for _ in range(2)]
+    try:
+        original, restored = (r.runs[0].kernel for r in runs)
+        for batch in batches[:5]:
+            original.process(batch, abi.INT64_MIN)
+        rw = original.gen.kpa_row_words
+        block = export_kpa_block(original.state, rw)
+        assert block["rows_per_pane"].sum() == 500 and len(block["runs"]) >= 5
+        assert len(block["starts"]) == 1 and block["runs_per_pane"][0] == 5  # one pane, a run per batch
+        block["runs"], block["runs_per_pane"] = block["runs"][:-1], block["runs_per_pane"] - 1
+        block["sealed"] = block["runs"][-1:].copy()  # the last batch's rows not sealed into a run yet
+        restore_kpa_block(restored.state, block, rw, "test")
+        restored.state[abi.STATE_MIN_OPEN_END] = original.state[abi.STATE_MIN_OPEN_END]
+        again = export_kpa_block(restored.state, rw)
+        for field in ("starts", "rows_per_pane", "sealed", "runs_per_pane", "rows", "runs"):
+            assert np.array_equal(again[field], block[field]), field
+        with pytest.raises(ValueError, match="words per row"):
+            restore_kpa_block(new_state_block(original.gen.state_words), block, rw + 1, "test")
+        results = []
+        for kernel in (original, restored):
+            for batch in batches[5:]:
+                kernel.process(batch, abi.INT64_MIN)
+            results.append(kernel.fire(abi.INT64_MAX - 1))
+        assert results[0].num_rows > 0 and results[0].equals(results[1])
+    finally:
+        for r in runs:
+            r.close()
+
+
+RESCALED = ("tumbling_holistic", "sliding", "chained", "union", "stateless", "session", "count", "sliding_count",
+            "window_join", "interval_join")
+
+
+@pytest.mark.parametrize("parallelisms", [[2, 1, 3], [1, 2, 1]], ids=lambda p: "-".join(map(str, p)))
+@pytest.mark.parametrize("options", [{}, {"grouping": "sort"}, {"window_state": "shared"}],
+                         ids=["hash", "sort", "shared"])
+@pytest.mark.parametrize("name", RESCALED)
+def test_restore_at_another_parallelism(name, options, parallelisms, tmp_path, every_row_a_morsel):
+    """A snapshot taken at one parallelism restores at another (per-worker state blocks kept as
+    idle blocks whose windows fire with the workers', or counters folded; fewer blocks leave the
+    new workers' fresh): crashes at parallelism 2 and 1, resumed at 1, 3 or 2, equal the reference.
+    (Every batch is cut into a morsel per worker: every worker's block holds state.)"""
+    build = OPERATORS[name]
+    batches = _data().to_batches(max_chunksize=100)
+    expected, expected_metrics = reference.run(build(gz.StreamEnvironment(), batches).node)
+    result = run_with_crashes(build, batches, [7, 19], tmp_path / "chk", parallelisms=parallelisms, **options)
+    assert_tables_equal(result["out"], expected)
+    assert result.metrics["late_records"] == expected_metrics["late_records"]
+    assert result.metrics["accounting"]["ok"]
+    assert result.metrics["checkpoints"]["restored_from"] == 19
+    assert result.metrics["checkpoints"]["restored_parallelism"] == parallelisms[1]
+
+
 def test_state_bits_survive_exactly(tmp_path):
     """Float sums restored bit for bit: the resumed result equals the uninterrupted run exactly
     (not only within the 1e-9 of the reference comparison), string keys included."""
@@ -451,6 +590,26 @@ def _crash_runs(path, points, build=_sliding, batches=None):
     return batches
 
 
+def test_version_1_snapshot_still_restores(tmp_path):
+    """Format version 2 added sort-based grouping's state; the other kernels' state is as in
+    version 1, so a version-1 file (from before) restores."""
+    assert snapshot.FORMAT_VERSION == 2 and snapshot.READABLE_VERSIONS == (1, 2)
+    path = tmp_path / "chk"
+    batches = _crash_runs(path, [12])
+    for snap in path.glob("chk-*.snap"):  # rewrite the header's version (the checksum covers the payload only)
+        data = snap.read_bytes()
+        assert int.from_bytes(data[8:12], "little") == 2
+        snap.write_bytes(data[:8] + (1).to_bytes(4, "little") + data[12:])
+    env = gz.StreamEnvironment()
+    env.enable_checkpointing(path, interval_batches=1)
+    _sliding(env, batches).collect("out")
+    result = env.execute()
+    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
+    assert_tables_equal(result["out"], expected)
+    assert result.metrics["checkpoints"]["restored_from"] == 12
+    assert not result.metrics["checkpoints"]["skipped_snapshots"]
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
 def test_corrupt_latest_snapshot_falls_back_to_the_one_before(damage, tmp_path):
     path = tmp_path / "chk"
@@ -511,11 +670,32 @@ def test_snapshot_of_another_job_is_refused(tmp_path):
     _tumbling_holistic(env, batches).collect("out")
     with pytest.raises(CheckpointError, match="belongs to another job"):
         env.execute()
-    env = gz.StreamEnvironment(parallelism=2)  # same query, other parallelism
+    for snap in path.glob("chk-*.snap"):  # as written before restoring at another parallelism was supported
+        doc = snapshot.read(str(snap))
+        del doc["shape"], doc["parallelism"]
+        snap.write_bytes(snapshot.encode(doc))
+    env = gz.StreamEnvironment(parallelism=2)  # same query, other parallelism: that snapshot cannot tell
     env.enable_checkpointing(path, interval_batches=1)
     _sliding(env, batches).collect("out")
     with pytest.raises(CheckpointError, match="another job"):
         env.execute()
+    env = gz.StreamEnvironment()  # the parallelism that wrote it: restored
+    env.enable_checkpointing(path, interval_batches=1)
+    _sliding(env, batches).collect("out")
+    assert env.execute().metrics["checkpoints"]["restored_from"] == 4
+
+
+def test_snapshot_of_the_same_job_at_another_parallelism_restores(tmp_path):
+    path = tmp_path / "chk"
+    batches = _crash_runs(path, [4])
+    env = gz.StreamEnvironment(parallelism=2)
+    env.enable_checkpointing(path, interval_batches=1)
+    _sliding(env, batches).collect("out")
+    result = env.execute()
+    assert result.metrics["checkpoints"]["restored_from"] == 4
+    assert result.metrics["checkpoints"]["restored_parallelism"] == 1
+    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
+    assert_tables_equal(result["out"], expected)
 
 
 def test_a_kernel_without_an_export_fails_at_execute(tmp_path, monkeypatch):
@@ -669,7 +849,7 @@ import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col
 from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 
-out, checkpoints, parallelism, delay = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+out, checkpoints, parallelism, delay, grouping = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 rng = np.random.default_rng(7)
 n = 60_000
 ts = np.sort(rng.integers(0, 600_000, n)) + rng.integers(-300, 300, n)
@@ -681,7 +861,7 @@ def slowly():
         time.sleep(delay)
         yield batch
 
-env = gz.StreamEnvironment(parallelism=parallelism)
+env = gz.StreamEnvironment(parallelism=parallelism, grouping=grouping)
 if checkpoints != "-":
     env.enable_checkpointing(checkpoints, interval=Time.milliseconds(20))
 events = env.from_arrow(slowly(), timestamp="ts",
@@ -694,7 +874,7 @@ env.execute()
 """
 
 
-def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int):
+def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int, grouping: str = "hash"):
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(CHILD))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
@@ -704,13 +884,14 @@ def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int):
         for suffix in sinks:
             killed = 0
             reference_out = tmp_path / f"straight-{parallelism}.{suffix}"
-            subprocess.run([sys.executable, str(script), str(reference_out), "-", str(parallelism), "0"],
+            subprocess.run([sys.executable, str(script), str(reference_out), "-", str(parallelism), "0", grouping],
                            env=env, check=True, timeout=300)
             out, chk = tmp_path / f"out-{parallelism}.{suffix}", tmp_path / f"chk-{parallelism}-{suffix}"
             read = pq.read_table if suffix == "parquet" else pcsv.read_csv
             expected = read(reference_out)
             while True:
-                child = subprocess.Popen([sys.executable, str(script), str(out), str(chk), str(parallelism), "0.002"],
+                child = subprocess.Popen([sys.executable, str(script), str(out), str(chk), str(parallelism), "0.002",
+                                          grouping],
                                          env=env, stderr=subprocess.PIPE)
                 last = killed >= kills
                 if not last:
@@ -731,12 +912,14 @@ def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int):
     return total
 
 
-def test_kill_9_at_random_points(tmp_path):
+@pytest.mark.parametrize("grouping", ["hash", "sort"])
+def test_kill_9_at_random_points(grouping, tmp_path):
     """A Parquet-writing job killed with SIGKILL at random moments (start-up, compiling, mid-run,
     while a snapshot or the output is written) and restarted until it completes writes the same
-    file as an uninterrupted run."""
+    file as an uninterrupted run; under hash and sort-based grouping."""
     start = time.monotonic()
-    killed = _kill_test(tmp_path, kills=6, parallelisms=[2], sinks=["parquet"], seed=int(time.time()))
+    killed = _kill_test(tmp_path, kills=6, parallelisms=[2], sinks=["parquet"], seed=int(time.time()),
+                        grouping=grouping)
     assert killed == 6
     assert time.monotonic() - start < 120
 
@@ -747,7 +930,10 @@ def test_kill_9_soak(tmp_path):
     for i in range(max(1, kills // 20)):
         round_dir = tmp_path / f"r{i}"
         round_dir.mkdir()
-        _kill_test(round_dir, kills=5, parallelisms=[1, 2], sinks=["parquet", "csv"], seed=i)  # 20 kills a round
+        for grouping in ("hash", "sort"):  # 20 kills a round and grouping
+            (round_dir / grouping).mkdir()
+            _kill_test(round_dir / grouping, kills=5, parallelisms=[1, 2], sinks=["parquet", "csv"], seed=i,
+                       grouping=grouping)
 
 
 @pytest.mark.parametrize("build", [_session, _count, _window_join, _interval_join], ids=lambda b: b.__name__)
@@ -809,13 +995,3 @@ def test_snapshot_of_a_dense_optimized_variant(parallelism, tmp_path, monkeypatc
     result = run_with_crashes(build, batches, [12, 20], tmp_path / "chk", parallelism, adaptive=quick)
     assert placements, "no snapshot was taken of a dense state"
     assert_tables_equal(result["out"], expected)
-
-
-def test_sort_based_grouping_is_refused(tmp_path):
-    """grouping="sort" keeps key/pointer arrays that checkpoints do not export: the job fails at
-    execute(), naming the pipeline and the setting."""
-    env = gz.StreamEnvironment(grouping="sort")
-    env.enable_checkpointing(tmp_path / "chk")
-    _sliding(env, _data(rows=100).to_batches()).collect("out")
-    with pytest.raises(CheckpointError, match="pipeline 0 of sink 'out' uses sort-based grouping"):
-        env.execute()

@@ -536,6 +536,133 @@ def test_rate_source_stream_matches_the_embedded_engine(spark, tmp_path):
     assert_tables_equal(actual, spark_typed(expected))
 
 
+@settings(FEW, max_examples=max(2, FEW.max_examples // 2))  # a streaming job costs several seconds
+@given(query_cases(max_rows=30))
+def test_streaming_dataframe_matches_the_embedded_engine(spark, tmp_path_factory, case):
+    """Random queries over a streaming DataFrame (one Parquet file per non-empty batch, one file
+    per micro-batch), whatever strategy they take: stateless (all rows), partial (the windows
+    Spark's last watermark closed) or sequential (every row emitted before the end of the input)."""
+    import datetime
+
+    from grizzly_py.aggregates import AggregateOverflowError
+    from grizzly_py.engine.incremental import IncrementalQuery
+    shift = 1_000_000  # after the epoch: Spark's watermark starts there
+    def shifted(b):
+        ts = b.column("ts")
+        moved = pa.compute.add(ts.cast(pa.int64()), shift * (1 if pa.types.is_integer(ts.type) else
+                                                              {"s": 0, "ms": 1, "us": 1000, "ns": 10**6}[ts.type.unit]))
+        return b.set_column(b.schema.get_field_index("ts"), "ts", moved.cast(ts.type))
+    batches = [shifted(b) for b in case.batches() if b.num_rows]
+    assume(batches)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(case.bound_ms))
+
+    def build(source):
+        stream = source
+        for step in case.steps:
+            stream = step.apply(stream)
+        return stream
+    node = build(gz.StreamEnvironment().from_arrow(batches, timestamp="ts", watermark=bound)).node
+    try:
+        job = IncrementalQuery(Query(node))
+        try:
+            before_end = pa.concat_tables([job.feed(b) for b in batches])
+            everything = pa.concat_tables([before_end, job.finish()])
+        finally:
+            job.close()
+    except AggregateOverflowError:
+        assume(False)
+    directory = tmp_path_factory.mktemp("stream")
+    for i, b in enumerate(batches):
+        path = directory / "in" / f"part-{i:04d}.parquet"
+        path.parent.mkdir(exist_ok=True)
+        pq.write_table(pa.Table.from_batches([b]), path)
+        os.utime(path, (1_000_000 + i,) * 2)
+    stream = spark.readStream.schema(spark.read.parquet(str(directory / "in")).schema) \
+        .option("maxFilesPerTrigger", 1).parquet(str(directory / "in"))
+    df = build(gz.StreamEnvironment.for_spark(spark).from_spark(stream, timestamp="ts", watermark=bound)).to_spark()
+    q = _run_stream(df, str(directory / "out"), str(directory / "ck"))
+    out = directory / "out"
+    actual = spark.read.parquet(str(out)).toArrow() if any(out.glob("*.parquet")) else None
+    strategy = df.grizzly.strategy
+    if strategy == "stateless+stream":
+        expected = everything
+    elif strategy == "sequential+stream":
+        expected = before_end
+    else:
+        assert strategy == "partial+stream", strategy
+        assume("window_end" in everything.schema.names)
+        watermark = datetime.datetime.fromisoformat(q.lastProgress["eventTime"]["watermark"])
+        end = everything.column("window_end")
+        per_ms = {"s": 1 / 1000, "ms": 1, "us": 1000, "ns": 10**6}[end.type.unit] if pa.types.is_timestamp(end.type) else 1
+        ends = end.cast(pa.int64()).to_numpy() / per_ms
+        expected = everything.filter(pa.array(ends <= int(watermark.timestamp() * 1000)))
+    if actual is None:
+        assert expected.num_rows == 0
+        return
+    actual = actual.select(expected.schema.names)
+    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(spark_typed(expected), actual)))
+
+
+def _kafka_rows(table: pa.Table, partitions: int = 2) -> pa.Table:
+    """``table``'s rows as Spark's Kafka source gives them: JSON values, partitions, offsets."""
+    import json
+    records = table.to_pylist()
+    n = len(records)
+    return pa.table({
+        "key": pa.array([None] * n, pa.binary()),
+        "value": pa.array([json.dumps(r).encode() for r in records], pa.binary()),
+        "topic": pa.array(["events"] * n), "partition": pa.array([i % partitions for i in range(n)], pa.int32()),
+        "offset": pa.array([i // partitions for i in range(n)], pa.int64()),
+        "timestamp": pa.array([1_700_000_000_000_000 + i for i in range(n)], pa.timestamp("us", "UTC")),
+        "timestampType": pa.array([0] * n, pa.int32())})
+
+
+def test_kafka_records_parse_into_columns_batch_and_streaming(spark, tmp_path):
+    """Values of Kafka's shape (JSON) parsed into the query's columns give the embedded engine's
+    results over the same rows, batch and streaming; a malformed value's null event time is a
+    clear error."""
+    from grizzly_py.spark.kafka import parse_kafka
+    table = _events(240, seed=17).select(["ts", "k", "g", "i"])
+    schema = table.schema
+    rows = _kafka_rows(table)
+    bad = pa.table({**{c: rows.column(c).slice(0, 1) for c in rows.column_names},
+                    "value": pa.array([b"{not json"], pa.binary())}).select(rows.column_names)
+    kafka = pa.concat_tables([rows, bad.cast(rows.schema)])
+
+    def query(stream):
+        return stream.filter(col("i").is_not_null()).key_by("k").window(ASSIGNERS["tumbling"]) \
+            .aggregate(n=agg.count(), s=agg.sum("i"))
+    parsed = parse_kafka(spark.createDataFrame(rows), schema)
+    assert parsed.columns == ["ts", "k", "g", "i", "kafka_timestamp", "kafka_partition", "kafka_offset"]
+    env = gz.StreamEnvironment.for_spark(spark)
+    actual = query(env.from_spark(parsed, timestamp="ts")).execute_and_collect()
+    expected, _ = embedded(lambda e: query(e.from_arrow(table, timestamp="ts")))
+    assert_tables_equal(actual, as_types_of(expected, actual))
+    # a value that does not parse has null columns: here a null event time, a clear error
+    with pytest.raises(gz.BadInputError, match="null event timestamp"):
+        query(env.from_spark(parse_kafka(spark.createDataFrame(kafka), schema), timestamp="ts")).execute_and_collect()
+
+    _write_files(tmp_path / "in", rows, 60)
+    stream = spark.readStream.schema(spark.read.parquet(str(tmp_path / "in")).schema) \
+        .option("maxFilesPerTrigger", 1).parquet(str(tmp_path / "in"))
+    df = query(env.from_spark(parse_kafka(stream, schema), timestamp="ts")).to_spark()
+    _run_stream(df, str(tmp_path / "out"), str(tmp_path / "ck"))
+    assert df.grizzly.metrics()["records_in"] == rows.num_rows
+    with pytest.raises(ValueError, match="not a Kafka DataFrame"):
+        parse_kafka(spark.createDataFrame(table), schema)
+    csv = rows.slice(0, 2).set_column(1, "value", pa.array([b"5,a,1,-3", b"6,,2,"], pa.binary()))
+    got = parse_kafka(spark.createDataFrame(csv), schema, value_format="csv").select("ts", "k", "g", "i").collect()
+    assert [tuple(r) for r in got] == [(5, "a", 1, -3), (6, None, 2, None)]
+
+
+def test_from_kafka_without_the_kafka_package_says_how_to_load_it(spark):
+    env = gz.StreamEnvironment.for_spark(spark)
+    with pytest.raises(RuntimeError, match="spark-sql-kafka"):
+        env.from_kafka("localhost:9092", "events", "ts long, k string", timestamp="ts")
+    with pytest.raises(ValueError, match="for_spark"):
+        gz.StreamEnvironment().from_kafka("localhost:9092", "events", "ts long", timestamp="ts")
+
+
 def sorted_rows(table: pa.Table) -> pa.Table:
     from grizzly_py.engine.kernels import sort_indices_nulls_last
     return table.take(sort_indices_nulls_last(table, table.schema.names))

@@ -144,6 +144,7 @@ class GeneratedPipeline:
     state_words: int = abi.STATE_WORDS
     grouping: object = None  # windows: the key table's entry layout (a _Grouping), read by grizzly_py.spark
     profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)
+    kpa_row_words: int = 0  # sort grouping: words per key/pointer row (sort_grouping.py)
 
     @property
     def ir(self) -> str:

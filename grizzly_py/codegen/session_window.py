@@ -54,5 +54,5 @@ def lower_session_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitC
     end_slot = 1 + 2 * len(g.keys) + 2 * len(g.aggregates)
     state = render("session_state.ll.j2", abi=abi, p=gen.prefix, entry_size=entry_size, head_off=head_off,
                    key_words=g.key_words, keys=g.keys, aggregates=g.aggregates, vectors=vectors,
-                   end_slot=end_slot)
+                   end_slot=end_slot, node_size=g.entry_size)
     return KernelCode("", [], ctx.body), state

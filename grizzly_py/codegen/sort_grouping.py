@@ -119,6 +119,7 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     gen.trigger = "kpa"
+    gen.kpa_row_words = row.words
     # the trigger's reduce applies the same update macros to the values it reads back from a row
     reduce_aggs = [_Obj(a, value=f"%rv{a.idx}", valid=f"%rvalid{a.idx}" if a.arg_text else "true")
                    for a in g.aggregates]

@@ -22,12 +22,13 @@ finished job), so running the job again starts from scratch.
 is skipped with a warning, falling back to the one before (the two newest are kept). Its parts stay;
 everything written after it (newer parts, in-progress parts) is removed; the sources skip the
 batches the snapshot had consumed. The restarted job thus writes exactly what an uninterrupted run
-writes, in the same order. A snapshot of a different job (another plan, sink or parallelism) is
-refused with an error rather than restored.
+writes, in the same order. A snapshot of a different job (another plan or sink) is refused with an
+error rather than restored; one of the same job at another parallelism is restored, its per-worker
+state blocks spread over the workers' blocks and idle ones (``state_snapshot.restore_kernel``).
 
-Every kernel kind of the default hash grouping is snapshotted; sort-based grouping
-(``grouping="sort"``) and any kind without an export (``state_snapshot.unsupported_reason``) make
-the job refuse to start, naming the pipeline.
+Every kernel kind is snapshotted, under hash and sort-based grouping (``sort_snapshot.py``); a kind
+without an export (``state_snapshot.unsupported_reason``: one added later) makes the job refuse
+to start, naming the pipeline.
 """
 
 from __future__ import annotations
@@ -80,13 +81,29 @@ def job_fingerprint(runs, parallelism: int) -> str:
     """A hash of the job's shape: its sinks, sources' schemas and pipelines (inputs, filters, event
     time, outputs, state layout) and parallelism. Sources are named by position, not by their
     process-local names."""
-    shape = {"parallelism": parallelism, "queries": []}
+    return _fingerprint(runs, {"parallelism": parallelism, "queries": []}, lambda kernel: type(kernel).__name__)
+
+
+def job_shape(runs) -> str:
+    """``job_fingerprint`` without the parallelism: a snapshot with the same shape restores at
+    another parallelism (``state_snapshot.restore_kernel`` spreads the per-worker state blocks).
+    Tumbling windows' kernel class differs by parallelism (``make_kernel``), their state does not."""
+    from .kernels import SlidingWindowKernel
+
+    def kind(kernel) -> str:
+        if type(kernel) is SlidingWindowKernel and kernel.gen.trigger == "tumbling":
+            return "WindowKernel"
+        return type(kernel).__name__
+    return _fingerprint(runs, {"queries": []}, kind)
+
+
+def _fingerprint(runs, shape: dict, kind) -> str:
     for qr in runs:
         spec = qr.sink.spec
         shape["queries"].append({
             "sink": [spec.kind, spec.name, spec.path],
             "sources": [[str(s.arrow_schema), s.timestamp, s.watermark.out_of_orderness_ms] for s in qr.sources],
-            "pipelines": [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__,
+            "pipelines": [[type(r.pipeline.terminal).__name__, kind(r.kernel),
                            str(r.pipeline.input_schema), repr(r.pipeline.filters),
                            repr(r.pipeline.event_time), str(r.output_schema), getattr(r.gen, "state_words", None),
                            _state_layout(r.gen)] for r in qr.runs]})
@@ -179,6 +196,7 @@ class Checkpointer:
         self.next_id = 1
         self.taken = 0
         self.restored_from: int | None = None
+        self.restored_parallelism: int | None = None  # the parallelism that wrote the restored snapshot
         self.skipped: list[str] = []
         self.snapshot_ms: list[float] = []   # the pipeline's pause per snapshot (state copied out)
         self.write_ms: list[float] = []      # encoding, writing and syncing it (in the background)
@@ -207,6 +225,7 @@ class Checkpointer:
         the sources that have not ended)."""
         self.check_supported(runs)
         self.fingerprint = job_fingerprint(runs, self.parallelism)
+        self.shape = job_shape(runs)
         self.sources = sources
         found = self._latest()
         self.positions = [0] * len(sources)
@@ -215,6 +234,7 @@ class Checkpointer:
         rejected = [(0, [])] * len(sources)
         if found is not None:
             self.restored_from, doc = found
+            self.restored_parallelism = doc.get("parallelism", self.parallelism)
             self.next_id = self.restored_from + 1
             if len(doc["sources"]) != len(sources):
                 raise CheckpointError(f"{self.dir}: the checkpoint has {len(doc['sources'])} sources, the job {len(sources)}")
@@ -250,10 +270,11 @@ class Checkpointer:
         for number, path in self._snapshot_files():
             try:
                 doc = snapshot.read(path)
-                if doc.get("fingerprint") != self.fingerprint:
+                if doc.get("fingerprint") != self.fingerprint and doc.get("shape") != self.shape:
                     raise CheckpointError(
-                        f"{path}: this checkpoint belongs to another job (a different query, sink or "
-                        f"parallelism); remove {self.dir} or checkpoint this job to another path")
+                        f"{path}: this checkpoint belongs to another job (a different query or sink; or "
+                        f"another parallelism, for a snapshot written before restoring at another "
+                        f"parallelism was supported); remove {self.dir} or checkpoint this job to another path")
                 self._check_parts(doc, path)
                 return number, doc
             except snapshot.SnapshotError as e:
@@ -306,7 +327,8 @@ class Checkpointer:
         for qr in runs:  # no task may run: grouped batches go through, stateless tasks finish
             qr._flush_group()
             qr.drain()
-        doc = {"checkpoint": self.next_id, "fingerprint": self.fingerprint, "created_unix": time.time(),
+        doc = {"checkpoint": self.next_id, "fingerprint": self.fingerprint, "shape": self.shape,
+               "parallelism": self.parallelism, "created_unix": time.time(),
                "source_rows": source_rows,
                "sources": [{"name": s.name, "batches": self.positions[i], "ended": self.ended[i],
                             "rejected": s.rejected_records, "rejected_examples": list(s.rejected_examples)}
@@ -355,6 +377,7 @@ class Checkpointer:
         def median(values):
             return round(sorted(values)[len(values) // 2], 3) if values else None
         return {"path": self.dir, "taken": self.taken, "restored_from": self.restored_from,
+                "restored_parallelism": self.restored_parallelism,
                 "skipped_snapshots": list(self.skipped),
                 "pause_ms_median": median(self.snapshot_ms),
                 "pause_ms_max": round(max(self.snapshot_ms), 3) if self.snapshot_ms else None,
@@ -395,4 +418,4 @@ def _restore_query(qr, saved: dict) -> None:
 
 
 __all__ = ["CheckpointConfig", "CheckpointError", "Checkpointer", "PartSink", "export_query_state", "job_fingerprint",
-           "restore_query_state"]
+           "job_shape", "restore_query_state"]

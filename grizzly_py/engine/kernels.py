@@ -121,6 +121,7 @@ class Kernel:
         self.controller: VariantController | None = None   # adaptive: picks each task's variant
         self.counters = None                               # adaptive: measures optimized tasks
         self.placement: list[tuple[int, int] | None] = [None] * len(self.states)  # dense range per block
+        self.idle_blocks = 0  # state blocks at the end of ``states`` that no worker writes (add_idle_blocks)
 
     def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None,
                       warm_start: "CodegenOptions | None" = None) -> None:
@@ -163,7 +164,17 @@ class Kernel:
 
     @property
     def workers(self) -> int:
-        return len(self.states)
+        """The workers, each writing its own state block (``states`` may hold idle blocks after them)."""
+        return len(self.states) - self.idle_blocks
+
+    def add_idle_blocks(self, count: int) -> None:
+        """``count`` more state blocks that no worker writes: a checkpoint taken at a higher
+        parallelism restores the other workers' state into them (``state_snapshot.py``); their
+        counters count and, in a merging window kernel, their windows fire with the others'."""
+        self.states += [new_state_block(self.gen.state_words) for _ in range(count)]
+        self.idle_blocks += count
+        self._state_ptrs = np.array([s.ctypes.data for s in self.states], dtype=np.uint64)
+        self.placement += [None] * count
 
     def counter(self, index: int) -> int:
         """A state word: summed over the workers' blocks for the record counters, the maximum
@@ -414,8 +425,8 @@ class WindowKernel(Kernel):
         return table.take(sort_indices_nulls_last(table, names)).combine_chunks().to_batches()[0]
 
     def all_windows(self) -> np.ndarray:
-        """``windows()`` of every worker's state block, concatenated."""
-        if self.workers == 1:
+        """``windows()`` of every state block, concatenated."""
+        if len(self.states) == 1:
             return self.windows()
         return np.concatenate([self.windows(s) for s in self.states])
 
@@ -491,7 +502,7 @@ class SlidingWindowKernel(WindowKernel):
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, self.workers, int(lo), out.descriptor))
+            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), int(lo), out.descriptor))
             if n:
                 tables.append(out.table(n))
         drop_panes = self.function("state", "drop_panes", None, _P, _I64)

@@ -3,14 +3,14 @@
 Layout (little-endian)::
 
     magic    8 bytes   b"GZSNAP\\r\\n"
-    version  u32       FORMAT_VERSION
+    version  u32       FORMAT_VERSION (written; READABLE_VERSIONS are read)
     length   u64       payload bytes
     sha256   32 bytes  of the payload
     payload            a NumPy ``.npz`` archive (``allow_pickle=False``): ``meta``, the snapshot's
                        JSON document as UTF-8 bytes, and ``a0``, ``a1``, ... the arrays it refers to
                        as ``{"__array__": i}``
 
-A file that is too short, has another magic, another version, a payload of the wrong length or a
+A file that is too short, has another magic, a version this grizzly-py does not read, a payload of the wrong length or a
 checksum that does not match raises ``SnapshotError``: the checkpoint store skips it and falls back
 to the previous snapshot. Files are written to a temporary name, flushed to disk and renamed, so a
 snapshot under its final name is complete.
@@ -27,7 +27,12 @@ import struct
 import numpy as np
 
 MAGIC = b"GZSNAP\r\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Versions this grizzly-py reads. 2 added the state of sort-based grouping (``sort_snapshot.py``:
+# a window kernel's blocks of key/pointer arrays, the sort-merge join's); every other kernel's
+# state is as in 1, and a version-1 file (which cannot hold sort-based grouping: such jobs refused
+# checkpoints then) restores as before.
+READABLE_VERSIONS = (1, 2)
 _HEADER = struct.Struct("<8sIQ32s")
 
 
@@ -77,8 +82,9 @@ def decode(data: bytes, name: str = "snapshot") -> dict:
     magic, version, length, digest = _HEADER.unpack_from(data)
     if magic != MAGIC:
         raise SnapshotError(f"{name}: not a grizzly-py snapshot (magic {magic!r})")
-    if version != FORMAT_VERSION:
-        raise SnapshotError(f"{name}: snapshot format version {version}, this grizzly-py reads {FORMAT_VERSION}")
+    if version not in READABLE_VERSIONS:
+        raise SnapshotError(f"{name}: snapshot format version {version}, this grizzly-py reads versions "
+                            f"{', '.join(map(str, READABLE_VERSIONS))}")
     payload = data[_HEADER.size:]
     if len(payload) != length:
         raise SnapshotError(f"{name}: truncated or padded (payload {len(payload)} bytes, header says {length})")
@@ -124,5 +130,5 @@ def read(path: str) -> dict:
         return decode(f.read(), os.path.basename(path))
 
 
-__all__ = ["FORMAT_VERSION", "MAGIC", "SnapshotError", "decode", "encode", "fsync_directory", "read",
+__all__ = ["FORMAT_VERSION", "MAGIC", "READABLE_VERSIONS", "SnapshotError", "decode", "encode", "fsync_directory", "read",
            "write_atomically"]

@@ -2,13 +2,19 @@
 window and join state a job holds, checked after every round of source batches (between tasks),
 so a job whose state outgrows its budget fails with a clear error instead of exhausting memory.
 
-What is measured: the hash tables of every window kind (both state variants: capacity x entry
-size per open window or pane, per worker; the key table of session and count windows) and their
-window directories, the value vectors of holistic aggregates (median, mode, count_distinct) in
-tumbling and sliding windows (their capacities, read from the live entries: one pass over the
-tables per check), and a join's tables (capacity x entry size) and the Arrow batches it keeps
-for its open windows. Not measured: session nodes, count-window pane rings, join ref vectors,
-sort grouping's key/pointer arrays (docs/fault_tolerance.md).
+What is measured (the allocated sizes, read from the state blocks and the structures they point
+to): the hash tables of every window kind (both state variants: capacity x entry size per open
+window or pane, per worker; the key table of session and count windows) and their window
+directories; the value vectors of holistic aggregates (``HOLISTIC``: their capacities, read from
+the live entries: one pass over the tables per check) in tumbling, sliding and count windows;
+session nodes with their value vectors and a sliding count window's pane rings with their panes'
+value vectors (the state unit's ``heap_bytes``, a native walk: session_state.ll.j2,
+count_sliding_state.ll.j2); sort grouping's key/pointer arrays (per pane: the pane object, its
+rows, its run ends and its sort scratch buffer: ``kpa_bytes``), also the sort-merge join's per
+side; a join's tables, its ref vectors (a one-ref vector is inline), a session join's nodes
+(``heap_bytes`` of join_state.ll.j2), an interval join's output vector, and the Arrow batches it
+keeps for its open windows. Outside the budget: allocations that live only during a call (a
+firing's merge buffers, result buffers).
 """
 
 from __future__ import annotations
@@ -18,7 +24,8 @@ import re
 
 import numpy as np
 
-from ..codegen.join import J_DIR, J_TABLE, SLOT_WORDS
+from ..codegen import abi
+from ..codegen.join import J_DIR, J_OUT, J_TABLE, SLOT_WORDS
 from ..codegen.module import HOLISTIC
 from .join_kernel import JoinKernel
 from .kernels import WindowKernel
@@ -26,6 +33,7 @@ from .kernels import WindowKernel
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
 DIRECTORY_SLOT_BYTES = 32
+KPA_PANE_WORDS = 8  # runtime/kpa.ll: {rows, length, capacity, sealed, runs {data, length, capacity}, scratch}
 
 
 class StateMemoryLimitError(MemoryError):
@@ -50,28 +58,56 @@ def parse_memory_size(value) -> int:
 
 
 def state_bytes(kernel) -> int:
-    """The bytes of state ``kernel`` holds, as far as it can be measured cheaply."""
+    """The bytes of state ``kernel`` holds: what its state blocks point to (tables, directories,
+    value vectors, session nodes, pane rings, key/pointer arrays, ref vectors) and the Arrow
+    batches a join keeps (module docstring)."""
     live = getattr(kernel, "live_kernels", None)
     if live is not None:  # grouping="auto": both kernels while a switch is under way (regrouping.py)
         return sum(state_bytes(k) for k in live())
+    from .sort_kernel import SortMergeJoinKernel  # (sort_kernel imports this package's join kernel)
+    if isinstance(kernel, SortMergeJoinKernel):
+        return sum(kpa_bytes(k.state, kernel.row_words) for k in kernel.sides) + _kept_batch_bytes(kernel)
     if isinstance(kernel, JoinKernel):
-        return _join_table_bytes(kernel) + sum(b.nbytes for store in kernel.stores for _, b in store.batches)
-    if not isinstance(kernel, WindowKernel) or kernel.gen.grouping is None \
-            or kernel.gen.trigger not in ("tumbling", "panes", "shared", "session", "count"):
-        return 0  # (sort-based grouping keeps key/pointer arrays, not tables: not measured)
+        return _join_bytes(kernel) + _kept_batch_bytes(kernel)
+    if not isinstance(kernel, WindowKernel):
+        return 0
+    trigger = kernel.gen.trigger
+    if trigger == "kpa":  # sort-based grouping: key/pointer arrays per pane, no tables
+        return sum(kpa_bytes(state, kernel.gen.kpa_row_words) for state in kernel.states)
+    if kernel.gen.grouping is None or trigger not in ("tumbling", "panes", "shared", "session", "count"):
+        return 0
     entry = kernel.gen.grouping.entry_size
-    if kernel.gen.trigger == "session":  # the key table's entries: tag, keys, the head of the key's sessions
+    if trigger == "session":  # the key table's entries: tag, keys, the head of the key's sessions
         entry = 8 * (kernel.gen.grouping.key_words + 2)
     total = 0
-    blocks = [kernel.state] if kernel.gen.trigger == "shared" else kernel.states
-    vectors = _vector_words(kernel) if kernel.gen.trigger in ("tumbling", "panes") else []
+    blocks = [kernel.state] if trigger == "shared" else kernel.states
+    vectors = _vector_words(kernel) if trigger in ("tumbling", "panes", "count") else []
+    heap = _heap_function(kernel)
     for state in blocks:
         windows = kernel.windows(state)
         total += int(windows[:, 2].sum()) * entry + len(windows) * DIRECTORY_SLOT_BYTES
         if vectors:
             total += sum(_vector_bytes(int(address), int(capacity), entry, vectors)
                          for _, address, capacity, _ in windows)
+        if heap is not None:
+            total += int(heap(state.ctypes.data))
     return total
+
+
+def _heap_function(kernel):
+    """The state unit's ``heap_bytes`` of a kernel whose state reaches past its tables through
+    pointers that only native code walks cheaply (session nodes; a sliding count window's pane
+    rings); None for the others."""
+    trigger = kernel.gen.trigger
+    if trigger == "session":
+        pass
+    elif trigger == "count":
+        assigner = kernel.gen.pipeline.terminal.assigner
+        if assigner.size == assigner.slide:
+            return None  # tumbling count windows keep everything in the key table
+    else:
+        return None
+    return kernel.function("state", "heap_bytes", ctypes.c_int64, ctypes.c_void_p)
 
 
 def _vector_words(kernel) -> list[int]:
@@ -84,19 +120,65 @@ def _vector_bytes(address: int, capacity: int, entry: int, words: list[int]) -> 
     """The bytes the value vectors of one table's live entries hold (8 per value slot)."""
     if not address or not capacity:
         return 0
-    table = np.ctypeslib.as_array((ctypes.c_int64 * (capacity * entry // 8)).from_address(address))
-    table = table.reshape(capacity, entry // 8)
-    live = table[:, 0] != 0
+    table = _table(address, capacity, entry // 8)
+    live = table[:, 0].view(np.uint64) > 1
     return 8 * int(sum(int(table[live, w].sum()) for w in words))
 
 
-def _join_table_bytes(kernel) -> int:
+def _table(address: int, capacity: int, entry_words: int) -> np.ndarray:
+    return np.ctypeslib.as_array((ctypes.c_int64 * (capacity * entry_words)).from_address(address)).reshape(
+        capacity, entry_words)
+
+
+def kpa_bytes(state: np.ndarray, row_words: int) -> int:
+    """The bytes of the key/pointer arrays in a state block's window directory (runtime/kpa.ll):
+    per pane its object, its rows (capacity x row), its vector of run ends and its sort scratch
+    buffer (which the last seal sized to the last run), plus the directory."""
+    slots, length = int(state[abi.STATE_WINDOWS]), int(state[abi.STATE_WINDOWS + 1])
+    if not length:
+        return 0
+    total = length * DIRECTORY_SLOT_BYTES
+    for pane in np.ctypeslib.as_array((ctypes.c_int64 * (4 * length)).from_address(slots))[1::4]:
+        if not pane:
+            continue
+        rows, _length, capacity, _sealed, runs, nruns, runs_capacity, scratch = (
+            int(w) for w in np.ctypeslib.as_array((ctypes.c_int64 * KPA_PANE_WORDS).from_address(int(pane))))
+        total += 8 * KPA_PANE_WORDS + capacity * row_words * 8 + runs_capacity * 8
+        if scratch and nruns:
+            ends = np.ctypeslib.as_array((ctypes.c_int64 * nruns).from_address(runs))
+            last = int(ends[-1]) - (int(ends[-2]) if nruns > 1 else 0)
+            total += last * row_words * 8
+    return total
+
+
+def _kept_batch_bytes(kernel) -> int:
+    return sum(b.nbytes for store in kernel.stores for _, b in store.batches)
+
+
+def _join_bytes(kernel) -> int:
+    """A hash join's shared state: its tables, window directory and ref vectors (a one-ref vector
+    is inline: no bytes of its own), a session join's nodes (native walk), an interval join's
+    output vector."""
     shared, entry = kernel.shared, kernel.gen.entry_size
-    total = int(shared[J_TABLE + 1]) * entry
+    kind = kernel.terminal.join_kind
+    refs = 1 + kernel.gen.key_words  # the first ref vector's entry word (windows, interval)
+    total = int(shared[J_TABLE + 1]) * entry + 8 * int(shared[J_OUT + 2])
+    tables = [(int(shared[J_TABLE]), int(shared[J_TABLE + 1]))]
     slots, length = int(shared[J_DIR]), int(shared[J_DIR + 1])
     if slots and length:
         words = np.ctypeslib.as_array((ctypes.c_int64 * (length * SLOT_WORDS)).from_address(slots))
-        total += int(words.reshape(length, SLOT_WORDS)[:, 2].sum()) * entry + length * 8 * SLOT_WORDS
+        words = words.reshape(length, SLOT_WORDS)
+        total += int(words[:, 2].sum()) * entry + length * 8 * SLOT_WORDS
+        tables += [(int(a), int(c)) for a, c in words[:, 1:3]]
+    if kind == "session":
+        if kernel._allocated and int(shared[J_TABLE + 1]):
+            total += int(kernel._function("heap_bytes", ctypes.c_int64, ctypes.c_void_p)(shared.ctypes.data))
+        return total
+    for address, capacity in tables:
+        if address and capacity:
+            table = _table(address, capacity, entry // 8)
+            live = table[:, 0].view(np.uint64) > 1
+            total += 8 * int(table[live, refs + 2].sum() + table[live, refs + 5].sum())
     return total
 
 
@@ -115,4 +197,4 @@ def check_state_memory(runs, limit: int) -> int:
     return total
 
 
-__all__ = ["StateMemoryLimitError", "check_state_memory", "parse_memory_size", "state_bytes"]
+__all__ = ["StateMemoryLimitError", "check_state_memory", "kpa_bytes", "parse_memory_size", "state_bytes"]

@@ -11,7 +11,8 @@ A checkpoint (``checkpoint.py``) holds, for every pipeline, what its kernel keep
   aggregate's value vector as its values, each key's session nodes (in list order) and each key's
   pane ring of a sliding count window; the string interner (string keys are ids in the entries);
   the sliding trigger's last watermark; the processing-time clock;
-- a join kernel: ``join_snapshot.py``; the shared window state: ``shared_snapshot.py``.
+- a join kernel: ``join_snapshot.py``; the shared window state: ``shared_snapshot.py``; sort-based
+  grouping (a window kernel's key/pointer arrays per pane, the sort-merge join): ``sort_snapshot.py``.
 
 Restoring writes the same entries into fresh tables allocated with the C allocator the runtime
 frees them with (libc ``calloc``/``malloc``): an entry goes to the slot its tag hashes to
@@ -20,9 +21,13 @@ most half full, so the compiled code finds and grows it as if it had inserted th
 The aggregate state words are copied bit for bit, so a restored window fires exactly the results
 the original would have (float sums included).
 
-Every kernel of the default hash grouping is covered; ``unsupported_reason`` names one that is not
-(sort-based grouping, or a kind added later without its export), and a job with checkpointing
-then refuses to start.
+A snapshot restores at another parallelism: thread-local window state has one block per worker,
+and blocks beyond the resumed job's workers become idle blocks whose windows fire merged with the
+workers' (``_make_room``); the record counters of other kernels are folded or spread.
+
+Every kernel kind is covered, under hash and sort-based grouping; ``unsupported_reason`` names one
+that is not (a kind added later without its export), and a job with checkpointing then refuses
+to start.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..codegen import abi
+from ..codegen.module import window_geometry
 from .kernels import ProjectKernel, WindowKernel
 
 COUNTER_WORDS = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE, abi.STATE_MAX_EVENT_TIME,
@@ -49,13 +55,11 @@ def unsupported_reason(kernel) -> str | None:
     """Why ``kernel``'s state cannot be checkpointed (None: it can)."""
     if kernel is None or type(kernel) is ProjectKernel:
         return None
-    if getattr(kernel, "grouping", "hash") == "sort":
-        return "sort-based grouping (grouping='sort'; checkpoints need the default grouping='hash')"
     trigger = getattr(getattr(kernel, "gen", None), "trigger", None)
-    if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count", "shared"):
-        return None  # shared: shared_snapshot.py
-    if type(kernel).__name__ == "JoinKernel":
-        return None  # join_snapshot.py
+    if isinstance(kernel, WindowKernel) and trigger in ("tumbling", "panes", "session", "count", "shared", "kpa"):
+        return None  # shared: shared_snapshot.py; kpa (sort-based grouping): sort_snapshot.py
+    if type(kernel).__name__ in ("JoinKernel", "SortMergeJoinKernel"):
+        return None  # join_snapshot.py, sort_snapshot.py
     return f"{type(kernel).__name__} (trigger {trigger!r})"
 
 
@@ -96,6 +100,9 @@ def _shape(kernel) -> _Shape:
 # export
 def export_kernel(kernel) -> dict:
     """Everything ``kernel`` keeps between batches, as JSON-able values and numpy arrays (copies)."""
+    if type(kernel).__name__ == "SortMergeJoinKernel":
+        from .sort_snapshot import export_sort_merge_join
+        return export_sort_merge_join(kernel)
     if type(kernel).__name__ == "JoinKernel":
         from .join_snapshot import export_join
         return export_join(kernel)
@@ -105,8 +112,12 @@ def export_kernel(kernel) -> dict:
     out = {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
            "batches_processed": kernel.batches_processed}
     if isinstance(kernel, WindowKernel):
-        shape = _shape(kernel)
-        out["blocks"] = [_export_block(kernel, state, shape) for state in kernel.states]
+        if kernel.gen.trigger == "kpa":  # sort-based grouping: key/pointer arrays per pane
+            from .sort_snapshot import export_kpa_block
+            out["blocks"] = [export_kpa_block(state, kernel.gen.kpa_row_words) for state in kernel.states]
+        else:
+            shape = _shape(kernel)
+            out["blocks"] = [_export_block(kernel, state, shape) for state in kernel.states]
         out["interner"] = export_strings(kernel.interner._values) if kernel.interner is not None else None
         out["previous_watermark"] = getattr(kernel, "previous_watermark", None)
         out["clock_last"] = kernel.clock.last if kernel.clock is not None else None
@@ -199,20 +210,32 @@ def import_strings(saved: dict) -> list[str]:
 # ----------------------------------------------------------------------------------------------
 # restore
 def restore_kernel(kernel, saved: dict) -> None:
-    """Load ``saved`` (from ``export_kernel`` of the same pipeline at the same parallelism) into
-    ``kernel``, whose state blocks must be fresh (nothing processed yet)."""
+    """Load ``saved`` (from ``export_kernel`` of the same pipeline, at any parallelism) into
+    ``kernel``, whose state blocks must be fresh (nothing processed yet). Per-worker window blocks
+    beyond the kernel's workers become idle blocks (``_make_room``); counters are folded or
+    spread (``restore_counters``)."""
+    if type(kernel).__name__ == "SortMergeJoinKernel":
+        from .sort_snapshot import restore_sort_merge_join
+        return restore_sort_merge_join(kernel, saved)
     if type(kernel).__name__ == "JoinKernel":
         from .join_snapshot import restore_join
         return restore_join(kernel, saved)
     if getattr(kernel, "window_state", None) == "shared":
         from .shared_snapshot import restore_shared
         return restore_shared(kernel, saved)
+    if isinstance(kernel, WindowKernel) and len(saved["blocks"]) > len(kernel.states):
+        _make_room(kernel, len(saved["blocks"]))
     restore_counters(kernel, saved)
     if not isinstance(kernel, WindowKernel):
         return
-    shape = _shape(kernel)
-    for state, block in zip(kernel.states, saved["blocks"]):
-        _restore_block(state, block, shape)
+    if kernel.gen.trigger == "kpa":
+        from .sort_snapshot import restore_kpa_block
+        for state, block in zip(kernel.states, saved["blocks"]):
+            restore_kpa_block(state, block, kernel.gen.kpa_row_words, f"pipeline {kernel.gen.pipeline.id}")
+    else:
+        shape = _shape(kernel)
+        for state, block in zip(kernel.states, saved["blocks"]):
+            _restore_block(state, block, shape)
     if saved["interner"] is not None:
         values = import_strings(saved["interner"])
         kernel.interner._values = values
@@ -222,6 +245,24 @@ def restore_kernel(kernel, saved: dict) -> None:
         kernel.previous_watermark = saved["previous_watermark"]
     if saved["clock_last"] is not None:
         kernel.clock.last = saved["clock_last"]
+
+
+def _make_room(kernel: WindowKernel, blocks: int) -> None:
+    """A snapshot taken at a higher parallelism holds more per-worker blocks of windows than
+    ``kernel`` has: the rest become idle blocks (no worker writes them; their windows fire merged
+    with the workers' ones, as under the parallelism that wrote them). Tumbling windows at
+    parallelism 1 fire one block without merging (``WindowKernel``): such a kernel takes the
+    merging trigger that several workers' tumbling windows use (``make_kernel``) first."""
+    from .kernels import SlidingWindowKernel
+    trigger = kernel.gen.trigger
+    if trigger not in ("tumbling", "panes", "kpa"):  # (the other window kernels keep one block)
+        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {blocks} state blocks of "
+                         f"{trigger!r} windows, the job {len(kernel.states)}")
+    if not isinstance(kernel, SlidingWindowKernel):
+        kernel.__class__ = SlidingWindowKernel  # same compiled units: the tumbling trigger has merge_emit
+        _, kernel.slide, kernel.pane = window_geometry(kernel.gen.pipeline.terminal.assigner)
+        kernel.previous_watermark = None
+    kernel.add_idle_blocks(blocks - len(kernel.states))
 
 
 def allocated(words: np.ndarray, zeroed: bool = False) -> int:
@@ -345,14 +386,23 @@ def directory_capacity(length: int) -> int:
 
 
 def restore_counters(kernel, saved: dict) -> None:
-    """The record counters of every state block and the batch count, as the snapshot has them."""
-    if len(saved["counters"]) != len(kernel.states):
-        raise ValueError(f"pipeline {kernel.gen.pipeline.id}: the checkpoint has {len(saved['counters'])} "
-                         f"state blocks, the job {len(kernel.states)} (another parallelism?)")
-    for state, counters in zip(kernel.states, saved["counters"]):
-        for word, value in zip(COUNTER_WORDS, counters):
+    """The record counters of every state block and the batch count, as the snapshot has them. A
+    snapshot taken at another parallelism has another number of blocks: the kernel's first blocks
+    take the saved ones; more saved blocks than the kernel has are folded into its first (rows
+    added up, the largest event time, the earliest open window end), fewer leave the rest fresh.
+    (Window kernels whose blocks hold windows get idle blocks for them first: ``restore_kernel``.)"""
+    counters = [list(c) for c in saved["counters"]]
+    for extra in counters[len(kernel.states):]:
+        counters[0] = fold_counters(counters[0], extra)
+    for state, values in zip(kernel.states, counters):
+        for word, value in zip(COUNTER_WORDS, values):
             state[word] = value
     kernel.batches_processed = saved["batches_processed"]
+
+
+def fold_counters(a: list[int], b: list[int]) -> list[int]:
+    """The ``COUNTER_WORDS`` of two state blocks as one block's."""
+    return [a[0] + b[0], a[1] + b[1], a[2] + b[2], max(a[3], b[3]), min(a[4], b[4])]
 
 
 __all__ = ["COUNTER_WORDS", "allocated", "build_table", "directory_capacity", "export_kernel", "export_lists",

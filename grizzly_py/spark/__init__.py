@@ -6,7 +6,9 @@
 - ``partials.py``: partial window states out of kernels and back into compiled merges.
 - ``inputs.py``: DataFrame input (``mapInArrow``) and source pushdown (splits read by tasks).
 - ``planner.py``: ``to_spark`` and ``run_on_spark`` (strategies, stages).
-- ``streaming.py``: Structured Streaming (partials per micro-batch, Spark's stateful merge).
+- ``streaming.py``: Structured Streaming (partials per micro-batch, Spark's stateful merge; the
+  sequential strategy for queries that need the stream in order).
+- ``kafka.py``: Kafka topics through Spark's Kafka source, values parsed into columns.
 - ``job.py``: the driver's view of a job: strategy and the tasks' metrics.
 
 PySpark is an optional dependency (``pip install 'grizzly-py[spark]'``); importing this package

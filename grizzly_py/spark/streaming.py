@@ -87,7 +87,9 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
         if state.hasTimedOut:
             table = _unipc(state.get[0])
             state.remove()
-            result = worker.stream_merge(shipped, tuple(key[:-1]), int(key[-1]), table, acc)
+            n = len(keys)  # the key values, then whether each is null (pandas makes a null int NaN)
+            values = tuple(None if null else v for v, null in zip(key[:n], key[n:2 * n]))
+            result = worker.stream_merge(shipped, values, int(key[-1]), table, acc)
             if result is not None and result.num_rows:
                 yield result.to_pandas(integer_object_nulls=True)
             return
@@ -108,7 +110,12 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     from pyspark.sql.streaming.state import GroupStateTimeout
     from pyspark.sql.types import BinaryType, StructField, StructType
     out_schema = spark_struct(results_schema)
-    merged = watermarked.groupBy(*[_col(k) for k in keys], _col(WINDOW_START)).applyInPandasWithState(
+    from pyspark.sql import functions as F
+    flags = {f"__gz_null_{i}": F.isnull(_col(k)) for i, k in enumerate(keys)}
+    if flags:
+        watermarked = watermarked.withColumns(flags)
+    merged = watermarked.groupBy(*[_col(k) for k in keys], *[_col(f) for f in flags], _col(WINDOW_START)) \
+        .applyInPandasWithState(
         merge_group, out_schema, StructType([StructField(STATE_COLUMN, BinaryType())]), "append",
         GroupStateTimeout.EventTimeTimeout)
     out = merged

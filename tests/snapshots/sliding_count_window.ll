@@ -641,6 +641,7 @@ declare i32 @gz_vec_push(ptr, i64)
 declare i32 @gz_vec_reserve(ptr, i64)
 declare i32 @gz_vec_extend(ptr, ptr)
 declare void @gz_vec_free(ptr)
+declare i64 @gz_vec_bytes(ptr)
 declare i32 @gz_cmp_i64(ptr, ptr)
 declare void @gz_vec_sort(ptr)
 declare i64 @gz_f64_key(double)
@@ -725,6 +726,66 @@ exit:
   ret void
 }
 
+; The bytes of every key's ring of pane states (and their panes' value vectors): the state outside
+; the key table, for the state-memory limit (engine/state_memory.py; the entries' own value
+; vectors are read from the table there).
+define i64 @p0_generic_heap_bytes(ptr %state) {
+entry:
+  %dir = getelementptr inbounds i64, ptr %state, i64 8
+  %len.p = getelementptr inbounds i64, ptr %dir, i64 1
+  %len = load i64, ptr %len.p
+  %has_table = icmp ugt i64 %len, 0
+  br i1 %has_table, label %table, label %none
+none:
+  ret i64 0
+table:
+  %slots = load ptr, ptr %dir
+  %ht = getelementptr inbounds i64, ptr %slots, i64 1
+  %cap = call i64 @gz_ht_capacity(ptr %ht)
+  %any = icmp ugt i64 %cap, 0
+  br i1 %any, label %loop, label %none
+loop:
+  %i = phi i64 [ 0, %table ], [ %i.next, %next ]
+  %acc = phi i64 [ 0, %table ], [ %acc.next, %next ]
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 120)
+  %tag = load i64, ptr %e
+  %live = icmp ugt i64 %tag, 1
+  %ring.p = getelementptr inbounds i8, ptr %e, i64 32
+  %ring = load ptr, ptr %ring.p
+  %has.ring = icmp ne ptr %ring, null
+  %counted = and i1 %live, %has.ring
+  br i1 %counted, label %ring.add, label %next
+ring.add:
+  %slots.p = getelementptr inbounds i8, ptr %e, i64 40
+  %nslots = load i64, ptr %slots.p
+  %states = add i64 %nslots, 1
+  %ring.bytes = mul i64 %states, 72
+  %with.ring = add i64 %acc, %ring.bytes
+  %has.slots = icmp ugt i64 %nslots, 0
+  br i1 %has.slots, label %slot, label %next
+slot:
+  %k = phi i64 [ 0, %ring.add ], [ %k.next, %slot ]
+  %sum = phi i64 [ %with.ring, %ring.add ], [ %sum.next, %slot ]
+  %k1 = add i64 %k, 1
+  %k.off = mul i64 %k1, 72
+  %s = getelementptr inbounds i8, ptr %ring, i64 %k.off
+  %sum.0 = add i64 %sum, 0
+  %sv3 = getelementptr inbounds i8, ptr %s, i64 48
+  %sb3 = call i64 @gz_vec_bytes(ptr %sv3)
+  %sum.1 = add i64 %sum.0, %sb3
+  %sum.next = add i64 %sum.1, 0
+  %k.next = add i64 %k, 1
+  %k.more = icmp ult i64 %k.next, %nslots
+  br i1 %k.more, label %slot, label %next
+next:
+  %acc.next = phi i64 [ %acc, %loop ], [ %with.ring, %ring.add ], [ %sum.next, %slot ]
+  %i.next = add i64 %i, 1
+  %more = icmp ult i64 %i.next, %cap
+  br i1 %more, label %loop, label %done
+done:
+  ret i64 %acc.next
+}
+
 declare void @free(ptr)
 
 ; runtime (linked in from runtime/*.ll)
@@ -758,6 +819,7 @@ declare i32 @gz_vec_push(ptr, i64)
 declare i32 @gz_vec_reserve(ptr, i64)
 declare i32 @gz_vec_extend(ptr, ptr)
 declare void @gz_vec_free(ptr)
+declare i64 @gz_vec_bytes(ptr)
 declare i32 @gz_cmp_i64(ptr, ptr)
 declare void @gz_vec_sort(ptr)
 declare i64 @gz_f64_key(double)
@@ -1369,6 +1431,7 @@ declare i32 @gz_vec_push(ptr, i64)
 declare i32 @gz_vec_reserve(ptr, i64)
 declare i32 @gz_vec_extend(ptr, ptr)
 declare void @gz_vec_free(ptr)
+declare i64 @gz_vec_bytes(ptr)
 declare i32 @gz_cmp_i64(ptr, ptr)
 declare void @gz_vec_sort(ptr)
 declare i64 @gz_f64_key(double)
