@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
@@ -147,22 +148,24 @@ def check_resume(case, parallelism, data, **options) -> None:
 
 
 def same_bits(a: pa.Table, b: pa.Table) -> bool:
-    """Equal schemas, rows and values, floats bit for bit (NaN included), whatever the chunking."""
+    """Equal schemas, rows and values, floats bit for bit (NaN included, in lists too: top_k),
+    whatever the chunking."""
     if a.schema != b.schema or a.num_rows != b.num_rows:
         return False
-    for x, y in zip(a.columns, b.columns):
-        x, y = x.combine_chunks(), y.combine_chunks()
-        if not pa.types.is_floating(x.type):
-            if not x.equals(y):
-                return False
-            continue
-        valid = x.is_valid().to_numpy(zero_copy_only=False)
-        if not np.array_equal(valid, y.is_valid().to_numpy(zero_copy_only=False)):
-            return False
-        bits = [np.asarray(c.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float64).view(np.int64) for c in (x, y)]
-        if not np.array_equal(bits[0][valid], bits[1][valid]):
-            return False
-    return True
+    return all(_same_array(x.combine_chunks(), y.combine_chunks()) for x, y in zip(a.columns, b.columns))
+
+
+def _same_array(x: pa.Array, y: pa.Array) -> bool:
+    if pa.types.is_list(x.type):
+        lengths = [pc.list_value_length(c).fill_null(-1).to_numpy(zero_copy_only=False) for c in (x, y)]
+        return np.array_equal(*lengths) and _same_array(x.flatten(), y.flatten())
+    if not pa.types.is_floating(x.type):
+        return x.equals(y)
+    valid = x.is_valid().to_numpy(zero_copy_only=False)
+    if not np.array_equal(valid, y.is_valid().to_numpy(zero_copy_only=False)):
+        return False
+    bits = [np.asarray(c.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.float64).view(np.int64) for c in (x, y)]
+    return np.array_equal(bits[0][valid], bits[1][valid])
 
 
 @given(case=query_cases(), parallelism=st.sampled_from([1, 2]), window_state=st.sampled_from(["thread_local", "shared"]),

@@ -51,6 +51,11 @@ def _session_holistic(env):  # one key, one session of N records: its median's v
         m=agg.median("v"))
 
 
+def _session_top_k(env):  # the same with top_k: the vector keeps every value until the session fires
+    return _stream(env).key_by("k").window(EventTimeSessionWindows.with_gap(Time.seconds(1))).aggregate(
+        t=agg.top_k("v", 3))
+
+
 def _count_holistic(env):  # one key, one count window of N records (never complete): its vector
     return _stream(env).key_by("k").count_window(10 * N).aggregate(d=agg.count_distinct("v"))
 
@@ -97,6 +102,7 @@ def _sort_merge_join(env):  # grouping="sort": {key, ref} rows of each side's ru
 KINDS = {
     "session_nodes": (_session, "hash", "window", N * (24 + 16)),
     "session_vectors": (_session_holistic, "hash", "window", N * 8),
+    "session_top_k_vectors": (_session_top_k, "hash", "window", N * 8),
     "count_vectors": (_count_holistic, "hash", "window", N * 8),
     "sliding_count_rings": (_sliding_count, "hash", "window", 100 * 500 * 16),
     "sliding_count_ring_vectors": (_sliding_count_holistic, "hash", "window", 100 * 500 * (24 + 8)),
