@@ -129,11 +129,12 @@ def test_timestamp_event_times_route_by_the_floored_millisecond():
 
 
 def test_an_error_in_a_batch_that_straddles_the_boundary_names_the_same_row():
-    """Batches 0-1 hold event times 0..199 with 50 keys: the window [0, 100) fires after batch 1
-    and the pipeline switches to sort at B = 200. Batch 2 mixes times below and above 200, and its
-    row 7 holds an event time too close to the int64 limit: the message names the same batch and
-    row as under hash grouping, and the switch did happen (a run without the bad row)."""
-    ts = list(range(200)) + [150 + (j * 37) % 100 for j in range(100)]
+    """Batch 0 holds event times 0..99 with 50 keys: the open window [0, 100) already passes the
+    crossing point, so the pipeline switches to sort at B = 100. Batch 1 mixes times below and
+    above 100, and its row 7 holds an event time too close to the int64 limit: the message names
+    the same batch and row as under hash grouping, and the switch did happen (a run without the
+    bad row)."""
+    ts = list(range(100)) + [50 + (j * 37) % 100 for j in range(100)] + list(range(150, 250))
     keys = [i % 50 for i in range(300)]
 
     def build_with(times):
@@ -144,16 +145,17 @@ def test_an_error_in_a_batch_that_straddles_the_boundary_names_the_same_row():
         return build
     metrics = check(build_with(ts), tiny(keys=20))
     history = layout_history(metrics)
-    assert [(h["grouping"], h["boundary"]) for h in history] == [("hash", None), ("sort", 200)]
+    assert [(h["grouping"], h["boundary"]) for h in history] == [("hash", None), ("sort", 100)]
+    assert "still open" in history[1]["reason"]
     bad = list(ts)
-    bad[207] = 2**63 - 2
-    assert min(bad[200:207]) < 200 < max(bad[200:207])  # rows before it on both sides of B
+    bad[107] = 2**63 - 2
+    assert min(bad[100:107]) < 100 < max(bad[100:107])  # rows before it on both sides of B
     messages = []
     for grouping, adaptive in (("hash", False), ("auto", tiny(keys=20))):
         with pytest.raises(gz.BadInputError) as failure:
             run(build_with(bad), adaptive, grouping=grouping)
         messages.append(str(failure.value).split(":", 1)[1])  # (source names count up per process)
-    assert messages[0] == messages[1] and "batch 2, row 7" in messages[0]
+    assert messages[0] == messages[1] and "batch 1, row 7" in messages[0]
 
 
 # ----------------------------------------------------------------------------------------------

@@ -131,6 +131,20 @@ class GroupingChooser:
         return want, f"{reason} ({self.confirm_windows} fired window(s) in a row)"
 
 
+    def decide_open(self, keys_so_far: int) -> tuple[str, str] | None:
+        """("sort", reason) when a window still open under hash grouping already holds
+        ``keys_so_far`` keys (a lower bound of its distinct keys) and that is past the crossing
+        point: certain evidence, no confirmation needed."""
+        thresholds = (self.min_keys, self.min_keys_holistic)
+        measured = thresholds == (SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC)
+        want, reason = choose_grouping(keys_so_far, keys_so_far * self.hash_entry_bytes, self.cache_bytes,
+                                       self.aggregate_kinds, thresholds=None if measured else thresholds)
+        if want != "sort":
+            return None
+        self._streak = 0
+        return want, f"{reason} (a window still open already holds them)"
+
+
 def want_holistic(kinds) -> bool:
     return any(k in HOLISTIC for k in kinds)
 
@@ -402,10 +416,27 @@ class RegroupingKernel:
             parts.append(out)
         result = parts[0] if len(parts) == 1 else (
             pa.Table.from_batches(parts).combine_chunks().to_batches()[0] if parts else None)
-        if result is not None and watermark != abi.INT64_MAX:  # (not at the end of the input)
-            self._observe(result)
+        if watermark != abi.INT64_MAX:  # (not at the end of the input)
+            if result is not None:
+                self._observe(result)
+            self._observe_open()
         self._maybe_switch()
         return result
+
+    def _observe_open(self) -> None:
+        """Under hash grouping over thread-local tables, the open windows' tables (the largest
+        worker table of each: a lower bound of its distinct keys) can show the crossing point
+        passed before the window fires: the switch to sort then starts at once."""
+        if self.chooser is None or self.pending is not None or self.retiring is not None \
+                or self.layout != INITIAL:
+            return
+        windows = self.current.all_windows()
+        if not len(windows):
+            return
+        decision = self.chooser.decide_open(int(windows[:, 3].max()))
+        if decision is not None:
+            self._start_build(Layout("sort", "thread_local"), decision[1], distinct=int(windows[:, 3].max()),
+                              top_share=None)
 
     def _observe(self, fired: pa.RecordBatch) -> None:
         """Feed the choosers the distinct keys of each fired window (in window order) and the
