@@ -59,6 +59,12 @@ class Source:
         self.schema: Schema = schema_from_arrow(self.arrow_schema, source=self.name, lists=self.reads_lists)
         self.dictionary_columns = [(i, f.name) for i, f in enumerate(self.arrow_schema)
                                    if pa.types.is_dictionary(f.type)]  # (position, name): checked per batch
+        # set by the engine for a job whose every reader of this source is a window kernel: the
+        # compiled loops check each dictionary index they read (a column they do not read cannot
+        # change a window's result), so batches skip the Python pass over indices when their
+        # dictionary is clean (no duplicates or nulls: the kernels read the indices as they are)
+        self.kernels_check_dictionaries = False
+        self._clean: dict[tuple, tuple[pa.Array, bool]] = {}
         if self.timestamp is not None:
             ts_field = self.schema.field(self.timestamp) if self.timestamp in self.schema else None
             if ts_field is None:
@@ -127,6 +133,19 @@ class Source:
         raise BadInputError(f"{self.name}: column {name!r}: dictionary index {indices[row].as_py()} is outside "
                             f"the dictionary of {size} values in batch {index}, row {row}")
 
+    def _clean_dictionary(self, dictionary: pa.Array) -> bool:
+        """No nulls and no duplicates (remembered per dictionary: batches of a table share one)."""
+        key = (len(dictionary), dictionary.offset) + tuple(b.address if b is not None else 0
+                                                          for b in dictionary.buffers())
+        found = self._clean.get(key)
+        if found is None:
+            if len(self._clean) >= 64:
+                self._clean.clear()
+            clean = dictionary.null_count == 0 and (len(dictionary) <= 1
+                                                    or pc.count_distinct(dictionary).as_py() == len(dictionary))
+            found = self._clean[key] = (dictionary, clean)  # (holding the dictionary keeps its addresses)
+        return found[1]
+
     def reject(self, count: int, why: str) -> None:
         """Count ``count`` rows dropped by ``on_bad_rows="drop"``; ``why`` names column and row."""
         self.rejected_records += count
@@ -154,7 +173,9 @@ class Source:
                                         f"expected {expected.type}")
         if batch.num_rows:  # the schema is the source's now: its dictionary columns are known
             for i, name in self.dictionary_columns:
-                self._check_dictionary_indices(batch.column(i), name, index)
+                column = batch.column(i)
+                if not (self.kernels_check_dictionaries and self._clean_dictionary(column.dictionary)):
+                    self._check_dictionary_indices(column, name, index)
         if self.timestamp is not None and batch.num_rows:
             ts = batch.column(self.timestamp)
             if ts.null_count:

@@ -252,3 +252,32 @@ def test_dictionary_index_checks_read_negative_indices_and_skip_null_slots(index
     null_slot = pa.py_buffer(bytes([0b101]))  # row 1 is null, its index 99 is garbage
     ok = gz.StreamEnvironment().from_arrow([batch([0, 99, 1], null_slot)], timestamp="ts").filter(col("k") == "a")
     assert ok.execute_and_collect().num_rows == 1
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_window_kernels_check_dictionary_indices_in_the_fused_loop(monkeypatch, parallelism):
+    """A source read only by window kernels skips the Python pass over dictionary indices: the
+    compiled loop checks each index it reads (null slots excepted) and names column, batch and row."""
+    from grizzly_py.sources import Source
+    calls = []
+    real = Source._check_dictionary_indices
+    monkeypatch.setattr(Source, "_check_dictionary_indices", lambda self, *a: calls.append(a) or real(self, *a))
+    dictionary = pa.array(["a", "b"])
+
+    def batch(values, validity=None, start=0):
+        raw = np.array(values, dtype="i4").tobytes()
+        d = pa.DictionaryArray.from_buffers(pa.dictionary(pa.int32(), pa.string()), len(values),
+                                            [validity, pa.py_buffer(raw)], dictionary)
+        return pa.record_batch([pa.array(range(start, start + len(values)), pa.int64()), d,
+                                pa.array([1] * len(values), pa.int64())], names=["ts", "k", "g"])
+
+    def query(batches):
+        env = gz.StreamEnvironment(parallelism=parallelism)
+        return env.from_arrow(batches, timestamp="ts").filter(col("k") == "a").key_by("g") \
+            .window(TumblingEventTimeWindows.of(Time.milliseconds(10))).aggregate(n=agg.count())
+    with pytest.raises(gz.BadInputError, match="column 'k': dictionary index -7 is outside the dictionary of 2 "
+                                               "values in batch 1, row 2"):
+        query([batch([0, 1]), batch([1, 0, -7, 0], start=2)]).execute_and_collect()
+    null_slot = pa.py_buffer(bytes([0b101]))  # row 1 is null: its index 99 is garbage, not an error
+    assert query([batch([0, 99, 0], null_slot)]).execute_and_collect().column("n").to_pylist() == [2]
+    assert calls == []  # the kernels checked, not Python

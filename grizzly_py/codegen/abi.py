@@ -50,6 +50,7 @@ ERROR_OUT_OF_MEMORY = -1
 ERROR_CORRUPT_STRING = -2
 ERROR_SUM_OVERFLOW = -3
 ERROR_TIME_RANGE = -4       # an event time so close to the int64 limits that its window overflows
+ERROR_DICTIONARY_INDEX = -5  # a dictionary index outside its dictionary (SLOT_DATA_LEN: the dictionary's length)
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1

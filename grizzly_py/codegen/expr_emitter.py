@@ -147,6 +147,8 @@ class ExprEmitter:
         if _is_plain_string(lay.arrow_type):
             slot(abi.SLOT_DATA, f"{c}.data", "ptr")
             slot(abi.SLOT_DATA_LEN, f"{c}.dlen", "i64")
+        elif pa.types.is_dictionary(lay.arrow_type):
+            slot(abi.SLOT_DATA_LEN, f"{c}.dlen", "i64")  # the dictionary's length
         return lay
 
     def validity(self, name: str) -> str:
@@ -179,7 +181,12 @@ class ExprEmitter:
             ctx.emit(f"{v} = call i1 @gz_bit(ptr {c}.vals, i64 {ci})")
             out = Value("bool", v, valid)
         elif pa.types.is_dictionary(t):
-            out = Value("dict", self._load_int(f"{c}.vals", ci, t.index_type), valid, column=name)
+            code = self._load_int(f"{c}.vals", ci, t.index_type)
+            outside, bad = ctx.fresh("dx"), ctx.fresh("dbad")  # (a negative index reads as a huge one)
+            ctx.emit(f"{outside} = icmp uge i64 {code}, {c}.dlen")
+            ctx.emit(f"{bad} = and i1 {valid}, {outside}")  # the index under a null is garbage
+            ctx.error_branch(bad, abi.ERROR_DICTIONARY_INDEX)
+            out = Value("dict", code, valid, column=name)
         elif _is_plain_string(t):
             out = self._load_string(c, ci, t, valid)
         elif pa.types.is_floating(t):

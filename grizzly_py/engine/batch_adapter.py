@@ -110,6 +110,8 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
             data = bufs[2] if len(bufs) > 2 else None
             desc[base + abi.SLOT_DATA] = _address(data)
             desc[base + abi.SLOT_DATA_LEN] = 0 if data is None else data.size
+        elif pa.types.is_dictionary(arr.type):  # the kernels check each index they read against it
+            desc[base + abi.SLOT_DATA_LEN] = len(arr.dictionary)
     params = np.zeros(abi.PARAM_FIRST_DICT_CODE + len(gen.dict_params), dtype=np.int64)
     params[abi.PARAM_WATERMARK] = watermark
     params[abi.PARAM_PROCESSING_TIME] = processing_time

@@ -284,6 +284,9 @@ class Kernel:
             self._raise(rc, batch, self.state if state is None else state, where)
         return rc
 
+    def _bad_dictionary_index(self, batch, row: int) -> str:
+        return _dictionary_problem(batch, self.gen, row) if batch is not None else "a dictionary index outside its dictionary"
+
     def _raise(self, rc: int, batch: pa.RecordBatch | None, state: np.ndarray, where: tuple[int, int] | None):
         row = int(state[abi.STATE_ERROR_ROW])
         if rc == abi.ERROR_OUT_OF_MEMORY:
@@ -298,10 +301,25 @@ class Kernel:
             cols = [c.name for c in self.gen.columns
                     if pa.types.is_string(c.arrow_type) or pa.types.is_large_string(c.arrow_type)]
             raise BadInputError(f"{self.input_name}: corrupt string offsets in column(s) {cols} at {where}")
+        if rc == abi.ERROR_DICTIONARY_INDEX:
+            raise BadInputError(f"{self.input_name}: {self._bad_dictionary_index(batch, row)} in {where}")
         if rc == abi.ERROR_TIME_RANGE:
             raise BadInputError(f"{self.input_name}: event time ({self.gen.pipeline.event_time!r}) at {where} is "
                                 f"too close to the int64 limits for its window")
         raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel failed with code {rc}")
+
+
+def _dictionary_problem(batch, gen: GeneratedPipeline, row: int) -> str:
+    """Which dictionary column of ``batch`` holds an index outside its dictionary at ``row``."""
+    whole = batch.to_batch() if isinstance(batch, Morsel) else batch
+    for c in gen.columns:
+        if c.name in whole.schema.names and pa.types.is_dictionary(whole.schema.field(c.name).type):
+            column = whole.column(c.name)
+            index = column.indices[row].as_py()
+            if index is not None and not 0 <= index < len(column.dictionary):
+                return f"column {c.name!r}: dictionary index {index} is outside the dictionary of " \
+                       f"{len(column.dictionary)} values"
+    return "a dictionary index outside its dictionary"
 
 
 class SharedBatch:

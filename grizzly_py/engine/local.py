@@ -643,6 +643,9 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         sources = []
         for qr in runs:
             sources.extend(s for s in qr.sources if not any(s is o for o in sources))
+        for s in sources:  # the compiled loops check dictionary indices (sources.py)
+            s.kernels_check_dictionaries = all(isinstance(qr.runs[pid].kernel, WINDOWS)
+                                               for qr in runs for pid in qr.readers.get(id(s), ()))
         if checkpoints is not None:  # from the latest snapshot, if there is one
             iterators, source_rows, live = checkpoints.resume(runs, sources)
         else:
@@ -679,6 +682,8 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
             checkpoints.complete()
     finally:
         for qr in runs:
+            for s in qr.sources:
+                s.kernels_check_dictionaries = False
             qr.close()
         if pool is not None:
             pool.shutdown()

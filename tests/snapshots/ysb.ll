@@ -41,6 +41,8 @@ entry:
   %c1.vmask = select i1 %c1.hasv, i64 -1, i64 0
   %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
   %c1.off = load i64, ptr %c1.off.p
+  %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
+  %c1.dlen = load i64, ptr %c1.dlen.p
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.vraw.p = getelementptr inbounds i64, ptr %columns, i64 13
@@ -94,11 +96,15 @@ scan:
   %p11 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci10
   %v12 = load i32, ptr %p11
   %v13 = sext i32 %v12 to i64
-  %dictp15 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode16 = load i64, ptr %dictp15
-  %streq14 = icmp eq i64 %v13, %dictcode16
+  %dx14 = icmp uge i64 %v13, %c1.dlen
+  %dbad15 = and i1 %valid9, %dx14
+  br i1 %dbad15, label %err16, label %ok17, !prof !0
+ok17:
+  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode20 = load i64, ptr %dictp19
+  %streq18 = icmp eq i64 %v13, %dictcode20
   ; -- filter (col('event_type') == lit('view'))
-  %filter0 = and i1 %valid9, %streq14
+  %filter0 = and i1 %valid9, %streq18
   br label %scan.latch
 
 scan.latch:
@@ -126,25 +132,25 @@ loop:
   %j = phi i64 [ 0, %gather ], [ %j.next, %row_done ]
   %r.p = getelementptr inbounds i64, ptr %sel.a, i64 %j
   %r = load i64, ptr %r.p
-  %ci17 = add i64 %r, %c0.off
-  %vi18 = and i64 %ci17, %c0.vmask
-  %valid19 = call i1 @gz_bit(ptr %c0.valid, i64 %vi18)
-  %ci20 = add i64 %r, %c0.off
-  %p21 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci20
-  %v22 = load i64, ptr %p21
+  %ci21 = add i64 %r, %c0.off
+  %vi22 = and i64 %ci21, %c0.vmask
+  %valid23 = call i1 @gz_bit(ptr %c0.valid, i64 %vi22)
+  %ci24 = add i64 %r, %c0.off
+  %p25 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci24
+  %v26 = load i64, ptr %p25
   ; -- event time
-  %ts = add i64 %v22, 0
-  %ci23 = add i64 %r, %c2.off
-  %vi24 = and i64 %ci23, %c2.vmask
-  %valid25 = call i1 @gz_bit(ptr %c2.valid, i64 %vi24)
-  %ci26 = add i64 %r, %c2.off
-  %p27 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci26
-  %v28 = load i64, ptr %p27
-  %kw29 = select i1 %valid25, i64 %v28, i64 0
-  %nm30 = xor i1 %valid25, true
-  %nm31 = zext i1 %nm30 to i64
-  %nm32 = shl i64 %nm31, 0
-  %nm33 = or i64 0, %nm32
+  %ts = add i64 %v26, 0
+  %ci27 = add i64 %r, %c2.off
+  %vi28 = and i64 %ci27, %c2.vmask
+  %valid29 = call i1 @gz_bit(ptr %c2.valid, i64 %vi28)
+  %ci30 = add i64 %r, %c2.off
+  %p31 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci30
+  %v32 = load i64, ptr %p31
+  %kw33 = select i1 %valid29, i64 %v32, i64 0
+  %nm34 = xor i1 %valid29, true
+  %nm35 = zext i1 %nm34 to i64
+  %nm36 = shl i64 %nm35, 0
+  %nm37 = or i64 0, %nm36
   ; -- window assign: tumbling 10000 ms (epoch-aligned, floor for negative times)
   %w.cur = load i64, ptr %wcur.a
   %w.known = load i1, ptr %wknown.a
@@ -186,13 +192,13 @@ w.have:
   %ht = load ptr, ptr %wht.a
   ; -- key campaign_id
   %key0.p = getelementptr inbounds i64, ptr %key.a, i64 0
-  store i64 %kw29, ptr %key0.p
+  store i64 %kw33, ptr %key0.p
   %h.0 = add i64 -7046029254386353131, 0
-  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %kw29)
+  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %kw33)
   %h = call i64 @gz_hash_finish(i64 %h.1)
   ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
   %h.low = and i64 %h, 281474976710655
-  %h.nm = shl i64 %nm33, 48
+  %h.nm = shl i64 %nm37, 48
   %h.tagged = or i64 %h.low, %h.nm
   %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 1, i64 24)
   %grp.oom = icmp eq ptr %grp, null
@@ -240,6 +246,13 @@ exit:
   store i64 %minend.final, ptr %minend.p
   %result = load i64, ptr %nout.a
   ret i64 %result
+
+err16:
+  %err16.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -5, ptr %err16.code.p
+  %err16.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err16.row.p
+  ret i64 -5
 
 err_oom:
   %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4
@@ -784,6 +797,8 @@ entry:
   %c1.vals = load ptr, ptr %c1.vals.p
   %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
   %c1.off = load i64, ptr %c1.off.p
+  %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
+  %c1.dlen = load i64, ptr %c1.dlen.p
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
@@ -826,11 +841,15 @@ scan:
   %p5 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci4
   %v6 = load i32, ptr %p5
   %v7 = sext i32 %v6 to i64
-  %dictp9 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode10 = load i64, ptr %dictp9
-  %streq8 = icmp eq i64 %v7, %dictcode10
+  %dx8 = icmp uge i64 %v7, %c1.dlen
+  %dbad9 = and i1 true, %dx8
+  br i1 %dbad9, label %err10, label %ok11, !prof !0
+ok11:
+  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode14 = load i64, ptr %dictp13
+  %streq12 = icmp eq i64 %v7, %dictcode14
   ; -- filter (col('event_type') == lit('view'))
-  %filter0 = and i1 true, %streq8
+  %filter0 = and i1 true, %streq12
   br label %scan.latch
 
 scan.latch:
@@ -858,14 +877,14 @@ loop:
   %j = phi i64 [ 0, %gather ], [ %j.next, %row_done ]
   %r.p = getelementptr inbounds i64, ptr %sel.a, i64 %j
   %r = load i64, ptr %r.p
-  %ci11 = add i64 %r, %c0.off
-  %p12 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci11
-  %v13 = load i64, ptr %p12
+  %ci15 = add i64 %r, %c0.off
+  %p16 = getelementptr inbounds i64, ptr %c0.vals, i64 %ci15
+  %v17 = load i64, ptr %p16
   ; -- event time
-  %ts = add i64 %v13, 0
-  %ci14 = add i64 %r, %c2.off
-  %p15 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci14
-  %v16 = load i64, ptr %p15
+  %ts = add i64 %v17, 0
+  %ci18 = add i64 %r, %c2.off
+  %p19 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci18
+  %v20 = load i64, ptr %p19
   ; -- window assign: tumbling 10000 ms (epoch-aligned, floor for negative times)
   %w.cur = load i64, ptr %wcur.a
   %w.known = load i1, ptr %wknown.a
@@ -907,9 +926,9 @@ w.have:
   %ht = load ptr, ptr %wht.a
   ; -- key campaign_id
   %key0.p = getelementptr inbounds i64, ptr %key.a, i64 0
-  store i64 %v16, ptr %key0.p
+  store i64 %v20, ptr %key0.p
   %h.0 = add i64 -7046029254386353131, 0
-  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %v16)
+  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %v20)
   %h = call i64 @gz_hash_finish(i64 %h.1)
   ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
   %h.low = and i64 %h, 281474976710655
@@ -961,6 +980,13 @@ exit:
   store i64 %minend.final, ptr %minend.p
   %result = load i64, ptr %nout.a
   ret i64 %result
+
+err10:
+  %err10.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -5, ptr %err10.code.p
+  %err10.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err10.row.p
+  ret i64 -5
 
 err_oom:
   %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4

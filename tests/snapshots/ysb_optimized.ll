@@ -41,6 +41,8 @@ entry:
   %c1.vmask = select i1 %c1.hasv, i64 -1, i64 0
   %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
   %c1.off = load i64, ptr %c1.off.p
+  %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
+  %c1.dlen = load i64, ptr %c1.dlen.p
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.vraw.p = getelementptr inbounds i64, ptr %columns, i64 13
@@ -83,24 +85,28 @@ loop:
   %p11 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci10
   %v12 = load i32, ptr %p11
   %v13 = sext i32 %v12 to i64
-  %dictp15 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode16 = load i64, ptr %dictp15
-  %streq14 = icmp eq i64 %v13, %dictcode16
+  %dx14 = icmp uge i64 %v13, %c1.dlen
+  %dbad15 = and i1 %valid9, %dx14
+  br i1 %dbad15, label %err16, label %ok17, !prof !0
+ok17:
+  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode20 = load i64, ptr %dictp19
+  %streq18 = icmp eq i64 %v13, %dictcode20
   ; -- filter (col('event_type') == lit('view'))
-  %filter0 = and i1 %valid9, %streq14
+  %filter0 = and i1 %valid9, %streq18
   br i1 %filter0, label %filter0.pass, label %filtered
 filter0.pass:
-  %ci17 = add i64 %i, %c2.off
-  %vi18 = and i64 %ci17, %c2.vmask
-  %valid19 = call i1 @gz_bit(ptr %c2.valid, i64 %vi18)
-  %ci20 = add i64 %i, %c2.off
-  %p21 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci20
-  %v22 = load i64, ptr %p21
-  %kw23 = select i1 %valid19, i64 %v22, i64 0
-  %nm24 = xor i1 %valid19, true
-  %nm25 = zext i1 %nm24 to i64
-  %nm26 = shl i64 %nm25, 0
-  %nm27 = or i64 0, %nm26
+  %ci21 = add i64 %i, %c2.off
+  %vi22 = and i64 %ci21, %c2.vmask
+  %valid23 = call i1 @gz_bit(ptr %c2.valid, i64 %vi22)
+  %ci24 = add i64 %i, %c2.off
+  %p25 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci24
+  %v26 = load i64, ptr %p25
+  %kw27 = select i1 %valid23, i64 %v26, i64 0
+  %nm28 = xor i1 %valid23, true
+  %nm29 = zext i1 %nm28 to i64
+  %nm30 = shl i64 %nm29, 0
+  %nm31 = or i64 0, %nm30
   ; -- window assign: tumbling 10000 ms (epoch-aligned, floor for negative times)
   %w.cur = load i64, ptr %wcur.a
   %w.known = load i1, ptr %wknown.a
@@ -143,9 +149,9 @@ w.have:
   ; -- dense placement (optimized variant): key campaign_id in [-1250, -1250 + 16384)
   ;    has its entry at index key - -1250; any other key (or a null) stops the kernel here:
   ;    the engine deoptimizes and runs the rest of the batch with the generic variant
-  %d.off = sub i64 %kw23, -1250
+  %d.off = sub i64 %kw27, -1250
   %d.in = icmp ult i64 %d.off, 16384
-  %d.ok = and i1 %d.in, %valid19
+  %d.ok = and i1 %d.in, %valid23
   br i1 %d.ok, label %d.go, label %stop, !prof !1
 d.go:
   %d.e0 = load ptr, ptr %htv.a
@@ -168,16 +174,16 @@ d.have:
 d.claim:
   ; a new key: the entry gets the tag and key the generic table would give it
   %h.0 = add i64 -7046029254386353131, 0
-  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %kw23)
+  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %kw27)
   %h = call i64 @gz_hash_finish(i64 %h.1)
   ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
   %h.low = and i64 %h, 281474976710655
-  %h.nm = shl i64 %nm27, 48
+  %h.nm = shl i64 %nm31, 48
   %h.tagged = or i64 %h.low, %h.nm
   %d.tagged = or i64 %h.tagged, -9223372036854775808
   store i64 %d.tagged, ptr %grp
   %d.key.p = getelementptr inbounds i64, ptr %grp, i64 1
-  store i64 %kw23, ptr %d.key.p
+  store i64 %kw27, ptr %d.key.p
   %d.size.p = getelementptr inbounds i64, ptr %ht, i64 2
   %d.size = load i64, ptr %d.size.p
   %d.size.n = add i64 %d.size, 1
@@ -240,6 +246,13 @@ stop:
   %stop.row.p = getelementptr inbounds i64, ptr %state, i64 5
   store i64 %stop.row, ptr %stop.row.p
   ret i64 1
+
+err16:
+  %err16.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -5, ptr %err16.code.p
+  %err16.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err16.row.p
+  ret i64 -5
 
 err_oom:
   %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4
@@ -784,6 +797,8 @@ entry:
   %c1.vals = load ptr, ptr %c1.vals.p
   %c1.off.p = getelementptr inbounds i64, ptr %columns, i64 8
   %c1.off = load i64, ptr %c1.off.p
+  %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
+  %c1.dlen = load i64, ptr %c1.dlen.p
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
@@ -815,16 +830,20 @@ loop:
   %p5 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci4
   %v6 = load i32, ptr %p5
   %v7 = sext i32 %v6 to i64
-  %dictp9 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode10 = load i64, ptr %dictp9
-  %streq8 = icmp eq i64 %v7, %dictcode10
+  %dx8 = icmp uge i64 %v7, %c1.dlen
+  %dbad9 = and i1 true, %dx8
+  br i1 %dbad9, label %err10, label %ok11, !prof !0
+ok11:
+  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode14 = load i64, ptr %dictp13
+  %streq12 = icmp eq i64 %v7, %dictcode14
   ; -- filter (col('event_type') == lit('view'))
-  %filter0 = and i1 true, %streq8
+  %filter0 = and i1 true, %streq12
   br i1 %filter0, label %filter0.pass, label %filtered
 filter0.pass:
-  %ci11 = add i64 %i, %c2.off
-  %p12 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci11
-  %v13 = load i64, ptr %p12
+  %ci15 = add i64 %i, %c2.off
+  %p16 = getelementptr inbounds i64, ptr %c2.vals, i64 %ci15
+  %v17 = load i64, ptr %p16
   ; -- window assign: tumbling 10000 ms (epoch-aligned, floor for negative times)
   %w.cur = load i64, ptr %wcur.a
   %w.known = load i1, ptr %wknown.a
@@ -867,7 +886,7 @@ w.have:
   ; -- dense placement (optimized variant): key campaign_id in [-1250, -1250 + 16384)
   ;    has its entry at index key - -1250; any other key (or a null) stops the kernel here:
   ;    the engine deoptimizes and runs the rest of the batch with the generic variant
-  %d.off = sub i64 %v13, -1250
+  %d.off = sub i64 %v17, -1250
   %d.in = icmp ult i64 %d.off, 16384
   %d.ok = and i1 %d.in, true
   br i1 %d.ok, label %d.go, label %stop, !prof !1
@@ -892,7 +911,7 @@ d.have:
 d.claim:
   ; a new key: the entry gets the tag and key the generic table would give it
   %h.0 = add i64 -7046029254386353131, 0
-  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %v13)
+  %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %v17)
   %h = call i64 @gz_hash_finish(i64 %h.1)
   ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
   %h.low = and i64 %h, 281474976710655
@@ -901,7 +920,7 @@ d.claim:
   %d.tagged = or i64 %h.tagged, -9223372036854775808
   store i64 %d.tagged, ptr %grp
   %d.key.p = getelementptr inbounds i64, ptr %grp, i64 1
-  store i64 %v13, ptr %d.key.p
+  store i64 %v17, ptr %d.key.p
   %d.size.p = getelementptr inbounds i64, ptr %ht, i64 2
   %d.size = load i64, ptr %d.size.p
   %d.size.n = add i64 %d.size, 1
@@ -964,6 +983,13 @@ stop:
   %stop.row.p = getelementptr inbounds i64, ptr %state, i64 5
   store i64 %stop.row, ptr %stop.row.p
   ret i64 1
+
+err10:
+  %err10.code.p = getelementptr inbounds i64, ptr %state, i64 4
+  store i64 -5, ptr %err10.code.p
+  %err10.row.p = getelementptr inbounds i64, ptr %state, i64 5
+  store i64 %i, ptr %err10.row.p
+  ret i64 -5
 
 err_oom:
   %err_oom.code.p = getelementptr inbounds i64, ptr %state, i64 4
