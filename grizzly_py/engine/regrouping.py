@@ -94,8 +94,25 @@ def host_cache_bytes() -> int:
     return max(sizes) if sizes else DEFAULT_CACHE_BYTES
 
 
+class _Confirming:
+    """A decision taken only after ``confirm_windows`` fired windows in a row ask for it."""
+
+    confirm_windows: int
+    _streak: int
+
+    def _confirmed(self, current: str, want: str, reason: str) -> tuple[str, str] | None:
+        if want == current:
+            self._streak = 0
+            return None
+        self._streak += 1
+        if self._streak < self.confirm_windows:
+            return None
+        self._streak = 0
+        return want, f"{reason} ({self.confirm_windows} fired window(s) in a row)"
+
+
 @dataclass
-class GroupingChooser:
+class GroupingChooser(_Confirming):
     """Decides, window after fired window, which grouping a pipeline should use."""
 
     aggregate_kinds: tuple[str, ...]
@@ -114,31 +131,24 @@ class GroupingChooser:
         """(grouping, reason) when the pipeline should switch after a window with
         ``distinct_keys`` groups, else None."""
         state = distinct_keys * self.hash_entry_bytes
-        thresholds = (self.min_keys, self.min_keys_holistic)
-        measured = thresholds == (SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC)
-        want, reason = choose_grouping(distinct_keys, state, self.cache_bytes, self.aggregate_kinds,
-                                       thresholds=None if measured else thresholds)
+        want, reason = self._choose(distinct_keys)
         fits_cache = not want_holistic(self.aggregate_kinds) and state <= self.cache_bytes
         if current == "sort" and want == "hash" and not fits_cache and distinct_keys * 2 >= self.threshold:
             want = "sort"  # hysteresis: back to hash only well below the crossing point
-        if want == current:
-            self._streak = 0
-            return None
-        self._streak += 1
-        if self._streak < self.confirm_windows:
-            return None
-        self._streak = 0
-        return want, f"{reason} ({self.confirm_windows} fired window(s) in a row)"
+        return self._confirmed(current, want, reason)
 
+
+    def _choose(self, distinct_keys: int) -> tuple[str, str]:
+        thresholds = (self.min_keys, self.min_keys_holistic)
+        measured = thresholds == (SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC)
+        return choose_grouping(distinct_keys, distinct_keys * self.hash_entry_bytes, self.cache_bytes,
+                               self.aggregate_kinds, thresholds=None if measured else thresholds)
 
     def decide_open(self, keys_so_far: int) -> tuple[str, str] | None:
         """("sort", reason) when a window still open under hash grouping already holds
         ``keys_so_far`` keys (a lower bound of its distinct keys) and that is past the crossing
         point: certain evidence, no confirmation needed."""
-        thresholds = (self.min_keys, self.min_keys_holistic)
-        measured = thresholds == (SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC)
-        want, reason = choose_grouping(keys_so_far, keys_so_far * self.hash_entry_bytes, self.cache_bytes,
-                                       self.aggregate_kinds, thresholds=None if measured else thresholds)
+        want, reason = self._choose(keys_so_far)
         if want != "sort":
             return None
         self._streak = 0
@@ -161,7 +171,7 @@ INITIAL = Layout()
 
 
 @dataclass
-class StateChooser:
+class StateChooser(_Confirming):
     """Decides, window after fired window, between thread-local and shared window state (Grizzly
     6.2.3): shared when the keys are many and uniform, thread-local with a heavy hitter or when
     the workers' tables fit the cache anyway."""
@@ -190,14 +200,7 @@ class StateChooser:
         else:
             want, reason = "shared", (f"{distinct_keys:,} uniform keys (the most frequent has {top_share:.1%}): "
                                       f"one shared table instead of {self.workers} ({tables:,} bytes)")
-        if want == current:
-            self._streak = 0
-            return None
-        self._streak += 1
-        if self._streak < self.confirm_windows:
-            return None
-        self._streak = 0
-        return want, f"{reason} ({self.confirm_windows} fired window(s) in a row)"
+        return self._confirmed(current, want, reason)
 
 
 class KeySampler:
