@@ -19,6 +19,15 @@ class StringInterner:
         self._values: list[str] = []
         self._array: pa.Array | None = None
 
+    @property
+    def strings(self) -> list[str]:
+        """The interned strings, by id."""
+        return self._values
+
+    def load(self, strings: list[str]) -> None:
+        """Replace the interned strings (a restore from a checkpoint): ``strings[i]`` gets id ``i``."""
+        self._values, self._ids, self._array = list(strings), {v: i for i, v in enumerate(strings)}, None
+
     def ids(self, column: pa.Array, memo=None) -> pa.Array:
         """int64 ids for a string column (null stays null). With ``memo`` (the pipeline's
         ``DictionaryCodes``), a dictionary's ids are worked out once, not once per batch."""

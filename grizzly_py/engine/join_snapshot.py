@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen.join import J_DIR, J_OUT, J_TABLE, NODE_REFS, NODE_WORDS, SLOT_WORDS
-from .state_snapshot import (COUNTER_WORDS, export_strings, import_strings, _words, allocated, build_table,
+from .state_snapshot import (COUNTER_WORDS, export_interner, restore_interner, _words, allocated, build_table,
                              directory_capacity, export_lists, export_vectors, live_entries, restore_lists,
                              restore_vectors)
 
@@ -47,8 +47,7 @@ def export_join(kernel) -> dict:
                      for k in kernel.sides],
            "shared": shared, "inserted_since_expire": kernel.inserted_since_expire,
            "stores": [_export_store(store) for store in kernel.stores],
-           "interner": export_strings(kernel.sides[0].interner._values) if kernel.sides[0].interner is not None
-           else None}
+           "interner": export_interner(kernel.sides[0].interner)}
     if kind in ("tumbling", "sliding"):
         slots_ptr, length = int(kernel.shared[J_DIR]), int(kernel.shared[J_DIR + 1])
         slots = _words(slots_ptr, length * SLOT_WORDS).reshape(-1, SLOT_WORDS).copy()
@@ -80,10 +79,7 @@ def restore_join(kernel, saved: dict) -> None:
     kernel.inserted_since_expire = saved["inserted_since_expire"]
     for store, s in zip(kernel.stores, saved["stores"]):
         _restore_store(store, s)
-    if saved["interner"] is not None:
-        values = import_strings(saved["interner"])
-        interner = kernel.sides[0].interner
-        interner._values, interner._ids, interner._array = values, {v: i for i, v in enumerate(values)}, None
+    restore_interner(kernel.sides[0].interner, saved["interner"])
     entries = saved["entries"].copy()
     kernel._allocated = True  # close() frees what is restored
     if kind in ("tumbling", "sliding"):

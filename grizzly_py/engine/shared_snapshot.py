@@ -18,7 +18,7 @@ import numpy as np
 
 from ..codegen.shared_window import (RING_HEADER_WORDS, SLOT_CAPACITY, SLOT_CLAIM, SLOT_ENTRIES, SLOT_OPEN,
                                      SLOT_STATUS, SLOT_USERS)
-from .state_snapshot import COUNTER_WORDS, build_table, export_strings, import_strings, live_entries, restore_counters
+from .state_snapshot import COUNTER_WORDS, build_table, export_interner, live_entries, restore_counters, restore_interner
 
 
 def export_shared(kernel) -> dict:
@@ -33,7 +33,7 @@ def export_shared(kernel) -> dict:
             "open": open_.astype(np.int64), "slots": slots[open_].copy(),
             "counts": np.array([len(t) for t in tables], dtype=np.int64),
             "entries": np.concatenate(tables) if tables else np.zeros((0, entry_words), dtype=np.int64),
-            "interner": export_strings(kernel.interner._values) if kernel.interner is not None else None,
+            "interner": export_interner(kernel.interner),
             "previous_watermark": kernel.previous_watermark}
 
 
@@ -54,10 +54,7 @@ def restore_shared(kernel, saved: dict) -> None:
         slots[int(index)] = row
     kernel.ring = ring
     kernel._point_states()
-    if saved["interner"] is not None:
-        values = import_strings(saved["interner"])
-        kernel.interner._values, kernel.interner._ids, kernel.interner._array = \
-            values, {v: i for i, v in enumerate(values)}, None
+    restore_interner(kernel.interner, saved["interner"])
     kernel.previous_watermark = saved["previous_watermark"]
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen import abi
-from .state_snapshot import COUNTER_WORDS, _words, allocated, directory_capacity
+from .state_snapshot import COUNTER_WORDS, _words, allocated, directory_capacity, export_interner, restore_interner
 
 KPA_PANE_WORDS = 8   # runtime/kpa.ll: %gz.kpa
 SLOT_WORDS = 4       # runtime/windows.ll: {start, table {ptr, capacity, size}}
@@ -83,19 +83,16 @@ def restore_kpa_block(state: np.ndarray, block: dict, row_words: int, what: str)
 # --- the sort-merge join ----------------------------------------------------------------------
 def export_sort_merge_join(kernel) -> dict:
     from .join_snapshot import _export_store
-    from .state_snapshot import export_strings
-    interner = kernel.sides[0].interner
     return {"kind": "sort_merge_join",
             "sides": [{"counters": [int(k.state[w]) for w in COUNTER_WORDS], "batches_processed": k.batches_processed,
                        "block": export_kpa_block(k.state, kernel.row_words)} for k in kernel.sides],
             "stores": [_export_store(store) for store in kernel.stores],
-            "interner": export_strings(interner._values) if interner is not None else None,
+            "interner": export_interner(kernel.sides[0].interner),
             "previous_watermark": kernel.previous_watermark}
 
 
 def restore_sort_merge_join(kernel, saved: dict) -> None:
     from .join_snapshot import _restore_store
-    from .state_snapshot import import_strings
     if saved.get("kind") != "sort_merge_join":
         raise ValueError(f"pipeline {kernel.pipeline.id}: the checkpoint does not hold a sort-merge join's state")
     for k, side, name in zip(kernel.sides, saved["sides"], ("left", "right")):
@@ -106,10 +103,7 @@ def restore_sort_merge_join(kernel, saved: dict) -> None:
     kernel._allocated = True  # close() frees what is restored
     for store, s in zip(kernel.stores, saved["stores"]):
         _restore_store(store, s)
-    if saved["interner"] is not None:
-        values = import_strings(saved["interner"])
-        interner = kernel.sides[0].interner
-        interner._values, interner._ids, interner._array = values, {v: i for i, v in enumerate(values)}, None
+    restore_interner(kernel.sides[0].interner, saved["interner"])
     kernel.previous_watermark = saved["previous_watermark"]
 
 

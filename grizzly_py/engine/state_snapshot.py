@@ -118,7 +118,7 @@ def export_kernel(kernel) -> dict:
         else:
             shape = _shape(kernel)
             out["blocks"] = [_export_block(kernel, state, shape) for state in kernel.states]
-        out["interner"] = export_strings(kernel.interner._values) if kernel.interner is not None else None
+        out["interner"] = export_interner(kernel.interner)
         out["previous_watermark"] = getattr(kernel, "previous_watermark", None)
         out["clock_last"] = kernel.clock.last if kernel.clock is not None else None
     return out
@@ -207,6 +207,17 @@ def import_strings(saved: dict) -> list[str]:
     return [data[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(offsets) - 1)]
 
 
+def export_interner(interner) -> dict | None:
+    """A kernel's interned strings (None: it interns none)."""
+    return export_strings(interner.strings) if interner is not None else None
+
+
+def restore_interner(interner, saved: dict | None) -> None:
+    """The inverse of ``export_interner``, into the kernel's (fresh) interner."""
+    if saved is not None:
+        interner.load(import_strings(saved))
+
+
 # ----------------------------------------------------------------------------------------------
 # restore
 def restore_kernel(kernel, saved: dict) -> None:
@@ -236,11 +247,7 @@ def restore_kernel(kernel, saved: dict) -> None:
         shape = _shape(kernel)
         for state, block in zip(kernel.states, saved["blocks"]):
             _restore_block(state, block, shape)
-    if saved["interner"] is not None:
-        values = import_strings(saved["interner"])
-        kernel.interner._values = values
-        kernel.interner._ids = {v: i for i, v in enumerate(values)}
-        kernel.interner._array = None
+    restore_interner(kernel.interner, saved["interner"])
     if saved["previous_watermark"] is not None:
         kernel.previous_watermark = saved["previous_watermark"]
     if saved["clock_last"] is not None:
