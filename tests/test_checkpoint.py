@@ -593,6 +593,23 @@ def _crash_runs(path, points, build=_sliding, batches=None):
     return batches
 
 
+def _resume(path, batches, parallelism: int = 1, warning: str | None = None) -> dict:
+    """Run the sliding-window job again from the checkpoints in ``path`` (expecting a
+    RuntimeWarning matching ``warning`` when given); its output equals the reference's. Returns
+    the job's metrics."""
+    env = gz.StreamEnvironment(parallelism=parallelism)
+    env.enable_checkpointing(path, interval_batches=1)
+    _sliding(env, batches).collect("out")
+    if warning is None:
+        result = env.execute()
+    else:
+        with pytest.warns(RuntimeWarning, match=warning):
+            result = env.execute()
+    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
+    assert_tables_equal(result["out"], expected)
+    return result.metrics
+
+
 def test_version_1_snapshot_still_restores(tmp_path):
     """Format version 2 added sort-based grouping's state; the other kernels' state is as in
     version 1, so a version-1 file (from before) restores."""
@@ -603,14 +620,9 @@ def test_version_1_snapshot_still_restores(tmp_path):
         data = snap.read_bytes()
         assert int.from_bytes(data[8:12], "little") == 2
         snap.write_bytes(data[:8] + (1).to_bytes(4, "little") + data[12:])
-    env = gz.StreamEnvironment()
-    env.enable_checkpointing(path, interval_batches=1)
-    _sliding(env, batches).collect("out")
-    result = env.execute()
-    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
-    assert_tables_equal(result["out"], expected)
-    assert result.metrics["checkpoints"]["restored_from"] == 12
-    assert not result.metrics["checkpoints"]["skipped_snapshots"]
+    metrics = _resume(path, batches)
+    assert metrics["checkpoints"]["restored_from"] == 12
+    assert not metrics["checkpoints"]["skipped_snapshots"]
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "garbage"])
@@ -623,15 +635,9 @@ def test_corrupt_latest_snapshot_falls_back_to_the_one_before(damage, tmp_path):
     data = latest.read_bytes()
     latest.write_bytes({"truncate": data[: len(data) // 2], "flip": data[:-100] + bytes([data[-100] ^ 1]) + data[-99:],
                         "empty": b"", "garbage": os.urandom(len(data))}[damage])
-    env = gz.StreamEnvironment()
-    env.enable_checkpointing(path, interval_batches=1)
-    _sliding(env, batches).collect("out")
-    with pytest.warns(RuntimeWarning, match="skipping checkpoint chk-00000012.snap"):
-        result = env.execute()
-    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
-    assert_tables_equal(result["out"], expected)
-    assert result.metrics["checkpoints"]["restored_from"] == 11
-    assert len(result.metrics["checkpoints"]["skipped_snapshots"]) == 1
+    metrics = _resume(path, batches, warning="skipping checkpoint chk-00000012.snap")
+    assert metrics["checkpoints"]["restored_from"] == 11
+    assert len(metrics["checkpoints"]["skipped_snapshots"]) == 1
 
 
 def test_all_snapshots_corrupt_starts_from_scratch(tmp_path):
@@ -640,14 +646,8 @@ def test_all_snapshots_corrupt_starts_from_scratch(tmp_path):
     for p in path.glob("chk-*.snap"):
         p.write_bytes(p.read_bytes()[:-1])
     (path / "parts" / "q0-00000099.arrow.inprogress").write_bytes(b"left over")
-    env = gz.StreamEnvironment()
-    env.enable_checkpointing(path, interval_batches=1)
-    _sliding(env, batches).collect("out")
-    with pytest.warns(RuntimeWarning):
-        result = env.execute()
-    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
-    assert_tables_equal(result["out"], expected)
-    assert result.metrics["checkpoints"]["restored_from"] is None
+    metrics = _resume(path, batches, warning="skipping checkpoint")
+    assert metrics["checkpoints"]["restored_from"] is None
 
 
 def test_missing_output_part_makes_a_snapshot_unusable(tmp_path):
@@ -655,14 +655,8 @@ def test_missing_output_part_makes_a_snapshot_unusable(tmp_path):
     batches = _crash_runs(path, [12])
     parts = sorted((path / "parts").glob("*.arrow"))
     parts[-1].unlink()  # the part that only the newest snapshot lists
-    env = gz.StreamEnvironment()
-    env.enable_checkpointing(path, interval_batches=1)
-    _sliding(env, batches).collect("out")
-    with pytest.warns(RuntimeWarning, match="missing"):
-        result = env.execute()
-    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
-    assert_tables_equal(result["out"], expected)
-    assert result.metrics["checkpoints"]["restored_from"] == 11
+    metrics = _resume(path, batches, warning="missing")
+    assert metrics["checkpoints"]["restored_from"] == 11
 
 
 def test_snapshot_of_another_job_is_refused(tmp_path):
@@ -691,14 +685,9 @@ def test_snapshot_of_another_job_is_refused(tmp_path):
 def test_snapshot_of_the_same_job_at_another_parallelism_restores(tmp_path):
     path = tmp_path / "chk"
     batches = _crash_runs(path, [4])
-    env = gz.StreamEnvironment(parallelism=2)
-    env.enable_checkpointing(path, interval_batches=1)
-    _sliding(env, batches).collect("out")
-    result = env.execute()
-    assert result.metrics["checkpoints"]["restored_from"] == 4
-    assert result.metrics["checkpoints"]["restored_parallelism"] == 1
-    expected, _ = reference.run(_sliding(gz.StreamEnvironment(), batches).node)
-    assert_tables_equal(result["out"], expected)
+    metrics = _resume(path, batches, parallelism=2)
+    assert metrics["checkpoints"]["restored_from"] == 4
+    assert metrics["checkpoints"]["restored_parallelism"] == 1
 
 
 def test_a_kernel_without_an_export_fails_at_execute(tmp_path, monkeypatch):
