@@ -43,6 +43,7 @@ jobs with checkpoints (a snapshot would hold two kernels).
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import threading
 import time
@@ -67,6 +68,7 @@ WINDOW_END = "window_end"
 DEFAULT_CACHE_BYTES = 32 * 1024 * 1024
 
 
+@functools.lru_cache(maxsize=1)
 def host_cache_bytes() -> int:
     """The size of the host's largest CPU cache (sysfs, then sysconf; 32 MiB when neither says)."""
     sizes = []

@@ -144,6 +144,7 @@ def sequential_dataframe(spark, shipped, physical, source, acc):
     from pyspark.sql.streaming.state import GroupStateTimeout
 
     from .planner import pipeline_arrow_schema
+    from .schema import to_spark_batches
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     input_schema = source.arrow_schema
 
@@ -173,7 +174,6 @@ def sequential_dataframe(spark, shipped, physical, source, acc):
             for payload in b.column("payload").to_pylist():
                 yield from to_spark_batches(_unipc(payload), final_schema)
 
-    from .schema import to_spark_batches
     encoded = source.df.mapInArrow(encode, SEQUENCE_SCHEMA)
     stepped = encoded.groupBy("g").applyInPandasWithState(step, OUTPUT_SCHEMA, f"{STATE_COLUMN} binary",
                                                            "append", GroupStateTimeout.NoTimeout)
