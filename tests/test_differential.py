@@ -143,6 +143,11 @@ EDGE_CASES: dict[str, Build] = {
         .select("v").window_all(tumbling(10)).aggregate(n=agg.count(), s=agg.sum("v")),
     "big filter": lambda env: arrow_stream(env, {"ts": list(range(N)), "v": _i64([i % 7 for i in range(N)])}, sizes=[3000, 2000])
         .filter(col("v") > 2),
+    # a float among isin's values makes every comparison float64 (Spark's IN): INT64_MIN + 1 is
+    # then equal to INT64_MIN (found by hypothesis: the compiled code compared the ints as ints)
+    "isin with a float among large ints": lambda env: arrow_stream(env, {"ts": [0, 1, 2], "v": _i64([INT64_MIN + 1, 5, None])})
+        .with_columns(a=col("v").isin([None, INT64_MIN, 0.0]), b=col("v").isin([-1.5, INT64_MIN, 5]),
+                      c=col("v").isin([INT64_MIN, 5])),
     "many groups": lambda env: arrow_stream(env, {"ts": [i // 10 for i in range(N)], "k": _i64([i * 7919 % 3001 for i in range(N)])},
                                       sizes=[1500, 0, 2500, 1000], bound=3)
         .key_by("k").window(tumbling(100)).aggregate(n=agg.count(), s=agg.sum("ts")),

@@ -497,6 +497,11 @@ class ExprEmitter:
         v = self.emit(e.operand)
         values = [x for x in e.values if x is not None]
         has_null = len(values) != len(e.values)
+        if v.kind == "float" or any(isinstance(x, float) for x in values):
+            # one common type for the operand and every value (Spark's IN): with a float among
+            # them every comparison is in float64, not only the pairs that hold a float
+            v = self.convert(v, "float")
+            values = [float(x) for x in values]
         found = "false"
         for x in values:
             eq = self._compare("==", v, self._Literal(E.lit(x)))
