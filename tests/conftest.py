@@ -39,14 +39,17 @@ def every_row_a_morsel(monkeypatch):
 
 @pytest.fixture
 def random_delays(monkeypatch):
-    """Sleep 0-2 ms before every kernel call, so tasks finish out of order."""
-    real_run = kernels.Kernel.run
+    """Sleep 0-2 ms before every kernel call (a batch's, or a task's parts in one call), so tasks
+    finish out of order."""
     rng = random.Random(7)
     lock = threading.Lock()
 
-    def delayed(self, *args, **kwargs):
-        with lock:
-            delay = rng.random() * 0.002
-        time.sleep(delay)
-        return real_run(self, *args, **kwargs)
-    monkeypatch.setattr(kernels.Kernel, "run", delayed)
+    def delaying(real):
+        def delayed(self, *args, **kwargs):
+            with lock:
+                delay = rng.random() * 0.002
+            time.sleep(delay)
+            return real(self, *args, **kwargs)
+        return delayed
+    monkeypatch.setattr(kernels.Kernel, "run", delaying(kernels.Kernel.run))
+    monkeypatch.setattr(kernels.Kernel, "run_parts", delaying(kernels.Kernel.run_parts))

@@ -76,7 +76,8 @@ def _phases(rows_per_phase: int, key_counts: list[int], bound: int, seed: int = 
     return {"ts": pa.array(ts, i64), "k": pa.array(keys, i64), "v": pa.array(rng.integers(-50, 50, n), i64)}
 
 
-def test_keys_growing_then_shrinking_switch_to_sort_and_back():
+def test_keys_growing_then_shrinking_switch_to_sort_and_back(every_row_a_morsel):
+    """(One source batch per round of tasks, so windows fire, and layouts switch, batch by batch.)"""
     data = _phases(4000, [4, 200, 4], bound=15)
 
     def build(env):
@@ -128,12 +129,12 @@ def test_timestamp_event_times_route_by_the_floored_millisecond():
     assert "sort" in [h["grouping"] for h in layout_history(metrics)]
 
 
-def test_an_error_in_a_batch_that_straddles_the_boundary_names_the_same_row():
+def test_an_error_in_a_batch_that_straddles_the_boundary_names_the_same_row(every_row_a_morsel):
     """Batch 0 holds event times 0..99 with 50 keys: the open window [0, 100) already passes the
     crossing point, so the pipeline switches to sort at B = 100. Batch 1 mixes times below and
     above 100, and its row 7 holds an event time too close to the int64 limit: the message names
     the same batch and row as under hash grouping, and the switch did happen (a run without the
-    bad row)."""
+    bad row). (One source batch per round of tasks.)"""
     ts = list(range(100)) + [50 + (j * 37) % 100 for j in range(100)] + list(range(150, 250))
     keys = [i % 50 for i in range(300)]
 

@@ -129,6 +129,7 @@ def _kernel_after_input(build, grouping):
                 fed = True
         if not fed:
             break
+    run.flush()  # (a tumbling window groups batches per round of tasks)
     kernels = [r.kernel for r in run.runs if r.kernel is not None and type(r.kernel).__name__ != "ProjectKernel"]
     assert len(kernels) == 1
     return run, kernels[0]

@@ -198,6 +198,13 @@ class VariantController:
                 ("the optimized variant an earlier task of this plan ran in this worker process",))
 
     # --- what a task runs --------------------------------------------------------------------
+    @property
+    def settled(self) -> bool:
+        """The optimized variant runs and no stage change is due before the counters ask for
+        one: a task may then run many source batches in one call (``Kernel.run_parts``); until
+        then each batch is a step, so that stages change after the records they are due."""
+        return self.current.stage == "optimized" and self._pending is None and self._wait_until is None
+
     def variant_for(self, worker: int) -> Variant:
         """The variant a task on ``worker`` runs (switching stage first when one is due)."""
         with self._lock:

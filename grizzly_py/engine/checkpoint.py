@@ -325,8 +325,7 @@ class Checkpointer:
         in flight: the next one waits for it)."""
         start = time.perf_counter()
         for qr in runs:  # no task may run: grouped batches go through, stateless tasks finish
-            qr._flush_group()
-            qr.drain()
+            qr.flush()
         doc = {"checkpoint": self.next_id, "fingerprint": self.fingerprint, "shape": self.shape,
                "parallelism": self.parallelism, "created_unix": time.time(),
                "source_rows": source_rows,
@@ -386,7 +385,9 @@ class Checkpointer:
 
 def export_query_state(qr) -> dict:
     """A ``QueryRun``'s state between rounds, its sink aside: records and batches counted, the
-    sources' clocks, each pipeline's watermark, counters and kernel state (``state_snapshot``)."""
+    sources' clocks, each pipeline's watermark, counters and kernel state (``state_snapshot``).
+    Batches grouped for a round of tasks go through first, so the state holds every batch fed."""
+    qr.flush()
     return {"records_in": qr.records_in,
             "batch_numbers": [qr.batch_numbers[id(s)] for s in qr.sources],
             "clocks": [{"watermark": c.watermark, "max_event_time": c.max_event_time, "ended": c.ended}

@@ -59,7 +59,7 @@ class IncrementalQuery:
         """One batch of the source; the rows the sink received (windows the batch completed)."""
         if batch.num_rows:
             self.qr.feed(batch, self.source)
-            self.qr.drain()
+            self.qr.flush()  # (a tumbling window would otherwise keep it for a round of batches)
         return self._emitted()
 
     def finish(self) -> pa.Table:

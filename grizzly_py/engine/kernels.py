@@ -28,6 +28,7 @@ from ..types import to_arrow_type
 from .adaptive import AdaptiveSettings, Variant, VariantController
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
+from .task_parts import PartsTable, chained_watermark, signal_entering_native
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
@@ -74,6 +75,18 @@ def sort_indices_nulls_last(table: pa.Table, names: list[str]) -> pa.Array:
         return pc.sort_indices(keys, sort_keys=[(f"k{i}", "ascending", "at_end") for i in range(len(names))])
     return pc.sort_indices(keys, sort_keys=[(f"k{i}", "ascending") for i in range(len(names))],
                            null_placement="at_end")
+
+
+def _already_sorted(table: pa.Table, names: list[str]) -> bool:
+    """Whether rows are already in ascending (window end, key) order, checked in one pass for
+    the common shape: one integer or timestamp key, no nulls. (No two rows share both.)"""
+    if len(names) != 2 or table.num_rows < 2:
+        return table.num_rows < 2
+    ends, keys = table.column(names[0]), table.column(names[1])
+    if ends.null_count or keys.null_count or not (pa.types.is_integer(keys.type) or pa.types.is_timestamp(keys.type)):
+        return False
+    e, k = ends.to_numpy(), keys.to_numpy()
+    return bool(np.all((e[1:] > e[:-1]) | ((e[1:] == e[:-1]) & (k[1:] > k[:-1]))))
 
 
 def _masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
@@ -225,6 +238,7 @@ class Kernel:
         measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
             and self.controller.take_measurement()
         token = self.counters.start() if measured else None
+        signal_entering_native()
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         sample = self.counters.stop(token, prepared.rows) if measured else None
         if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
@@ -233,6 +247,61 @@ class Kernel:
         if variant is not None:
             self.controller.after_task(variant, prepared.rows, sample)
         return rc
+
+    def run_parts(self, parts: list, worker: int, chain_delay: int | None = None) -> None:
+        """Run a task's ``parts`` ((SharedBatch, source batch number, watermark, first row, rows)
+        each, in stream order) on worker ``worker``'s block: one variant choice, one native call
+        (``task_parts``); ``chain_delay``: the watermark moves between the parts (the only
+        worker, whole batches: ``task_parts.chained_watermark``). A part that stops (a failed
+        dense-key guard) is finished by the generic variant, and the parts after it run one by
+        one; an error names the part's source row."""
+        variant = None
+        if self.controller is not None:
+            variant = self._placed(worker, self.controller.variant_for(worker))
+        gen = self.gen if variant is None else variant.gen
+        prepared, failure = [], None
+        with self._prepare_lock:
+            for shared, *_ in parts:
+                try:
+                    prepared.append(shared.prepared(self, gen))
+                except Exception as e:  # raised after the parts before it ran: errors in stream order
+                    failure = e
+                    break
+            self.batches_processed += len(parts)
+        if failure is not None:
+            if prepared:
+                self.run_parts(parts[:len(prepared)], worker, chain_delay)
+            raise failure
+        now = self.clock.now() if self.clock is not None else 0
+        table = PartsTable(prepared, [p[3] for p in parts], [p[4] for p in parts], [p[2] for p in parts], now)
+        unit = "process" if any(p.has_nulls for p in prepared) else "process_nonnull"
+        kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
+        state = self.states[worker]
+        measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
+            and self.controller.take_measurement()
+        token = self.counters.start() if measured else None
+        signal_entering_native()
+        rc, stopped = table.run(ctypes.cast(kernel, ctypes.c_void_p).value, state, chain_delay)
+        done_rows = int(table.rows[:stopped].sum())
+        sample = self.counters.stop(token, done_rows) if measured else None
+        if variant is not None:
+            self.controller.after_task(variant, done_rows, sample)
+        if rc == 0:
+            return
+        shared, number, _, offset, length = parts[stopped]
+        watermark = table.watermark(stopped)  # (chained: the one it ran under)
+        morsel, where = shared.morsel(offset, length), (number, offset)
+        if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
+            self.batches_processed -= len(parts) - stopped - 1  # the later parts count again below
+            self._deoptimize(variant, morsel, watermark, 0, worker, where)
+            for shared, number, given, offset, length in parts[stopped + 1:]:
+                watermark = given if chain_delay is None else \
+                    chained_watermark(max(given, watermark), self.max_event_time, chain_delay)
+                self.run(shared.morsel(offset, length), watermark, 0, worker, (number, offset))
+            return
+        self._checked(rc, morsel, state, where)
+        raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel stopped (code {rc}) at {where} "
+                           f"in a task that cannot finish a stop")
 
     def _deoptimize(self, variant: Variant, batch: pa.RecordBatch, watermark: int, out_ptr: int, worker: int,
                     where: tuple[int, int]) -> int:
@@ -322,6 +391,23 @@ def _dictionary_problem(batch, gen: GeneratedPipeline, row: int) -> str:
     return "a dictionary index outside its dictionary"
 
 
+def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None = None) -> list | None:
+    """Run a task's parts ((SharedBatch, source batch number, watermark, first row, rows) each)
+    one by one through ``kernel.process``; ``chain_delay``: the watermark moves between them
+    (``Kernel.run_parts``). Returns None, or (a shared window state that stopped to grow) the
+    parts not done, the stopped one cut to its rows not done."""
+    watermark = abi.INT64_MIN
+    for i, (batch, number, given, offset, length) in enumerate(parts):
+        watermark = given if chain_delay is None else \
+            chained_watermark(max(given, watermark), kernel.max_event_time, chain_delay)
+        rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
+        if rest is not None:
+            if chain_delay is not None:  # (a chained task runs no shared state: local._round_task)
+                raise RuntimeError("a kernel stopped in a task whose watermark moves between its parts")
+            return [(batch, number, watermark, offset + rest, length - rest)] + parts[i + 1:]
+    return None
+
+
 class SharedBatch:
     """A source batch whose morsels run as several tasks: prepared once per kernel variant (the
     Python work of a batch: validation, dictionary codes, string interning, buffer addresses)
@@ -405,11 +491,37 @@ class WindowKernel(Kernel):
         self.keys = [f for f, _ in terminal.keys]
         self.time_type = self.schema.field(WINDOW_START).type if WINDOW_START in self.schema.names else None
 
+    # whether a task's parts may run in one native call (``run_parts``): not where a part's
+    # kernel call needs more than its return code (a shared state's stop, the sort epilogue's state)
+    parts_in_one_call = True
+
     def process(self, batch: pa.RecordBatch, watermark: int, worker: int = 0,
                 where: tuple[int, int] | None = None) -> None:
         if batch.num_rows:
             self.run(batch, watermark, 0, worker, where)
             self._prepare_trigger()
+
+    def prepare_ahead(self, shared: "SharedBatch") -> None:
+        """Prepare a grouped source batch for the variant its task will most likely run, on the
+        driver while the workers run the round before: the tasks of its round then start at
+        once instead of preparing their parts one after the other under the prepare lock. A
+        batch that fails to prepare is left to its task (which raises in stream order)."""
+        gen = self.controller.current.gen if self.controller is not None else self.gen
+        with self._prepare_lock:
+            try:
+                shared.prepared(self, gen)
+            except Exception:
+                pass
+
+    def process_parts(self, parts: list, worker: int = 0, chain_delay: int | None = None) -> list | None:
+        """A task's parts (``Kernel.run_parts``); None: every part is done (see ``process_parts``)."""
+        if not self.parts_in_one_call or (self.controller is not None and not self.controller.settled):
+            return process_parts(self, parts, worker, chain_delay)
+        parts = [p for p in parts if p[4]]
+        if parts:
+            self.run_parts(parts, worker, chain_delay)
+            self._prepare_trigger()
+        return None
 
     def _prepare_trigger(self) -> None:
         """Compile the trigger on a background thread while the next batches run (after the
@@ -440,7 +552,9 @@ class WindowKernel(Kernel):
 
     def _sorted(self, table: pa.Table) -> pa.RecordBatch:
         names = [WINDOW_END] + [f.name for f in self.keys]
-        return table.take(sort_indices_nulls_last(table, names)).combine_chunks().to_batches()[0]
+        if not _already_sorted(table, names):  # (a dense table emits its keys in order)
+            table = table.take(sort_indices_nulls_last(table, names))
+        return table.combine_chunks().to_batches()[0]
 
     def all_windows(self) -> np.ndarray:
         """``windows()`` of every state block, concatenated."""

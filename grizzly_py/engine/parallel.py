@@ -113,16 +113,7 @@ class WorkerPool:
     def run_all(self, tasks: list[tuple[Callable[[int], Any], int]]) -> list:
         """Run ``(fn, records)`` tasks and wait for all of them (a batch boundary); the first
         error is raised once every task has stopped, so no task outlives the call."""
-        futures = [self.submit(fn, records) for fn, records in tasks]
-        results, error = [], None
-        for f in futures:
-            try:
-                results.append(f.result())
-            except BaseException as e:
-                error = error or e
-        if error is not None:
-            raise error
-        return results
+        return wait_all([self.submit(fn, records) for fn, records in tasks])
 
     def metrics(self) -> list[dict]:
         return [s.as_dict(w) for w, s in enumerate(self.stats)]
@@ -132,6 +123,19 @@ class WorkerPool:
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def wait_all(futures: list[Future]) -> list:
+    """The futures' results, in order; the first error is raised once every task has stopped."""
+    results, error = [], None
+    for future in futures:
+        try:
+            results.append(future.result())
+        except BaseException as e:
+            error = error or e
+    if error is not None:
+        raise error
+    return results
 
 
 @dataclass

@@ -61,7 +61,7 @@ from ..codegen.shared_window import shared_state_unsupported
 from ..expressions import Column
 from ..physical.pipelines import Pipeline
 from ..sources import TIMESTAMP_UNIT_DIVISOR
-from .kernels import _SUMMED_COUNTERS, Morsel
+from .kernels import _SUMMED_COUNTERS, Morsel, process_parts
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 WINDOW_END = "window_end"
@@ -128,6 +128,14 @@ class GroupingChooser(_Confirming):
     @property
     def threshold(self) -> int:
         return self.min_keys_holistic if any(k in HOLISTIC for k in self.aggregate_kinds) else self.min_keys
+
+    @property
+    def fewest_keys_for_sort(self) -> int:
+        """The fewest distinct keys at which ``choose_grouping`` answers "sort": the crossing
+        point, and (decomposable aggregates) a hash state larger than the cache."""
+        if want_holistic(self.aggregate_kinds):
+            return self.threshold
+        return max(self.threshold, self.cache_bytes // max(1, self.hash_entry_bytes) + 1)
 
     def decide(self, current: str, distinct_keys: int) -> tuple[str, str] | None:
         """(grouping, reason) when the pipeline should switch after a window with
@@ -299,6 +307,7 @@ class RegroupingKernel:
         self._history = [{**INITIAL._asdict(), "reason": f"initial (the controller chooses the {chosen})",
                           "at_s": 0.0, "boundary": None, "distinct_keys": None, "top_key_share": None}]
         self._closed = False
+        self._open_seen = None  # (kernel, its rows in, the largest open table) at the last look
 
     # --- what the driver reads -------------------------------------------------------------------
     @property
@@ -390,6 +399,20 @@ class RegroupingKernel:
                 return start + rest
         return None
 
+    def prepare_ahead(self, shared) -> None:
+        self.current.prepare_ahead(shared)
+
+    def process_parts(self, parts: list, worker: int = 0, chain_delay: int | None = None) -> list | None:
+        """A task's parts (``kernels.process_parts``): in one call of the kernel in use, except
+        during a switch (each part's rows are split at the boundary, as ``process`` does)."""
+        if self.retiring is not None:
+            return process_parts(self, parts, worker, chain_delay)
+        self.batches_processed += len(parts)
+        if self.sampler is not None:
+            for shared, _, _, offset, length in parts:
+                self.sampler.offer(shared.morsel(offset, length))
+        return self.current.process_parts(parts, worker, chain_delay)
+
     def _runs(self, batch) -> list[tuple[int, int, bool]]:
         """(first row, rows, for the old kernel?) of the runs of rows on one side of the boundary.
         Null event times go to the new kernel (which rejects them as before)."""
@@ -435,13 +458,21 @@ class RegroupingKernel:
         if self.chooser is None or self.pending is not None or self.retiring is not None \
                 or self.layout != INITIAL:
             return
-        windows = self.current.all_windows()
-        if not len(windows):
+        # a table grows by at most one entry per record: skip the look while the largest table
+        # seen last time plus the records read since cannot reach the fewest keys for sort
+        rows = self.current.counter(abi.STATE_ROWS_IN)
+        seen = self._open_seen
+        if seen is not None and seen[0] is self.current \
+                and seen[2] + (rows - seen[1]) < self.chooser.fewest_keys_for_sort:
             return
-        decision = self.chooser.decide_open(int(windows[:, 3].max()))
+        windows = self.current.all_windows()
+        largest = int(windows[:, 3].max()) if len(windows) else 0
+        self._open_seen = (self.current, rows, largest)
+        if not largest:
+            return
+        decision = self.chooser.decide_open(largest)
         if decision is not None:
-            self._start_build(Layout("sort", "thread_local"), decision[1], distinct=int(windows[:, 3].max()),
-                              top_share=None)
+            self._start_build(Layout("sort", "thread_local"), decision[1], distinct=largest, top_share=None)
 
     def _observe(self, fired: pa.RecordBatch) -> None:
         """Feed the choosers the distinct keys of each fired window (in window order) and the

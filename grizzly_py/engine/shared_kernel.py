@@ -91,6 +91,8 @@ class SharedWindowKernel(WindowKernel):
     """A tumbling or sliding window over one shared state; ``process`` returns the row where
     the kernel stopped (the rest of the batch must run again after ``grow``), or None."""
 
+    parts_in_one_call = False  # a part may stop for the state to grow: the caller resumes it
+
     window_state = "shared"
     initial_slots = 64            # ring slots (it doubles while half of them are open)
     initial_table_capacity = 1024  # entries of a new window's table, until a window needed more
