@@ -105,7 +105,11 @@ def test_batch_dataframe_matches_the_embedded_engine(spark, case):
         assume(False)
     df = spark.createDataFrame(table, schema=None) if table.num_rows else None
     assume(df is not None)
-    actual, metrics = on_spark(spark, build_on(lambda env: env.from_spark(df, timestamp="ts", watermark=bound)))
+    try:
+        actual, metrics = on_spark(spark, build_on(lambda env: env.from_spark(df, timestamp="ts", watermark=bound)))
+    except NotImplementedError as e:  # Spark's timestamps are microseconds; a timestamp key must be
+        assert "timestamp keys must have millisecond unit" in str(e)  # ms (semantics.md, "Keys")
+        assume(False)
     assert_tables_equal(actual, as_types_of(expected, actual))
     assert metrics["late_records"] == 0
 

@@ -232,21 +232,30 @@ class Kernel:
             if where is None:
                 where = (self.batches_processed, 0)
             self.batches_processed += 1
-        unit = "process" if prepared.has_nulls else "process_nonnull"
-        kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
-        state = self.states[worker]
-        measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
-            and self.controller.take_measurement()
-        token = self.counters.start() if measured else None
-        signal_entering_native()
+        kernel, state = self._entry(gen, prepared.has_nulls), self.states[worker]
+        measuring = self._start_measuring(variant)
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
-        sample = self.counters.stop(token, prepared.rows) if measured else None
+        sample = self.counters.stop(measuring[0], prepared.rows) if measuring else None
         if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
             return self._deoptimize(variant, batch, watermark, out_ptr, worker, where)
         rc = self._checked(rc, batch, state, where)
         if variant is not None:
             self.controller.after_task(variant, prepared.rows, sample)
         return rc
+
+    def _entry(self, gen: GeneratedPipeline, has_nulls: bool):
+        """The fused kernel of ``gen`` for a batch with or without nulls."""
+        unit = "process" if has_nulls else "process_nonnull"
+        return self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
+
+    def _start_measuring(self, variant: Variant | None) -> tuple | None:
+        """Just before a native call: (counter token,) when the controller measures this task of
+        the optimized variant, else None; and the task's start signal (``task_parts.TaskStart``)."""
+        measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
+            and self.controller.take_measurement()
+        token = (self.counters.start(),) if measured else None
+        signal_entering_native()
+        return token
 
     def run_parts(self, parts: list, worker: int, chain_delay: int | None = None) -> None:
         """Run a task's ``parts`` ((SharedBatch, source batch number, watermark, first row, rows)
@@ -274,16 +283,11 @@ class Kernel:
             raise failure
         now = self.clock.now() if self.clock is not None else 0
         table = PartsTable(prepared, [p[3] for p in parts], [p[4] for p in parts], [p[2] for p in parts], now)
-        unit = "process" if any(p.has_nulls for p in prepared) else "process_nonnull"
-        kernel = self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
-        state = self.states[worker]
-        measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
-            and self.controller.take_measurement()
-        token = self.counters.start() if measured else None
-        signal_entering_native()
+        kernel, state = self._entry(gen, any(p.has_nulls for p in prepared)), self.states[worker]
+        measuring = self._start_measuring(variant)
         rc, stopped = table.run(ctypes.cast(kernel, ctypes.c_void_p).value, state, chain_delay)
         done_rows = int(table.rows[:stopped].sum())
-        sample = self.counters.stop(token, done_rows) if measured else None
+        sample = self.counters.stop(measuring[0], done_rows) if measuring else None
         if variant is not None:
             self.controller.after_task(variant, done_rows, sample)
         if rc == 0:

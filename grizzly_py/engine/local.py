@@ -242,12 +242,20 @@ class SourceClock:
             latest = None if seen == abi.INT64_MIN and self.max_event_time is None else seen
         else:
             latest = batch_max_event_time(batch, src.timestamp)
-            if latest is not None and self.max_event_time is not None:
-                latest = max(latest, self.max_event_time)
+        self.observe_max(latest)
+
+    def batch_max(self, batch: pa.RecordBatch) -> int | None:
+        """``batch``'s largest event time (ms), for ``observe_max`` later; None without event time."""
+        return batch_max_event_time(batch, self.source.timestamp) if self.source.timestamp is not None else None
+
+    def observe_max(self, latest: int | None) -> None:
+        """After a batch whose largest event time is ``latest`` (None: it had none)."""
+        if latest is not None and self.max_event_time is not None:
+            latest = max(latest, self.max_event_time)
         if latest is None:
             return
         self.max_event_time = latest
-        candidate = max(abi.INT64_MIN, latest - src.watermark.out_of_orderness_ms - 1)
+        candidate = max(abi.INT64_MIN, latest - self.source.watermark.out_of_orderness_ms - 1)
         self.watermark = max(self.watermark, candidate)
 
     def end(self) -> None:
@@ -299,7 +307,7 @@ class QueryRun:
         # several source batches per round of tasks (each batch under its own watermark) and
         # fires once per round: see _flush_group
         self.grouped = self._groupable_window()
-        self.group: list[tuple[SharedBatch, int]] = []
+        self.group: list[tuple[SharedBatch, int, int | None]] = []  # (batch, number, largest event time)
         self.group_rows = 0
         self._round = None  # (run, [(future, records)], start): the round of grouped tasks in flight
         # with a worker pool: a round's tasks reached their native calls (TaskStart)
@@ -360,10 +368,11 @@ class QueryRun:
         number = self.batch_numbers[id(source)]
         self.batch_numbers[id(source)] = number + 1
         if self.grouped is not None:
-            shared = SharedBatch(batch)
-            if self.pool is not None:  # (the workers run the round before meanwhile)
+            shared, latest = SharedBatch(batch), None
+            if self.chain_delay is None:  # read now, while the workers run the round before
+                latest = self.clocks[id(source)].batch_max(batch)
                 self.runs[self.grouped].kernel.prepare_ahead(shared)
-            self.group.append((shared, number))
+            self.group.append((shared, number, latest))
             self.group_rows += batch.num_rows
             if self.group_rows >= self.cost.group_rows(self.workers):
                 self._flush_group()
@@ -503,11 +512,11 @@ class QueryRun:
         clock = self.clocks[id(self.sources[0])]
         segments = []  # (batch, number, watermark in force, first row in the group)
         first = 0
-        for shared, number in batches:
+        for shared, number, latest in batches:
             segments.append((shared, number, clock.watermark, first))  # prepared once
             first += shared.batch.num_rows
             if self.chain_delay is None:
-                clock.observe(shared.batch)
+                clock.observe_max(latest)
         total = first
         run.rows_in += total
         tasks = []
