@@ -263,7 +263,17 @@ class Kernel:
         (``task_parts``); ``chain_delay``: the watermark moves between the parts (the only
         worker, whole batches: ``task_parts.chained_watermark``). A part that stops (a failed
         dense-key guard) is finished by the generic variant, and the parts after it run one by
-        one; an error names the part's source row."""
+        one; an error names the part's source row. (``plan_parts``, ``run_planned`` and
+        ``finish_planned``, on one thread.)"""
+        plan = self.plan_parts(parts, worker, chain_delay)
+        self.run_planned(plan)
+        self.finish_planned(plan)
+
+    def plan_parts(self, parts: list, worker: int, chain_delay: int | None = None) -> "PlannedParts":
+        """The Python side of a task of parts before its native call: the variant (and the key
+        placement of block ``worker``, which no task may be using), each batch prepared, the
+        parts table. The driver plans a round's tasks before it hands them out, so the workers
+        go straight to native code."""
         variant = None
         if self.controller is not None:
             variant = self._placed(worker, self.controller.variant_for(worker))
@@ -277,35 +287,47 @@ class Kernel:
                     failure = e
                     break
             self.batches_processed += len(parts)
-        if failure is not None:
-            if prepared:
-                self.run_parts(parts[:len(prepared)], worker, chain_delay)
-            raise failure
-        now = self.clock.now() if self.clock is not None else 0
-        table = PartsTable(prepared, [p[3] for p in parts], [p[4] for p in parts], [p[2] for p in parts], now)
-        kernel, state = self._entry(gen, any(p.has_nulls for p in prepared)), self.states[worker]
-        measuring = self._start_measuring(variant)
-        rc, stopped = table.run(ctypes.cast(kernel, ctypes.c_void_p).value, state, chain_delay)
-        done_rows = int(table.rows[:stopped].sum())
-        sample = self.counters.stop(measuring[0], done_rows) if measuring else None
-        if variant is not None:
-            self.controller.after_task(variant, done_rows, sample)
-        if rc == 0:
+        plan = PlannedParts(self, parts[:len(prepared)], worker, variant, chain_delay, failure)
+        if prepared:
+            now = self.clock.now() if self.clock is not None else 0
+            plan.table = PartsTable(prepared, [p[3] for p in plan.parts], [p[4] for p in plan.parts],
+                                    [p[2] for p in plan.parts], now)
+            plan.address = ctypes.cast(self._entry(gen, any(p.has_nulls for p in prepared)), ctypes.c_void_p).value
+        return plan
+
+    def run_planned(self, plan: "PlannedParts") -> None:
+        """The native call of a planned task (any thread; no Python per part)."""
+        if plan.table is None:
             return
-        shared, number, _, offset, length = parts[stopped]
-        watermark = table.watermark(stopped)  # (chained: the one it ran under)
-        morsel, where = shared.morsel(offset, length), (number, offset)
-        if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
-            self.batches_processed -= len(parts) - stopped - 1  # the later parts count again below
-            self._deoptimize(variant, morsel, watermark, 0, worker, where)
-            for shared, number, given, offset, length in parts[stopped + 1:]:
-                watermark = given if chain_delay is None else \
-                    chained_watermark(max(given, watermark), self.max_event_time, chain_delay)
-                self.run(shared.morsel(offset, length), watermark, 0, worker, (number, offset))
-            return
-        self._checked(rc, morsel, state, where)
-        raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel stopped (code {rc}) at {where} "
-                           f"in a task that cannot finish a stop")
+        measuring = self._start_measuring(plan.variant)
+        plan.rc, plan.stopped = plan.table.run(plan.address, self.states[plan.worker], plan.chain_delay)
+        plan.done_rows = int(plan.table.rows[:plan.stopped].sum())
+        plan.sample = self.counters.stop(measuring[0], plan.done_rows) if measuring else None
+
+    def finish_planned(self, plan: "PlannedParts") -> None:
+        """After the native call: the controller hears of the rows, a stopped part is finished
+        (deoptimization) or its error raised, then a batch that failed to prepare raises."""
+        variant, worker, parts, chain_delay = plan.variant, plan.worker, plan.parts, plan.chain_delay
+        if variant is not None and plan.table is not None:
+            self.controller.after_task(variant, plan.done_rows, plan.sample)
+        if plan.rc != 0:
+            stopped, rc = plan.stopped, plan.rc
+            shared, number, _, offset, length = parts[stopped]
+            watermark = plan.table.watermark(stopped)  # (chained: the one it ran under)
+            morsel, where = shared.morsel(offset, length), (number, offset)
+            if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
+                self.batches_processed -= len(parts) - stopped - 1  # the later parts count again below
+                self._deoptimize(variant, morsel, watermark, 0, worker, where)
+                for shared, number, given, offset, length in parts[stopped + 1:]:
+                    watermark = given if chain_delay is None else \
+                        chained_watermark(max(given, watermark), self.max_event_time, chain_delay)
+                    self.run(shared.morsel(offset, length), watermark, 0, worker, (number, offset))
+            else:
+                self._checked(rc, morsel, self.states[worker], where)
+                raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel stopped (code {rc}) at {where} "
+                                   f"in a task that cannot finish a stop")
+        if plan.failure is not None:
+            raise plan.failure
 
     def _deoptimize(self, variant: Variant, batch: pa.RecordBatch, watermark: int, out_ptr: int, worker: int,
                     where: tuple[int, int]) -> int:
@@ -412,6 +434,20 @@ def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None 
     return None
 
 
+class PlannedParts:
+    """A task of parts planned by ``Kernel.plan_parts``: what runs natively, and its outcome."""
+
+    __slots__ = ("kernel", "parts", "worker", "variant", "chain_delay", "failure", "table", "address", "rc",
+                 "stopped", "done_rows", "sample")
+
+    def __init__(self, kernel: "Kernel", parts: list, worker: int, variant, chain_delay: int | None,
+                 failure: Exception | None):
+        self.kernel, self.parts, self.worker, self.variant = kernel, parts, worker, variant
+        self.chain_delay, self.failure = chain_delay, failure
+        self.table, self.address = None, 0
+        self.rc, self.stopped, self.done_rows, self.sample = 0, len(parts), 0, None
+
+
 class SharedBatch:
     """A source batch whose morsels run as several tasks: prepared once per kernel variant (the
     Python work of a batch: validation, dictionary codes, string interning, buffer addresses)
@@ -516,6 +552,16 @@ class WindowKernel(Kernel):
                 shared.prepared(self, gen)
             except Exception:
                 pass
+
+    def plan_task(self, parts: list, worker: int, chain_delay: int | None = None) -> "PlannedParts | None":
+        """``plan_parts`` when the parts run in one call (as ``process_parts`` decides), else None."""
+        if not self.parts_in_one_call or (self.controller is not None and not self.controller.settled):
+            return None
+        parts = [p for p in parts if p[4]]
+        if not parts:
+            return None
+        self._prepare_trigger()
+        return self.plan_parts(parts, worker, chain_delay)
 
     def process_parts(self, parts: list, worker: int = 0, chain_delay: int | None = None) -> list | None:
         """A task's parts (``Kernel.run_parts``); None: every part is done (see ``process_parts``)."""

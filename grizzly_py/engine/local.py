@@ -53,8 +53,8 @@ from .accounting import check_accounting
 from .adaptive import Adaptivity, generic_only
 from .checkpoint import CheckpointConfig, Checkpointer
 from .join_kernel import JoinKernel
-from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, ProjectKernel, SharedBatch, WindowKernel, make_kernel,
-                      output_arrow_schema)
+from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, PlannedParts, ProjectKernel, SharedBatch, WindowKernel,
+                      make_kernel, output_arrow_schema)
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels, wait_all
 from .sinks import open_sink
@@ -489,12 +489,14 @@ class QueryRun:
             run.seconds += time.perf_counter() - start
             return
         shared = SharedBatch(batch)  # prepared once for all its morsels
-        tasks = [(self._round_task(kernel, [(shared, number, run.watermark, o, n)]), n) for o, n in pieces]
-        if len(tasks) == 1:  # not worth a hand-off: this thread, as worker 0 (no task is running)
-            stopped = [tasks[0][0](0)]
+        tasks = [(self._round_task(kernel, [(shared, number, run.watermark, o, n)], block), n)
+                 for block, (o, n) in enumerate(pieces)]
+        if len(tasks) == 1:  # not worth a hand-off: this thread (no task is running)
+            results = [tasks[0][0](0)]
         else:
-            stopped = self.pool.run_all(tasks)
-        self._rerun_stopped(kernel, stopped)
+            results = self.pool.run_all(tasks)
+        self._await_task_starts(len(tasks))  # (the tasks ended: their start signals are in)
+        self._rerun_stopped(kernel, self._finish_plans(results))
         run.seconds += time.perf_counter() - start
 
     def _flush_group(self) -> None:
@@ -526,7 +528,7 @@ class QueryRun:
                 lo, hi = max(start, at), min(start + length, at + batch.batch.num_rows)
                 if lo < hi:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
-            tasks.append((self._round_task(kernel, parts, self.chain_delay), length))
+            tasks.append((self._round_task(kernel, parts, len(tasks), self.chain_delay), length))
         self._round = (run, [(self._submit(fn, n), n) for fn, n in tasks], time.perf_counter())
         self._await_task_starts(len(tasks))
 
@@ -548,20 +550,28 @@ class QueryRun:
             done.set_exception(e)
         return done
 
-    def _round_task(self, kernel, parts, chain_delay: int | None = None):
-        """A task over ``parts`` (SharedBatch, number, watermark, first row, rows): None when it
-        finished them, else (a shared window state must grow) the parts not done."""
+    def _round_task(self, kernel, parts, block: int, chain_delay: int | None = None):
+        """A task over ``parts`` (SharedBatch, number, watermark, first row, rows) on state block
+        ``block`` (the task's index in its round: no two tasks of a round share one). When the
+        kernel runs them in one call the driver plans it here (``Kernel.plan_parts``) and the
+        task only makes the native call, returning the plan (``_finish_round`` finishes it);
+        else the task runs them (``process_parts``) and returns None, or (a shared window state
+        that must grow) the parts not done."""
         cost = self.cost
         rows = sum(p[4] for p in parts)
-
         started = self._task_started
+        plan = kernel.plan_task(parts, block, chain_delay) if self.pool is not None else None
 
-        def run_parts(worker: int) -> list | None:
+        def run_parts(worker: int):  # (the pool's worker id is not the block)
             signal = TaskStart(started) if started is not None else None
             hook = entering_native.set(signal)
             try:
                 t0 = time.perf_counter()
-                left = kernel.process_parts(parts, worker, chain_delay)
+                if plan is not None:
+                    plan.kernel.run_planned(plan)
+                    cost.observe(plan.done_rows, time.perf_counter() - t0)
+                    return plan
+                left = kernel.process_parts(parts, block, chain_delay)
                 cost.observe(rows - sum(p[4] for p in left or ()), time.perf_counter() - t0)
                 return left
             finally:
@@ -577,12 +587,28 @@ class QueryRun:
             return
         run, futures, t0 = self._round
         self._round = None
-        stopped = wait_all([future for future, _ in futures])
+        stopped = self._finish_plans(wait_all([future for future, _ in futures]))
         self._rerun_stopped(run.kernel, stopped)
         if self.chain_delay is not None:  # the watermark the only worker reached
             self.clocks[id(self.sources[0])].observe(None)
         run.seconds += time.perf_counter() - t0
         self._advance()
+
+    @staticmethod
+    def _finish_plans(results: list) -> list:
+        """The tasks' results with each planned task finished (``Kernel.finish_planned``, in
+        task order; the first error is raised once every plan is finished) and replaced by None."""
+        error = None
+        for i, result in enumerate(results):
+            if isinstance(result, PlannedParts):
+                results[i] = None
+                try:
+                    result.kernel.finish_planned(result)
+                except BaseException as e:
+                    error = error or e
+        if error is not None:
+            raise error
+        return results
 
     def _rerun_stopped(self, kernel, stopped: list) -> None:
         """Tasks over a shared window state that must grow returned the parts they did not do
@@ -591,9 +617,10 @@ class QueryRun:
         left = [parts for parts in stopped if parts is not None]
         while left:
             kernel.grow()
-            futures = [self._submit(self._round_task(kernel, parts), sum(p[4] for p in parts)) for parts in left]
+            futures = [self._submit(self._round_task(kernel, parts, block), sum(p[4] for p in parts))
+                       for block, parts in enumerate(left)]
             self._await_task_starts(len(futures))
-            left = [parts for parts in wait_all(futures) if parts is not None]
+            left = [parts for parts in self._finish_plans(wait_all(futures)) if parts is not None]
 
     def _sink_writer(self, run: PipelineRun):
         def write(batch: pa.RecordBatch) -> None:  # called in order, by one worker at a time

@@ -399,6 +399,18 @@ class RegroupingKernel:
                 return start + rest
         return None
 
+    def plan_task(self, parts: list, worker: int, chain_delay: int | None = None):
+        """``kernels.WindowKernel.plan_task`` of the kernel in use; None during a switch."""
+        if self.retiring is not None:
+            return None
+        plan = self.current.plan_task(parts, worker, chain_delay)
+        if plan is not None:
+            self.batches_processed += len(parts)
+            if self.sampler is not None:
+                for shared, _, _, offset, length in parts:
+                    self.sampler.offer(shared.morsel(offset, length))
+        return plan
+
     def prepare_ahead(self, shared) -> None:
         self.current.prepare_ahead(shared)
 
