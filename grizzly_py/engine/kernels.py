@@ -553,9 +553,13 @@ class WindowKernel(Kernel):
             except Exception:
                 pass
 
+    def _one_call_now(self) -> bool:
+        """Whether a task's parts run in one native call now (not before the controller settled)."""
+        return self.parts_in_one_call and (self.controller is None or self.controller.settled)
+
     def plan_task(self, parts: list, worker: int, chain_delay: int | None = None) -> "PlannedParts | None":
         """``plan_parts`` when the parts run in one call (as ``process_parts`` decides), else None."""
-        if not self.parts_in_one_call or (self.controller is not None and not self.controller.settled):
+        if not self._one_call_now():
             return None
         parts = [p for p in parts if p[4]]
         if not parts:
@@ -565,7 +569,7 @@ class WindowKernel(Kernel):
 
     def process_parts(self, parts: list, worker: int = 0, chain_delay: int | None = None) -> list | None:
         """A task's parts (``Kernel.run_parts``); None: every part is done (see ``process_parts``)."""
-        if not self.parts_in_one_call or (self.controller is not None and not self.controller.settled):
+        if not self._one_call_now():
             return process_parts(self, parts, worker, chain_delay)
         parts = [p for p in parts if p[4]]
         if parts:

@@ -405,11 +405,15 @@ class RegroupingKernel:
             return None
         plan = self.current.plan_task(parts, worker, chain_delay)
         if plan is not None:
-            self.batches_processed += len(parts)
-            if self.sampler is not None:
-                for shared, _, _, offset, length in parts:
-                    self.sampler.offer(shared.morsel(offset, length))
+            self._count_parts(parts)
         return plan
+
+    def _count_parts(self, parts: list) -> None:
+        """What ``process`` does per batch, for a task's parts run by the kernel in use."""
+        self.batches_processed += len(parts)
+        if self.sampler is not None:
+            for shared, _, _, offset, length in parts:
+                self.sampler.offer(shared.morsel(offset, length))
 
     def prepare_ahead(self, shared) -> None:
         self.current.prepare_ahead(shared)
@@ -419,10 +423,7 @@ class RegroupingKernel:
         during a switch (each part's rows are split at the boundary, as ``process`` does)."""
         if self.retiring is not None:
             return process_parts(self, parts, worker, chain_delay)
-        self.batches_processed += len(parts)
-        if self.sampler is not None:
-            for shared, _, _, offset, length in parts:
-                self.sampler.offer(shared.morsel(offset, length))
+        self._count_parts(parts)
         return self.current.process_parts(parts, worker, chain_delay)
 
     def _runs(self, batch) -> list[tuple[int, int, bool]]:
