@@ -102,6 +102,24 @@ def _sink(stream, sink):
 # ----------------------------------------------------------------------------------------------
 # random queries against the reference
 # ----------------------------------------------------------------------------------------------
+def _crash_points(data, batches: int) -> list[int]:
+    """Up to three distinct batch counts (1 .. batches - 1) after which a drawn run crashes."""
+    points = sorted(set(data.draw(st.lists(st.integers(1, max(1, batches)), max_size=3), label="crash points")))
+    return [p for p in points if p < batches]
+
+
+def _case_over(case):
+    """``build(env, source)``: ``case``'s query over ``source`` (its batches, or a checkpointed
+    job's own copy of them)."""
+    def build(env, source):
+        stream = env.from_arrow(source, timestamp=TIMESTAMP, watermark=WatermarkStrategy.for_bounded_out_of_orderness(
+            Time.milliseconds(case.bound_ms)))
+        for step in case.steps:
+            stream = step.apply(stream)
+        return stream
+    return build
+
+
 def check_resume(case, parallelism, data, **options) -> None:
     """``case`` run with crashes at drawn points and resumed equals an uninterrupted run (exactly:
     same rows, order, bits, late count, at parallelism 1) and the reference evaluator (or, for what checkpoints do
@@ -109,15 +127,9 @@ def check_resume(case, parallelism, data, **options) -> None:
     reference (an engine difference that checkpoints do not cause: the differential tests' business),
     only the exact comparison applies."""
     batches = case.batches()
-    points = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(batches))), max_size=3), label="crash points")))
-    points = [p for p in points if p < len(batches)]
+    points = _crash_points(data, len(batches))
 
-    def build(env, source):
-        stream = env.from_arrow(source, timestamp=TIMESTAMP, watermark=WatermarkStrategy.for_bounded_out_of_orderness(
-            Time.milliseconds(case.bound_ms)))
-        for step in case.steps:
-            stream = step.apply(stream)
-        return stream
+    build = _case_over(case)
 
     path = tempfile.mkdtemp(prefix="gz-ckpt-")
     try:
@@ -187,17 +199,11 @@ def test_sort_grouping_resumes_after_crashes(case, parallelism, data):
 def test_resume_at_other_parallelisms_matches_reference(case, grouping, window_state, data):
     """Each run (crashed or final) at a drawn parallelism: snapshots restore at another one."""
     batches = case.batches()
-    points = sorted(set(data.draw(st.lists(st.integers(1, max(1, len(batches))), max_size=3), label="crash points")))
-    points = [p for p in points if p < len(batches)]
+    points = _crash_points(data, len(batches))
     parallelisms = data.draw(st.lists(st.sampled_from([1, 2, 3]), min_size=len(points) + 1, max_size=len(points) + 1),
                              label="parallelisms")
 
-    def build(env, source):
-        stream = env.from_arrow(source, timestamp=TIMESTAMP, watermark=WatermarkStrategy.for_bounded_out_of_orderness(
-            Time.milliseconds(case.bound_ms)))
-        for step in case.steps:
-            stream = step.apply(stream)
-        return stream
+    build = _case_over(case)
     try:
         expected, expected_metrics = reference.run(build(gz.StreamEnvironment(), batches).node)
     except AggregateOverflowError:
@@ -239,8 +245,7 @@ def test_joins_resume_after_crashes(case, grouping, data):
     sort-merge joins (each side's sorted runs per pane)."""
     expected, expected_metrics = reference.run(case.build(gz.StreamEnvironment()).node)
     batches = max(len(case.left.slices), len(case.right.slices))
-    points = sorted(set(data.draw(st.lists(st.integers(1, max(1, batches)), max_size=3), label="crash points")))
-    points = [p for p in points if p < batches]
+    points = _crash_points(data, batches)
     path = tempfile.mkdtemp(prefix="gz-ckpt-")
 
     def job():

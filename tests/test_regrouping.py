@@ -248,24 +248,6 @@ def test_host_cache_size_is_read():
     assert host_cache_bytes() >= 64 * 1024
 
 
-def test_explain_says_auto(tmp_path):
-    from click.testing import CliRunner
-
-    from grizzly_py.cli import main
-    query = tmp_path / "q.py"
-    query.write_text(
-        "import pyarrow as pa\nimport grizzly_py as gz\nfrom grizzly_py import agg, Time\n"
-        "from grizzly_py.windows import TumblingEventTimeWindows\n"
-        "env = gz.StreamEnvironment()\n"
-        "t = pa.table({'ts': pa.array([1, 2], pa.int64()), 'k': pa.array([1, 2], pa.int64())})\n"
-        "query = env.from_arrow(t, timestamp='ts').key_by('k')"
-        ".window(TumblingEventTimeWindows.of(Time.seconds(1))).aggregate(n=agg.count())\n")
-    out = CliRunner().invoke(main, ["explain", str(query), "--pipelines"])
-    assert out.exit_code == 0, out.output
-    assert "auto" in out.output and "sort" in out.output
-
-
-
 def test_grouping_auto_benchmark_runs_and_switches_where_keys_are_many():
     """bench/grouping_auto.py on small data with a small crossing point: all three groupings agree,
     auto stays on hash with few keys and moves to sort with many."""

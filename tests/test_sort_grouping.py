@@ -379,6 +379,11 @@ def test_explain_shows_the_grouping_of_each_window_pipeline(tmp_path):
     assert "pipeline 0: hash grouping" in out.output
     out = CliRunner().invoke(main, ["explain", str(script), "--ir", "--grouping", "sort"])
     assert "gz_kpa_append" in out.output
+    default = tmp_path / "default.py"  # grouping="auto", the default: hash first, sort when keys are many
+    default.write_text(script.read_text().replace("gz.StreamEnvironment(grouping='sort')", "gz.StreamEnvironment()"))
+    out = CliRunner().invoke(main, ["explain", str(default), "--pipelines"])
+    assert out.exit_code == 0, out.output
+    assert "auto" in out.output and "sort" in out.output
     env = gz.StreamEnvironment()
     session = env.from_arrow(pa.table({"ts": [1], "k": [1]}), timestamp="ts").key_by("k") \
         .window(EventTimeSessionWindows.with_gap(Time.seconds(1))).aggregate(n=agg.count())
