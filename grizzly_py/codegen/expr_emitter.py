@@ -71,6 +71,7 @@ class EmitContext:
     _loaded: dict = field(default_factory=dict)
     _prepared: set = field(default_factory=set)
     _string_constants: dict = field(default_factory=dict)
+    _dict_codes: dict = field(default_factory=dict)  # (column, literal) -> register of its code
 
     def fresh(self, hint: str = "t") -> str:
         self._counter += 1
@@ -99,12 +100,13 @@ class EmitContext:
         key = (column, literal)
         if key not in self.dict_params:
             self.dict_params.append(key)
-        idx = abi.PARAM_FIRST_DICT_CODE + self.dict_params.index(key)
-        p = self.fresh("dictp")
-        v = self.fresh("dictcode")
-        self.emit(f"{p} = getelementptr inbounds i64, ptr %params, i64 {idx}")
-        self.emit(f"{v} = load i64, ptr {p}")
-        return v
+        if key not in self._dict_codes:  # loaded once, in the entry block (not per row)
+            idx = abi.PARAM_FIRST_DICT_CODE + self.dict_params.index(key)
+            p, v = self.fresh("dictp"), self.fresh("dictcode")
+            self.preamble.append(f"  {p} = getelementptr inbounds i64, ptr %params, i64 {idx}")
+            self.preamble.append(f"  {v} = load i64, ptr {p}")
+            self._dict_codes[key] = v
+        return self._dict_codes[key]
 
     def error_branch(self, bad: str, code: int) -> None:
         """If ``bad`` holds, leave the kernel with ``code`` (the row goes to state)."""

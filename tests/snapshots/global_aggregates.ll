@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v13, variant generic
+; grizzly-py codegen v14, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -54,6 +54,8 @@ entry:
   store ptr null, ptr %htv.a
   %wht.a = alloca ptr, align 8
   store ptr null, ptr %wht.a
+  %dents.a = alloca ptr, align 8  ; dense placement: the current window's entries
+  store ptr null, ptr %dents.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
@@ -318,7 +320,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v13, variant generic
+; grizzly-py codegen v14, variant generic
 define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -951,7 +953,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v13, variant generic
+; grizzly-py codegen v14, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -991,6 +993,8 @@ entry:
   store ptr null, ptr %htv.a
   %wht.a = alloca ptr, align 8
   store ptr null, ptr %wht.a
+  %dents.a = alloca ptr, align 8  ; dense placement: the current window's entries
+  store ptr null, ptr %dents.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1

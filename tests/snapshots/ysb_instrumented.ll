@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v13, variant instrumented
+; grizzly-py codegen v14, variant instrumented
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_instrumented.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -43,6 +43,8 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
+  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode20 = load i64, ptr %dictp19
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.vraw.p = getelementptr inbounds i64, ptr %columns, i64 13
@@ -58,6 +60,8 @@ entry:
   store ptr null, ptr %htv.a
   %wht.a = alloca ptr, align 8
   store ptr null, ptr %wht.a
+  %dents.a = alloca ptr, align 8  ; dense placement: the current window's entries
+  store ptr null, ptr %dents.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
@@ -105,8 +109,6 @@ scan:
   %dbad15 = and i1 %valid9, %dx14
   br i1 %dbad15, label %err16, label %ok17, !prof !0
 ok17:
-  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode20 = load i64, ptr %dictp19
   %streq18 = icmp eq i64 %v13, %dictcode20
   ; -- filter (col('event_type') == lit('view'))
   %filter0 = and i1 %valid9, %streq18
@@ -418,7 +420,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v13, variant instrumented
+; grizzly-py codegen v14, variant instrumented
 define i64 @p0_instrumented_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -842,7 +844,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v13, variant instrumented
+; grizzly-py codegen v14, variant instrumented
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_instrumented.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -876,6 +878,8 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
+  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode14 = load i64, ptr %dictp13
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
@@ -886,6 +890,8 @@ entry:
   store ptr null, ptr %htv.a
   %wht.a = alloca ptr, align 8
   store ptr null, ptr %wht.a
+  %dents.a = alloca ptr, align 8  ; dense placement: the current window's entries
+  store ptr null, ptr %dents.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
@@ -927,8 +933,6 @@ scan:
   %dbad9 = and i1 true, %dx8
   br i1 %dbad9, label %err10, label %ok11, !prof !0
 ok11:
-  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode14 = load i64, ptr %dictp13
   %streq12 = icmp eq i64 %v7, %dictcode14
   ; -- filter (col('event_type') == lit('view'))
   %filter0 = and i1 true, %streq12

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v13, variant optimized
+; grizzly-py codegen v14, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -43,6 +43,8 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
+  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode20 = load i64, ptr %dictp19
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.vraw.p = getelementptr inbounds i64, ptr %columns, i64 13
@@ -58,6 +60,8 @@ entry:
   store ptr null, ptr %htv.a
   %wht.a = alloca ptr, align 8
   store ptr null, ptr %wht.a
+  %dents.a = alloca ptr, align 8  ; dense placement: the current window's entries
+  store ptr null, ptr %dents.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
@@ -89,8 +93,6 @@ loop:
   %dbad15 = and i1 %valid9, %dx14
   br i1 %dbad15, label %err16, label %ok17, !prof !0
 ok17:
-  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode20 = load i64, ptr %dictp19
   %streq18 = icmp eq i64 %v13, %dictcode20
   ; -- filter (col('event_type') == lit('view'))
   %filter0 = and i1 %valid9, %streq18
@@ -139,6 +141,21 @@ w.opened:
   store i1 true, ptr %wknown.a
   store ptr %w.table, ptr %wht.a
   call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  ; dense placement: the table's entries exist from its window's first record on, so the
+  ; rows of the window find them without a check
+  %d.e0 = load ptr, ptr %htv.a
+  %d.none = icmp eq ptr %d.e0, null
+  br i1 %d.none, label %d.alloc, label %d.opened, !prof !0
+d.alloc:
+  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %w.table, i64 16384, i64 24)
+  %d.oom = icmp eq ptr %d.e1, null
+  br i1 %d.oom, label %err_oom, label %d.alloced, !prof !0
+d.alloced:
+  call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  br label %d.opened
+d.opened:
+  %d.entries.w = phi ptr [ %d.e0, %w.opened ], [ %d.e1, %d.alloced ]
+  store ptr %d.entries.w, ptr %dents.a
   %w.end = add i64 %w.start, 10000  ; no window holding this pane ends before the pane does
   %w.minend = load i64, ptr %minend.a
   %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
@@ -154,18 +171,7 @@ w.have:
   %d.ok = and i1 %d.in, %valid23
   br i1 %d.ok, label %d.go, label %stop, !prof !1
 d.go:
-  %d.e0 = load ptr, ptr %htv.a
-  %d.none = icmp eq ptr %d.e0, null
-  br i1 %d.none, label %d.alloc, label %d.have, !prof !0
-d.alloc:
-  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %ht, i64 16384, i64 24)
-  %d.oom = icmp eq ptr %d.e1, null
-  br i1 %d.oom, label %err_oom, label %d.alloced, !prof !0
-d.alloced:
-  call void @gz_ht_view(ptr %ht, ptr %htv.a)
-  br label %d.have
-d.have:
-  %d.entries = phi ptr [ %d.e0, %d.go ], [ %d.e1, %d.alloced ]
+  %d.entries = load ptr, ptr %dents.a  ; allocated when the window was opened
   %d.byte = mul i64 %d.off, 24
   %grp = getelementptr inbounds i8, ptr %d.entries, i64 %d.byte
   %d.tag = load i64, ptr %grp
@@ -343,7 +349,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v13, variant optimized
+; grizzly-py codegen v14, variant optimized
 define i64 @p0_optimized_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -767,7 +773,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v13, variant optimized
+; grizzly-py codegen v14, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -801,6 +807,8 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
+  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictcode14 = load i64, ptr %dictp13
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
   %c2.off.p = getelementptr inbounds i64, ptr %columns, i64 14
@@ -811,6 +819,8 @@ entry:
   store ptr null, ptr %htv.a
   %wht.a = alloca ptr, align 8
   store ptr null, ptr %wht.a
+  %dents.a = alloca ptr, align 8  ; dense placement: the current window's entries
+  store ptr null, ptr %dents.a
   %wcur.a = alloca i64, align 8
   store i64 0, ptr %wcur.a
   %wknown.a = alloca i1, align 1
@@ -836,8 +846,6 @@ loop:
   %dbad9 = and i1 true, %dx8
   br i1 %dbad9, label %err10, label %ok11, !prof !0
 ok11:
-  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
-  %dictcode14 = load i64, ptr %dictp13
   %streq12 = icmp eq i64 %v7, %dictcode14
   ; -- filter (col('event_type') == lit('view'))
   %filter0 = and i1 true, %streq12
@@ -878,6 +886,21 @@ w.opened:
   store i1 true, ptr %wknown.a
   store ptr %w.table, ptr %wht.a
   call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  ; dense placement: the table's entries exist from its window's first record on, so the
+  ; rows of the window find them without a check
+  %d.e0 = load ptr, ptr %htv.a
+  %d.none = icmp eq ptr %d.e0, null
+  br i1 %d.none, label %d.alloc, label %d.opened, !prof !0
+d.alloc:
+  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %w.table, i64 16384, i64 24)
+  %d.oom = icmp eq ptr %d.e1, null
+  br i1 %d.oom, label %err_oom, label %d.alloced, !prof !0
+d.alloced:
+  call void @gz_ht_view(ptr %w.table, ptr %htv.a)
+  br label %d.opened
+d.opened:
+  %d.entries.w = phi ptr [ %d.e0, %w.opened ], [ %d.e1, %d.alloced ]
+  store ptr %d.entries.w, ptr %dents.a
   %w.end = add i64 %w.start, 10000  ; no window holding this pane ends before the pane does
   %w.minend = load i64, ptr %minend.a
   %w.minend.new = call i64 @llvm.smin.i64(i64 %w.minend, i64 %w.end)
@@ -893,18 +916,7 @@ w.have:
   %d.ok = and i1 %d.in, true
   br i1 %d.ok, label %d.go, label %stop, !prof !1
 d.go:
-  %d.e0 = load ptr, ptr %htv.a
-  %d.none = icmp eq ptr %d.e0, null
-  br i1 %d.none, label %d.alloc, label %d.have, !prof !0
-d.alloc:
-  %d.e1 = call ptr @gz_ht_dense_alloc(ptr %ht, i64 16384, i64 24)
-  %d.oom = icmp eq ptr %d.e1, null
-  br i1 %d.oom, label %err_oom, label %d.alloced, !prof !0
-d.alloced:
-  call void @gz_ht_view(ptr %ht, ptr %htv.a)
-  br label %d.have
-d.have:
-  %d.entries = phi ptr [ %d.e0, %d.go ], [ %d.e1, %d.alloced ]
+  %d.entries = load ptr, ptr %dents.a  ; allocated when the window was opened
   %d.byte = mul i64 %d.off, 24
   %grp = getelementptr inbounds i8, ptr %d.entries, i64 %d.byte
   %d.tag = load i64, ptr %grp
