@@ -8,6 +8,7 @@ addresses are taken, so generated code never reads outside a buffer.
 from __future__ import annotations
 
 from collections import OrderedDict
+from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -31,45 +32,112 @@ def _address(buf: pa.Buffer | None) -> int:
 
 
 class DictionaryCodes:
-    """Per pipeline: the codes of string literals in each dictionary, and whether a dictionary
-    is free of duplicates, remembered by the dictionary's buffers (batches of one table share
-    their dictionary, so the lookups run once, not once per batch)."""
+    """Per pipeline: what was worked out about each dictionary (its literal codes, whether it is
+    free of duplicates, its interned ids), remembered by the dictionary's buffers (batches of
+    one table share their dictionary, so the lookups run once, not once per batch)."""
 
     LIMIT = 64  # dictionaries remembered (batches of one table share one)
 
     def __init__(self):
-        self._seen: OrderedDict[tuple, tuple] = OrderedDict()
+        self._seen: OrderedDict[tuple, tuple[pa.Array, dict]] = OrderedDict()
 
     @staticmethod
     def _identity(dictionary: pa.Array) -> tuple:
         return (len(dictionary), dictionary.offset) + tuple(_address(b) for b in dictionary.buffers())
 
-    def remember(self, dictionary: pa.Array, what: tuple, compute):
-        """``compute()`` once per dictionary (and ``what``)."""
-        key = what + self._identity(dictionary)
-        if key in self._seen:
+    def memo(self, dictionary: pa.Array) -> dict:
+        """What is remembered about ``dictionary`` (what -> value), looked up once per call."""
+        key = self._identity(dictionary)
+        found = self._seen.get(key)
+        if found is not None:
             self._seen.move_to_end(key)  # least recently used goes first
-        else:
-            if len(self._seen) >= self.LIMIT:
-                self._seen.popitem(last=False)
-            # the entry keeps the dictionary alive, so no other dictionary can take its addresses
-            self._seen[key] = (dictionary, compute())
+            return found[1]
+        if len(self._seen) >= self.LIMIT:
+            self._seen.popitem(last=False)
+        # the entry keeps the dictionary alive, so no other dictionary can take its addresses
+        self._seen[key] = (dictionary, {})
         return self._seen[key][1]
 
-    def normalized(self, column: pa.Array) -> pa.Array:
+    def remember(self, dictionary: pa.Array, what: tuple, compute):
+        """``compute()`` once per dictionary (and ``what``)."""
+        memo = self.memo(dictionary)
+        if what not in memo:
+            memo[what] = compute()
+        return memo[what]
+
+    def normalized(self, column: pa.Array, memo: dict | None = None) -> pa.Array:
         """``column`` with a dictionary free of duplicates and nulls (a null entry becomes a null
         index), and the same index type; the new dictionary is made once per dictionary, so
-        batches sharing one share the result (and its cached literal codes)."""
+        batches sharing one share the result (and its cached literal codes). ``memo``: what is
+        remembered about the column's dictionary, when the caller looked it up already."""
         dictionary = column.dictionary
-        if self.remember(dictionary, ("clean",), lambda: dictionary.null_count == 0 and _unique(dictionary)):
+        memo = self.memo(dictionary) if memo is None else memo
+        clean = memo.get(("clean",))
+        if clean is None:
+            clean = memo[("clean",)] = dictionary.null_count == 0 and _unique(dictionary)
+        if clean:
             return column
-        unique, mapping = self.remember(dictionary, ("remap",), lambda: _remap(dictionary, column.type.index_type))
-        indices = mapping.take(column.indices)
-        return pa.DictionaryArray.from_arrays(indices, unique)
+        remap = memo.get(("remap",))
+        if remap is None:
+            remap = memo[("remap",)] = _remap(dictionary, column.type.index_type)
+        unique, mapping = remap
+        return pa.DictionaryArray.from_arrays(mapping.take(column.indices), unique)
 
-    def code(self, dictionary: pa.Array, literal: str) -> int:
-        return self.remember(dictionary, ("code", literal),
-                          lambda: pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py())
+    def code(self, dictionary: pa.Array, literal: str, memo: dict | None = None) -> int:
+        memo = self.memo(dictionary) if memo is None else memo
+        what = ("code", literal)
+        found = memo.get(what)
+        if found is None:
+            found = memo[what] = pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py()
+        return found
+
+
+# how prepare() reads each column of a pipeline's layout (_ColumnPlan.kind)
+_PLAIN, _STRING, _DICTIONARY, _DECODE, _INTERNED = range(5)
+
+
+class _ColumnPlan(NamedTuple):
+    name: str
+    index: int  # in the batch (-1: an interned key, computed per batch)
+    kind: int
+    codes: tuple[tuple[int, str], ...]  # a dictionary column: (param index, literal) of its literals
+
+
+_PLANS: dict[int, tuple[GeneratedPipeline, pa.Schema, tuple[_ColumnPlan, ...]]] = {}
+_PLANS_LIMIT = 256
+
+
+def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnPlan, ...]:
+    """How ``prepare`` reads each column of ``gen``'s layout from batches of ``batch``'s schema:
+    worked out once per (pipeline code, schema), not per batch."""
+    schema = batch.schema
+    found = _PLANS.get(id(gen))
+    if found is not None and found[0] is gen and found[1].equals(schema):
+        return found[2]
+    plans = []
+    for lay in gen.columns:
+        literals = tuple((abi.PARAM_FIRST_DICT_CODE + n, literal)
+                         for n, (column, literal) in enumerate(gen.dict_params) if column == lay.name)
+        if lay.name in gen.interned_keys:
+            plans.append(_ColumnPlan(lay.name, -1, _INTERNED, literals))
+            continue
+        index = schema.get_field_index(lay.name)
+        if index < 0:
+            batch.column(lay.name)  # raises the usual error
+        arrow_type = schema.field(index).type
+        if lay.name in gen.decode_columns:
+            kind = _DECODE
+        elif pa.types.is_dictionary(arrow_type):
+            kind = _DICTIONARY
+        elif pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+            kind = _STRING
+        else:
+            kind = _PLAIN
+        plans.append(_ColumnPlan(lay.name, index, kind, literals))
+    if len(_PLANS) >= _PLANS_LIMIT:
+        _PLANS.clear()
+    _PLANS[id(gen)] = (gen, schema, tuple(plans))
+    return _PLANS[id(gen)][2]
 
 
 def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str,
@@ -81,43 +149,54 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     except pa.ArrowInvalid as e:
         raise ValueError(f"{source_name}: malformed Arrow batch: {e}") from e
     codes = codes or DictionaryCodes()
-    desc = np.zeros(len(gen.columns) * abi.COLUMN_SLOTS, dtype=np.uint64)
+    words = [0] * (len(gen.columns) * abi.COLUMN_SLOTS)
+    params = [0] * (abi.PARAM_FIRST_DICT_CODE + len(gen.dict_params))
+    params[abi.PARAM_WATERMARK] = watermark
+    params[abi.PARAM_PROCESSING_TIME] = processing_time
     keep: list = [batch]
-    arrays = {}
     has_nulls = False
-    virtual = {name: interner.ids(batch.column(source), codes) for name, source in gen.interned_keys.items()}
-    for i, lay in enumerate(gen.columns):
-        arr = virtual[lay.name] if lay.name in virtual else batch.column(lay.name)
-        if lay.name in gen.decode_columns:
-            arr = arr.cast(lay.arrow_type)
-        elif pa.types.is_dictionary(arr.type):
-            arr = codes.normalized(arr)  # codes must identify values; null entries are nulls
-        arrays[lay.name] = arr
+    for i, plan in enumerate(_batch_plan(gen, batch)):
+        kind = plan.kind
+        if kind == _INTERNED:
+            arr = interner.ids(batch.column(gen.interned_keys[plan.name]), codes)
+        else:
+            arr = batch.column(plan.index)
+        if kind == _DECODE:
+            arr = arr.cast(gen.columns[i].arrow_type)
+        elif kind == _DICTIONARY:  # codes must identify values; null entries are nulls
+            memo = codes.memo(arr.dictionary)
+            normal = codes.normalized(arr, memo)
+            if plan.codes:
+                dictionary = normal.dictionary
+                if normal is not arr:  # a new dictionary, free of duplicates
+                    memo = codes.memo(dictionary)
+                for param, literal in plan.codes:
+                    params[param] = codes.code(dictionary, literal, memo)
+            arr = normal
         keep.append(arr)
         bufs = arr.buffers()
         base = i * abi.COLUMN_SLOTS
-        desc[base + abi.SLOT_VALIDITY] = _address(bufs[0]) if arr.null_count else 0
-        has_nulls = has_nulls or arr.null_count > 0
-        desc[base + abi.SLOT_OFFSET] = arr.offset
-        desc[base + abi.SLOT_LENGTH] = len(arr)
+        nulls = arr.null_count
+        if nulls:
+            has_nulls = True
+            words[base + abi.SLOT_VALIDITY] = _address(bufs[0])
+        words[base + abi.SLOT_OFFSET] = arr.offset
+        words[base + abi.SLOT_LENGTH] = len(arr)
         values = bufs[1] if len(bufs) > 1 else None
         if values is None and len(arr):
             # e.g. an all-null array without a values buffer: read zeros instead
             values = pa.py_buffer(np.zeros(len(arr) + arr.offset + 1, dtype=np.int64).tobytes())
             keep.append(values)
-        desc[base + abi.SLOT_VALUES] = _address(values)
-        if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type):
+        words[base + abi.SLOT_VALUES] = _address(values)
+        if kind == _STRING or (kind in (_DECODE, _INTERNED) and (pa.types.is_string(arr.type)
+                                                              or pa.types.is_large_string(arr.type))):
             data = bufs[2] if len(bufs) > 2 else None
-            desc[base + abi.SLOT_DATA] = _address(data)
-            desc[base + abi.SLOT_DATA_LEN] = 0 if data is None else data.size
-        elif pa.types.is_dictionary(arr.type):  # the kernels check each index they read against it
-            desc[base + abi.SLOT_DATA_LEN] = len(arr.dictionary)
-    params = np.zeros(abi.PARAM_FIRST_DICT_CODE + len(gen.dict_params), dtype=np.int64)
-    params[abi.PARAM_WATERMARK] = watermark
-    params[abi.PARAM_PROCESSING_TIME] = processing_time
-    for n, (column, literal) in enumerate(gen.dict_params):
-        params[abi.PARAM_FIRST_DICT_CODE + n] = codes.code(arrays[column].dictionary, literal)
-    return PreparedBatch(desc, params, batch.num_rows, has_nulls, keep)
+            words[base + abi.SLOT_DATA] = _address(data)
+            words[base + abi.SLOT_DATA_LEN] = 0 if data is None else data.size
+        elif kind == _DICTIONARY:  # the kernels check each index they read against it
+            words[base + abi.SLOT_DATA_LEN] = len(arr.dictionary)
+    return PreparedBatch(np.array(words, dtype=np.uint64), np.array(params, dtype=np.int64),
+                         batch.num_rows, has_nulls, keep)
 
 
 def shifted(prepared: PreparedBatch, offset: int, length: int) -> PreparedBatch:
