@@ -31,10 +31,17 @@ settings.load_profile(os.environ.get("GRIZZLY_HYPOTHESIS_PROFILE", "default"))
 
 @pytest.fixture
 def every_row_a_morsel(monkeypatch):
-    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel), and
-    group only a few rows of source batches per round of tasks (so windows fire between rounds)."""
+    """Cut each batch into as many morsels as there are workers (tiny inputs run in parallel),
+    group only a few rows of source batches per round of tasks (so windows fire between rounds),
+    and let the driver run a share of some rounds itself, of others none (a seeded draw)."""
     monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
     monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 3)
+    monkeypatch.setattr(CostModel, "min_rows", 1)
+    rng = random.Random(11)
+
+    def driver_time(self, seconds):  # none (an equal share) or more than any round (no share)
+        self.driver_ns = rng.choice([0.0, 1e15])
+    monkeypatch.setattr(CostModel, "observe_driver", driver_time)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ import random
 import threading
 import time
 
+import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -107,6 +108,15 @@ def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
     assert model.morsel_count(10_000_000, 8) == 8     # 20 ms of work: every worker
     assert model.morsel_count(64_000, 8) == 2         # 128 us: two tasks beat one, three cost more
     assert model.group_rows(2) >= 2 * model.smallest_morsel
+    # a grouped round: the driver runs the last morsel, smaller by its own Python per round
+    model.driver_ns = 1e6                             # 1 ms of reading and preparing batches
+    morsels, driver = model.round_morsels(3_000_000, 2)
+    assert driver and morsels == [(0, 1_750_000), (1_750_000, 1_250_000)]  # 3.5 ms and 2.5 + 1 ms
+    model.driver_ns = 1e9                             # the driver is busy all round: no share
+    assert model.round_morsels(3_000_000, 2) == ([(0, 1_500_000), (1_500_000, 1_500_000)], False)
+    assert model.round_morsels(3_000_000, 1) == ([(0, 3_000_000)], False)
+    model.observe_driver(0.002)
+    assert 1e6 < model.driver_ns < 1e9
     model.observe(1_000_000, 0.1)                     # 100 ns per record measured
     assert model.per_record_ns > 50
     assert model.smallest_morsel < 10_000
@@ -163,6 +173,25 @@ def test_grouped_tumbling_batches_fire_like_one_batch_at_a_time(monkeypatch):
     expected, expected_metrics = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
     assert_tables_equal(actual, expected)
     assert metrics["late_records"] == expected_metrics["late_records"] == 2  # 12 and 5
+
+
+def test_the_driver_runs_a_share_of_each_grouped_round_itself(monkeypatch):
+    # rounds of 60,000 rows: the driver runs a (smaller) morsel of each round itself while the
+    # other worker runs its own, and the windows equal the reference
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 60_000)
+    n, rng = 300_000, np.random.default_rng(5)
+    data = {"ts": np.sort(rng.integers(0, 30_000, n)), "k": rng.integers(0, 500, n), "v": rng.integers(-9, 9, n)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[10_000] * 30, bound=5).filter(col("v") > -5).key_by("k") \
+            .window(tumbling(1000)).aggregate(n=agg.count(), s=agg.sum("v"))
+
+    actual, metrics = run_parallel(build, 2)
+    expected, _ = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
+    assert_tables_equal(actual, expected)
+    driver = [w for w in metrics["workers"] if w["worker"] == "driver"]
+    assert driver and 0 < driver[0]["records"] < n
+    assert sum(w["records"] for w in metrics["workers"]) == n
 
 
 @pytest.mark.parametrize("window", ["tumbling", "sliding"])

@@ -310,6 +310,7 @@ class QueryRun:
         self.group: list[tuple[SharedBatch, int, int | None]] = []  # (batch, number, largest event time)
         self.group_rows = 0
         self._round = None  # (run, [(future, records)], start): the round of grouped tasks in flight
+        self._driver_free_since: float | None = None  # when the driver ended its share of a round
         # with a worker pool: a round's tasks reached their native calls (TaskStart)
         self._task_started = threading.Semaphore(0) if pool is not None else None
         # the watermark in force for each grouped batch: with several workers the driver reads
@@ -505,6 +506,9 @@ class QueryRun:
         its windows fired. The round runs while the driver reads and checks the next batches
         (``_finish_round`` waits for it, grows a shared state that stopped, moves the watermark
         and fires): the driver's per-batch work no longer adds to the workers'."""
+        if self._driver_free_since is not None:  # the driver's own work since its last task
+            self.cost.observe_driver(time.perf_counter() - self._driver_free_since)
+            self._driver_free_since = None
         self._finish_round()
         if not self.group:
             return
@@ -522,15 +526,25 @@ class QueryRun:
         total = first
         run.rows_in += total
         tasks = []
-        for start, length in plan_morsels(total, cost.morsel_count(total, kernel.workers)):
+        pieces = cost.morsel_count(total, kernel.workers)
+        morsels, driver = cost.round_morsels(total, pieces) if self.pool is not None \
+            else (plan_morsels(total, pieces), False)
+        for start, length in morsels:
             parts = []
             for batch, number, watermark, at in segments:
                 lo, hi = max(start, at), min(start + length, at + batch.batch.num_rows)
                 if lo < hi:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
             tasks.append((self._round_task(kernel, parts, len(tasks), self.chain_delay), length))
-        self._round = (run, [(self._submit(fn, n), n) for fn, n in tasks], time.perf_counter())
+        own = tasks.pop() if driver else None  # the driver's share (CostModel.round_morsels)
+        started = time.perf_counter()
+        futures = [(self._submit(fn, n), n) for fn, n in tasks]
         self._await_task_starts(len(tasks))
+        if own is not None:
+            futures.append((self.pool.run_here(*own), own[1]))
+            self._await_task_starts(1)  # (its start signal, given as it ran)
+            self._driver_free_since = time.perf_counter()
+        self._round = (run, futures, started)
 
     def _await_task_starts(self, tasks: int) -> None:
         """With a worker pool: wait until ``tasks`` tasks just handed out reached their native

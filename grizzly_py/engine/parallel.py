@@ -40,7 +40,7 @@ class WorkerStats:
     busy_seconds: float = 0.0
     reorder_waits: int = 0
 
-    def as_dict(self, worker: int) -> dict:
+    def as_dict(self, worker: int | str) -> dict:
         return {"worker": worker, "tasks": self.tasks, "records": self.records,
                 "busy_seconds": round(self.busy_seconds, 6), "reorder_waits": self.reorder_waits}
 
@@ -83,6 +83,7 @@ class WorkerPool:
         self.nodes = numa_nodes() if nodes is None else nodes
         self.pinned = len(self.nodes) > 1 and hasattr(os, "sched_setaffinity")
         self.stats = [WorkerStats() for _ in range(workers)]
+        self.driver = WorkerStats()  # tasks the driver thread ran itself (run_here)
         self._ids = itertools.count()
         self._local = threading.local()
         self._executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="grizzly-worker",
@@ -99,9 +100,20 @@ class WorkerPool:
     def submit(self, fn: Callable[[int], Any], records: int = 0) -> Future:
         return self._executor.submit(self._run, fn, records)
 
-    def _run(self, fn: Callable[[int], Any], records: int):
-        worker = self._local.worker
-        stats = self.stats[worker]
+    def run_here(self, fn: Callable[[int], Any], records: int = 0) -> Future:
+        """Run a task on the calling thread (the driver takes a share of a round instead of
+        leaving a core idle while a worker waits for it); a done future, as ``submit`` gives."""
+        done = Future()
+        try:
+            done.set_result(self._run(fn, records, self.driver, self.workers))
+        except BaseException as e:  # raised where the round finishes, as a worker's would be
+            done.set_exception(e)
+        return done
+
+    def _run(self, fn: Callable[[int], Any], records: int, stats: WorkerStats | None = None,
+             worker: int | None = None):
+        worker = self._local.worker if worker is None else worker
+        stats = self.stats[worker] if stats is None else stats
         start = time.perf_counter()
         try:
             return fn(worker)
@@ -116,7 +128,11 @@ class WorkerPool:
         return wait_all([self.submit(fn, records) for fn, records in tasks])
 
     def metrics(self) -> list[dict]:
-        return [s.as_dict(w) for w, s in enumerate(self.stats)]
+        """Per worker thread; then the driver thread's own tasks, if it ran any (worker "driver")."""
+        out = [s.as_dict(w) for w, s in enumerate(self.stats)]
+        if self.driver.tasks:
+            out.append(self.driver.as_dict("driver"))
+        return out
 
     def placement(self) -> dict:
         return {"numa_nodes": len(self.nodes) or 1, "pinned": self.pinned}
@@ -155,7 +171,10 @@ class CostModel:
     min_rows: int = 4096
     round_ms: float = 2.0  # grouped rounds: work per worker that amortizes a round's fixed cost
     #                       (hand-off, barrier, watermark, firing) and bounds the added latency
+    driver_ns: float = 0.0  # grouped rounds: the driver's own Python per round (reading, checking
+    #                         and preparing the next batches), a running estimate
     samples: int = field(default=0, init=False)
+    driver_samples: int = field(default=0, init=False)
 
     def observe(self, records: int, seconds: float) -> None:
         if records <= 0 or seconds <= 0:
@@ -178,6 +197,26 @@ class CostModel:
         work = rows * max(self.per_record_ns, 0.1)
         best = min(range(1, max(1, workers) + 1), key=lambda n: work / n + n * self.task_overhead_ns)
         return max(1, min(best, rows // self.min_rows))
+
+    def observe_driver(self, seconds: float) -> None:
+        """The driver's own time between two grouped rounds (``round_morsels``)."""
+        self.driver_samples += 1
+        self.driver_ns += (seconds * 1e9 - self.driver_ns) / min(self.driver_samples, 8)
+
+    def round_morsels(self, rows: int, pieces: int) -> tuple[list[tuple[int, int]], bool]:
+        """A grouped round's morsels, and whether the last one is the driver's own: with two
+        or more, the driver runs one itself, made smaller than the others by its own Python per
+        round, so that it reads and prepares the next batches while the workers finish theirs
+        (no core idles, and none is shared by three threads). Each worker's morsel takes
+        ``w = (work + driver) / pieces``, the driver's ``w - driver``; without room for a
+        morsel of ``min_rows`` there, the workers take it all."""
+        per = max(self.per_record_ns, 0.1)
+        share = (rows * per + self.driver_ns) / max(pieces, 1) - self.driver_ns
+        driver_rows = min(rows, int(share / per))
+        if pieces < 2 or driver_rows < self.min_rows:
+            return plan_morsels(rows, pieces), False
+        rest = rows - driver_rows
+        return plan_morsels(rest, pieces - 1) + [(rest, driver_rows)], True
 
     def group_rows(self, workers: int) -> int:
         """Rows of source batches worth one round of tasks when batches can be grouped: every
