@@ -104,7 +104,7 @@ class _ColumnPlan(NamedTuple):
 
 
 _PLANS: dict[int, tuple[GeneratedPipeline, pa.Schema, tuple[_ColumnPlan, ...]]] = {}
-_PLANS_LIMIT = 256
+_PLANS_LIMIT = 64  # (each entry keeps its pipeline code alive)
 
 
 def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnPlan, ...]:
