@@ -101,6 +101,7 @@ class _ColumnPlan(NamedTuple):
     index: int  # in the batch (-1: an interned key, computed per batch)
     kind: int
     codes: tuple[tuple[int, str], ...]  # a dictionary column: (param index, literal) of its literals
+    string_data: bool = False  # the array read has a string data buffer (plain, or decoded to one)
 
 
 _PLANS: dict[int, tuple[GeneratedPipeline, pa.Schema, tuple[_ColumnPlan, ...]]] = {}
@@ -119,7 +120,7 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
         literals = tuple((abi.PARAM_FIRST_DICT_CODE + n, literal)
                          for n, (column, literal) in enumerate(gen.dict_params) if column == lay.name)
         if lay.name in gen.interned_keys:
-            plans.append(_ColumnPlan(lay.name, -1, _INTERNED, literals))
+            plans.append(_ColumnPlan(lay.name, -1, _INTERNED, literals))  # int64 ids
             continue
         index = schema.get_field_index(lay.name)
         if index < 0:
@@ -133,7 +134,9 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
             kind = _STRING
         else:
             kind = _PLAIN
-        plans.append(_ColumnPlan(lay.name, index, kind, literals))
+        read_type = lay.arrow_type if kind == _DECODE else arrow_type
+        plans.append(_ColumnPlan(lay.name, index, kind, literals,
+                                 pa.types.is_string(read_type) or pa.types.is_large_string(read_type)))
     if len(_PLANS) >= _PLANS_LIMIT:
         _PLANS.clear()
     _PLANS[id(gen)] = (gen, schema, tuple(plans))
@@ -188,8 +191,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
             values = pa.py_buffer(np.zeros(len(arr) + arr.offset + 1, dtype=np.int64).tobytes())
             keep.append(values)
         words[base + abi.SLOT_VALUES] = _address(values)
-        if kind == _STRING or (kind in (_DECODE, _INTERNED) and (pa.types.is_string(arr.type)
-                                                              or pa.types.is_large_string(arr.type))):
+        if plan.string_data:
             data = bufs[2] if len(bufs) > 2 else None
             words[base + abi.SLOT_DATA] = _address(data)
             words[base + abi.SLOT_DATA_LEN] = 0 if data is None else data.size

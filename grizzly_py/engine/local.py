@@ -56,7 +56,7 @@ from .join_kernel import JoinKernel
 from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, PlannedParts, ProjectKernel, SharedBatch, WindowKernel,
                       make_kernel, output_arrow_schema)
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
-from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels, wait_all
+from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels, run_now, wait_all
 from .sinks import open_sink
 from .state_memory import check_state_memory
 from .task_parts import TaskStart, entering_native
@@ -557,12 +557,7 @@ class QueryRun:
         """A task on the worker pool; without one (parallelism 1), run now, on this thread."""
         if self.pool is not None:
             return self.pool.submit(fn, records)
-        done = Future()
-        try:
-            done.set_result(fn(0))
-        except BaseException as e:  # raised where the round finishes, as a worker's would be
-            done.set_exception(e)
-        return done
+        return run_now(lambda: fn(0))  # (an error is raised where the round finishes)
 
     def _round_task(self, kernel, parts, block: int, chain_delay: int | None = None):
         """A task over ``parts`` (SharedBatch, number, watermark, first row, rows) on state block

@@ -103,12 +103,7 @@ class WorkerPool:
     def run_here(self, fn: Callable[[int], Any], records: int = 0) -> Future:
         """Run a task on the calling thread (the driver takes a share of a round instead of
         leaving a core idle while a worker waits for it); a done future, as ``submit`` gives."""
-        done = Future()
-        try:
-            done.set_result(self._run(fn, records, self.driver, self.workers))
-        except BaseException as e:  # raised where the round finishes, as a worker's would be
-            done.set_exception(e)
-        return done
+        return run_now(lambda: self._run(fn, records, self.driver, self.workers))
 
     def _run(self, fn: Callable[[int], Any], records: int, stats: WorkerStats | None = None,
              worker: int | None = None):
@@ -139,6 +134,17 @@ class WorkerPool:
 
     def shutdown(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+def run_now(call: Callable[[], Any]) -> Future:
+    """``call()`` on this thread, as a done future (its error kept for whoever waits on it, where
+    a worker's would be raised)."""
+    done = Future()
+    try:
+        done.set_result(call())
+    except BaseException as e:
+        done.set_exception(e)
+    return done
 
 
 def wait_all(futures: list[Future]) -> list:
