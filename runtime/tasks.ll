@@ -11,10 +11,12 @@ declare i64 @llvm.smax.i64(i64, i64)
 ; Run the parts in order. Stops at the first part whose kernel returns non-zero (an error, or a
 ; stop that the caller finishes): stores its index in %done and returns the kernel's code; else
 ; stores %n and returns 0.
-; %delay >= 0 chains the watermark through the parts (each part one whole source batch, run by
-; the only worker): a part's watermark becomes at least the one before it and the largest event
-; time in the state minus %delay (the source's out-of-orderness + 1), as the driver's clock
-; would have moved it after the batch before (local.SourceClock); %delay < 0: as given.
+; %delay >= 0 chains the watermark through the parts (each part whole source batches in stream
+; order, the state's largest event time first raised to that of the rows before the task:
+; local.QueryRun._flush_group): a part's watermark becomes at least the one before it and the
+; largest event time in the state minus %delay (the source's out-of-orderness + 1), as the
+; driver's clock would have moved it after the batch before (local.SourceClock); %delay < 0:
+; as given.
 define linkonce_odr i64 @gz_run_parts(ptr %fn, ptr %state, ptr %parts, i64 %n, ptr %done, i64 %delay) {
 entry:
   %chain = icmp sge i64 %delay, 0

@@ -25,7 +25,7 @@ import grizzly_py as gz
 from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.engine import kernels
-from grizzly_py.engine.parallel import CostModel, WorkerPool, numa_nodes, parse_cpulist, plan_morsels
+from grizzly_py.engine.parallel import CostModel, WorkerPool, align_morsels, numa_nodes, parse_cpulist, plan_morsels
 from grizzly_py.engine.reorder import ReorderBuffer
 from grizzly_py.windows import SlidingEventTimeWindows
 
@@ -108,10 +108,10 @@ def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
     assert model.morsel_count(10_000_000, 8) == 8     # 20 ms of work: every worker
     assert model.morsel_count(64_000, 8) == 2         # 128 us: two tasks beat one, three cost more
     assert model.group_rows(2) >= 2 * model.smallest_morsel
-    # a grouped round: the driver runs the last morsel, smaller by its own Python per round
+    # a grouped round: the driver runs the first morsel, smaller by its own Python per round
     model.driver_ns = 1e6                             # 1 ms of reading and preparing batches
     morsels, driver = model.round_morsels(3_000_000, 2)
-    assert driver and morsels == [(0, 1_750_000), (1_750_000, 1_250_000)]  # 3.5 ms and 2.5 + 1 ms
+    assert driver and morsels == [(0, 1_250_000), (1_250_000, 1_750_000)]  # 2.5 + 1 ms and 3.5 ms
     model.driver_ns = 1e9                             # the driver is busy all round: no share
     assert model.round_morsels(3_000_000, 2) == ([(0, 1_500_000), (1_500_000, 1_500_000)], False)
     assert model.round_morsels(3_000_000, 1) == ([(0, 3_000_000)], False)
@@ -120,6 +120,22 @@ def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
     model.observe(1_000_000, 0.1)                     # 100 ns per record measured
     assert model.per_record_ns > 50
     assert model.smallest_morsel < 10_000
+
+
+def test_aligned_morsels_hold_whole_batches_near_the_cut_asked_for():
+    sizes = [100] * 10                                # ten batches of 100 rows
+    asked = [(0, 260), (260, 370), (630, 370)]
+    assert align_morsels(asked, sizes) == [(0, 300), (300, 300), (600, 400)]  # nearest boundaries
+    assert align_morsels([(0, 40), (40, 960)], sizes) == [(0, 0), (0, 1000)]  # too small for a batch
+    assert align_morsels([(0, 500), (500, 500)], [600, 400]) == [(0, 600), (600, 400)]
+    # one batch of the round: whole, it would be twice the largest morsel asked for
+    assert align_morsels([(0, 500), (500, 500)], [1000]) is None
+    # boundaries never cross: each morsel starts where the one before ends
+    for cut in range(0, 1001, 7):
+        aligned = align_morsels([(0, cut), (cut, 1000 - cut)], [150, 30, 400, 20, 400])
+        if aligned is not None:
+            assert aligned[0][0] == 0 and aligned[0][0] + aligned[0][1] == aligned[1][0]
+            assert sum(n for _, n in aligned) == 1000 and aligned[1][0] in (0, 150, 180, 580, 600, 1000)
 
 
 def test_worker_pool_runs_tasks_on_distinct_workers_and_counts_them():
@@ -192,6 +208,36 @@ def test_the_driver_runs_a_share_of_each_grouped_round_itself(monkeypatch):
     driver = [w for w in metrics["workers"] if w["worker"] == "driver"]
     assert driver and 0 < driver[0]["records"] < n
     assert sum(w["records"] for w in metrics["workers"]) == n
+
+
+def test_chained_rounds_read_only_the_event_times_before_the_last_task(monkeypatch):
+    # rounds of 60,000 rows cut at batch boundaries; out-of-order event times with late records,
+    # so every batch's watermark matters. The driver reads the largest event time of the batches
+    # before the round's last task only (not all); batches too large to cut whole are read
+    # one by one as before. Both equal the reference, late records included.
+    from grizzly_py.engine import local
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 60_000)
+    reads = []
+    real = local.batch_max_event_time
+    monkeypatch.setattr(local, "batch_max_event_time", lambda batch, column: reads.append(1) or real(batch, column))
+    n, rng = 300_000, np.random.default_rng(11)
+    ts = np.arange(n) // 10 + rng.integers(-400, 400, n)  # up to 400 ms out of order, bound 50: late rows
+    data = {"ts": ts, "k": rng.integers(0, 300, n), "v": rng.integers(-9, 9, n)}
+    for sizes, all_read in (([5_000] * 60, False), ([150_000] * 2, True)):
+        def build(env):
+            return arrow_stream(env, data, sizes=sizes, bound=50).key_by("k") \
+                .window(tumbling(1000)).aggregate(n=agg.count(), s=agg.sum("v"))
+
+        reads.clear()
+        actual, metrics = run_parallel(build, 2)
+        read = len(reads)
+        expected, ref_metrics = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
+        assert_tables_equal(actual, expected)
+        assert metrics["late_records"] == ref_metrics["late_records"] > 0
+        if all_read:
+            assert read >= len(sizes)
+        else:
+            assert 0 < read < len(sizes) * 2 // 3  # (the driver's morsel is the smaller)
 
 
 @pytest.mark.parametrize("window", ["tumbling", "sliding"])

@@ -201,6 +201,18 @@ class Kernel:
             return int(min(int(s[index]) for s in self.states))
         return int(self.state[index])
 
+    def block_max_event_time(self, block: int) -> int:
+        """The largest event time state block ``block`` has read (or was raised to): the clock of
+        a task whose watermark moves between its parts (``task_parts.chained_watermark``)."""
+        return int(self.states[block][abi.STATE_MAX_EVENT_TIME])
+
+    def raise_max_event_time(self, block: int, at_least: int) -> None:
+        """Block ``block`` takes ``at_least`` (the largest event time of the rows before its next
+        task, read by other blocks) as read, so that the task's chained watermarks count those
+        rows too (``local.QueryRun._flush_group``). No task may be running on the block."""
+        state = self.states[block]
+        state[abi.STATE_MAX_EVENT_TIME] = max(int(state[abi.STATE_MAX_EVENT_TIME]), at_least)
+
     def run(self, batch: pa.RecordBatch, watermark: int, out_ptr: int, worker: int = 0,
             where: tuple[int, int] | None = None) -> int:
         """Run the kernel over ``batch`` on worker ``worker``'s state block. ``where`` (source
@@ -260,8 +272,8 @@ class Kernel:
     def run_parts(self, parts: list, worker: int, chain_delay: int | None = None) -> None:
         """Run a task's ``parts`` ((SharedBatch, source batch number, watermark, first row, rows)
         each, in stream order) on worker ``worker``'s block: one variant choice, one native call
-        (``task_parts``); ``chain_delay``: the watermark moves between the parts (the only
-        worker, whole batches: ``task_parts.chained_watermark``). A part that stops (a failed
+        (``task_parts``); ``chain_delay``: the watermark moves between the parts (whole
+        batches: ``task_parts.chained_watermark``, from the block's own maximum). A part that stops (a failed
         dense-key guard) is finished by the generic variant, and the parts after it run one by
         one; an error names the part's source row. (``plan_parts``, ``run_planned`` and
         ``finish_planned``, on one thread.)"""
@@ -320,7 +332,7 @@ class Kernel:
                 self._deoptimize(variant, morsel, watermark, 0, worker, where)
                 for shared, number, given, offset, length in parts[stopped + 1:]:
                     watermark = given if chain_delay is None else \
-                        chained_watermark(max(given, watermark), self.max_event_time, chain_delay)
+                        chained_watermark(max(given, watermark), self.block_max_event_time(worker), chain_delay)
                     self.run(shared.morsel(offset, length), watermark, 0, worker, (number, offset))
             else:
                 self._checked(rc, morsel, self.states[worker], where)
@@ -425,7 +437,7 @@ def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None 
     watermark = abi.INT64_MIN
     for i, (batch, number, given, offset, length) in enumerate(parts):
         watermark = given if chain_delay is None else \
-            chained_watermark(max(given, watermark), kernel.max_event_time, chain_delay)
+            chained_watermark(max(given, watermark), kernel.block_max_event_time(worker), chain_delay)
         rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
         if rest is not None:
             if chain_delay is not None:  # (a chained task runs no shared state: local._round_task)

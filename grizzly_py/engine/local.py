@@ -56,7 +56,8 @@ from .join_kernel import JoinKernel
 from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, PlannedParts, ProjectKernel, SharedBatch, WindowKernel,
                       make_kernel, output_arrow_schema)
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
-from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels, run_now, wait_all
+from .parallel import (CostModel, OrderedStage, WorkerPool, align_morsels, auto_parallelism, plan_morsels, run_now,
+                       wait_all)
 from .sinks import open_sink
 from .state_memory import check_state_memory
 from .task_parts import TaskStart, entering_native
@@ -313,14 +314,16 @@ class QueryRun:
         self._driver_free_since: float | None = None  # when the driver ended its share of a round
         # with a worker pool: a round's tasks reached their native calls (TaskStart)
         self._task_started = threading.Semaphore(0) if pool is not None else None
-        # the watermark in force for each grouped batch: with several workers the driver reads
-        # the batches' event times before their tasks start; the only worker moves it itself
-        # between batches, from the event times its kernel tracks (gz_run_parts)
+        # the watermark in force for each grouped batch: each task moves it itself between its
+        # parts, from the event times its kernel tracks (gz_run_parts), starting from the
+        # largest event time of the rows before the task, which the driver reads (see
+        # _flush_group); a shared window state has no block per task: the driver reads every
+        # batch's event times before the tasks start
         self.chain_delay: int | None = None
+        self._read_ahead_rows = 0  # rows of a round whose event times the driver reads as they come
         if self.grouped is not None:
             clock, kernel = self.clocks[id(self.sources[0])], self.runs[self.grouped].kernel
-            if self.pool is None and clock.tracker is kernel \
-                    and getattr(kernel, "window_state", "thread_local") != "shared":
+            if clock.tracker is kernel and getattr(kernel, "window_state", "thread_local") != "shared":
                 self.chain_delay = self.sources[0].watermark.out_of_orderness_ms + 1
             else:
                 clock.tracker = None
@@ -369,9 +372,12 @@ class QueryRun:
         number = self.batch_numbers[id(source)]
         self.batch_numbers[id(source)] = number + 1
         if self.grouped is not None:
-            shared, latest = SharedBatch(batch), None
-            if self.chain_delay is None:  # read now, while the workers run the round before
+            shared, latest = SharedBatch(batch), _UNREAD
+            # read now, while the workers run the round before: the event times _flush_group
+            # will want (every batch's, or those of the rows before the round's last task)
+            if self.chain_delay is None or (self.pool is not None and self.group_rows < self._read_ahead_rows):
                 latest = self.clocks[id(source)].batch_max(batch)
+            if self.pool is not None:
                 self.runs[self.grouped].kernel.prepare_ahead(shared)
             self.group.append((shared, number, latest))
             self.group_rows += batch.num_rows
@@ -505,7 +511,15 @@ class QueryRun:
         the watermark reached after the batch before it, once the previous round has finished and
         its windows fired. The round runs while the driver reads and checks the next batches
         (``_finish_round`` waits for it, grows a shared state that stopped, moves the watermark
-        and fires): the driver's per-batch work no longer adds to the workers'."""
+        and fires): the driver's per-batch work no longer adds to the workers'.
+
+        Chained (``chain_delay``): the tasks hold whole batches, and each moves the watermark
+        itself between its parts (``gz_run_parts``) from the round's first and the event times
+        its block has read, its block first raised to the largest event time of the rows before
+        the task (``Kernel.raise_max_event_time``). The driver reads the event times of those
+        rows only: with the driver's own morsel first, at parallelism 2 that is its morsel's.
+        Else (a shared state, or batches too large to cut whole) it reads every batch's and
+        gives each part its watermark."""
         if self._driver_free_since is not None:  # the driver's own work since its last task
             self.cost.observe_driver(time.perf_counter() - self._driver_free_since)
             self._driver_free_since = None
@@ -516,35 +530,68 @@ class QueryRun:
         run = self.runs[self.grouped]
         kernel, cost = run.kernel, self.cost
         clock = self.clocks[id(self.sources[0])]
-        segments = []  # (batch, number, watermark in force, first row in the group)
-        first = 0
-        for shared, number, latest in batches:
-            segments.append((shared, number, clock.watermark, first))  # prepared once
-            first += shared.batch.num_rows
-            if self.chain_delay is None:
-                clock.observe_max(latest)
-        total = first
+        sizes = [shared.batch.num_rows for shared, _, _ in batches]
+        total = sum(sizes)
         run.rows_in += total
-        tasks = []
         pieces = cost.morsel_count(total, kernel.workers)
         morsels, driver = cost.round_morsels(total, pieces) if self.pool is not None \
             else (plan_morsels(total, pieces), False)
-        for start, length in morsels:
+        chained = self.chain_delay is not None
+        if chained and len(morsels) > 1:
+            aligned = align_morsels(morsels, sizes)
+            chained = aligned is not None
+            if chained:
+                driver = driver and aligned[0][1] > 0
+                morsels = [m for m in aligned if m[1]]
+        segments = []  # (batch, number, watermark in force, first row in the group)
+        first = 0
+        for (shared, number, latest), rows in zip(batches, sizes):
+            segments.append((shared, number, clock.watermark, first))  # prepared once
+            first += rows
+            if not chained:
+                clock.observe_max(self._batch_max(clock, shared, latest))
+        bases = self._task_bases(clock, batches, sizes, morsels) if chained else [None] * len(morsels)
+        tasks = []
+        for (start, length), base in zip(morsels, bases):
             parts = []
             for batch, number, watermark, at in segments:
                 lo, hi = max(start, at), min(start + length, at + batch.batch.num_rows)
                 if lo < hi:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
-            tasks.append((self._round_task(kernel, parts, len(tasks), self.chain_delay), length))
-        own = tasks.pop() if driver else None  # the driver's share (CostModel.round_morsels)
+            if base is not None:  # (the block is idle: the round before has finished)
+                kernel.raise_max_event_time(len(tasks), base)
+            tasks.append((self._round_task(kernel, parts, len(tasks), self.chain_delay if chained else None),
+                          length))
+        self._read_ahead_rows = morsels[-1][0] if chained else total
+        own = tasks.pop(0) if driver else None  # the driver's share (CostModel.round_morsels)
         started = time.perf_counter()
         futures = [(self._submit(fn, n), n) for fn, n in tasks]
         self._await_task_starts(len(tasks))
         if own is not None:
-            futures.append((self.pool.run_here(*own), own[1]))
+            futures.insert(0, (self.pool.run_here(*own), own[1]))
             self._await_task_starts(1)  # (its start signal, given as it ran)
             self._driver_free_since = time.perf_counter()
         self._round = (run, futures, started)
+
+    @staticmethod
+    def _batch_max(clock: SourceClock, shared: SharedBatch, latest) -> int | None:
+        """A grouped batch's largest event time: read when it was fed, or now."""
+        return clock.batch_max(shared.batch) if latest is _UNREAD else latest
+
+    def _task_bases(self, clock: SourceClock, batches: list, sizes: list[int], morsels: list) -> list:
+        """For each morsel of a chained round (whole batches), the largest event time of the
+        round's rows before it (None: none, or no rows before it)."""
+        bases, running, index, at = [], None, 0, 0
+        for offset, _ in morsels:
+            while at < offset:
+                shared, _, latest = batches[index]
+                m = self._batch_max(clock, shared, latest)
+                if m is not None:
+                    running = m if running is None else max(running, m)
+                at += sizes[index]
+                index += 1
+            bases.append(running)
+        return bases
 
     def _await_task_starts(self, tasks: int) -> None:
         """With a worker pool: wait until ``tasks`` tasks just handed out reached their native
@@ -598,7 +645,7 @@ class QueryRun:
         self._round = None
         stopped = self._finish_plans(wait_all([future for future, _ in futures]))
         self._rerun_stopped(run.kernel, stopped)
-        if self.chain_delay is not None:  # the watermark the only worker reached
+        if self.chain_delay is not None:  # the watermark the tasks reached (chained)
             self.clocks[id(self.sources[0])].observe(None)
         run.seconds += time.perf_counter() - t0
         self._advance()
@@ -718,6 +765,7 @@ def _check_state_memory(runs: list[QueryRun], limit: int, flush: bool = False) -
 
 
 _END = object()
+_UNREAD = object()  # a grouped batch's largest event time, not read yet (QueryRun.feed)
 
 
 def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: str = "thread_local",

@@ -19,6 +19,7 @@ two-phase, thread-local variant).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import os
 import threading
@@ -210,19 +211,20 @@ class CostModel:
         self.driver_ns += (seconds * 1e9 - self.driver_ns) / min(self.driver_samples, 8)
 
     def round_morsels(self, rows: int, pieces: int) -> tuple[list[tuple[int, int]], bool]:
-        """A grouped round's morsels, and whether the last one is the driver's own: with two
+        """A grouped round's morsels, and whether the first one is the driver's own: with two
         or more, the driver runs one itself, made smaller than the others by its own Python per
         round, so that it reads and prepares the next batches while the workers finish theirs
         (no core idles, and none is shared by three threads). Each worker's morsel takes
         ``w = (work + driver) / pieces``, the driver's ``w - driver``; without room for a
-        morsel of ``min_rows`` there, the workers take it all."""
+        morsel of ``min_rows`` there, the workers take it all. (The driver's comes first: the
+        rows before the workers' are then the only ones whose event times the driver reads,
+        ``local.QueryRun._flush_group``.)"""
         per = max(self.per_record_ns, 0.1)
         share = (rows * per + self.driver_ns) / max(pieces, 1) - self.driver_ns
         driver_rows = min(rows, int(share / per))
         if pieces < 2 or driver_rows < self.min_rows:
             return plan_morsels(rows, pieces), False
-        rest = rows - driver_rows
-        return plan_morsels(rest, pieces - 1) + [(rest, driver_rows)], True
+        return [(0, driver_rows)] + [(driver_rows + o, n) for o, n in plan_morsels(rows - driver_rows, pieces - 1)], True
 
     def group_rows(self, workers: int) -> int:
         """Rows of source batches worth one round of tasks when batches can be grouped: every
@@ -239,6 +241,26 @@ def auto_parallelism() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
         return max(1, os.cpu_count() or 1)
+
+
+def align_morsels(morsels: list[tuple[int, int]], sizes: list[int]) -> list[tuple[int, int]] | None:
+    """``morsels`` ((offset, length), contiguous from 0) of rows that are batches of ``sizes``
+    rows, in order, with every boundary moved to the nearest batch boundary: each morsel then
+    holds whole batches (some may hold none: length 0). None when that makes a morsel more than
+    half as large again as the largest asked for (batches too large for the cut)."""
+    starts = list(itertools.accumulate(sizes, initial=0))
+    bounds = [0]
+    for offset, _ in morsels[1:]:
+        i = bisect.bisect_left(starts, offset)
+        nearest = starts[i] if i < len(starts) and (i == 0 or starts[i] - offset <= offset - starts[i - 1]) \
+            else starts[i - 1]
+        bounds.append(max(nearest, bounds[-1]))
+    bounds.append(starts[-1])
+    aligned = [(a, b - a) for a, b in zip(bounds, bounds[1:])]
+    largest = max(n for _, n in morsels)
+    if max(n for _, n in aligned) > 1.5 * largest:
+        return None
+    return aligned
 
 
 def plan_morsels(rows: int, pieces: int) -> list[tuple[int, int]]:

@@ -353,6 +353,12 @@ class RegroupingKernel:
     def max_event_time(self) -> int:
         return self.counter(abi.STATE_MAX_EVENT_TIME)
 
+    def block_max_event_time(self, block: int) -> int:
+        return max(k.block_max_event_time(block) for k in self.live_kernels())
+
+    def raise_max_event_time(self, block: int, at_least: int) -> None:
+        self.current.raise_max_event_time(block, at_least)
+
     def live_kernels(self) -> list:
         """The kernels holding state now (the old one first while a switch is under way)."""
         return [k for k in (self.retiring, self.current) if k is not None]
