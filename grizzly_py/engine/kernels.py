@@ -273,9 +273,9 @@ class Kernel:
         """Run a task's ``parts`` ((SharedBatch, source batch number, watermark, first row, rows)
         each, in stream order) on worker ``worker``'s block: one variant choice, one native call
         (``task_parts``); ``chain_delay``: the watermark moves between the parts (whole
-        batches: ``task_parts.chained_watermark``, from the block's own maximum). A part that stops (a failed
-        dense-key guard) is finished by the generic variant, and the parts after it run one by
-        one; an error names the part's source row. (``plan_parts``, ``run_planned`` and
+        batches: ``task_parts.chained_watermark``, from the block's own maximum). A part that
+        stops (a failed dense-key guard) is finished by the generic variant, and the parts after
+        it run one by one; an error names the part's source row. (``plan_parts``, ``run_planned`` and
         ``finish_planned``, on one thread.)"""
         plan = self.plan_parts(parts, worker, chain_delay)
         self.run_planned(plan)

@@ -578,14 +578,15 @@ class QueryRun:
         """A grouped batch's largest event time: read when it was fed, or now."""
         return clock.batch_max(shared.batch) if latest is _UNREAD else latest
 
-    def _task_bases(self, clock: SourceClock, batches: list, sizes: list[int], morsels: list) -> list:
+    @staticmethod
+    def _task_bases(clock: SourceClock, batches: list, sizes: list[int], morsels: list) -> list:
         """For each morsel of a chained round (whole batches), the largest event time of the
         round's rows before it (None: none, or no rows before it)."""
         bases, running, index, at = [], None, 0, 0
         for offset, _ in morsels:
             while at < offset:
                 shared, _, latest = batches[index]
-                m = self._batch_max(clock, shared, latest)
+                m = QueryRun._batch_max(clock, shared, latest)
                 if m is not None:
                     running = m if running is None else max(running, m)
                 at += sizes[index]
