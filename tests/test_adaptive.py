@@ -28,6 +28,7 @@ from grizzly_py.codegen.profile import Profile, hll_estimate
 from grizzly_py.codegen.specialize import Specialization, filter_costs, specialize, still_fits
 from grizzly_py.counters import ScriptedCounterSource
 from grizzly_py.engine.adaptive import AdaptiveSettings
+from grizzly_py.engine.parallel import CostModel
 from grizzly_py.windows import SlidingEventTimeWindows
 
 i64 = pa.int64()
@@ -130,6 +131,36 @@ def test_deoptimization_with_random_delays(random_delays, every_row_a_morsel):
     assert metrics["queries"][0]["pipelines"][0]["deoptimizations"] >= 1
 
 
+def test_workers_dense_tables_merge_index_by_index(monkeypatch, every_row_a_morsel):
+    """Every block in one dense placement: the merging trigger takes the dense path (the engine
+    passes the range's size; keys come out in order, unsorted by the engine); once a block holds
+    a key outside the range (it falls back to hash tables) the windows merge through the hash
+    table again. Both match the reference, every aggregate kind included."""
+    from grizzly_py.engine import kernels
+    dense_caps = []
+    real = kernels.Kernel.function
+
+    def function(self, unit, name, *args, **kwargs):
+        f = real(self, unit, name, *args, **kwargs)
+        if name != "merge_emit":
+            return f
+
+        def merge_emit(*call):
+            dense_caps.append(call[-1])
+            return f(*call)
+        return merge_emit
+    monkeypatch.setattr(kernels.Kernel, "function", function)
+    keys = [(k * 7) % 5 for k in range(80)] + [(k * 7) % 50 * 10**12 for k in range(40)]  # then too wide
+    data = {"ts": pa.array(range(120), i64), "k": pa.array(keys, i64), "v": pa.array([(i * 37) % 11 - 5 for i in range(120)], i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[4] * 30).key_by("k").window(tumbling(20)).aggregate(
+            n=agg.count(), s=agg.sum(col("v")), lo=agg.min(col("v")), hi=agg.max(col("v")), m=agg.avg(col("v")))
+    check(build, quick(profile_records=8, profile_workers=2), parallelism=2)
+    assert any(cap > 0 for cap in dense_caps), dense_caps  # windows of dense blocks
+    assert dense_caps[-1] == 0  # after the deoptimization: hash tables
+
+
 # ----------------------------------------------------------------------------------------------
 # the stage machine
 # ----------------------------------------------------------------------------------------------
@@ -190,7 +221,9 @@ def test_frequent_deoptimizations_back_off():
     assert any("deoptimizations come often" in h["reason"] for h in history)
 
 
-def test_counter_change_triggers_reprofiling():
+def test_counter_change_triggers_reprofiling(monkeypatch):
+    # rounds of two batches: a settled task runs a round's batches in one call, one sample each
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 1000)
     table = _ysb_like(40_000, 50, batch=500)
     scripted = ScriptedCounterSource(steps=[(0, {"ns_per_record": 2.0}), (15_000, {"ns_per_record": 9.0})])
     adaptive = quick(generic_records=1000, profile_records=1000, counters=scripted, detector_warmup=3,

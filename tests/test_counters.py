@@ -24,6 +24,16 @@ from grizzly_py.counters import (ChangeDetector, ClockSource, CounterSample, Cou
                                  PapiSource, PerfSource, ScriptedCounterSource, open_counter_source)
 from grizzly_py.counters import papi as papi_module
 from grizzly_py.counters import perf
+from grizzly_py.counters import sources as sources_module
+
+
+@pytest.fixture(autouse=True)
+def fresh_probes():
+    """Tests here fake the host (no PMU, perf forbidden...): each probes it anew, and no faked
+    outcome stays in the process-wide probe cache for the tests after it."""
+    sources_module.forget_probes()
+    yield
+    sources_module.forget_probes()
 
 
 def busy(seconds: float) -> None:
@@ -268,6 +278,7 @@ def test_events_that_open_but_count_nothing_are_rejected(monkeypatch):
         pytest.skip(f"perf software events unavailable here: {e}")
     monkeypatch.setattr(perf.PerfGroup, "read", lambda self: (0,) * len(self.names))
     monkeypatch.setattr(papi_module, "find_papi", lambda: None)
+    sources_module.forget_probes()  # (the host changed since the probe above)
     with open_counter_source("auto") as source:
         assert source.name == "clock"
         assert "software rejected: perf_event software events open but count nothing" in source.describe()
@@ -542,3 +553,24 @@ def test_a_thread_that_cannot_open_counters_gets_samples_without_figures():
         t.join()
         assert results[0].records == 100 and results[0].figures == {}
         assert "1 thread(s) without counters: OSError: [Errno 24] Too many open files" in source.describe()
+
+
+def test_perf_events_are_probed_and_calibrated_once_per_process(monkeypatch):
+    try:
+        first = PerfSource(hardware=False)
+    except CounterUnavailable as e:
+        pytest.skip(f"perf software events unavailable here: {e}")
+    first.close()
+
+    def probed_again(self):
+        raise AssertionError("probed again")
+    monkeypatch.setattr(PerfSource, "_probe", probed_again)
+    monkeypatch.setattr(PerfSource, "calibrate", probed_again)
+    with PerfSource(hardware=False) as second:
+        assert second.own_cost == first.own_cost
+        with second.measure(1) as m:
+            busy(0.001)
+        assert m.sample.figures  # it counts: the probe's verdict holds for the new source
+    sources_module.forget_probes()
+    with pytest.raises(AssertionError, match="probed again"):
+        PerfSource(hardware=False)

@@ -105,6 +105,35 @@ def test_a_failed_guard_in_the_middle_of_a_call(monkeypatch, native_calls, paral
     assert any(n > 1 for n in native_calls)  # the optimized variant ran tasks of several parts
 
 
+@pytest.mark.parametrize("bad_key_at", [None, 70])
+def test_a_task_goes_to_one_call_once_the_controller_settles(monkeypatch, native_calls, bad_key_at):
+    """One task holds every batch: its first batches run one by one through the early stages;
+    once the optimized variant runs and one part has moved the block to its dense placement,
+    the rest go in one call. A key outside the dense range later in that call stops it there
+    (the generic variant finishes that part, the rest run one by one again). Every record is
+    counted once; the results equal the reference."""
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 10**9)
+    keys = [k % 5 for k in range(160)]
+    if bad_key_at is not None:
+        keys[bad_key_at] = 40
+    data = {"ts": pa.array(range(160), i64), "k": pa.array(keys, i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[5] * 32).key_by("k").window(tumbling(50)).aggregate(n=agg.count())
+    adaptive = AdaptiveSettings(generic_records=5, profile_records=10, profile_sample=1, wait_for_compile=True,
+                                counters="none")
+    metrics = _compare(build, 1, adaptive)
+    history = metrics["queries"][0]["pipelines"][0]["variant_history"]
+    assert sum(h["records"] for h in history) == 160
+    assert [h["stage"] for h in history[:3]] == ["generic", "instrumented", "optimized"]
+    assert history[2]["at_record"] == 15
+    # one by one: the generic part, two instrumented ones, the optimized one that placed the block
+    assert native_calls == [32 - 4]
+    if bad_key_at is not None:
+        assert history[3]["reason"].startswith("deoptimized: a key outside the dense range") \
+            and history[3]["at_record"] == bad_key_at
+
+
 def test_an_error_names_its_source_row_inside_a_call(native_calls):
     """A dictionary index outside its dictionary in the fourth batch of one call."""
     dictionary = pa.array(["a", "b"])

@@ -27,7 +27,7 @@ from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .profile import MAX_PREDICATES, PROFILE_PREDICATES, PROFILE_ROWS_SCANNED, PROFILE_WORDS
 from .templates import environment, render, runtime_declarations
 
-CODEGEN_VERSION = 14  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 15  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
@@ -145,9 +145,24 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
                 compile_ir(unit.ir, unit.opt_level).address(f"{gen.prefix}_{unit.name}")
             except BaseException:
                 pass  # compiled again, and raised, by the first batch that needs it
-    # not a daemon: a compile is short, and one cut off at exit would leave its waiters
-    threading.Thread(target=work, name=f"grizzly-{stage}-variant").start()
+    _builder().submit(work)
     return variant
+
+
+_BUILDER: list[ThreadPoolExecutor] = []
+_BUILDER_LOCK = threading.Lock()
+
+
+def _builder() -> ThreadPoolExecutor:
+    """The process's variant builder: one thread, started once, that generates and compiles
+    variants in order (llvmlite compiles one module at a time anyway). A new thread per variant
+    cost the job ~1.5-2 ms: ``Thread.start`` waits until the thread runs, and the thread then
+    holds the GIL for the code generation. Its thread is joined at exit (an unfinished compile
+    would leave its waiters)."""
+    with _BUILDER_LOCK:
+        if not _BUILDER:
+            _BUILDER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="grizzly-variant-builder"))
+        return _BUILDER[0]
 
 
 class ProfileStore(Protocol):

@@ -429,13 +429,20 @@ def _dictionary_problem(batch, gen: GeneratedPipeline, row: int) -> str:
     return "a dictionary index outside its dictionary"
 
 
-def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None = None) -> list | None:
+def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None = None,
+                  in_one_call=None) -> list | None:
     """Run a task's parts ((SharedBatch, source batch number, watermark, first row, rows) each)
     one by one through ``kernel.process``; ``chain_delay``: the watermark moves between them
     (``Kernel.run_parts``). Returns None, or (a shared window state that stopped to grow) the
-    parts not done, the stopped one cut to its rows not done."""
+    parts not done, the stopped one cut to its rows not done. ``in_one_call``: asked between
+    parts; once it returns a runner (the adaptive controller settled), the rest of the parts go
+    to it, in one native call."""
     watermark = abi.INT64_MIN
     for i, (batch, number, given, offset, length) in enumerate(parts):
+        if i and in_one_call is not None:
+            runner = in_one_call()
+            if runner is not None:  # (the block's maximum carries the chain on)
+                return runner(parts[i:], worker, chain_delay)
         watermark = given if chain_delay is None else \
             chained_watermark(max(given, watermark), kernel.block_max_event_time(worker), chain_delay)
         rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
@@ -582,7 +589,16 @@ class WindowKernel(Kernel):
     def process_parts(self, parts: list, worker: int = 0, chain_delay: int | None = None) -> list | None:
         """A task's parts (``Kernel.run_parts``); None: every part is done (see ``process_parts``)."""
         if not self._one_call_now():
-            return process_parts(self, parts, worker, chain_delay)
+            # once the controller settles and a part has moved the block to the optimized
+            # variant's placement (a block that cannot take it deoptimizes in that part), the
+            # rest go in one call
+            def in_one_call():
+                settled = self._one_call_now() and self.placement[worker] == self.controller.current.dense_keys
+                return self._run_parts_now if settled else None
+            return process_parts(self, parts, worker, chain_delay, in_one_call)
+        return self._run_parts_now(parts, worker, chain_delay)
+
+    def _run_parts_now(self, parts: list, worker: int, chain_delay: int | None) -> None:
         parts = [p for p in parts if p[4]]
         if parts:
             self.run_parts(parts, worker, chain_delay)
@@ -693,14 +709,18 @@ class SlidingWindowKernel(WindowKernel):
         panes = self.all_windows()
         starts = self._ready_starts(np.unique(panes[:, 0]), previous, watermark)
         tables = []
-        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _P)
+        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _P, _I64)
+        # every block's tables in one dense placement: merged index by index, in key order
+        dense = self.placement[0] if all(p == self.placement[0] for p in self.placement) else None
+        dense_cap = 0 if dense is None else dense[1]
         for lo in starts:
             inside = (panes[:, 0] >= lo) & (panes[:, 0] < lo + self.window_size)
             capacity = int(panes[inside, 3].sum())
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), int(lo), out.descriptor))
+            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), int(lo), out.descriptor,
+                                         dense_cap))
             if n:
                 tables.append(out.table(n))
         drop_panes = self.function("state", "drop_panes", None, _P, _I64)

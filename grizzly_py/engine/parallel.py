@@ -176,8 +176,12 @@ class CostModel:
     task_overhead_ns: float = 30_000.0
     max_overhead: float = 0.05
     min_rows: int = 4096
-    round_ms: float = 2.0  # grouped rounds: work per worker that amortizes a round's fixed cost
-    #                       (hand-off, barrier, watermark, firing) and bounds the added latency
+    round_ms: float = 2.0  # grouped rounds: the least work per worker in a round (it bounds the
+    #                       latency a round adds together with ``round_overhead_ns``)
+    round_overhead_ns: float = 300_000.0  # a round's fixed cost: the wait, the watermark and
+    #                       firing, the planning and the hand-off (measured on the development
+    #                       machine: ~0.2-0.6 ms); a round is made long enough that it stays
+    #                       under ``max_overhead`` of the round (~6 ms of work per worker)
     driver_ns: float = 0.0  # grouped rounds: the driver's own Python per round (reading, checking
     #                         and preparing the next batches), a running estimate
     samples: int = field(default=0, init=False)
@@ -228,9 +232,10 @@ class CostModel:
 
     def group_rows(self, workers: int) -> int:
         """Rows of source batches worth one round of tasks when batches can be grouped: every
-        worker gets a morsel whose overhead stays under ``max_overhead`` and about ``round_ms``
-        of work."""
-        per_worker = max(self.smallest_morsel, int(self.round_ms * 1e6 / max(self.per_record_ns, 0.1)))
+        worker gets a morsel whose task overhead, and the round's fixed cost, stay under
+        ``max_overhead`` of its work, and at least ``round_ms`` of work."""
+        round_ns = max(self.round_ms * 1e6, self.round_overhead_ns * (1 - self.max_overhead) / self.max_overhead)
+        per_worker = max(self.smallest_morsel, int(round_ns / max(self.per_record_ns, 0.1)))
         return workers * per_worker
 
 

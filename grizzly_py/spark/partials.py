@@ -274,8 +274,8 @@ def merge_window(kernel, start: int, table: pa.Table) -> pa.Table | None:
     state[abi.STATE_WINDOWS], state[abi.STATE_WINDOWS + 1], state[abi.STATE_WINDOWS + 2] = slots.ctypes.data, 1, 1
     states = np.array([state.ctypes.data], dtype=np.uint64)
     out = _ResultBuffers(kernel, n)
-    merge_emit = kernel.function("state", "merge_emit", _I64, _P, _I64, _I64, _P)
-    count = merge_emit(states.ctypes.data, 1, int(start), out.descriptor)
+    merge_emit = kernel.function("state", "merge_emit", _I64, _P, _I64, _I64, _P, _I64)
+    count = merge_emit(states.ctypes.data, 1, int(start), out.descriptor, 0)  # (hash placement)
     del keep, slots  # alive until here
     kernel._checked(count, None, state)
     return out.table(count) if count else None

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v14, variant optimized
+; grizzly-py codegen v15, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -349,7 +349,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v14, variant optimized
+; grizzly-py codegen v15, variant optimized
 define i64 @p0_optimized_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -377,7 +377,7 @@ exit:
   ret i64 %count
 }
 
-define i64 @p0_optimized_merge_emit(ptr %states, i64 %nstates, i64 %lo, ptr noalias %out) {
+define i64 @p0_optimized_merge_emit(ptr %states, i64 %nstates, i64 %lo, ptr noalias %out, i64 %dense_cap) {
 entry:
   %hi = add i64 %lo, 10000
   %tmp = alloca [3 x i64], align 8
@@ -390,10 +390,17 @@ entry:
   store i64 -1, ptr %overflow_which.a
   %j.a = alloca i64, align 8
   store i64 0, ptr %j.a
+  %dense = icmp sgt i64 %dense_cap, 0
+  br i1 %dense, label %dense_alloc, label %start
+dense_alloc:
+  %d.entries = call ptr @gz_ht_dense_alloc(ptr %tmp, i64 %dense_cap, i64 24)
+  %d.oom = icmp eq ptr %d.entries, null
+  br i1 %d.oom, label %oom, label %start
+start:
   %has_states = icmp sgt i64 %nstates, 0
   br i1 %has_states, label %states_loop, label %emit
 states_loop:
-  %si = phi i64 [ 0, %entry ], [ %si.next, %state_done ]
+  %si = phi i64 [ 0, %start ], [ %si.next, %state_done ]
   %state.p = getelementptr inbounds ptr, ptr %states, i64 %si
   %state = load ptr, ptr %state.p
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -427,11 +434,22 @@ entries:
   %live = icmp ugt i64 %tag, 1
   br i1 %live, label %merge, label %entry_done
 merge:
+  br i1 %dense, label %merge.dense, label %merge.hashed
+merge.dense:  ; the same index in every table: the same key
+  %d.grp = call ptr @gz_ht_entry(ptr %tmp, i64 %i, i64 24)
+  %d.tag = load i64, ptr %d.grp
+  %d.fresh = icmp eq i64 %d.tag, 0
+  br i1 %d.fresh, label %merge.claim, label %merge.body
+merge.claim:  ; tag and key words, as an insert would write them (the aggregates stay zero)
+  call void @llvm.memcpy.p0.p0.i64(ptr %d.grp, ptr %src, i64 16, i1 false)
+  br label %merge.body
+merge.hashed:
   %key = getelementptr inbounds i8, ptr %src, i64 8
-  %grp = call ptr @gz_ht_upsert(ptr %tmp, ptr %htv.a, i64 %tag, ptr %key, i64 1, i64 24)
-  %grp.oom = icmp eq ptr %grp, null
+  %h.grp = call ptr @gz_ht_upsert(ptr %tmp, ptr %htv.a, i64 %tag, ptr %key, i64 1, i64 24)
+  %grp.oom = icmp eq ptr %h.grp, null
   br i1 %grp.oom, label %oom, label %merge.body
 merge.body:
+  %grp = phi ptr [ %d.grp, %merge.dense ], [ %d.grp, %merge.claim ], [ %h.grp, %merge.hashed ]
   ; -- merge views = count
   %m0.a0.p = getelementptr inbounds i8, ptr %grp, i64 16
   %m0.a0 = load i64, ptr %m0.a0.p
@@ -773,7 +791,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v14, variant optimized
+; grizzly-py codegen v15, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
