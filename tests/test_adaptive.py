@@ -427,3 +427,15 @@ def test_a_conjunction_becomes_one_filter_per_term_so_variants_can_reorder_them(
     (p,) = build_physical_plan(Query(build(gz.StreamEnvironment()).node)).pipelines
     assert [repr(f) for f in p.filters] == [repr(col("a") > 0), repr(col("b") < 9), repr(~col("a").is_null())]
     check(build, quick(generic_records=0, profile_records=1))
+
+
+def test_large_optimized_tasks_are_always_measured():
+    """One optimized task in ``measure_every`` is measured, and every task large enough that a
+    measurement is a tiny share of it (a settled round's batches in one call)."""
+    from grizzly_py.engine.adaptive import VariantController
+    settings = AdaptiveSettings(measure_every=4, detector_min_records=1000)
+    controller = VariantController.__new__(VariantController)  # (only the measuring rule here)
+    controller.settings, controller._tasks = settings, 0
+    small = [controller.take_measurement(100) for _ in range(8)]
+    assert small == [False, False, False, True] * 2
+    assert all(controller.take_measurement(4000) for _ in range(5))

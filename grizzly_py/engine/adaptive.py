@@ -273,11 +273,15 @@ class VariantController:
                 self._enter(self.generic, reason + "; instrumented variant compiling")
             self._pending = self.instrumented
 
-    def take_measurement(self) -> bool:
-        """Whether this optimized task is measured (one in ``measure_every``; no lock: a
-        miscount under a race only shifts which task is measured)."""
+    def take_measurement(self, records: int = 0) -> bool:
+        """Whether this optimized task of ``records`` records is measured: one in
+        ``measure_every``, and every task of at least ``measure_every * detector_min_records``
+        records (a round's batches in one call: a measurement is then a tiny share of the task,
+        and the change detector keeps seeing a sample every few million records however large
+        the rounds grow). No lock: a miscount under a race only shifts which task is measured."""
         self._tasks += 1
-        return self._tasks % self.settings.measure_every == 0
+        s = self.settings
+        return self._tasks % s.measure_every == 0 or records >= s.measure_every * s.detector_min_records
 
     # --- what a task reports -----------------------------------------------------------------
     def after_task(self, variant: Variant, records: int, sample=None) -> None:

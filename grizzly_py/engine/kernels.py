@@ -245,7 +245,7 @@ class Kernel:
                 where = (self.batches_processed, 0)
             self.batches_processed += 1
         kernel, state = self._entry(gen, prepared.has_nulls), self.states[worker]
-        measuring = self._start_measuring(variant)
+        measuring = self._start_measuring(variant, prepared.rows)
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         sample = self.counters.stop(measuring[0], prepared.rows) if measuring else None
         if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
@@ -260,11 +260,11 @@ class Kernel:
         unit = "process" if has_nulls else "process_nonnull"
         return self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
 
-    def _start_measuring(self, variant: Variant | None) -> tuple | None:
+    def _start_measuring(self, variant: Variant | None, records: int) -> tuple | None:
         """Just before a native call: (counter token,) when the controller measures this task of
         the optimized variant, else None; and the task's start signal (``task_parts.TaskStart``)."""
         measured = variant is not None and variant.stage == "optimized" and self.counters is not None \
-            and self.controller.take_measurement()
+            and self.controller.take_measurement(records)
         token = (self.counters.start(),) if measured else None
         signal_entering_native()
         return token
@@ -311,7 +311,7 @@ class Kernel:
         """The native call of a planned task (any thread; no Python per part)."""
         if plan.table is None:
             return
-        measuring = self._start_measuring(plan.variant)
+        measuring = self._start_measuring(plan.variant, int(plan.table.rows.sum()))
         plan.rc, plan.stopped = plan.table.run(plan.address, self.states[plan.worker], plan.chain_delay)
         plan.done_rows = int(plan.table.rows[:plan.stopped].sum())
         plan.sample = self.counters.stop(measuring[0], plan.done_rows) if measuring else None
