@@ -192,6 +192,27 @@ def test_stages_generic_instrumented_optimized_with_record_counts():
     assert profile is None or profile["key_max"] <= 99
 
 
+@pytest.mark.parametrize("step", [1000, 2500])
+def test_large_batches_change_stages_within_a_batch(step):
+    # two batches of 10,000 rows: the stages still end after the records they are due, to a step
+    table = _ysb_like(20_000, 100, batch=10_000)
+    metrics = check(_ysb_query(table), quick(generic_records=3000, profile_records=4000, step_records=step))
+    (history,) = histories(metrics)
+    assert [h["stage"] for h in history] == ["generic", "instrumented", "optimized"]
+    generic = -(-3000 // step) * step
+    assert [h["records"] for h in history] == [generic, -(-4000 // step) * step, 20_000 - generic - history[1]["records"]]
+
+
+def test_large_batches_change_stages_under_parallelism():
+    table = _ysb_like(40_000, 100, batch=20_000)
+    metrics = check(_ysb_query(table), quick(generic_records=2000, profile_records=2000, step_records=1000,
+                                             profile_workers=2), parallelism=2)
+    (history,) = histories(metrics)
+    assert [h["stage"] for h in history][:3] == ["generic", "instrumented", "optimized"]
+    assert history[0]["records"] < 10_000 and history[1]["records"] < 10_000  # both within a morsel
+    assert sum(h["records"] for h in history) == 40_000
+
+
 def test_deoptimization_when_keys_outgrow_the_range_then_reoptimization():
     rng = np.random.default_rng(1)
     rows = 30_000

@@ -55,6 +55,10 @@ class AdaptiveSettings:
                                        # (a measurement costs ~5-8 us: docs/counters.md)
     generic_records: int = 65_536      # records in the generic variant before profiling starts
                                        # (shorter jobs never pay for compiling other variants)
+    step_records: int = 65_536         # until the stages settle, a task runs a large source
+                                       # batch in steps of at most this many records, so that a
+                                       # stage ends after the records it is due (a 1M-row
+                                       # Parquet row group would otherwise run whole in each)
     wait_for_compile: bool = False     # tests: switch as soon as a stage is due, waiting for its
                                        # compile (deterministic stage lengths)
     specializer: Callable | None = None  # tests: replaces codegen.specialize.specialize

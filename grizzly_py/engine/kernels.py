@@ -430,13 +430,14 @@ def _dictionary_problem(batch, gen: GeneratedPipeline, row: int) -> str:
 
 
 def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None = None,
-                  in_one_call=None) -> list | None:
+                  in_one_call=None, step_rows: int | None = None) -> list | None:
     """Run a task's parts ((SharedBatch, source batch number, watermark, first row, rows) each)
     one by one through ``kernel.process``; ``chain_delay``: the watermark moves between them
     (``Kernel.run_parts``). Returns None, or (a shared window state that stopped to grow) the
     parts not done, the stopped one cut to its rows not done. ``in_one_call``: asked between
     parts; once it returns a runner (the adaptive controller settled), the rest of the parts go
-    to it, in one native call."""
+    to it, in one native call. ``step_rows``: a part runs in steps of at most that many rows
+    (all under the part's watermark), so that a variant can change within a large batch."""
     watermark = abi.INT64_MIN
     for i, (batch, number, given, offset, length) in enumerate(parts):
         if i and in_one_call is not None:
@@ -445,11 +446,17 @@ def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None 
                 return runner(parts[i:], worker, chain_delay)
         watermark = given if chain_delay is None else \
             chained_watermark(max(given, watermark), kernel.block_max_event_time(worker), chain_delay)
-        rest = kernel.process(batch.morsel(offset, length), watermark, worker, (number, offset))
-        if rest is not None:
-            if chain_delay is not None:  # (a chained task runs no shared state: local._round_task)
-                raise RuntimeError("a kernel stopped in a task whose watermark moves between its parts")
-            return [(batch, number, watermark, offset + rest, length - rest)] + parts[i + 1:]
+        done = 0
+        while True:
+            rows = length - done if step_rows is None else min(step_rows, length - done)
+            rest = kernel.process(batch.morsel(offset + done, rows), watermark, worker, (number, offset + done))
+            if rest is not None:
+                if chain_delay is not None:  # (a chained task runs no shared state: local._round_task)
+                    raise RuntimeError("a kernel stopped in a task whose watermark moves between its parts")
+                return [(batch, number, watermark, offset + done + rest, length - done - rest)] + parts[i + 1:]
+            done += rows
+            if done >= length:
+                break
     return None
 
 
@@ -595,7 +602,8 @@ class WindowKernel(Kernel):
             def in_one_call():
                 settled = self._one_call_now() and self.placement[worker] == self.controller.current.dense_keys
                 return self._run_parts_now if settled else None
-            return process_parts(self, parts, worker, chain_delay, in_one_call)
+            step = self.controller.settings.step_records if self.controller is not None else None
+            return process_parts(self, parts, worker, chain_delay, in_one_call, step)
         return self._run_parts_now(parts, worker, chain_delay)
 
     def _run_parts_now(self, parts: list, worker: int, chain_delay: int | None) -> None:
