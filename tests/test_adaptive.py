@@ -203,6 +203,11 @@ def test_large_batches_change_stages_within_a_batch(step):
     assert [h["records"] for h in history] == [generic, -(-4000 // step) * step, 20_000 - generic - history[1]["records"]]
 
 
+def test_step_records_must_be_positive():
+    with pytest.raises(ValueError, match="step_records"):
+        AdaptiveSettings(step_records=0)
+
+
 def test_large_batches_change_stages_under_parallelism():
     table = _ysb_like(40_000, 100, batch=20_000)
     metrics = check(_ysb_query(table), quick(generic_records=2000, profile_records=2000, step_records=1000,

@@ -71,6 +71,10 @@ class AdaptiveSettings:
     skew_share: float = 0.1            # window_state="auto": a key with this share of the records
                                        # keeps thread-local state (Grizzly 7.4.3: contention from 10%)
 
+    def __post_init__(self):
+        if self.step_records < 1:
+            raise ValueError(f"step_records must be >= 1, got {self.step_records}")
+
 
 @dataclass
 class Adaptivity:
