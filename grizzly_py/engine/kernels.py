@@ -446,17 +446,14 @@ def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None 
                 return runner(parts[i:], worker, chain_delay)
         watermark = given if chain_delay is None else \
             chained_watermark(max(given, watermark), kernel.block_max_event_time(worker), chain_delay)
-        done = 0
-        while True:
-            rows = length - done if step_rows is None else min(step_rows, length - done)
+        step = step_rows or max(length, 1)
+        for done in range(0, max(length, 1), step):
+            rows = min(step, length - done)
             rest = kernel.process(batch.morsel(offset + done, rows), watermark, worker, (number, offset + done))
             if rest is not None:
                 if chain_delay is not None:  # (a chained task runs no shared state: local._round_task)
                     raise RuntimeError("a kernel stopped in a task whose watermark moves between its parts")
                 return [(batch, number, watermark, offset + done + rest, length - done - rest)] + parts[i + 1:]
-            done += rows
-            if done >= length:
-                break
     return None
 
 
