@@ -197,11 +197,15 @@ def print_trace(metrics: dict) -> None:
                                 f"{p['deoptimizations']} deoptimizations, codegen {p['codegen_ms']:.0f} ms, "
                                 f"compile {p['compile_ms']:.0f} ms, run {p['seconds']:.3f} s",
                           title_justify="left", show_lines=False)
-            for name, justify in (("at s", "right"), ("at record", "right"), ("stage", "left"),
-                                  ("records", "right"), ("why", "left")):
+            layouts = "layout_history" in p  # the state layout is chosen as it runs: each stage's
+            columns = (("at s", "right"), ("at record", "right"), ("stage", "left"), ("records", "right")) \
+                + ((("layout", "left"),) if layouts else ()) + (("why", "left"),)
+            for name, justify in columns:
                 table.add_column(name, justify=justify, overflow="fold")
             for h in p["variant_history"]:
-                table.add_row(f"{h['at_s']:.3f}", f"{h['at_record']:,}", h["stage"], f"{h['records']:,}", h["reason"])
+                layout = (f"{h.get('grouping', 'hash')}, {h['window_state']}",) if layouts else ()
+                table.add_row(f"{h['at_s']:.3f}", f"{h['at_record']:,}", h["stage"], f"{h['records']:,}",
+                              *layout, h["reason"])
             console.print(table)
             for h in p.get("layout_history", [])[1:]:  # grouping/window_state="auto": its switches
                 console.print(f"  {h['at_s']:.3f} s: layout -> {h['grouping']} grouping, {h['window_state']} state "

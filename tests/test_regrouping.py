@@ -93,6 +93,30 @@ def test_keys_growing_then_shrinking_switch_to_sort_and_back(every_row_a_morsel)
     assert pipeline["grouping"] == "hash"
 
 
+def test_variant_history_keeps_the_stages_of_every_kernel():
+    """After a switch the pipeline's variant history still holds the old kernel's stages (its
+    generic, instrumented and optimized variants, and a deoptimization when the keys grew),
+    then the sort kernel's one stage; every record counted in exactly one stage."""
+    data = _phases(4000, [4, 200, 4], bound=15)
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[500] * 24, bound=20).key_by("k").window(tumbling(100)).aggregate(
+            n=agg.count(), s=agg.sum(col("v")))
+    metrics = check(build, tiny(keys=50, confirm=2, generic_records=1000, profile_records=1000,
+                                wait_for_compile=True))
+    pipeline = metrics["queries"][0]["pipelines"][0]
+    history = pipeline["variant_history"]
+    assert [h["grouping"] for h in layout_history(metrics)][:2] == ["hash", "sort"]
+    hashed = [h for h in history if h["grouping"] == "hash"]
+    assert [h["stage"] for h in hashed][:3] == ["generic", "instrumented", "optimized"]
+    assert any(h["reason"].startswith("deoptimized") for h in hashed) and pipeline["deoptimizations"] >= 1
+    assert history[-1]["grouping"] == "sort" and history[-1]["stage"] == "generic"
+    assert [h["grouping"] for h in history] == sorted((h["grouping"] for h in history), key=["hash", "sort"].index)
+    assert sum(h["records"] for h in history) == pipeline["rows_in"] == 12000
+    assert all(a["at_record"] + a["records"] == b["at_record"] for a, b in zip(history, history[1:]))
+    assert all(a["at_s"] <= b["at_s"] for a, b in zip(history, history[1:]))
+
+
 def test_out_of_order_records_reach_the_old_kernel_and_late_ones_count_once():
     """A large bound: records below the boundary keep arriving after the switch."""
     data = _phases(1500, [3, 300], bound=120, seed=3)

@@ -362,6 +362,11 @@ class VariantController:
                                 "filter_mode": o.filter_mode, "dense_keys": list(o.dense_keys) if o.dense_keys else None}
         self.history.append(entry)
 
+    @property
+    def started(self) -> float:
+        """``time.perf_counter()`` when the controller started (``at_s`` counts from it)."""
+        return self._t0
+
     def variant_history(self) -> list[dict]:
         """The stages so far, each with the records processed while it was current."""
         with self._lock:

@@ -88,15 +88,18 @@ class PipelineRun:
         filtered = k.counter(abi.STATE_FILTERED) if k is not None else 0
         window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WINDOWS) else None
         controller = getattr(k, "controller", None)
-        if controller is not None:
+        deopts = controller.deopts if controller is not None else 0
+        if isinstance(k, RegroupingKernel):  # every kernel's stages, each with its own layout
+            history, deopts = k.variant_history(self.generic_note), k.deopts
+            variant = history[-1]["stage"]
+        elif controller is not None:
             history, variant = controller.variant_history(), controller.current.stage
         else:
-            note = getattr(k, "generic_note", None) or self.generic_note  # (a regrouped kernel's own)
-            history = [{"stage": "generic", "reason": note or "initial", "at_s": 0.0,
+            history = [{"stage": "generic", "reason": self.generic_note or "initial", "at_s": 0.0,
                         "at_record": 0, "records": self.rows_in}]
             variant = "generic"
         for h in history:
-            h["window_state"] = window_state
+            h.setdefault("window_state", window_state)
         out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
                "variant": variant, "window_state": window_state,
                "grouping": getattr(k, "grouping", "hash") if isinstance(k, STATEFUL) else None,
@@ -105,7 +108,7 @@ class PipelineRun:
                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
                "seconds": round(self.seconds, 6),
                "variant_history": history,
-               "deoptimizations": controller.deopts if controller is not None else 0}
+               "deoptimizations": deopts}
         if self.window_state_note is not None:
             out["window_state_fallback"] = self.window_state_note
         if window_state == "shared":

@@ -61,6 +61,7 @@ from ..codegen.shared_window import shared_state_unsupported
 from ..expressions import Column
 from ..physical.pipelines import Pipeline
 from ..sources import TIMESTAMP_UNIT_DIVISOR
+from .adaptive import generic_only
 from .kernels import _SUMMED_COUNTERS, Morsel, process_parts
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -301,7 +302,11 @@ class RegroupingKernel:
         self._retired = {i: 0 for i in _SUMMED_COUNTERS}
         self._retired_max_time = abi.INT64_MIN
         self._retired_compile_ms = 0.0
+        self._retired_stages: list[dict] = []  # the code stages of the kernels retired so far
+        self._retired_records = 0
+        self._retired_deopts = 0
         self._started = time.perf_counter()
+        self._began = {id(self.current): (INITIAL, self._started)}  # live kernels: layout, since when
         chosen = " and ".join(what for what, on in (("grouping", self.chooser), ("window state", self.state_chooser))
                               if on is not None)
         self._history = [{**INITIAL._asdict(), "reason": f"initial (the controller chooses the {chosen})",
@@ -374,6 +379,43 @@ class RegroupingKernel:
 
     def layout_history(self) -> list[dict]:
         return [dict(h) for h in self._history]
+
+    def variant_history(self, note: str | None = None) -> list[dict]:
+        """The code stages of every kernel the pipeline has had, oldest first, each with the
+        layout (grouping, window state) of its kernel. A kernel without code variants (sort
+        grouping, a shared state) is one generic stage. ``at_record`` counts the records of the
+        kernels before a stage's kernel first (during a switch both kernels take records, so
+        the counts of the old one keep growing after the new one began); ``at_s`` is from the
+        pipeline's start. ``note``: why a kernel without a controller has one variant, where its
+        layout does not say (``adaptive=False``)."""
+        out, before = [dict(h) for h in self._retired_stages], self._retired_records
+        for kernel in self.live_kernels():
+            stages, records = self._stages_of(kernel, before, note)
+            out += stages
+            before += records
+        return out
+
+    @property
+    def deopts(self) -> int:
+        """Deoptimizations over every kernel the pipeline has had."""
+        return self._retired_deopts + sum(k.controller.deopts for k in self.live_kernels()
+                                          if getattr(k, "controller", None) is not None)
+
+    def _stages_of(self, kernel, records_before: int, note: str | None = None) -> tuple[list[dict], int]:
+        """``kernel``'s stages (shifted to count from the pipeline's start) and its records."""
+        layout, began = self._began[id(kernel)]
+        controller = getattr(kernel, "controller", None)
+        if controller is None:
+            records = kernel.counter(abi.STATE_ROWS_IN)
+            note = generic_only(kernel.gen, True) or note or "initial"
+            stages, started = [{"stage": "generic", "reason": note, "at_s": 0.0, "at_record": 0,
+                                "records": records}], began
+        else:  # (its controller started when it was built: on a background thread, before the switch)
+            stages, records, started = controller.variant_history(), controller.records, controller.started
+        for h in stages:
+            at_s = max(began, started + h["at_s"]) - self._started
+            h.update(layout._asdict(), at_record=h["at_record"] + records_before, at_s=round(at_s, 6))
+        return stages, records
 
     def metrics(self) -> dict:
         """The shared state's own metrics while the pipeline runs over one (``SharedWindowKernel``)."""
@@ -552,6 +594,7 @@ class RegroupingKernel:
         else:
             boundary = (latest // self.size) * self.size + self.size
         self.retiring, self.current, self.boundary, self.layout = self.current, built, boundary, p.layout
+        self._began[id(built)] = (p.layout, time.perf_counter())
         self._history.append({**p.layout._asdict(), "reason": p.reason,
                               "at_s": round(time.perf_counter() - self._started, 6), "boundary": boundary,
                               "distinct_keys": p.distinct,
@@ -559,6 +602,11 @@ class RegroupingKernel:
 
     def _retire(self) -> None:
         old, self.retiring = self.retiring, None
+        stages, records = self._stages_of(old, self._retired_records)
+        self._retired_stages += stages
+        self._retired_records += records
+        self._retired_deopts += old.controller.deopts if getattr(old, "controller", None) is not None else 0
+        del self._began[id(old)]
         for i in _SUMMED_COUNTERS:
             self._retired[i] += old.counter(i)
         self._retired_max_time = max(self._retired_max_time, old.counter(abi.STATE_MAX_EVENT_TIME))
