@@ -326,6 +326,29 @@ def test_profile_sampling_reads_one_row_in_n():
     assert profile.rows_sampled == n // 8
 
 
+def test_builder_compiles_a_spare_null_kernel_for_optimized_variants_only():
+    """The builder compiles a variant's kernel for batches without nulls; after an optimized
+    variant also its kernel for batches with nulls (the instrumented one's compiles when a batch
+    first needs it: its compile would delay the optimized build) and the runner of whole tasks."""
+    from grizzly_py import jit
+    from grizzly_py.engine.adaptive import _builder, build_in_background
+    from grizzly_py.engine.task_parts import parts_runner
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64), "a": pa.array([1], i64)}
+    s = arrow_stream(env, data).filter(col("a") > 271828).key_by("k").window(tumbling(10)).aggregate(n=agg.count())
+    (p,) = build_physical_plan(Query(s.node)).pipelines  # (a literal no other test compiles)
+    for stage, options in (("instrumented", CodegenOptions(variant="instrumented")),
+                           ("optimized", CodegenOptions(variant="optimized", dense_keys=(0, 16)))):
+        gen = build_in_background(stage, p, options).future.result(timeout=120)
+        _builder().submit(lambda: None).result(timeout=120)  # the builder is idle again
+        nonnull, nullable = gen.units["process_nonnull"], gen.units["process"]
+        assert jit.is_compiled(nonnull.ir, nonnull.opt_level)
+        assert jit.is_compiled(nullable.ir, nullable.opt_level) == (stage == "optimized"), stage
+    assert parts_runner.cache_info().currsize == 1
+
+
 def test_specialize_rules():
     from grizzly_py.physical.pipelines import build_physical_plan
     from grizzly_py.plan import Query

@@ -33,6 +33,7 @@ from ..codegen.module import CodegenOptions, GeneratedPipeline, adaptable, gener
 from ..codegen.profile import Profile
 from ..codegen.specialize import Specialization, specialize, still_fits
 from ..jit import compile_ir
+from .task_parts import parts_runner
 
 KERNEL_UNITS = ("process_nonnull", "process")
 
@@ -133,7 +134,12 @@ class Variant:
 
 def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: tuple[str, ...] = ()) -> Variant:
     """Generate and compile a variant on a background thread, off the critical path: the
-    current variant keeps running meanwhile."""
+    current variant keeps running meanwhile. The variant is ready once its kernel for batches
+    without nulls is compiled; the builder then compiles an optimized variant's other kernel (for
+    batches with nulls). The instrumented variant's other kernel compiles only when a batch
+    first needs it: it runs for a profile's records only, and that compile (~60-80 ms of LLVM on
+    a cold start) would hold the builder, and the LLVM lock, while the profile is taken and the
+    optimized variant waits to be built."""
     variant = Variant(stage, reasons=reasons)
     variant.future = future = Future()
 
@@ -148,6 +154,12 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
             future.set_exception(e)
             return
         future.set_result(gen)
+        if stage != "optimized":
+            return
+        try:  # a settled pipeline runs a task's batches in one native call (task_parts.py)
+            parts_runner()
+        except BaseException:
+            pass  # compiled again, and raised, by the first task that needs it
         for unit in units[1:]:
             try:
                 compile_ir(unit.ir, unit.opt_level).address(f"{gen.prefix}_{unit.name}")
