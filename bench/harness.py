@@ -13,6 +13,10 @@ becomes a failed peer instead of ending the run, and each peer's memory is its o
 ``run_isolated_each`` does the same for a peer that runs several cases (one engine start for
 all of them): each case's result comes back as soon as it is done, and a crash fails only the
 case it happened in.
+
+Benchmarks compile with the on-disk machine-code cache off (``GRIZZLY_CODE_CACHE=off`` unless
+the caller set it): a peer's first run, and the adaptive runs in fresh processes, compile as a
+new job on a new machine does, whatever earlier runs left on disk.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from bench.host import process_memory_gib
+
+os.environ.setdefault("GRIZZLY_CODE_CACHE", "off")
 from bench.peers.base import Peer, PeerUnavailable, Summary, summarize
 from bench.timing import Runs, timed
 

@@ -5,6 +5,8 @@ Compiled modules are cached in-process by the SHA-256 of their IR text (plus opt
 so running the same query again, or another variant that renders identical IR, costs nothing;
 the cache keeps the ``CACHE_MODULES`` most recently used modules.
 ``CompiledModule`` keeps the IR before and after optimization and the assembly for ``explain``.
+Machine code also stays on disk between processes (``code_cache``): a new process loads the
+object of a module compiled before instead of running LLVM.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from . import code_cache
 from .codegen.templates import runtime_ir
 
 
@@ -65,13 +68,24 @@ def target_machine():
 
 @dataclass
 class CompiledModule:
+    """A loaded module. ``from_disk``: its machine code came from the on-disk cache
+    (``code_cache``), so its optimized IR is made again only when asked for."""
+
     ir: str
-    optimized_ir: str
+    opt_level: int
     engine: object = field(repr=False)
     compile_ms: float = 0.0
+    from_disk: bool = False
+    _optimized_ir: str | None = field(default=None, repr=False)
     _asm: str | None = field(default=None, repr=False)
     _module: object = field(default=None, repr=False)
     _addresses: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def optimized_ir(self) -> str:
+        if self._optimized_ir is None:
+            self._optimized_ir = str(optimize(parse_and_link(self.ir), self.opt_level))
+        return self._optimized_ir
 
     def address(self, name: str) -> int:
         """The machine-code address of function ``name``, looked up in LLVM once: a lookup takes
@@ -181,14 +195,32 @@ def optimize(module, opt_level: int = 3):
 
 
 def _compile(ir: str, opt_level: int) -> CompiledModule:
+    """Parse, link, optimize and generate machine code; or, when the on-disk cache holds this
+    module's object (``code_cache``), parse and link only and let MCJIT load that object."""
     llvm = _llvm()
     start = time.perf_counter()
-    module = optimize(parse_and_link(ir), opt_level)
-    optimized = str(module)
+    name = code_cache.key(ir, opt_level, runtime_ir(), _host_key()) if code_cache.folder() is not None else None
+    cached = code_cache.load(name) if name is not None else None
+    module = parse_and_link(ir)
+    if cached is None:
+        optimize(module, opt_level)
     engine = llvm.create_mcjit_compiler(module, new_target_machine())  # the engine owns it
+    if name is not None:
+        engine.set_object_cache(
+            notify_func=None if cached is not None else lambda _, obj: code_cache.store(name, bytes(obj)),
+            getbuffer_func=lambda _: cached)
     engine.finalize_object()
     ms = (time.perf_counter() - start) * 1000
-    return CompiledModule(ir, optimized, engine, ms, _module=module)
+    return CompiledModule(ir, opt_level, engine, ms, from_disk=cached is not None,
+                          _optimized_ir=None if cached is not None else str(module),
+                          _module=module)
+
+
+def _host_key() -> tuple[str, str, str]:
+    """What the machine code depends on besides the IR: LLVM and llvmlite, the host CPU."""
+    import llvmlite
+    llvm, cpu, features = _host()
+    return f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info}", cpu, features
 
 
 def cache_size() -> int:

@@ -8,13 +8,22 @@
 - ``smoke``: a handful of examples, to check that the strategies work at all.
 """
 
+import atexit
 import os
 import random
+import shutil
+import tempfile
 import threading
 import time
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# a fresh cache folder (templates' bytecode, machine code) per session: no result depends on
+# what earlier runs left in ~/.cache/grizzly-py (set GRIZZLY_CACHE_DIR to share one on purpose)
+if "GRIZZLY_CACHE_DIR" not in os.environ:
+    os.environ["GRIZZLY_CACHE_DIR"] = tempfile.mkdtemp(prefix="grizzly-test-cache-")
+    atexit.register(shutil.rmtree, os.environ["GRIZZLY_CACHE_DIR"], ignore_errors=True)
 
 from grizzly_py.engine import kernels
 from grizzly_py.engine.parallel import CostModel
