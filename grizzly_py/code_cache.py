@@ -49,13 +49,20 @@ def _folder(switch: str, root: str) -> Path | None:
     return path
 
 
-def key(ir: str, opt_level: int, runtime_ir: str, host: tuple[str, str, str]) -> str:
-    """The file name of a module's object: a digest of all its machine code depends on."""
-    h = hashlib.sha256(f"grizzly-py code cache {FORMAT}\nO{opt_level}\n".encode())
-    for part in (*host, runtime_ir, ir):
+def context(runtime_ir: str, host: tuple[str, ...]) -> str:
+    """A digest of what every module's machine code depends on besides its own IR: the runtime
+    IR linked into it, the LLVM/llvmlite versions and the host CPU (computed once per process)."""
+    h = hashlib.sha256(f"grizzly-py code cache {FORMAT}\n".encode())
+    for part in (*host, runtime_ir):
         h.update(len(part).to_bytes(8, "little"))
         h.update(part.encode())
     return h.hexdigest()
+
+
+def key(module_key: str, context_digest: str) -> str:
+    """The file name of a module's object: ``module_key`` (the digest of its IR and optimization
+    level, ``jit``'s in-process key) under ``context_digest`` (``context``)."""
+    return hashlib.sha256(f"{context_digest}\n{module_key}".encode()).hexdigest()
 
 
 def load(name: str) -> bytes | None:

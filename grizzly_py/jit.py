@@ -133,7 +133,7 @@ def compile_ir_async(ir: str, opt_level: int = 3, background: bool = False) -> F
     if owner:
         def work():
             try:
-                future.set_result(_compile(ir, opt_level))
+                future.set_result(_compile(ir, opt_level, key))
             except BaseException as e:  # the error reaches whoever waits
                 with _lock:
                     _cache.pop(key, None)
@@ -194,12 +194,13 @@ def optimize(module, opt_level: int = 3):
     return module
 
 
-def _compile(ir: str, opt_level: int) -> CompiledModule:
+def _compile(ir: str, opt_level: int, key: str | None = None) -> CompiledModule:
     """Parse, link, optimize and generate machine code; or, when the on-disk cache holds this
-    module's object (``code_cache``), parse and link only and let MCJIT load that object."""
+    module's object (``code_cache``), parse and link only and let MCJIT load that object.
+    ``key``: the module's in-process key (``_key``), when the caller has it."""
     llvm = _llvm()
     start = time.perf_counter()
-    name = code_cache.key(ir, opt_level, runtime_ir(), _host_key()) if code_cache.folder() is not None else None
+    name = code_cache.key(key or _key(ir, opt_level), _disk_context()) if code_cache.folder() is not None else None
     cached = code_cache.load(name) if name is not None else None
     module = parse_and_link(ir)
     if cached is None:
@@ -216,11 +217,14 @@ def _compile(ir: str, opt_level: int) -> CompiledModule:
                           _module=module)
 
 
-def _host_key() -> tuple[str, str, str]:
-    """What the machine code depends on besides the IR: LLVM and llvmlite, the host CPU."""
+@lru_cache(maxsize=1)
+def _disk_context() -> str:
+    """What the machine code depends on besides a module's IR (``code_cache.context``): the
+    runtime linked into every module, LLVM and llvmlite, the host CPU."""
     import llvmlite
     llvm, cpu, features = _host()
-    return f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info}", cpu, features
+    return code_cache.context(runtime_ir(), (f"llvmlite {llvmlite.__version__} llvm {llvm.llvm_version_info}",
+                                             cpu, features))
 
 
 def cache_size() -> int:

@@ -53,7 +53,7 @@ def test_the_machine_code_is_the_stored_object(cache_dir):
     ir_a, ir_b = IR.format(bias=1), IR.format(bias=2)
     jit._compile(ir_a, 3)
     jit._compile(ir_b, 3)
-    name_a, name_b = (code_cache.key(ir, 3, jit.runtime_ir(), jit._host_key()) for ir in (ir_a, ir_b))
+    name_a, name_b = (code_cache.key(jit._key(ir, 3), jit._disk_context()) for ir in (ir_a, ir_b))
     (cache_dir / f"{name_b}.o").write_bytes((cache_dir / f"{name_a}.o").read_bytes())
     planted = jit._compile(ir_b, 3)
     assert planted.from_disk and _call(planted, 6, 7) == 42 + 1
@@ -61,13 +61,16 @@ def test_the_machine_code_is_the_stored_object(cache_dir):
 
 def test_the_key_covers_what_the_code_depends_on():
     host = ("llvmlite 1 llvm 22", "znver4", "+avx512f")
-    base = code_cache.key("ir", 3, "runtime", host)
-    assert base == code_cache.key("ir", 3, "runtime", host)
-    others = [code_cache.key("ir2", 3, "runtime", host), code_cache.key("ir", 1, "runtime", host),
-              code_cache.key("ir", 3, "runtime2", host), code_cache.key("ir", 3, "runtime", ("x", "znver4", "+avx512f")),
-              code_cache.key("ir", 3, "runtime", (host[0], "znver3", host[2])),
-              code_cache.key("ir", 3, "runtime", (host[0], host[1], "-avx512f"))]
-    assert len({base, *others}) == 1 + len(others)
+    base = code_cache.context("runtime", host)
+    assert base == code_cache.context("runtime", host)
+    contexts = [code_cache.context("runtime2", host), code_cache.context("runtime", ("x", "znver4", "+avx512f")),
+                code_cache.context("runtime", (host[0], "znver3", host[2])),
+                code_cache.context("runtime", (host[0], host[1], "-avx512f"))]
+    assert len({base, *contexts}) == 1 + len(contexts)
+    module = jit._key("ir", 3)
+    names = [code_cache.key(module, c) for c in (base, *contexts)]
+    names += [code_cache.key(jit._key("ir2", 3), base), code_cache.key(jit._key("ir", 1), base)]
+    assert len(set(names)) == len(names)
 
 
 @pytest.mark.parametrize("damage", ["flip", "truncate", "empty"])
