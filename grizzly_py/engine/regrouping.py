@@ -344,13 +344,6 @@ class RegroupingKernel:
         return getattr(self.current, "controller", None)
 
     @property
-    def generic_note(self) -> str | None:
-        """Why the kernel in use has one code variant (sort grouping), else None."""
-        if self.grouping == "sort":
-            return "sort grouping: one variant (key/pointer arrays have no specialized variants)"
-        return None
-
-    @property
     def compile_ms(self) -> float:
         return self._retired_compile_ms + sum(k.compile_ms for k in self.live_kernels())
 
