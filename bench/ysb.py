@@ -49,6 +49,7 @@ PEERS = {
     "grizzly_p1": lambda args: GrizzlyPeer(1, name="grizzly_p1"),
     # adaptive compilation (issue 5): the generic variant alone
     "grizzly_generic": lambda args: GrizzlyPeer(args.parallelism, name="grizzly_generic", adaptive=False),
+    "grizzly_generic_p1": lambda args: GrizzlyPeer(1, name="grizzly_generic_p1", adaptive=False),
     "c_omp": lambda args: OmpPeer("hash", args.threads),
     "c_dense_omp": lambda args: OmpPeer("dense", args.threads),
 }

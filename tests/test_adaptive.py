@@ -349,6 +349,39 @@ def test_builder_compiles_a_spare_null_kernel_for_optimized_variants_only():
     assert parts_runner.cache_info().currsize == 1
 
 
+def test_code_generation_in_the_background_shortens_the_gil_switch_interval_meanwhile():
+    """While the builder generates a variant (Python that holds the GIL), a worker returning
+    from native code waits at most the switch interval for the GIL; the interval is short while
+    any generation runs (nested or concurrent) and restored after the last one."""
+    import sys
+    import threading
+    from grizzly_py.engine import adaptive
+    before = sys.getswitchinterval()
+    inside, release = threading.Event(), threading.Event()
+    seen = []
+
+    def generate():
+        with adaptive.yielding_gil():
+            inside.set()
+            release.wait(timeout=60)
+            seen.append(sys.getswitchinterval())
+
+    thread = threading.Thread(target=generate)
+    thread.start()
+    assert inside.wait(timeout=60)
+    with adaptive.yielding_gil():  # a second generation meanwhile
+        assert sys.getswitchinterval() <= adaptive.GENERATING_SWITCH_INTERVAL
+    assert sys.getswitchinterval() <= adaptive.GENERATING_SWITCH_INTERVAL  # the other still runs
+    release.set()
+    thread.join(timeout=60)
+    assert seen and seen[0] <= adaptive.GENERATING_SWITCH_INTERVAL
+    assert sys.getswitchinterval() == before
+    with pytest.raises(RuntimeError):
+        with adaptive.yielding_gil():
+            raise RuntimeError("a failed generation")
+    assert sys.getswitchinterval() == before
+
+
 def test_specialize_rules():
     from grizzly_py.physical.pipelines import build_physical_plan
     from grizzly_py.plan import Query

@@ -61,7 +61,7 @@ from ..codegen.shared_window import shared_state_unsupported
 from ..expressions import Column
 from ..physical.pipelines import Pipeline
 from ..sources import TIMESTAMP_UNIT_DIVISOR
-from .adaptive import generic_only
+from .adaptive import generic_only, yielding_gil
 from .kernels import _SUMMED_COUNTERS, Morsel, process_parts
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -561,7 +561,8 @@ class RegroupingKernel:
 
         def work():
             try:
-                kernel = self.build(layout)
+                with yielding_gil():  # (code generation holds the GIL; the workers run meanwhile)
+                    kernel = self.build(layout)
                 _warm(kernel)
                 pending.result.append(kernel)
             except BaseException as e:  # reaches the driver at the next firing
