@@ -122,6 +122,28 @@ def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
     assert model.smallest_morsel < 10_000
 
 
+def test_the_per_record_estimate_starts_over_when_other_code_runs():
+    """A variant switch changes the per-record cost (the optimized variant runs ~2x faster than
+    the generic one): the estimate restarts from the new code's first task, so that the
+    driver's share of the next round is planned with the new speed."""
+    model = CostModel(per_record_ns=2.0)
+    for _ in range(20):
+        model.observe(1_000_000, 0.008, code="generic")     # 8 ns per record
+    assert model.per_record_ns == pytest.approx(8.0)
+    model.observe(1_000_000, 0.003, code="generic")         # the same code: averaged in
+    assert model.per_record_ns > 7.5
+    model.observe(1_000_000, 0.003, code="optimized")       # other code: its own figure
+    assert model.per_record_ns == pytest.approx(3.0)
+    model.observe(1_000_000, 0.005, code="optimized")
+    assert 3.0 < model.per_record_ns < 5.0                  # then averaged again
+    model.observe(1_000_000, 0.008)                         # no code given: averaged in
+    assert model.per_record_ns < 8.0
+    model.driver_ns = 1e6                                   # the driver's share of a round is
+    before = model.round_morsels(3_000_000, 2)[0][0][1]     # smaller by its own 1 ms ...
+    model.observe(1_000_000, 0.001, code="faster")          # ... which is more rows of a
+    assert model.round_morsels(3_000_000, 2)[0][0][1] < before  # faster kernel
+
+
 def test_aligned_morsels_hold_whole_batches_near_the_cut_asked_for():
     sizes = [100] * 10                                # ten batches of 100 rows
     asked = [(0, 260), (260, 370), (630, 370)]

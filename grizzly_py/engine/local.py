@@ -629,7 +629,7 @@ class QueryRun:
                 t0 = time.perf_counter()
                 if plan is not None:
                     plan.kernel.run_planned(plan)
-                    cost.observe(plan.done_rows, time.perf_counter() - t0)
+                    cost.observe(plan.done_rows, time.perf_counter() - t0, (id(plan.kernel), id(plan.variant)))
                     return plan
                 left = kernel.process_parts(parts, block, chain_delay)
                 cost.observe(rows - sum(p[4] for p in left or ()), time.perf_counter() - t0)
