@@ -179,10 +179,11 @@ _GIL_LOCK = threading.Lock()
 
 @contextmanager
 def yielding_gil():
-    """While a background thread generates code (pure Python, ~1.5-2 ms a variant), the
-    workers' Python between native calls would wait for the GIL up to CPython's switch interval
-    (5 ms) each time a kernel returns: the early stages measured 1.2-1.5 ms per 64K-row batch
-    instead of 0.25 ms. A short interval meanwhile bounds that wait; it is restored after."""
+    """While a background thread generates code (pure Python: ~0.7-0.8 ms of CPU a variant,
+    1.2-2.6 ms of wall time beside the workers), the workers' Python between native calls would
+    wait for the GIL up to CPython's switch interval (5 ms) each time a kernel returns: the
+    early stages measured 1.2-2.4 ms per 64K-row batch instead of 0.25 ms. A short interval
+    meanwhile bounds that wait; it is restored after the last generation ends."""
     with _GIL_LOCK:
         if _GIL_USERS[0] == 0:
             _GIL_USERS[1] = sys.getswitchinterval()
