@@ -311,9 +311,11 @@ class Kernel:
         """The native call of a planned task (any thread; no Python per part)."""
         if plan.table is None:
             return
-        measuring = self._start_measuring(plan.variant, int(plan.table.rows.sum()))
+        rows = plan.table.rows
+        total = int(rows.sum())
+        measuring = self._start_measuring(plan.variant, total)
         plan.rc, plan.stopped = plan.table.run(plan.address, self.states[plan.worker], plan.chain_delay)
-        plan.done_rows = int(plan.table.rows[:plan.stopped].sum())
+        plan.done_rows = total if plan.stopped == len(rows) else int(rows[:plan.stopped].sum())
         plan.sample = self.counters.stop(measuring[0], plan.done_rows) if measuring else None
 
     def finish_planned(self, plan: "PlannedParts") -> None:
