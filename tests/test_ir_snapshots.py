@@ -57,10 +57,12 @@ QUERIES = {"ysb": ysb, "stateless": stateless, "global_aggregates": global_aggre
            "sliding_count_window": sliding_count_window}
 
 
-# the adaptive code variants of YSB's pipeline (engine/adaptive.py): profiling code, and the
-# optimized variant with a dense key range and branching filters
+# the adaptive code variants of YSB's pipeline (engine/adaptive.py): profiling code, the
+# optimized variant with a dense key range and branching filters, and the one YSB runs:
+# predicated filters, hence the dense count path (codegen/dense_counts.py)
 VARIANTS = {"ysb_instrumented": (ysb, CodegenOptions(variant="instrumented")),
-            "ysb_optimized": (ysb, CodegenOptions(variant="optimized", filter_mode="branch", dense_keys=(-1250, 16384)))}
+            "ysb_optimized": (ysb, CodegenOptions(variant="optimized", filter_mode="branch", dense_keys=(-1250, 16384))),
+            "ysb_optimized_predicated": (ysb, CodegenOptions(variant="optimized", dense_keys=(-2048, 16384)))}
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES) + sorted(VARIANTS))

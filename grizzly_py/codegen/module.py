@@ -102,6 +102,7 @@ class KernelCode:
     blocked: bool = False
     counted_filter: bool = False
     stop: bool = False  # the body may branch to %stop (see pipeline.ll.j2)
+    fast: dict | None = None  # the dense count path (dense_counts.py), tried first per block
     epilogue: list[str] = field(default_factory=list)  # before the kernel returns (also at %stop)
 
 
@@ -145,6 +146,9 @@ class GeneratedPipeline:
     grouping: object = None  # windows: the key table's entry layout (a _Grouping), read by grizzly_py.spark
     profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)
     kpa_row_words: int = 0  # sort grouping: words per key/pointer row (sort_grouping.py)
+    # the unit whose kernel has the dense count path: the engine calls its claim function after
+    # every native call of that kernel (dense_counts.py), None where no kernel has the path
+    claim_unit: str | None = None
 
     @property
     def ir(self) -> str:
@@ -171,7 +175,7 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}" \
         + (", shared window state" if options.window_state == "shared" else "") + "\n"
     units: dict[str, CodeUnit] = {}
-    gen = None
+    gen, claim_unit = None, None
     for name, assume_valid in KERNELS:
         gen = GeneratedPipeline(pipeline, options, units, prefix, layouts, sorted(decode), [])
         if adaptable(pipeline, options):  # every variant's state block has room for a profile
@@ -187,6 +191,9 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
         if state and "state" not in units:  # the same for every kernel
             units["state"] = CodeUnit("state", header + state + "\n" + runtime_declarations(), 1)
         gen.dict_params = list(ctx.dict_params)  # the same in every kernel: same expressions, same order
+        if code.fast is not None:
+            claim_unit = name
+    gen.claim_unit = claim_unit
     return gen
 
 
@@ -248,9 +255,10 @@ def _columns_to_decode(pipeline: Pipeline) -> set[str]:
 
 # --- filters -------------------------------------------------------------------------------------
 def _emit_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                  predicated: bool) -> str:
+                  predicated: bool, name: str = "filter") -> str:
     """Emit the pipeline's filters. Predicated: return the keep flag (no branch). Otherwise
-    branch to %filtered, per predicate ("branch") or once for all of them ("combined")."""
+    branch to %filtered, per predicate ("branch") or once for all of them ("combined").
+    ``name`` prefixes the predicates' registers (a kernel may evaluate them in two loops)."""
     if not pipeline.filters:
         return "true"
     branch_each = options.filter_mode == "branch" and not predicated
@@ -262,17 +270,17 @@ def _emit_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
     for n in order:
         f = pipeline.filters[n]
         v = emitter.emit(f)
-        ctx.body.extend(_lines("filter.ll.j2", name=f"filter{n}", text=repr(f), value=v.val, valid=v.valid,
+        ctx.body.extend(_lines("filter.ll.j2", name=f"{name}{n}", text=repr(f), value=v.val, valid=v.valid,
                                mode="branch" if branch_each else "predicated"))
         if profile_base is not None and n < MAX_PREDICATES:
             ctx.body.extend(_lines("profile_filters.ll.j2", word=profile_base + PROFILE_PREDICATES + n, scanned=False, n=n))
         if branch_each:
             continue
         if keep == "true":
-            keep = f"%filter{n}"
+            keep = f"%{name}{n}"
         else:
             nk = ctx.fresh("keep")
-            ctx.emit(f"{nk} = and i1 {keep}, %filter{n}")
+            ctx.emit(f"{nk} = and i1 {keep}, %{name}{n}")
             keep = nk
     if predicated or branch_each:
         return keep
@@ -525,13 +533,17 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                            dense=dense))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
+    fast = None
+    if dense is not None and blocked:
+        from .dense_counts import dense_count_path
+        fast = dense_count_path(pipeline, options, ctx, emitter, g, dense, pane)
     gen.trigger = "tumbling" if pane == size else "panes"
     state = render("window_state.ll.j2" if pane == size else "window_sliding_state.ll.j2", abi=abi,
                    p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,
                    key_words=key_words, aggregates=aggs,
                    vectors=[a for a in aggs if a.func in HOLISTIC])
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked,
-                      stop=dense is not None), state
+                      stop=dense is not None, fast=fast), state
 
 
 def _profile_keys(ctx: EmitContext, options: CodegenOptions, g: _Grouping) -> list[str]:

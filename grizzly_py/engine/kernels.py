@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
 from ..codegen import abi, profile
+from ..codegen.dense_counts import CLAIM_FUNCTION
 from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
 from ..expressions import ProcessingTime
 from ..jit import CompiledModule, compile_ir, compile_ir_async, llvm_ready
@@ -248,6 +249,7 @@ class Kernel:
         measuring = self._start_measuring(variant, prepared.rows)
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         sample = self.counters.stop(measuring[0], prepared.rows) if measuring else None
+        self._claim_entries(gen, state)
         if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
             return self._deoptimize(variant, batch, watermark, out_ptr, worker, where)
         rc = self._checked(rc, batch, state, where)
@@ -259,6 +261,13 @@ class Kernel:
         """The fused kernel of ``gen`` for a batch with or without nulls."""
         unit = "process" if has_nulls else "process_nonnull"
         return self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
+
+    def _claim_entries(self, gen: GeneratedPipeline, state: np.ndarray) -> None:
+        """After a native call of ``gen``'s kernels on ``state``: the entries its dense count path
+        reached first get their tags and keys (``codegen/dense_counts.py``), before anything
+        reads the state."""
+        if gen.claim_unit is not None:
+            self.function(gen.claim_unit, CLAIM_FUNCTION, None, _P, gen=gen)(state.ctypes.data)
 
     def _start_measuring(self, variant: Variant | None, records: int) -> tuple | None:
         """Just before a native call: (counter token,) when the controller measures this task of
@@ -315,6 +324,7 @@ class Kernel:
         total = int(rows.sum())
         measuring = self._start_measuring(plan.variant, total)
         plan.rc, plan.stopped = plan.table.run(plan.address, self.states[plan.worker], plan.chain_delay)
+        self._claim_entries(self.gen if plan.variant is None else plan.variant.gen, self.states[plan.worker])
         plan.done_rows = total if plan.stopped == len(rows) else int(rows[:plan.stopped].sum())
         plan.sample = self.counters.stop(measuring[0], plan.done_rows) if measuring else None
 

@@ -1,0 +1,171 @@
+"""The optimized variant's branch-free path for counting windows over densely placed keys
+(``codegen/dense_counts.py``): blocks that lie in the open window with every key in the dense
+range run as one pass of ``entry[key - lo].count += keep``, and the entries that pass reached
+first are claimed after the native call. Results, late counts and the window state (tags, keys,
+table sizes) must be exactly what the general path gives.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import arrow_stream, assert_tables_equal, tumbling
+
+import grizzly_py as gz
+from grizzly_py import agg, col, reference
+from grizzly_py.codegen.module import CodegenOptions, generate_pipeline
+from grizzly_py.codegen.specialize import Specialization
+from grizzly_py.engine import kernels
+from grizzly_py.engine.adaptive import AdaptiveSettings
+from grizzly_py.time import Time
+from grizzly_py.windows import SlidingEventTimeWindows
+
+i64 = pa.int64()
+
+
+def dense(lo_shift: int, cap_bits: int, block_rows: int):
+    """A specializer that places the profiled keys densely (shifted, so that some keys may fall
+    outside the range later) and cuts kernels into blocks of ``block_rows`` rows, so that small
+    batches have blocks after their first (the path needs a window opened by an earlier block)."""
+    def specializer(pipeline, profile, base, entry_bytes):
+        changes = dict(variant="optimized", filter_mode="predicated", block_rows=block_rows)
+        if profile.key_min is not None:
+            changes["dense_keys"] = (profile.key_min + lo_shift, 1 << cap_bits)
+        return Specialization(replace(base, **changes), ("forced by the test",))
+    return specializer
+
+
+def adaptive(specializer, **overrides) -> AdaptiveSettings:
+    base = dict(generic_records=0, profile_records=4, profile_sample=1, wait_for_compile=True, counters="none",
+                specializer=specializer)
+    base.update(overrides)
+    return AdaptiveSettings(**base)
+
+
+def counting_query(data: dict, sizes: list[int], window, bound: int, aggregates: dict | None = None):
+    def build(env):
+        stream = arrow_stream(env, data, sizes=sizes, bound=bound).filter(col("kind") != 1)
+        return stream.key_by("k").window(window).aggregate(**(aggregates or {"n": agg.count()}))
+    return build
+
+
+def run(build, settings_: AdaptiveSettings, parallelism: int = 1):
+    env = gz.StreamEnvironment(parallelism=parallelism, adaptive=settings_)
+    build(env).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics
+
+
+def check(build, settings_: AdaptiveSettings, parallelism: int = 1) -> dict:
+    expected, expected_metrics = reference.run(build(gz.StreamEnvironment()).node)
+    actual, metrics = run(build, settings_, parallelism)
+    assert_tables_equal(actual, expected)
+    assert metrics["late_records"] == expected_metrics["late_records"], "late record counts differ"
+    return metrics
+
+
+@st.composite
+def streams(draw):
+    """Event times mostly in order with some disorder, keys in a small range with an occasional
+    far key (outside any dense range: the general path stops there), kinds to filter on."""
+    rows = draw(st.integers(1, 120))
+    ts = np.cumsum(draw(st.lists(st.integers(0, 4), min_size=rows, max_size=rows))).tolist()
+    for i in draw(st.lists(st.integers(0, rows - 1), max_size=4)):  # late or out-of-order rows
+        ts[i] = max(0, ts[i] - draw(st.integers(1, 60)))
+    keys = draw(st.lists(st.integers(0, 9), min_size=rows, max_size=rows))
+    for i in draw(st.lists(st.integers(0, rows - 1), max_size=2)):
+        keys[i] = draw(st.sampled_from([-(10**12), 10**12]))
+    kinds = draw(st.lists(st.integers(0, 2), min_size=rows, max_size=rows))
+    cuts = sorted(set(draw(st.lists(st.integers(1, rows - 1), max_size=6)))) if rows > 1 else []
+    sizes = [b - a for a, b in zip([0] + cuts, cuts + [rows])]
+    data = {"ts": pa.array(ts, i64), "k": pa.array(keys, i64), "kind": pa.array(kinds, i64)}
+    return data, sizes
+
+
+@settings(max_examples=60, deadline=None)
+@given(stream=streams(), window=st.sampled_from(["tumbling", "sliding"]), bound=st.integers(0, 20),
+       lo_shift=st.integers(-2, 2), cap_bits=st.integers(2, 5), block_rows=st.sampled_from([1, 2, 3, 5, 4096]),
+       two_counts=st.booleans(), parallelism=st.integers(1, 3))
+def test_the_branch_free_path_equals_the_reference(stream, window, bound, lo_shift, cap_bits, block_rows,
+                                                   two_counts, parallelism):
+    data, sizes = stream
+    w = tumbling(20) if window == "tumbling" else SlidingEventTimeWindows.of(Time.milliseconds(20),
+                                                                               Time.milliseconds(10))
+    aggregates = {"n": agg.count(), "m": agg.count(col("kind"))} if two_counts else None
+    check(counting_query(data, sizes, w, bound, aggregates), adaptive(dense(lo_shift, cap_bits, block_rows)),
+          parallelism)
+
+
+def _in_order(rows: int = 4000, keys: int = 40, batch: int = 500) -> tuple[dict, list[int]]:
+    rng = np.random.default_rng(3)
+    data = {"ts": pa.array(np.arange(rows), i64), "k": pa.array(rng.integers(0, keys, rows), i64),
+            "kind": pa.array(rng.integers(0, 3, rows), i64)}
+    return data, [batch] * (rows // batch)
+
+
+def test_the_path_runs_and_its_entries_are_claimed_after_each_call(monkeypatch):
+    """Without the claim after each native call, the keys that the branch-free pass reached first
+    have no tag: they would be missing from the results. So the path ran, and the claim is what
+    makes its entries real; with it, the results equal the reference."""
+    data, sizes = _in_order()
+    build = counting_query(data, sizes, tumbling(1000), 0)
+    settings_ = adaptive(dense(0, 6, 64))
+    check(build, settings_)
+    monkeypatch.setattr(kernels.Kernel, "_claim_entries", lambda self, gen, state: None)
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    actual, _ = run(build, settings_)
+    assert actual.num_rows < expected.num_rows
+
+
+def _window_pipeline(build):
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    (pipeline,) = build_physical_plan(Query(build(gz.StreamEnvironment()).node)).pipelines
+    return pipeline
+
+
+def test_claimed_state_is_the_general_paths_state():
+    """The window tables after the branch-free path and its claims hold the same entries (tag,
+    key, count) at the same places, with the same table sizes, as after the general path alone."""
+    from grizzly_py.codegen import abi
+    from grizzly_py.engine.state_snapshot import live_entries
+    data, sizes = _in_order(rows=3000, batch=3000)
+    pipeline = _window_pipeline(counting_query(data, sizes, tumbling(1000), 0))
+    batch = pa.record_batch(data)
+    tables = []
+    for block_rows in (64, 4096):  # blocks of 64 rows: the path runs from the second block on;
+        gen = generate_pipeline(pipeline, CodegenOptions(variant="optimized", dense_keys=(0, 64),
+                                                         block_rows=block_rows))
+        assert ("fp.loop:" in gen.units["process_nonnull"].ir) and gen.claim_unit == "process_nonnull"
+        kernel = kernels.make_kernel(gen, "arrow#0")  # (3000 rows are one block of 4096: it never runs)
+        assert kernel.run(batch, abi.INT64_MIN, 0) == 0
+        words = gen.grouping.entry_size // 8
+        tables.append([(int(start), int(size), live_entries(int(entries), int(cap), words))
+                       for start, entries, cap, size in kernel.windows(kernel.states[0])])
+    fast, general = tables
+    assert [(s, n) for s, n, _ in fast] == [(s, n) for s, n, _ in general] == [(0, 40), (1000, 40), (2000, 40)]
+    for (_, _, a), (_, _, b) in zip(fast, general):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("aggregates, has_path", [
+    ({"n": agg.count()}, True),
+    ({"n": agg.count(), "m": agg.count(col("kind"))}, True),
+    ({"n": agg.count(), "s": agg.sum(col("kind"))}, False),  # a sum: the general path only
+])
+def test_which_kernels_have_the_path(aggregates, has_path):
+    """The no-nulls kernel of a dense, counting window has the path; the kernel for batches with
+    nulls never has it (a null key or count argument needs the general path)."""
+    data, sizes = _in_order(rows=10, batch=10)
+    pipeline = _window_pipeline(counting_query(data, sizes, tumbling(1000), 0, aggregates))
+    gen = generate_pipeline(pipeline, CodegenOptions(variant="optimized", dense_keys=(0, 64)))
+    assert ("fp.loop:" in gen.units["process_nonnull"].ir) == has_path
+    assert (gen.claim_unit == "process_nonnull") == has_path
+    assert "fp.loop:" not in gen.units["process"].ir
+    generic = generate_pipeline(pipeline, CodegenOptions(variant="optimized"))  # hashed keys: never
+    assert "fp.loop:" not in generic.units["process_nonnull"].ir and generic.claim_unit is None
