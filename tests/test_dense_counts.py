@@ -48,9 +48,11 @@ def adaptive(specializer, **overrides) -> AdaptiveSettings:
 
 
 def counting_query(data: dict, sizes: list[int], window, bound: int, aggregates: dict | None = None):
+    """Rows whose kind is 1 (or null) are filtered out; ``build.data``: the input."""
     def build(env):
         stream = arrow_stream(env, data, sizes=sizes, bound=bound).filter(col("kind") != 1)
         return stream.key_by("k").window(window).aggregate(**(aggregates or {"n": agg.count()}))
+    build.data = data
     return build
 
 
@@ -66,13 +68,17 @@ def check(build, settings_: AdaptiveSettings, parallelism: int = 1) -> dict:
     actual, metrics = run(build, settings_, parallelism)
     assert_tables_equal(actual, expected)
     assert metrics["late_records"] == expected_metrics["late_records"], "late record counts differ"
+    assert metrics["records_in"] == expected_metrics["records_in"]
+    kinds = build.data["kind"].to_pylist()
+    assert metrics["filtered_records"] == sum(k is None or k == 1 for k in kinds), "filtered counts differ"
     return metrics
 
 
 @st.composite
 def streams(draw):
     """Event times mostly in order with some disorder, keys in a small range with an occasional
-    far key (outside any dense range: the general path stops there), kinds to filter on."""
+    far key (outside any dense range: the general path stops there), kinds to filter on (and
+    count), an occasional null among them."""
     rows = draw(st.integers(1, 120))
     ts = np.cumsum(draw(st.lists(st.integers(0, 4), min_size=rows, max_size=rows))).tolist()
     for i in draw(st.lists(st.integers(0, rows - 1), max_size=4)):  # late or out-of-order rows
@@ -81,6 +87,8 @@ def streams(draw):
     for i in draw(st.lists(st.integers(0, rows - 1), max_size=2)):
         keys[i] = draw(st.sampled_from([-(10**12), 10**12]))
     kinds = draw(st.lists(st.integers(0, 2), min_size=rows, max_size=rows))
+    for i in draw(st.lists(st.integers(0, rows - 1), max_size=2)):  # batches with nulls: the other kernel
+        kinds[i] = None
     cuts = sorted(set(draw(st.lists(st.integers(1, rows - 1), max_size=6)))) if rows > 1 else []
     sizes = [b - a for a, b in zip([0] + cuts, cuts + [rows])]
     data = {"ts": pa.array(ts, i64), "k": pa.array(keys, i64), "kind": pa.array(kinds, i64)}
@@ -108,17 +116,30 @@ def _in_order(rows: int = 4000, keys: int = 40, batch: int = 500) -> tuple[dict,
     return data, [batch] * (rows // batch)
 
 
-def test_the_path_runs_and_its_entries_are_claimed_after_each_call(monkeypatch):
+@pytest.mark.parametrize("window, parallelism", [("tumbling", 1), ("sliding", 1), ("tumbling", 2)])
+def test_the_path_runs_and_its_entries_are_claimed_after_each_call(monkeypatch, window, parallelism):
     """Without the claim after each native call, the keys that the branch-free pass reached first
-    have no tag: they would be missing from the results. So the path ran, and the claim is what
-    makes its entries real; with it, the results equal the reference."""
-    data, sizes = _in_order()
-    build = counting_query(data, sizes, tumbling(1000), 0)
-    settings_ = adaptive(dense(0, 6, 64))
-    check(build, settings_)
-    monkeypatch.setattr(kernels.Kernel, "_claim_entries", lambda self, gen, state: None)
+    have no tag: they would be missing from the results. So the path ran (in single batches and,
+    at parallelism 2, in tasks of parts run in one native call), and the claim is what makes its
+    entries real; with it, the results equal the reference."""
+    data, sizes = _in_order(rows=16_000, batch=1000)
+    w = tumbling(1000) if window == "tumbling" else SlidingEventTimeWindows.of(Time.milliseconds(1000),
+                                                                                Time.milliseconds(500))
+    build = counting_query(data, sizes, w, 0)
+    settings_ = adaptive(dense(0, 6, 64), profile_workers=parallelism)
+    planned = []
+    real_run_planned = kernels.Kernel.run_planned
+
+    def run_planned(self, plan):
+        planned.append(plan.variant is not None and plan.unit == plan.variant.gen.claim_unit)
+        return real_run_planned(self, plan)
+    monkeypatch.setattr(kernels.Kernel, "run_planned", run_planned)
+    check(build, settings_, parallelism)
+    if parallelism > 1:
+        assert any(planned), "no task of parts ran the kernel with the path"
+    monkeypatch.setattr(kernels.Kernel, "_claim_entries", lambda self, gen, unit, state: None)
     expected, _ = reference.run(build(gz.StreamEnvironment()).node)
-    actual, _ = run(build, settings_)
+    actual, _ = run(build, settings_, parallelism)
     assert actual.num_rows < expected.num_rows
 
 

@@ -16,22 +16,28 @@ sound:
   its tag and key: testing for a new entry would cost a load-dependent branch per row. A count
   of rows is non-zero exactly when a row reached the entry, so the variant's ``claim`` function
   gives every entry with tag 0 and a non-zero count the tag, key and table size the general path
-  would have. The engine calls it after every native call of the variant, before anything
-  (triggers, merges, migration, snapshots) reads the state (``Kernel._claim_entries``).
+  would have. The kernel sets ``state[abi.STATE_UNCLAIMED]`` when the pass ran; the engine then
+  calls ``claim`` after the native call, before anything (triggers, merges, migration,
+  snapshots) reads the state (``Kernel._claim_entries``), and ``claim`` clears the word.
 
 The path applies to tumbling windows and the panes of sliding ones in the no-nulls kernel, with
-one key that is a plain integer column and aggregates that are all ``count()`` (or counts of
-columns without nulls there). ``dense_count_path`` returns its code, or None where it does not
-apply.
+one key that is a plain column (not a string), aggregates that are all ``count()`` or counts of
+a column (which has no null there), and dense tables of at most ``MAX_TABLE_BYTES``.
+``dense_count_path`` returns its code, or None where it does not apply.
 """
 
 from __future__ import annotations
 
 from ..expressions import Column, strip_alias
 from ..physical.pipelines import Pipeline
+from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 
 CLAIM_FUNCTION = "claim"  # {prefix}_claim(ptr state), in the unit of the kernel that has the path
+# The largest dense table (bytes) that gets the path: a claim reads every entry of each open
+# table after a call in which the path ran, so it must stay cheap next to a call's work (a table
+# this size is cache-resident, where the branch-free pass also gains the most).
+MAX_TABLE_BYTES = 1 << 20
 
 
 def dense_count_path(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitter, grouping,
@@ -43,6 +49,10 @@ def dense_count_path(pipeline: Pipeline, options, ctx: EmitContext, emitter: Exp
     if dense["valid"] != "true" or field.dtype.is_string or not isinstance(strip_alias(key_expr), Column):
         return None  # (a computed key evaluated for filtered rows too could raise for them)
     if not grouping.aggregates or any(a.func != "count" or a.valid != "true" for a in grouping.aggregates):
+        return None
+    if any(a.arg is not None and not isinstance(strip_alias(a.arg), Column) for a in pipeline.terminal.aggregates):
+        return None  # the general path evaluates count(<expression>)'s argument (and its error checks)
+    if dense["cap"] * grouping.entry_size > MAX_TABLE_BYTES:
         return None
     body, row = ctx.body, ctx.row
     try:
@@ -62,4 +72,4 @@ def dense_count_path(pipeline: Pipeline, options, ctx: EmitContext, emitter: Exp
     lo, cap = dense["lo"], dense["cap"]
     return dict(pre=pre, ts=ts.val, key=key.val, body=fast, keep=keep, fkey=fkey.val, lo=lo, cap=cap,
                 pane=pane, entry_size=grouping.entry_size, counts=[a.off for a in grouping.aggregates],
-                key_name=field.name)
+                key_name=field.name, unclaimed_word=abi.STATE_UNCLAIMED)

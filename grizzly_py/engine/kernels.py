@@ -249,7 +249,7 @@ class Kernel:
         measuring = self._start_measuring(variant, prepared.rows)
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         sample = self.counters.stop(measuring[0], prepared.rows) if measuring else None
-        self._claim_entries(gen, state)
+        self._claim_entries(gen, _unit(prepared.has_nulls), state)
         if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
             return self._deoptimize(variant, batch, watermark, out_ptr, worker, where)
         rc = self._checked(rc, batch, state, where)
@@ -259,15 +259,16 @@ class Kernel:
 
     def _entry(self, gen: GeneratedPipeline, has_nulls: bool):
         """The fused kernel of ``gen`` for a batch with or without nulls."""
-        unit = "process" if has_nulls else "process_nonnull"
+        unit = _unit(has_nulls)
         return self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
 
-    def _claim_entries(self, gen: GeneratedPipeline, state: np.ndarray) -> None:
-        """After a native call of ``gen``'s kernels on ``state``: the entries its dense count path
-        reached first get their tags and keys (``codegen/dense_counts.py``), before anything
-        reads the state."""
-        if gen.claim_unit is not None:
-            self.function(gen.claim_unit, CLAIM_FUNCTION, None, _P, gen=gen)(state.ctypes.data)
+    def _claim_entries(self, gen: GeneratedPipeline, unit: str, state: np.ndarray) -> None:
+        """After a native call of kernel ``unit`` of ``gen`` on ``state``: the entries its dense
+        count path reached first get their tags and keys (``codegen/dense_counts.py``), before
+        anything reads the state. (Only that kernel has the path: after the other one, no entry
+        waits for its tag.)"""
+        if gen.claim_unit == unit and state[abi.STATE_UNCLAIMED]:
+            self.function(unit, CLAIM_FUNCTION, None, _P, gen=gen)(state.ctypes.data)
 
     def _start_measuring(self, variant: Variant | None, records: int) -> tuple | None:
         """Just before a native call: (counter token,) when the controller measures this task of
@@ -313,7 +314,8 @@ class Kernel:
             now = self.clock.now() if self.clock is not None else 0
             plan.table = PartsTable(prepared, [p[3] for p in plan.parts], [p[4] for p in plan.parts],
                                     [p[2] for p in plan.parts], now)
-            plan.address = ctypes.cast(self._entry(gen, any(p.has_nulls for p in prepared)), ctypes.c_void_p).value
+            plan.unit = _unit(any(p.has_nulls for p in prepared))
+            plan.address = ctypes.cast(self._entry(gen, plan.unit == "process"), ctypes.c_void_p).value
         return plan
 
     def run_planned(self, plan: "PlannedParts") -> None:
@@ -324,7 +326,7 @@ class Kernel:
         total = int(rows.sum())
         measuring = self._start_measuring(plan.variant, total)
         plan.rc, plan.stopped = plan.table.run(plan.address, self.states[plan.worker], plan.chain_delay)
-        self._claim_entries(self.gen if plan.variant is None else plan.variant.gen, self.states[plan.worker])
+        self._claim_entries(self.gen if plan.variant is None else plan.variant.gen, plan.unit, self.states[plan.worker])
         plan.done_rows = total if plan.stopped == len(rows) else int(rows[:plan.stopped].sum())
         plan.sample = self.counters.stop(measuring[0], plan.done_rows) if measuring else None
 
@@ -428,6 +430,11 @@ class Kernel:
         raise RuntimeError(f"pipeline {self.gen.pipeline.id}: kernel failed with code {rc}")
 
 
+def _unit(has_nulls: bool) -> str:
+    """The kernel (code unit) that runs a batch with or without nulls."""
+    return "process" if has_nulls else "process_nonnull"
+
+
 def _dictionary_problem(batch, gen: GeneratedPipeline, row: int) -> str:
     """Which dictionary column of ``batch`` holds an index outside its dictionary at ``row``."""
     whole = batch.to_batch() if isinstance(batch, Morsel) else batch
@@ -472,14 +479,14 @@ def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None 
 class PlannedParts:
     """A task of parts planned by ``Kernel.plan_parts``: what runs natively, and its outcome."""
 
-    __slots__ = ("kernel", "parts", "worker", "variant", "chain_delay", "failure", "table", "address", "rc",
-                 "stopped", "done_rows", "sample")
+    __slots__ = ("kernel", "parts", "worker", "variant", "chain_delay", "failure", "table", "address", "unit",
+                 "rc", "stopped", "done_rows", "sample")
 
     def __init__(self, kernel: "Kernel", parts: list, worker: int, variant, chain_delay: int | None,
                  failure: Exception | None):
         self.kernel, self.parts, self.worker, self.variant = kernel, parts, worker, variant
         self.chain_delay, self.failure = chain_delay, failure
-        self.table, self.address = None, 0
+        self.table, self.address, self.unit = None, 0, ""
         self.rc, self.stopped, self.done_rows, self.sample = 0, len(parts), 0, None
 
 

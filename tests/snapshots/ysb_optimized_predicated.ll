@@ -988,6 +988,8 @@ fp.run:
   %fp.maxts.n = call i64 @llvm.smax.i64(i64 %fp.maxts, i64 %fp.tmax.f)
   store i64 %fp.maxts.n, ptr %maxts.a
   %fp.ents = load ptr, ptr %dents.a  ; the open window's entries (allocated when it opened)
+  %fp.unclaimed.p = getelementptr inbounds i64, ptr %state, i64 11
+  store i64 1, ptr %fp.unclaimed.p  ; the engine calls claim after this call
   store i64 0, ptr %fp.kept.a
   br label %fp.loop
 fp.loop:
@@ -1286,6 +1288,12 @@ err33:
 ; path gives a new entry: every entry of a dense table with tag 0 and a non-zero count.
 define void @p0_optimized_claim(ptr %state) {
 entry:
+  %unclaimed.p = getelementptr inbounds i64, ptr %state, i64 11
+  %unclaimed = load i64, ptr %unclaimed.p
+  store i64 0, ptr %unclaimed.p
+  %pending = icmp ne i64 %unclaimed, 0
+  br i1 %pending, label %tables, label %done
+tables:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
   %slots = load ptr, ptr %dir
   %len.p = getelementptr inbounds i64, ptr %dir, i64 1
@@ -1293,7 +1301,7 @@ entry:
   %any = icmp sgt i64 %len, 0
   br i1 %any, label %slot, label %done
 slot:
-  %s = phi i64 [ 0, %entry ], [ %s.next, %slot.next ]
+  %s = phi i64 [ 0, %tables ], [ %s.next, %slot.next ]
   ; a directory slot is { i64 window start, { ptr entries, i64 capacity, i64 size } }
   %slot.byte = mul i64 %s, 32
   %ht.byte = add i64 %slot.byte, 8
