@@ -39,7 +39,7 @@ STATE_ERROR_ROW = 5
 STATE_MIN_OPEN_END = 6   # smallest window end held in the state (INT64_MAX when empty)
 STATE_ERROR_DETAIL = 7   # e.g. the index of the aggregate that overflowed
 STATE_WINDOWS = 8        # %gz.dir header: slots, length, capacity (3 words)
-STATE_UNCLAIMED = 11     # window pipelines: 1 while entries wait for their tags (codegen/dense_counts.py)
+STATE_UNCLAIMED = 11     # window pipelines: 1 while entries wait for their tags (codegen/dense_pass.py)
 STATE_WORDS = 12
 
 # --- window kernels: a positive return value is not an error ---------------------------------

@@ -102,7 +102,7 @@ class KernelCode:
     blocked: bool = False
     counted_filter: bool = False
     stop: bool = False  # the body may branch to %stop (see pipeline.ll.j2)
-    fast: dict | None = None  # the dense count path (dense_counts.py), tried first per block
+    fast: dict | None = None  # the branch-free dense pass (dense_pass.py), tried first per block
     epilogue: list[str] = field(default_factory=list)  # before the kernel returns (also at %stop)
 
 
@@ -146,8 +146,8 @@ class GeneratedPipeline:
     grouping: object = None  # windows: the key table's entry layout (a _Grouping), read by grizzly_py.spark
     profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)
     kpa_row_words: int = 0  # sort grouping: words per key/pointer row (sort_grouping.py)
-    # the unit whose kernel has the dense count path: the engine calls its claim function after
-    # every native call of that kernel (dense_counts.py), None where no kernel has the path
+    # the unit whose kernel has the dense pass: the engine calls its claim function after the
+    # native calls of that kernel (dense_pass.py), None where no kernel has the pass
     claim_unit: str | None = None
 
     @property
@@ -535,8 +535,8 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     fast = None
     if dense is not None and blocked:
-        from .dense_counts import dense_count_path
-        fast = dense_count_path(pipeline, options, ctx, emitter, g, dense, pane)
+        from .dense_pass import dense_pass
+        fast = dense_pass(pipeline, options, ctx, emitter, g, dense, pane)
     gen.trigger = "tumbling" if pane == size else "panes"
     state = render("window_state.ll.j2" if pane == size else "window_sliding_state.ll.j2", abi=abi,
                    p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
 from ..codegen import abi, profile
-from ..codegen.dense_counts import CLAIM_FUNCTION
+from ..codegen.dense_pass import CLAIM_FUNCTION
 from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
 from ..expressions import ProcessingTime
 from ..jit import CompiledModule, compile_ir, compile_ir_async, llvm_ready
@@ -264,9 +264,9 @@ class Kernel:
 
     def _claim_entries(self, gen: GeneratedPipeline, unit: str, state: np.ndarray) -> None:
         """After a native call of kernel ``unit`` of ``gen`` on ``state``: the entries its dense
-        count path reached first get their tags and keys (``codegen/dense_counts.py``), before
-        anything reads the state. (Only that kernel has the path: after the other one, no entry
-        waits for its tag.)"""
+        pass reached first get their tags and keys (``codegen/dense_pass.py``), before anything
+        reads the state. (Only that kernel has the pass: after the other one, no entry waits for
+        its tag.)"""
         if gen.claim_unit == unit and state[abi.STATE_UNCLAIMED]:
             self.function(unit, CLAIM_FUNCTION, None, _P, gen=gen)(state.ctypes.data)
 

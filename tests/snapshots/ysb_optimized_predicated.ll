@@ -928,9 +928,10 @@ block:
   %b.short = icmp slt i64 %rows, %b.lim
   %b.end = select i1 %b.short, i64 %rows, i64 %b.lim
   store i64 0, ptr %nsel.a
-  ; dense count path: a block whose rows all lie in the open window (pane) with every key
-  ; campaign_id in [-2048, -2048 + 16384) runs as one branch-free pass,
-  ; entry[key - -2048].count += keep; any other block takes the general path below
+  ; dense pass: a block whose rows all lie in the open window (pane) with every key
+  ; campaign_id in [-2048, -2048 + 16384) runs as one branch-free pass that
+  ; updates entry[key - -2048] with the filters' verdict as each row's validity; any other
+  ; block takes the general path below
   %fp.known = load i1, ptr %wknown.a
   br i1 %fp.known, label %fp.start, label %scan.start
 fp.start:
@@ -1014,10 +1015,12 @@ fp.latch:
   %fp.byte = mul i64 %fp.off, 24
   %fp.grp = getelementptr inbounds i8, ptr %fp.ents, i64 %fp.byte
   %fp.inc = zext i1 %fp.filter0 to i64
-  %fp.c1.p = getelementptr inbounds i8, ptr %fp.grp, i64 16
-  %fp.c1 = load i64, ptr %fp.c1.p
-  %fp.c1.n = add i64 %fp.c1, %fp.inc
-  store i64 %fp.c1.n, ptr %fp.c1.p
+  ; -- aggregate views = count(*)
+  %afp0.s0.p = getelementptr inbounds i8, ptr %fp.grp, i64 16
+  %afp0.s0 = load i64, ptr %afp0.s0.p
+  %afp0.inc = zext i1 %fp.filter0 to i64
+  %afp0.n = add i64 %afp0.s0, %afp0.inc
+  store i64 %afp0.n, ptr %afp0.s0.p
   %fp.kept = load i64, ptr %fp.kept.a
   %fp.kept.n = add i64 %fp.kept, %fp.inc
   store i64 %fp.kept.n, ptr %fp.kept.a
@@ -1284,8 +1287,8 @@ err33:
   ret i64 -5
 }
 
-; The entries the dense count path reached first get the tag, key and table size the general
-; path gives a new entry: every entry of a dense table with tag 0 and a non-zero count.
+; The entries the dense pass reached first get the tag, key and table size the general path
+; gives a new entry: every entry of a dense table with tag 0 and a non-zero count.
 define void @p0_optimized_claim(ptr %state) {
 entry:
   %unclaimed.p = getelementptr inbounds i64, ptr %state, i64 11
@@ -1318,7 +1321,7 @@ e.loop:
   %e.byte = mul i64 %e, 24
   %grp = getelementptr inbounds i8, ptr %ents, i64 %e.byte
   %tag = load i64, ptr %grp
-  %c.p = getelementptr inbounds i8, ptr %grp, i64 16
+  %c.p = getelementptr inbounds i8, ptr %grp, i64 16  ; rows the first aggregate took
   %c = load i64, ptr %c.p
   %untagged = icmp eq i64 %tag, 0
   %reached = icmp ne i64 %c, 0

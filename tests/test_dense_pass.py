@@ -1,8 +1,8 @@
-"""The optimized variant's branch-free path for counting windows over densely placed keys
-(``codegen/dense_counts.py``): blocks that lie in the open window with every key in the dense
-range run as one pass of ``entry[key - lo].count += keep``, and the entries that pass reached
-first are claimed after the native call. Results, late counts and the window state (tags, keys,
-table sizes) must be exactly what the general path gives.
+"""The optimized variant's branch-free pass over densely placed keys (``codegen/dense_pass.py``):
+blocks that lie in the open window with every key in the dense range run as one pass that updates
+``entry[key - lo]`` with the filters' verdict as each row's validity (``count += keep`` for YSB),
+and the entries that pass reached first are claimed after the native call. Results, record
+counts and the window state (tags, keys, table sizes) must be exactly what the general path gives.
 """
 
 from __future__ import annotations
@@ -91,35 +91,45 @@ def streams(draw):
         kinds[i] = None
     cuts = sorted(set(draw(st.lists(st.integers(1, rows - 1), max_size=6)))) if rows > 1 else []
     sizes = [b - a for a, b in zip([0] + cuts, cuts + [rows])]
-    data = {"ts": pa.array(ts, i64), "k": pa.array(keys, i64), "kind": pa.array(kinds, i64)}
+    values = draw(st.lists(st.integers(-(2**62), 2**62) | st.integers(-5, 5), min_size=rows, max_size=rows))
+    data = {"ts": pa.array(ts, i64), "k": pa.array(keys, i64), "kind": pa.array(kinds, i64),
+            "v": pa.array(values, i64), "x": pa.array([v / 7.0 for v in values], pa.float64())}
     return data, sizes
 
 
-@settings(max_examples=60, deadline=None)
+AGGREGATE_SETS = {
+    "count": None,
+    "two counts": {"n": agg.count(), "m": agg.count(col("kind"))},
+    "sum, min, max of ints": {"s": agg.sum(col("v")), "lo": agg.min(col("v")), "hi": agg.max(col("v"))},
+    "avg, sum, stddev of floats": {"a": agg.avg(col("x")), "s": agg.sum(col("x")), "sd": agg.stddev_samp(col("x"))},
+    "count, avg and var of ints": {"n": agg.count(), "a": agg.avg(col("v")), "vp": agg.var_pop(col("v"))},
+}
+
+
+@settings(max_examples=80, deadline=None)
 @given(stream=streams(), window=st.sampled_from(["tumbling", "sliding"]), bound=st.integers(0, 20),
        lo_shift=st.integers(-2, 2), cap_bits=st.integers(2, 5), block_rows=st.sampled_from([1, 2, 3, 5, 4096]),
-       two_counts=st.booleans(), parallelism=st.integers(1, 3))
-def test_the_branch_free_path_equals_the_reference(stream, window, bound, lo_shift, cap_bits, block_rows,
-                                                   two_counts, parallelism):
+       aggregates=st.sampled_from(sorted(AGGREGATE_SETS)), parallelism=st.integers(1, 3))
+def test_the_branch_free_pass_equals_the_reference(stream, window, bound, lo_shift, cap_bits, block_rows,
+                                                   aggregates, parallelism):
     data, sizes = stream
     w = tumbling(20) if window == "tumbling" else SlidingEventTimeWindows.of(Time.milliseconds(20),
                                                                                Time.milliseconds(10))
-    aggregates = {"n": agg.count(), "m": agg.count(col("kind"))} if two_counts else None
-    check(counting_query(data, sizes, w, bound, aggregates), adaptive(dense(lo_shift, cap_bits, block_rows)),
-          parallelism)
+    check(counting_query(data, sizes, w, bound, AGGREGATE_SETS[aggregates]),
+          adaptive(dense(lo_shift, cap_bits, block_rows)), parallelism)
 
 
 def _in_order(rows: int = 4000, keys: int = 40, batch: int = 500) -> tuple[dict, list[int]]:
     rng = np.random.default_rng(3)
     data = {"ts": pa.array(np.arange(rows), i64), "k": pa.array(rng.integers(0, keys, rows), i64),
-            "kind": pa.array(rng.integers(0, 3, rows), i64)}
+            "kind": pa.array(rng.integers(0, 3, rows), i64), "x": pa.array(rng.normal(size=rows))}
     return data, [batch] * (rows // batch)
 
 
 @pytest.mark.parametrize("window, parallelism", [("tumbling", 1), ("sliding", 1), ("tumbling", 2)])
-def test_the_path_runs_and_its_entries_are_claimed_after_each_call(monkeypatch, window, parallelism):
+def test_the_pass_runs_and_its_entries_are_claimed_after_each_call(monkeypatch, window, parallelism):
     """Without the claim after each native call, the keys that the branch-free pass reached first
-    have no tag: they would be missing from the results. So the path ran (in single batches and,
+    have no tag: they would be missing from the results. So the pass ran (in single batches and,
     at parallelism 2, in tasks of parts run in one native call), and the claim is what makes its
     entries real; with it, the results equal the reference."""
     data, sizes = _in_order(rows=16_000, batch=1000)
@@ -136,7 +146,7 @@ def test_the_path_runs_and_its_entries_are_claimed_after_each_call(monkeypatch, 
     monkeypatch.setattr(kernels.Kernel, "run_planned", run_planned)
     check(build, settings_, parallelism)
     if parallelism > 1:
-        assert any(planned), "no task of parts ran the kernel with the path"
+        assert any(planned), "no task of parts ran the kernel with the pass"
     monkeypatch.setattr(kernels.Kernel, "_claim_entries", lambda self, gen, unit, state: None)
     expected, _ = reference.run(build(gz.StreamEnvironment()).node)
     actual, _ = run(build, settings_, parallelism)
@@ -151,15 +161,17 @@ def _window_pipeline(build):
 
 
 def test_claimed_state_is_the_general_paths_state():
-    """The window tables after the branch-free path and its claims hold the same entries (tag,
-    key, count) at the same places, with the same table sizes, as after the general path alone."""
+    """The window tables after the branch-free pass and its claims hold the same entries (tag,
+    key, aggregates) at the same places, with the same table sizes, as after the general path
+    alone."""
     from grizzly_py.codegen import abi
     from grizzly_py.engine.state_snapshot import live_entries
     data, sizes = _in_order(rows=3000, batch=3000)
-    pipeline = _window_pipeline(counting_query(data, sizes, tumbling(1000), 0))
+    aggregates = {"n": agg.count(), "s": agg.sum(col("x")), "lo": agg.min(col("kind")), "sd": agg.stddev_pop(col("x"))}
+    pipeline = _window_pipeline(counting_query(data, sizes, tumbling(1000), 0, aggregates))
     batch = pa.record_batch(data)
     tables = []
-    for block_rows in (64, 4096):  # blocks of 64 rows: the path runs from the second block on;
+    for block_rows in (64, 4096):  # blocks of 64 rows: the pass runs from the second block on;
         gen = generate_pipeline(pipeline, CodegenOptions(variant="optimized", dense_keys=(0, 64),
                                                          block_rows=block_rows))
         assert ("fp.loop:" in gen.units["process_nonnull"].ir) and gen.claim_unit == "process_nonnull"
@@ -177,11 +189,15 @@ def test_claimed_state_is_the_general_paths_state():
 @pytest.mark.parametrize("aggregates, has_path", [
     ({"n": agg.count()}, True),
     ({"n": agg.count(), "m": agg.count(col("kind"))}, True),
-    ({"n": agg.count(), "s": agg.sum(col("kind"))}, False),  # a sum: the general path only
+    ({"n": agg.count(), "s": agg.sum(col("kind")), "hi": agg.max(col("kind"))}, True),
+    ({"n": agg.count(), "m": agg.median(col("kind"))}, False),       # a holistic aggregate branches
+    ({"n": agg.count(), "s": agg.sum(col("kind") * 2)}, False),     # a computed argument
+    ({"n": agg.count(), "m": agg.count(col("kind") == 1)}, False),  # (its checks run in the general path)
 ])
-def test_which_kernels_have_the_path(aggregates, has_path):
-    """The no-nulls kernel of a dense, counting window has the path; the kernel for batches with
-    nulls never has it (a null key or count argument needs the general path)."""
+def test_which_kernels_have_the_pass(aggregates, has_path):
+    """The no-nulls kernel of a dense window whose aggregates update branch-free, over plain
+    columns, has the pass; the kernel for batches with nulls never has it (a null key or
+    argument needs the general path)."""
     data, sizes = _in_order(rows=10, batch=10)
     pipeline = _window_pipeline(counting_query(data, sizes, tumbling(1000), 0, aggregates))
     gen = generate_pipeline(pipeline, CodegenOptions(variant="optimized", dense_keys=(0, 64)))
@@ -190,3 +206,5 @@ def test_which_kernels_have_the_path(aggregates, has_path):
     assert "fp.loop:" not in gen.units["process"].ir
     generic = generate_pipeline(pipeline, CodegenOptions(variant="optimized"))  # hashed keys: never
     assert "fp.loop:" not in generic.units["process_nonnull"].ir and generic.claim_unit is None
+    big = generate_pipeline(pipeline, CodegenOptions(variant="optimized", dense_keys=(0, 1 << 20)))
+    assert "fp.loop:" not in big.units["process_nonnull"].ir  # a claim would scan too much

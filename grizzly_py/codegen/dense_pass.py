@@ -1,0 +1,102 @@
+"""The optimized variant's branch-free pass for window aggregates over densely placed keys.
+
+A blocked kernel (predicated filters) with a densely placed key (Grizzly section 6.2.2) first
+compacts each block's surviving rows into a selection vector, then updates their entries one
+by one, each row checking its window, the key range and whether its entry is new. When every
+aggregate of the window has a branch-free update (count, sum, avg, min, max, var, stddev: the
+update macros of ``aggregates.ll.j2`` select on the row's validity), a block can instead run as
+one pass over all its rows that updates ``entry[key - lo]`` with the filters' verdict as the
+validity: ``count += keep`` for YSB, the loop hand-written C uses. Two things make that sound:
+
+- **A guard per block.** A pre-pass reads the event time and the key of every row of the block
+  (minimum and maximum, a vectorized loop) and takes the pass only when every row lies in the
+  window (pane) the kernel has open and every key in the dense range; otherwise the block takes
+  the general path, which stops exactly where a key leaves the range. Either path evaluates
+  event time and filters for every row, so errors are the same; the pass reads the aggregates'
+  argument columns for filtered rows too, so only plain columns qualify as arguments (a
+  computed argument could fail on a row the filters drop).
+- **Entries claimed afterwards.** The pass updates an entry without giving a new entry its tag
+  and key: testing for a new entry would cost a load-dependent branch per row. Every aggregate
+  counts the rows it took (its ``n`` slot), which is non-zero exactly when a row reached the
+  entry, so the variant's ``claim`` function gives every entry with tag 0 and a non-zero count
+  the tag, key and table size the general path would have. The kernel sets
+  ``state[abi.STATE_UNCLAIMED]`` when the pass ran; the engine then calls ``claim`` after the
+  native call, before anything (triggers, merges, migration, snapshots) reads the state
+  (``Kernel._claim_entries``), and ``claim`` clears the word.
+
+The pass applies to tumbling windows and the panes of sliding ones in the no-nulls kernel, with
+one key that is a plain column (not a string) and dense tables of at most ``MAX_TABLE_BYTES``.
+``dense_pass`` returns its template arguments (``dense_pass.ll.j2``), or None where it does not
+apply.
+"""
+
+from __future__ import annotations
+
+from ..expressions import Column, strip_alias
+from ..physical.pipelines import Pipeline
+from . import abi
+from .expr_emitter import EmitContext, ExprEmitter
+from .templates import environment
+
+CLAIM_FUNCTION = "claim"  # {prefix}_claim(ptr state), in the unit of the kernel that has the pass
+# The largest dense table (bytes) that gets the pass: a claim reads every entry of each open
+# table after a call in which the pass ran, so it must stay cheap next to a call's work (a table
+# this size is cache-resident, where the branch-free pass also gains the most).
+MAX_TABLE_BYTES = 1 << 20
+# aggregates whose update is branch-free, and the slot of each that counts the rows it took
+COUNT_SLOT = {"count": 0, "min": 1, "max": 1, "var_pop": 0, "var_samp": 0, "stddev_pop": 0, "stddev_samp": 0}
+
+
+def _count_slot(func: str, kind: str | None) -> int | None:
+    if func in ("sum", "avg"):
+        return 2 if kind == "int" else 1
+    return COUNT_SLOT.get(func)
+
+
+def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitter, grouping, dense: dict,
+               pane: int) -> dict | None:
+    """The template arguments of the branch-free pass for the kernel being emitted in ``ctx``,
+    or None where it does not apply."""
+    from .module import _Obj, _emit_filters, _key_word  # module.py lowers the rest of the window
+    t = pipeline.terminal
+    field, key_expr = t.keys[0]
+    if dense["valid"] != "true" or field.dtype.is_string or not isinstance(strip_alias(key_expr), Column):
+        return None  # (a computed key evaluated for filtered rows too could raise for them)
+    if dense["cap"] * grouping.entry_size > MAX_TABLE_BYTES or not grouping.aggregates:
+        return None
+    for a, call in zip(grouping.aggregates, t.aggregates):
+        if _count_slot(a.func, a.kind) is None or a.valid != "true":
+            return None  # a holistic aggregate (it branches), or an argument that may be null
+        if call.arg is not None and not isinstance(strip_alias(call.arg), Column):
+            return None
+    body, row = ctx.body, ctx.row
+    try:
+        ctx.body, ctx.row = [], "%pi"  # the pre-pass: event time and key of every row
+        ctx.new_row()
+        ts = emitter.emit(pipeline.event_time)
+        key = _key_word(emitter, ctx, key_expr, field.dtype)
+        pre = ctx.body
+        ctx.body, ctx.row = [], "%fi"  # the pass: filters, key and arguments, then the updates
+        ctx.new_row()
+        keep = _emit_filters(pipeline, options, ctx, emitter, predicated=True, name="fp.filter")
+        fkey = _key_word(emitter, ctx, key_expr, field.dtype)
+        aggregates = []
+        for a, call in zip(grouping.aggregates, t.aggregates):
+            value = a.value
+            if call.arg is not None and a.func != "count":
+                v = emitter.emit_typed(call.arg, call.arg.dtype(pipeline.input_schema))
+                value = (emitter.convert(v, "int") if v.kind == "bool" else v).val
+            # the row's validity is the filters' verdict; count() counts it too (arg_text)
+            aggregates.append(_Obj(a, idx=f"fp{a.idx}", value=value, valid=keep, grp="%fp.grp",
+                                   arg_text=a.arg_text or "*"))
+        fast = ctx.body
+    finally:
+        ctx.body, ctx.row = body, row
+        ctx.new_row()
+    macros = environment().get_template("aggregates.ll.j2").module
+    updates = [line for a in aggregates for line in str(macros.update(a)).split("\n") if line.strip()]
+    first = grouping.aggregates[0]
+    return dict(pre=pre, ts=ts.val, key=key.val, body=fast, keep=keep, fkey=fkey.val, lo=dense["lo"],
+                cap=dense["cap"], pane=pane, entry_size=grouping.entry_size, updates=updates,
+                count_offset=first.off + 8 * _count_slot(first.func, first.kind), key_name=field.name,
+                unclaimed_word=abi.STATE_UNCLAIMED)
