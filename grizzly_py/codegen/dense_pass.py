@@ -57,7 +57,7 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
                pane: int) -> dict | None:
     """The template arguments of the branch-free pass for the kernel being emitted in ``ctx``,
     or None where it does not apply."""
-    from .module import _Obj, _emit_filters, _key_word  # module.py lowers the rest of the window
+    from .module import _aggregate_input, _Obj, _emit_filters, _key_word  # module.py lowers the rest of the window
     t = pipeline.terminal
     field, key_expr = t.keys[0]
     if dense["valid"] != "true" or field.dtype.is_string or not isinstance(strip_alias(key_expr), Column):
@@ -84,8 +84,7 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
         for a, call in zip(grouping.aggregates, t.aggregates):
             value = a.value
             if call.arg is not None and a.func != "count":
-                v = emitter.emit_typed(call.arg, call.arg.dtype(pipeline.input_schema))
-                value = (emitter.convert(v, "int") if v.kind == "bool" else v).val
+                value = _aggregate_input(emitter, call.arg, call.arg.dtype(pipeline.input_schema)).val
             # the row's validity is the filters' verdict; count() counts it too (arg_text)
             aggregates.append(_Obj(a, idx=f"fp{a.idx}", value=value, valid=keep, grp="%fp.grp",
                                    arg_text=a.arg_text or "*"))

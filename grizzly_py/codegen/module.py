@@ -353,6 +353,12 @@ def _key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Valu
     return Value("int", word, v.valid)
 
 
+def _aggregate_input(emitter: ExprEmitter, arg: Expr, dtype) -> Value:
+    """A decomposable aggregate's argument as its update macro reads it (bools as ints)."""
+    v = emitter.emit_typed(arg, dtype)
+    return emitter.convert(v, "int") if v.kind == "bool" else v
+
+
 def _holistic_key(ctx: EmitContext, emitter: ExprEmitter, v: Value) -> str:
     if v.kind == "float":
         key = ctx.fresh("hk")
@@ -439,10 +445,8 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
                 kind = "float" if v.kind == "float" else "int"
                 value, valid = _holistic_key(ctx, emitter, v), v.valid
             else:
-                v = emitter.emit_typed(a.arg, dtype)
+                v = _aggregate_input(emitter, a.arg, dtype)
                 kind = "float" if v.kind == "float" else "int"
-                if v.kind == "bool":
-                    v = emitter.convert(v, "int")
                 value, valid = v.val, v.valid
         aggs.append(_Obj(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
                          arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k))

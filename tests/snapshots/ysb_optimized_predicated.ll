@@ -1332,8 +1332,11 @@ e.claim:
   %h.0 = add i64 -7046029254386353131, 0
   %h.1 = call i64 @gz_hash_mix(i64 %h.0, i64 %key)
   %h = call i64 @gz_hash_finish(i64 %h.1)
-  %h.low = and i64 %h, 281474976710655  ; (no null flags in bits 48..62: the key has no null)
-  %tagged = or i64 %h.low, -9223372036854775808
+  ; the key null mask travels in bits 48..62 of the hash, hence of the entry's tag
+  %h.low = and i64 %h, 281474976710655
+  %h.nm = shl i64 0, 48
+  %h.tagged = or i64 %h.low, %h.nm
+  %tagged = or i64 %h.tagged, -9223372036854775808  ; (the key has no null: no null flags)
   store i64 %tagged, ptr %grp
   %key.p = getelementptr inbounds i64, ptr %grp, i64 1
   store i64 %key, ptr %key.p
