@@ -34,9 +34,7 @@ from __future__ import annotations
 
 from ..expressions import Column, strip_alias
 from ..physical.pipelines import Pipeline
-from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .templates import environment
 
 CLAIM_FUNCTION = "claim"  # {prefix}_claim(ptr state), in the unit of the kernel that has the pass
 # The largest dense table (bytes) that gets the pass: a claim reads every entry of each open
@@ -57,7 +55,7 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
                pane: int) -> dict | None:
     """The template arguments of the branch-free pass for the kernel being emitted in ``ctx``,
     or None where it does not apply."""
-    from .module import _aggregate_input, _Obj, _emit_filters, _key_word  # module.py lowers the rest of the window
+    from .module import _aggregate_input, _emit_filters, _key_word, _Obj, macro_lines  # module.py lowers the rest of the window
     t = pipeline.terminal
     field, key_expr = t.keys[0]
     if dense["valid"] != "true" or field.dtype.is_string or not isinstance(strip_alias(key_expr), Column):
@@ -92,10 +90,8 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
     finally:
         ctx.body, ctx.row = body, row
         ctx.new_row()
-    macros = environment().get_template("aggregates.ll.j2").module
-    updates = [line for a in aggregates for line in str(macros.update(a)).split("\n") if line.strip()]
+    updates = macro_lines("aggregates.ll.j2", "update", aggregates)
     first = grouping.aggregates[0]
     return dict(pre=pre, ts=ts.val, key=key.val, body=fast, keep=keep, fkey=fkey.val, lo=dense["lo"],
                 cap=dense["cap"], pane=pane, entry_size=grouping.entry_size, updates=updates,
-                count_offset=first.off + 8 * _count_slot(first.func, first.kind), key_name=field.name,
-                unclaimed_word=abi.STATE_UNCLAIMED)
+                count_offset=first.off + 8 * _count_slot(first.func, first.kind), key_name=field.name)

@@ -293,6 +293,12 @@ def _lines(template: str, **context) -> list[str]:
     return render(template, **context).rstrip("\n").split("\n")
 
 
+def macro_lines(template: str, macro: str, aggregates: list) -> list[str]:
+    """The non-blank lines of ``template``'s ``macro`` rendered for each aggregate in turn."""
+    fn = getattr(environment().get_template(template).module, macro)
+    return [line for a in aggregates for line in str(fn(a)).split("\n") if line.strip()]
+
+
 # --- projection ----------------------------------------------------------------------------------
 _STORE = {"int32": ("i32", "trunc", "i64"), "int64": ("i64", "", "i64"), "timestamp": ("i64", "", "i64"),
           "float64": ("double", "", "double"), "bool": ("i8", "zext", "i1")}
@@ -456,8 +462,7 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
         gen.aggregate_types.append((a.field.name, f"list:{store}" if a.func == "top_k" else store))
         off += 8 * _agg_slots(a.func, kind)
     entry_size = off
-    agg_macros = environment().get_template("aggregates.ll.j2").module
-    updates = [line for a in aggs for line in str(agg_macros.update(a)).split("\n") if line.strip()]
+    updates = macro_lines("aggregates.ll.j2", "update", aggs)
     gen.grouping = _Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
     return gen.grouping
 

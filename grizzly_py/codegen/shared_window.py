@@ -34,8 +34,8 @@ from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _lower_time_window,
-                     lower_time_window_parts)
-from .templates import environment, render, resource_dir
+                     lower_time_window_parts, macro_lines)
+from .templates import render, resource_dir
 
 ATOMIC_AGGREGATES = ("count", "sum", "avg", "min", "max")
 
@@ -84,9 +84,8 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
     t: WindowTerminal = pipeline.terminal
     size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
-    macros = environment().get_template("window_shared_aggregates.ll.j2").module
-    inits = [line for a in g.aggregates for line in str(macros.init(a)).split("\n") if line.strip()]
-    updates = [line for a in g.aggregates for line in str(macros.update(a)).split("\n") if line.strip()]
+    inits = macro_lines("window_shared_aggregates.ll.j2", "init", g.aggregates)
+    updates = macro_lines("window_shared_aggregates.ll.j2", "update", g.aggregates)
     ctx.preamble.extend(_lines("window_shared_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.body.extend(_lines("window_shared.ll.j2", size=size, slide=slide, pane=pane, entry_size=g.entry_size,
                            key_words=g.key_words,

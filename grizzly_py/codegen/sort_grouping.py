@@ -28,8 +28,8 @@ from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .module import (HOLISTIC, CodegenOptions, GeneratedPipeline, KernelCode, _lines, _Obj,
-                     lower_time_window_parts)
-from .templates import environment, render
+                     lower_time_window_parts, macro_lines)
+from .templates import render
 
 GROUPINGS = ("hash", "sort")
 SORT_WINDOW_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
@@ -123,8 +123,7 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     # the trigger's reduce applies the same update macros to the values it reads back from a row
     reduce_aggs = [_Obj(a, value=f"%rv{a.idx}", valid=f"%rvalid{a.idx}" if a.arg_text else "true")
                    for a in g.aggregates]
-    macros = environment().get_template("aggregates.ll.j2").module
-    updates = [line for a in reduce_aggs for line in str(macros.update(a)).split("\n") if line.strip()]
+    updates = macro_lines("aggregates.ll.j2", "update", reduce_aggs)
     state = render("kpa_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,
                    slide=slide, keys=g.keys, aggregates=g.aggregates, updates=updates, row=row,
                    vectors=[a for a in g.aggregates if a.func in HOLISTIC])

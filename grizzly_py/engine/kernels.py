@@ -245,11 +245,12 @@ class Kernel:
             if where is None:
                 where = (self.batches_processed, 0)
             self.batches_processed += 1
-        kernel, state = self._entry(gen, prepared.has_nulls), self.states[worker]
+        unit = _unit(prepared.has_nulls)
+        kernel, state = self._entry(gen, unit), self.states[worker]
         measuring = self._start_measuring(variant, prepared.rows)
         rc = kernel(state.ctypes.data, prepared.columns.ctypes.data, prepared.rows, prepared.params.ctypes.data, out_ptr)
         sample = self.counters.stop(measuring[0], prepared.rows) if measuring else None
-        self._claim_entries(gen, _unit(prepared.has_nulls), state)
+        self._claim_entries(gen, unit, state)
         if rc == abi.KERNEL_STOPPED and variant is not None and variant.dense_keys is not None:
             return self._deoptimize(variant, batch, watermark, out_ptr, worker, where)
         rc = self._checked(rc, batch, state, where)
@@ -257,9 +258,8 @@ class Kernel:
             self.controller.after_task(variant, prepared.rows, sample)
         return rc
 
-    def _entry(self, gen: GeneratedPipeline, has_nulls: bool):
-        """The fused kernel of ``gen`` for a batch with or without nulls."""
-        unit = _unit(has_nulls)
+    def _entry(self, gen: GeneratedPipeline, unit: str):
+        """The fused kernel ``unit`` of ``gen`` (``_unit``: for batches with or without nulls)."""
         return self.function(unit, unit, _I64, _P, _P, _I64, _P, _P, gen=gen)
 
     def _claim_entries(self, gen: GeneratedPipeline, unit: str, state: np.ndarray) -> None:
@@ -315,7 +315,7 @@ class Kernel:
             plan.table = PartsTable(prepared, [p[3] for p in plan.parts], [p[4] for p in plan.parts],
                                     [p[2] for p in plan.parts], now)
             plan.unit = _unit(any(p.has_nulls for p in prepared))
-            plan.address = ctypes.cast(self._entry(gen, plan.unit == "process"), ctypes.c_void_p).value
+            plan.address = ctypes.cast(self._entry(gen, plan.unit), ctypes.c_void_p).value
         return plan
 
     def run_planned(self, plan: "PlannedParts") -> None:
