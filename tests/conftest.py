@@ -44,7 +44,7 @@ def every_row_a_morsel(monkeypatch):
     group only a few rows of source batches per round of tasks (so windows fire between rounds),
     and let the driver run a share of some rounds itself, of others none (a seeded draw)."""
     monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 3)
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 3)
     monkeypatch.setattr(CostModel, "min_rows", 1)
     rng = random.Random(11)
 

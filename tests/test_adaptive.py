@@ -249,7 +249,7 @@ def test_frequent_deoptimizations_back_off():
 
 def test_counter_change_triggers_reprofiling(monkeypatch):
     # rounds of two batches: a settled task runs a round's batches in one call, one sample each
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 1000)
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 1000)
     table = _ysb_like(40_000, 50, batch=500)
     scripted = ScriptedCounterSource(steps=[(0, {"ns_per_record": 2.0}), (15_000, {"ns_per_record": 9.0})])
     adaptive = quick(generic_records=1000, profile_records=1000, counters=scripted, detector_warmup=3,
@@ -343,7 +343,11 @@ def test_builder_compiles_a_spare_null_kernel_for_optimized_variants_only():
                            ("optimized", CodegenOptions(variant="optimized", dense_keys=(0, 16)))):
         gen = build_in_background(stage, p, options).future.result(timeout=120)
         _builder().submit(lambda: None).result(timeout=120)  # the builder is idle again
+        # the general kernel is rendered only when something needs it (CodeUnits): the builder
+        # renders the optimized variant's after the switch; the instrumented variant's, never
+        assert "process" in gen.units and gen.units.rendered("process") == (stage == "optimized"), stage
         nonnull, nullable = gen.units["process_nonnull"], gen.units["process"]
+        assert gen.units.rendered("process") and "@gz_bit" in nullable.ir  # (it reads validity bits)
         assert jit.is_compiled(nonnull.ir, nonnull.opt_level)
         assert jit.is_compiled(nullable.ir, nullable.opt_level) == (stage == "optimized"), stage
     assert parts_runner.cache_info().currsize == 1

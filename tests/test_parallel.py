@@ -108,6 +108,10 @@ def test_morsels_cover_the_batch_and_the_cost_model_avoids_tiny_tasks():
     assert model.morsel_count(10_000_000, 8) == 8     # 20 ms of work: every worker
     assert model.morsel_count(64_000, 8) == 2         # 128 us: two tasks beat one, three cost more
     assert model.group_rows(2) >= 2 * model.smallest_morsel
+    # the job's first round is a quarter of one (nothing runs while the driver reads it), never
+    # below a morsel per worker
+    assert model.group_rows(2, first=True) == 2 * max(model.smallest_morsel, model.group_rows(2) // 8)
+    assert CostModel(per_record_ns=1e6).group_rows(2, first=True) == 2 * CostModel(per_record_ns=1e6).smallest_morsel
     # a grouped round: the driver runs the first morsel, smaller by its own Python per round
     model.driver_ns = 1e6                             # 1 ms of reading and preparing batches
     morsels, driver = model.round_morsels(3_000_000, 2)
@@ -200,7 +204,7 @@ def test_grouped_tumbling_batches_fire_like_one_batch_at_a_time(monkeypatch):
     # rounds of 2-3 source batches: each batch's rows are judged late against the watermark
     # after the batch before it, not the round's, and windows fire once per round
     monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 5)
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 5)
     data = {"ts": [0, 9, 25, 3, 30, 12, 50, 41, 5, 60], "k": pa.array([1, 2, 1, 1, 2, 2, 1, 1, 2, 1], i64)}
 
     def build(env):
@@ -216,7 +220,7 @@ def test_grouped_tumbling_batches_fire_like_one_batch_at_a_time(monkeypatch):
 def test_the_driver_runs_a_share_of_each_grouped_round_itself(monkeypatch):
     # rounds of 60,000 rows: the driver runs a (smaller) morsel of each round itself while the
     # other worker runs its own, and the windows equal the reference
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 60_000)
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 60_000)
     n, rng = 300_000, np.random.default_rng(5)
     data = {"ts": np.sort(rng.integers(0, 30_000, n)), "k": rng.integers(0, 500, n), "v": rng.integers(-9, 9, n)}
 
@@ -232,13 +236,42 @@ def test_the_driver_runs_a_share_of_each_grouped_round_itself(monkeypatch):
     assert sum(w["records"] for w in metrics["workers"]) == n
 
 
+def test_the_first_grouped_round_is_shorter_than_the_next(monkeypatch):
+    # nothing runs while the driver reads the job's first round, so it is a quarter of a round:
+    # count the rows of each round the driver starts (the cost model's estimate held fixed)
+    import functools
+    from grizzly_py.engine import local
+    monkeypatch.setattr(CostModel, "observe", lambda self, records, seconds, code=None: None)
+    # rounds of 40 us of work at 2 ns a record: 20,000 rows a worker; morsels of 1,000 rows or more
+    monkeypatch.setattr(local, "CostModel", functools.partial(
+        CostModel, round_ms=0.04, round_overhead_ns=1000.0, task_overhead_ns=100.0, min_rows=1000))
+    rounds, flush = [], local.QueryRun._flush_group
+
+    def counted(self):
+        if self.group:
+            rounds.append(self.group_rows)
+        flush(self)
+    monkeypatch.setattr(local.QueryRun, "_flush_group", counted)
+    n, rng = 200_000, np.random.default_rng(9)
+    data = {"ts": np.sort(rng.integers(0, 20_000, n)), "k": rng.integers(0, 50, n)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[2_000] * 100, bound=5).key_by("k") \
+            .window(tumbling(1000)).aggregate(n=agg.count())
+
+    actual, _ = run_parallel(build, 2)
+    expected, _ = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
+    assert_tables_equal(actual, expected)
+    assert rounds[0] == 10_000 and set(rounds[1:-1]) == {40_000} and sum(rounds) == n
+
+
 def test_chained_rounds_read_only_the_event_times_before_the_last_task(monkeypatch):
     # rounds of 60,000 rows cut at batch boundaries; out-of-order event times with late records,
     # so every batch's watermark matters. The driver reads the largest event time of the batches
     # before the round's last task only (not all); batches too large to cut whole are read
     # one by one as before. Both equal the reference, late records included.
     from grizzly_py.engine import local
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 60_000)
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 60_000)
     reads = []
     real = local.batch_max_event_time
     monkeypatch.setattr(local, "batch_max_event_time", lambda batch, column: reads.append(1) or real(batch, column))

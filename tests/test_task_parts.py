@@ -87,7 +87,7 @@ def test_chained_watermarks_equal_the_reference(ts, bound, rows, size):
 def test_a_failed_guard_in_the_middle_of_a_call(monkeypatch, native_calls, parallelism):
     """Dense keys 0-4 speculated; a batch in the middle of a later task brings key 40: that part
     stops at the key, the generic variant finishes it, the parts after it run one by one."""
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 30)
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 30)
     monkeypatch.setattr(CostModel, "morsel_count", lambda self, rows, workers: workers)
     keys = [k % 5 for k in range(120)]
     keys[97] = 40
@@ -112,7 +112,7 @@ def test_a_task_goes_to_one_call_once_the_controller_settles(monkeypatch, native
     the rest go in one call. A key outside the dense range later in that call stops it there
     (the generic variant finishes that part, the rest run one by one again). Every record is
     counted once; the results equal the reference."""
-    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers: 10**9)
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 10**9)
     keys = [k % 5 for k in range(160)]
     if bad_key_at is not None:
         keys[bad_key_at] = 40

@@ -12,6 +12,8 @@ literals to resolve per batch, the output layout).
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
@@ -124,6 +126,45 @@ class CodeUnit:
     opt_level: int
 
 
+class CodeUnits(Mapping):
+    """A pipeline's units by name, in display order. A unit may be deferred: given as a function
+    that renders it, called on first access (once, under a lock). A variant's general kernel
+    (for batches with nulls) is deferred: rendering it took half of a variant's generation, on
+    the critical path of every stage switch, for batches that most streams never have."""
+
+    def __init__(self):
+        self._units: dict[str, CodeUnit | None] = {}
+        self._render: dict[str, Callable[[], CodeUnit]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, unit: CodeUnit) -> None:
+        self._units[unit.name] = unit
+
+    def defer(self, name: str, render: Callable[[], CodeUnit]) -> None:
+        self._units[name], self._render[name] = None, render
+
+    def rendered(self, name: str) -> bool:
+        return self._units.get(name) is not None
+
+    def __getitem__(self, name: str) -> CodeUnit:
+        unit = self._units[name]
+        if unit is None:
+            with self._lock:
+                unit = self._units[name]
+                if unit is None:
+                    unit = self._units[name] = self._render.pop(name)()
+        return unit
+
+    def __contains__(self, name) -> bool:  # (Mapping's would render a deferred unit)
+        return name in self._units
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._units)
+
+    def __len__(self) -> int:
+        return len(self._units)
+
+
 @dataclass
 class GeneratedPipeline:
     """A pipeline's code: separately compiled units (each kernel at O3, compiled when a batch
@@ -131,7 +172,7 @@ class GeneratedPipeline:
 
     pipeline: Pipeline
     options: CodegenOptions
-    units: dict[str, CodeUnit]
+    units: Mapping[str, CodeUnit]
     prefix: str
     columns: list[ColumnLayout]
     decode_columns: list[str]            # dictionary columns the engine decodes to plain strings
@@ -161,7 +202,9 @@ KERNELS = (("process", False), ("process_nonnull", True))  # (function name, ass
 
 def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedPipeline:
     """Render the module of ``pipeline``: its kernels (general and no-nulls) and, for windows,
-    the state and trigger functions. A join pipeline has a kernel per input (``join.py``)."""
+    the state and trigger functions. A join pipeline has a kernel per input (``join.py``).
+    The no-nulls kernel (what runs first) and the state unit are rendered now; the general
+    kernel when it is first asked for (``CodeUnits``). Either way each unit's IR is the same."""
     if pipeline.terminal.kind == "join":
         from .join import generate_join
         return generate_join(pipeline, options)
@@ -174,9 +217,10 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
     rule = _rule_for(pipeline)
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}" \
         + (", shared window state" if options.window_state == "shared" else "") + "\n"
-    units: dict[str, CodeUnit] = {}
-    gen, claim_unit = None, None
-    for name, assume_valid in KERNELS:
+    units = CodeUnits()
+
+    def render_kernel(name: str, assume_valid: bool) -> tuple[GeneratedPipeline, CodeUnit, str, KernelCode]:
+        """One kernel (a fresh GeneratedPipeline takes what the rule records), and the state unit."""
         gen = GeneratedPipeline(pipeline, options, units, prefix, layouts, sorted(decode), [])
         if adaptable(pipeline, options):  # every variant's state block has room for a profile
             gen.profile_base, gen.state_words = gen.state_words, gen.state_words + PROFILE_WORDS
@@ -187,13 +231,16 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
         code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
         kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, title=_title(pipeline), p=prefix,
                         kernels=[code], block=options.block_rows)
-        units[name] = CodeUnit(name, header + kernel + "\n" + runtime_declarations(), 3)
-        if state and "state" not in units:  # the same for every kernel
-            units["state"] = CodeUnit("state", header + state + "\n" + runtime_declarations(), 1)
         gen.dict_params = list(ctx.dict_params)  # the same in every kernel: same expressions, same order
-        if code.fast is not None:
-            claim_unit = name
-    gen.claim_unit = claim_unit
+        return gen, CodeUnit(name, header + kernel + "\n" + runtime_declarations(), 3), state, code
+
+    (general, _), (nonnull, _) = KERNELS
+    units.defer(general, lambda: render_kernel(general, False)[1])
+    gen, unit, state, code = render_kernel(nonnull, True)
+    if state:  # the same for every kernel
+        units.add(CodeUnit("state", header + state + "\n" + runtime_declarations(), 1))
+    units.add(unit)
+    gen.claim_unit = nonnull if code.fast is not None else None  # (only that kernel has the pass)
     return gen
 
 

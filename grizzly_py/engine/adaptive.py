@@ -137,7 +137,7 @@ class Variant:
 def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: tuple[str, ...] = ()) -> Variant:
     """Generate and compile a variant on a background thread, off the critical path: the
     current variant keeps running meanwhile. The variant is ready once its kernel for batches
-    without nulls is compiled; the builder then compiles an optimized variant's other kernel (for
+    without nulls is compiled; the builder then renders and compiles an optimized variant's other kernel (for
     batches with nulls). The instrumented variant's other kernel compiles only when a batch
     first needs it: it runs for a profile's records only, and that compile (~60-80 ms of LLVM on
     a cold start) would hold the builder, and the LLVM lock, while the profile is taken and the
@@ -149,9 +149,10 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
         try:
             with yielding_gil():
                 gen = generate_pipeline(pipeline, options)
-            units = [gen.units[u] for u in KERNEL_UNITS if u in gen.units]
+            names = [u for u in KERNEL_UNITS if u in gen.units]
+            first = gen.units[names[0]]  # (the others are rendered when asked for: CodeUnits)
             # the kernel's address too: looking it up later would wait for the next compile
-            compile_ir(units[0].ir, units[0].opt_level).address(f"{gen.prefix}_{units[0].name}")
+            compile_ir(first.ir, first.opt_level).address(f"{gen.prefix}_{first.name}")
             variant.gen = gen
         except BaseException as e:  # reaches the controller, which raises it in the job
             future.set_exception(e)
@@ -163,8 +164,10 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
             parts_runner()
         except BaseException:
             pass  # compiled again, and raised, by the first task that needs it
-        for unit in units[1:]:
+        for name in names[1:]:
             try:
+                with yielding_gil():
+                    unit = gen.units[name]
                 compile_ir(unit.ir, unit.opt_level).address(f"{gen.prefix}_{unit.name}")
             except BaseException:
                 pass  # compiled again, and raised, by the first batch that needs it

@@ -314,6 +314,7 @@ class QueryRun:
         self.group: list[tuple[SharedBatch, int, int | None]] = []  # (batch, number, largest event time)
         self.group_rows = 0
         self._round = None  # (run, [(future, records)], start): the round of grouped tasks in flight
+        self._rounds = 0  # rounds started (the first is shorter: CostModel.group_rows)
         self._driver_free_since: float | None = None  # when the driver ended its share of a round
         # with a worker pool: a round's tasks reached their native calls (TaskStart)
         self._task_started = threading.Semaphore(0) if pool is not None else None
@@ -384,7 +385,7 @@ class QueryRun:
                 self.runs[self.grouped].kernel.prepare_ahead(shared)
             self.group.append((shared, number, latest))
             self.group_rows += batch.num_rows
-            if self.group_rows >= self.cost.group_rows(self.workers):
+            if self.group_rows >= self.cost.group_rows(self.workers, first=not self._rounds):
                 self._flush_group()
             return
         for pid in self.readers[id(source)]:
@@ -566,6 +567,7 @@ class QueryRun:
             tasks.append((self._round_task(kernel, parts, len(tasks), self.chain_delay if chained else None),
                           length))
         self._read_ahead_rows = morsels[-1][0] if chained else total
+        self._rounds += 1
         own = tasks.pop(0) if driver else None  # the driver's share (CostModel.round_morsels)
         started = time.perf_counter()
         futures = [(self._submit(fn, n), n) for fn, n in tasks]
