@@ -265,34 +265,44 @@ def test_the_first_grouped_round_is_shorter_than_the_next(monkeypatch):
     assert rounds[0] == 10_000 and set(rounds[1:-1]) == {40_000} and sum(rounds) == n
 
 
-def test_chained_rounds_read_only_the_event_times_before_the_last_task(monkeypatch):
+def test_chained_rounds_read_the_event_times_before_each_task_once(monkeypatch):
     # rounds of 60,000 rows cut at batch boundaries; out-of-order event times with late records,
-    # so every batch's watermark matters. The driver reads the largest event time of the batches
-    # before the round's last task only (not all); batches too large to cut whole are read
-    # one by one as before. Both equal the reference, late records included.
-    from grizzly_py.engine import local
+    # so every batch's watermark matters. Planned tasks read the largest event time of the rows
+    # before them themselves (RoundBases, natively) and the driver reads none; unplanned ones
+    # (a controller that has not settled) have the driver read those before the round's last
+    # task; batches too large to cut whole are read one by one by the driver. All equal the
+    # reference, late records included.
+    from grizzly_py.engine import local, task_parts
+    from grizzly_py.engine.adaptive import AdaptiveSettings
     monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 60_000)
-    reads = []
-    real = local.batch_max_event_time
+    reads, native = [], []
+    real, column_max = local.batch_max_event_time, task_parts.PartsTable.column_max
     monkeypatch.setattr(local, "batch_max_event_time", lambda batch, column: reads.append(1) or real(batch, column))
+    monkeypatch.setattr(task_parts.PartsTable, "column_max", lambda self, slot: native.append(len(self.rows))
+                        or column_max(self, slot))
     n, rng = 300_000, np.random.default_rng(11)
     ts = np.arange(n) // 10 + rng.integers(-400, 400, n)  # up to 400 ms out of order, bound 50: late rows
     data = {"ts": ts, "k": rng.integers(0, 300, n), "v": rng.integers(-9, 9, n)}
-    for sizes, all_read in (([5_000] * 60, False), ([150_000] * 2, True)):
+    never_settles = AdaptiveSettings(generic_records=10**9)
+    for adaptive, sizes, driver_reads in ((False, [5_000] * 60, "none"), (never_settles, [5_000] * 60, "some"),
+                                          (False, [150_000] * 2, "all")):
         def build(env):
             return arrow_stream(env, data, sizes=sizes, bound=50).key_by("k") \
                 .window(tumbling(1000)).aggregate(n=agg.count(), s=agg.sum("v"))
 
-        reads.clear()
-        actual, metrics = run_parallel(build, 2)
-        read = len(reads)
+        reads.clear(), native.clear()
+        env = gz.StreamEnvironment(parallelism=2, adaptive=adaptive)
+        build(env).collect("out")
+        result = env.execute()
         expected, ref_metrics = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
-        assert_tables_equal(actual, expected)
-        assert metrics["late_records"] == ref_metrics["late_records"] > 0
-        if all_read:
-            assert read >= len(sizes)
+        assert_tables_equal(result["out"], expected)
+        assert result.metrics["late_records"] == ref_metrics["late_records"] > 0
+        if driver_reads == "none":  # each round's second task read the first task's batches
+            assert not reads and len(native) == 5 and 0 < sum(native) < len(sizes)
+        elif driver_reads == "some":
+            assert not native and 0 < len(reads) < len(sizes) * 2 // 3  # (the driver's morsel is the smaller)
         else:
-            assert 0 < read < len(sizes) * 2 // 3  # (the driver's morsel is the smaller)
+            assert not native and len(reads) >= len(sizes)
 
 
 @pytest.mark.parametrize("window", ["tumbling", "sliding"])

@@ -60,7 +60,7 @@ from .parallel import (CostModel, OrderedStage, WorkerPool, align_morsels, auto_
                        wait_all)
 from .sinks import open_sink
 from .state_memory import check_state_memory
-from .task_parts import TaskStart, entering_native
+from .task_parts import RoundBases, TaskStart, entering_native, signal_entering_native
 
 WINDOWS = (WindowKernel, RegroupingKernel)            # kernels of window aggregates
 STATEFUL = (WindowKernel, RegroupingKernel, JoinKernel)  # kernels with windows that fire
@@ -324,7 +324,6 @@ class QueryRun:
         # _flush_group); a shared window state has no block per task: the driver reads every
         # batch's event times before the tasks start
         self.chain_delay: int | None = None
-        self._read_ahead_rows = 0  # rows of a round whose event times the driver reads as they come
         if self.grouped is not None:
             clock, kernel = self.clocks[id(self.sources[0])], self.runs[self.grouped].kernel
             if clock.tracker is kernel and getattr(kernel, "window_state", "thread_local") != "shared":
@@ -378,8 +377,8 @@ class QueryRun:
         if self.grouped is not None:
             shared, latest = SharedBatch(batch), _UNREAD
             # read now, while the workers run the round before: the event times _flush_group
-            # will want (every batch's, or those of the rows before the round's last task)
-            if self.chain_delay is None or (self.pool is not None and self.group_rows < self._read_ahead_rows):
+            # will want (every batch's; chained rounds' tasks read what they need: RoundBases)
+            if self.chain_delay is None:
                 latest = self.clocks[id(source)].batch_max(batch)
             if self.pool is not None:
                 self.runs[self.grouped].kernel.prepare_ahead(shared)
@@ -500,8 +499,10 @@ class QueryRun:
             run.seconds += time.perf_counter() - start
             return
         shared = SharedBatch(batch)  # prepared once for all its morsels
-        tasks = [(self._round_task(kernel, [(shared, number, run.watermark, o, n)], block), n)
-                 for block, (o, n) in enumerate(pieces)]
+        tasks = []
+        for block, (o, n) in enumerate(pieces):
+            parts = [(shared, number, run.watermark, o, n)]
+            tasks.append((self._round_task(kernel, parts, block, plan=self._plan(kernel, parts, block)), n))
         if len(tasks) == 1:  # not worth a hand-off: this thread (no task is running)
             results = [tasks[0][0](0)]
         else:
@@ -554,19 +555,23 @@ class QueryRun:
             first += rows
             if not chained:
                 clock.observe_max(self._batch_max(clock, shared, latest))
-        bases = self._task_bases(clock, batches, sizes, morsels) if chained else [None] * len(morsels)
-        tasks = []
-        for (start, length), base in zip(morsels, bases):
+        delay = self.chain_delay if chained else None
+        morsel_parts = []
+        for start, length in morsels:
             parts = []
             for batch, number, watermark, at in segments:
                 lo, hi = max(start, at), min(start + length, at + batch.batch.num_rows)
                 if lo < hi:
                     parts.append((batch, number, watermark, lo - at, hi - lo))
-            if base is not None:  # (the block is idle: the round before has finished)
-                kernel.raise_max_event_time(len(tasks), base)
-            tasks.append((self._round_task(kernel, parts, len(tasks), self.chain_delay if chained else None),
-                          length))
-        self._read_ahead_rows = morsels[-1][0] if chained else total
+            morsel_parts.append(parts)
+        plans = [self._plan(kernel, parts, block, delay) for block, parts in enumerate(morsel_parts)]
+        bases = self._round_bases(clock, plans) if chained and len(morsels) > 1 else None
+        if chained and bases is None:  # (the driver reads them: tasks not planned, or no int64 column)
+            for block, base in enumerate(self._task_bases(clock, batches, sizes, morsels)):
+                if base is not None:  # (the block is idle: the round before has finished)
+                    kernel.raise_max_event_time(block, base)
+        tasks = [(self._round_task(kernel, parts, block, delay, plan, bases), length)
+                 for block, (parts, plan, (_, length)) in enumerate(zip(morsel_parts, plans, morsels))]
         self._rounds += 1
         own = tasks.pop(0) if driver else None  # the driver's share (CostModel.round_morsels)
         started = time.perf_counter()
@@ -582,6 +587,22 @@ class QueryRun:
     def _batch_max(clock: SourceClock, shared: SharedBatch, latest) -> int | None:
         """A grouped batch's largest event time: read when it was fed, or now."""
         return clock.batch_max(shared.batch) if latest is _UNREAD else latest
+
+    @staticmethod
+    def _round_bases(clock: SourceClock, plans: list) -> RoundBases | None:
+        """The tasks of a chained round read the event times before them themselves
+        (``RoundBases``) when every task is planned and the event time is an int64 or
+        timestamp column; else None."""
+        if any(plan is None or plan.table is None for plan in plans):
+            return None
+        name = clock.source.timestamp
+        layout = next((c for c in plans[0].kernel.gen.columns if c.name == name), None)
+        if layout is None or not (pa.types.is_int64(layout.arrow_type) or pa.types.is_timestamp(layout.arrow_type)):
+            return None
+        if pa.types.is_timestamp(layout.arrow_type):
+            mul, div = TIMESTAMP_UNIT_DIVISOR[layout.arrow_type.unit]
+            return RoundBases(plans, layout.slot_base, lambda raw: raw * mul // div)
+        return RoundBases(plans, layout.slot_base, int)
 
     @staticmethod
     def _task_bases(clock: SourceClock, batches: list, sizes: list[int], morsels: list) -> list:
@@ -612,22 +633,32 @@ class QueryRun:
             return self.pool.submit(fn, records)
         return run_now(lambda: fn(0))  # (an error is raised where the round finishes)
 
-    def _round_task(self, kernel, parts, block: int, chain_delay: int | None = None):
+    def _plan(self, kernel, parts, block: int, chain_delay: int | None = None):
+        """The driver's plan of a task (``Kernel.plan_parts``) when the kernel runs its parts in
+        one call and a worker pool runs the tasks; else None."""
+        return kernel.plan_task(parts, block, chain_delay) if self.pool is not None else None
+
+    def _round_task(self, kernel, parts, block: int, chain_delay: int | None = None, plan=None,
+                    bases: RoundBases | None = None):
         """A task over ``parts`` (SharedBatch, number, watermark, first row, rows) on state block
-        ``block`` (the task's index in its round: no two tasks of a round share one). When the
-        kernel runs them in one call the driver plans it here (``Kernel.plan_parts``) and the
-        task only makes the native call, returning the plan (``_finish_round`` finishes it);
-        else the task runs them (``process_parts``) and returns None, or (a shared window state
-        that must grow) the parts not done."""
+        ``block`` (the task's index in its round: no two tasks of a round share one). With a
+        ``plan`` (``_plan``) the task only makes the native call and returns the plan
+        (``_finish_round`` finishes it); else it runs the parts (``process_parts``) and returns
+        None, or (a shared window state that must grow) the parts not done. ``bases``: the task
+        first raises its block to the largest event time of the round's rows before it."""
         cost = self.cost
         rows = sum(p[4] for p in parts)
         started = self._task_started
-        plan = kernel.plan_task(parts, block, chain_delay) if self.pool is not None else None
 
         def run_parts(worker: int):  # (the pool's worker id is not the block)
             signal = TaskStart(started) if started is not None else None
             hook = entering_native.set(signal)
             try:
+                if bases is not None and block > 0:
+                    signal_entering_native()  # (reading the event times runs without the GIL)
+                    base = bases.base(block)
+                    if base is not None:
+                        kernel.raise_max_event_time(block, base)
                 t0 = time.perf_counter()
                 if plan is not None:
                     plan.kernel.run_planned(plan)
@@ -679,7 +710,8 @@ class QueryRun:
         left = [parts for parts in stopped if parts is not None]
         while left:
             kernel.grow()
-            futures = [self._submit(self._round_task(kernel, parts, block), sum(p[4] for p in parts))
+            futures = [self._submit(self._round_task(kernel, parts, block, plan=self._plan(kernel, parts, block)),
+                                    sum(p[4] for p in parts))
                        for block, parts in enumerate(left)]
             self._await_task_starts(len(futures))
             left = [parts for parts in self._finish_plans(wait_all(futures)) if parts is not None]

@@ -23,13 +23,58 @@ from ..jit import compile_ir
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
-# keeps gz_run_parts (linkonce_odr, dropped when nothing calls it) in a module of its own
-_WRAPPER_IR = """
-define i64 @gz_task_run_parts(ptr %fn, ptr %state, ptr %parts, i64 %n, ptr %done, i64 %delay) {
+# keeps gz_run_parts (linkonce_odr, dropped when nothing calls it) in a module of its own; and
+# the largest value of one int64 column over the parts of a table (PartsTable.column_max)
+_WRAPPER_IR = f"""
+define i64 @gz_task_run_parts(ptr %fn, ptr %state, ptr %parts, i64 %n, ptr %done, i64 %delay) {{
 entry:
   %rc = call i64 @gz_run_parts(ptr %fn, ptr %state, ptr %parts, i64 %n, ptr %done, i64 %delay)
   ret i64 %rc
-}
+}}
+
+define i64 @gz_task_parts_max(ptr %parts, i64 %n, i64 %slot) {{
+entry:
+  br label %part
+part:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %rows.end ]
+  %m = phi i64 [ {abi.INT64_MIN}, %entry ], [ %m.part, %rows.end ]
+  %more = icmp slt i64 %i, %n
+  br i1 %more, label %open, label %out
+open:
+  %row = mul i64 %i, 3
+  %columns.p = getelementptr inbounds i64, ptr %parts, i64 %row
+  %columns.i = load i64, ptr %columns.p
+  %columns = inttoptr i64 %columns.i to ptr
+  %rows.p = getelementptr inbounds i64, ptr %columns.p, i64 1
+  %rows = load i64, ptr %rows.p
+  %vals.s = add i64 %slot, {abi.SLOT_VALUES}
+  %vals.p = getelementptr inbounds i64, ptr %columns, i64 %vals.s
+  %vals.i = load i64, ptr %vals.p
+  %vals = inttoptr i64 %vals.i to ptr
+  %off.s = add i64 %slot, {abi.SLOT_OFFSET}
+  %off.p = getelementptr inbounds i64, ptr %columns, i64 %off.s
+  %off = load i64, ptr %off.p
+  %first = getelementptr inbounds i64, ptr %vals, i64 %off
+  br label %rows.loop
+rows.loop:
+  %r = phi i64 [ 0, %open ], [ %r.next, %rows.body ]
+  %m.part = phi i64 [ %m, %open ], [ %m.row, %rows.body ]
+  %in = icmp slt i64 %r, %rows
+  br i1 %in, label %rows.body, label %rows.end
+rows.body:
+  %v.p = getelementptr inbounds i64, ptr %first, i64 %r
+  %v = load i64, ptr %v.p
+  %m.row = call i64 @llvm.smax.i64(i64 %m.part, i64 %v)
+  %r.next = add i64 %r, 1
+  br label %rows.loop
+rows.end:
+  %i.next = add i64 %i, 1
+  br label %part
+out:
+  ret i64 %m
+}}
+
+declare i64 @llvm.smax.i64(i64, i64)
 """
 
 
@@ -65,10 +110,12 @@ def signal_entering_native() -> None:
 @functools.lru_cache(maxsize=1)
 def parts_runner():
     """The compiled ``gz_run_parts``: (kernel address, state, parts table, parts, done, watermark
-    chain delay) -> code.
+    chain delay) -> code; and ``gz_task_parts_max``: (parts table, parts, column slot) -> the
+    column's largest value (INT64_MIN: no rows).
     (The compiled module is cached by ``jit`` and kept alive by this cache.)"""
     module = compile_ir(runtime_declarations() + _WRAPPER_IR)
-    return module, module.function("gz_task_run_parts", _I64, _P, _P, _P, _I64, _P, _I64)
+    return (module, module.function("gz_task_run_parts", _I64, _P, _P, _P, _I64, _P, _I64),
+            module.function("gz_task_parts_max", _I64, _P, _I64, _I64))
 
 
 class PartsTable:
@@ -99,13 +146,20 @@ class PartsTable:
         """Run the parts on ``state``: (code, index of the part that returned it; ``n`` and 0
         when every part ran). ``chain_delay``: chain the watermark through the parts
         (``chained_watermark``; each part then holds the watermark it ran under)."""
-        _, runner = parts_runner()
+        runner = parts_runner()[1]
         rc = runner(kernel_address, state.ctypes.data, self.table.ctypes.data, len(self.table),
                     self.done.ctypes.data, -1 if chain_delay is None else chain_delay)
         return int(rc), int(self.done[0])
 
     def watermark(self, index: int) -> int:
         return int(self.params[index, abi.PARAM_WATERMARK])
+
+    def column_max(self, slot_base: int) -> int | None:
+        """The largest value of the int64 column at descriptor slot ``slot_base`` over every
+        part's rows (its validity is not read: the caller's column has no nulls); None without
+        rows. One native call, without the GIL."""
+        found = parts_runner()[2](self.table.ctypes.data, len(self.table), slot_base)
+        return None if found == abi.INT64_MIN and not self.rows.any() else int(found)
 
 
 def chained_watermark(watermark: int, max_event_time: int, delay: int) -> int:
@@ -115,3 +169,42 @@ def chained_watermark(watermark: int, max_event_time: int, delay: int) -> int:
     if max_event_time == abi.INT64_MIN:
         return watermark
     return max(watermark, max(abi.INT64_MIN, max_event_time - delay))
+
+
+class RoundBases:
+    """The largest event time of a chained round's rows before each of its tasks (the base of
+    its watermarks, ``chained_watermark``), worked out by the tasks themselves
+    (``local.QueryRun._flush_group``): task ``k`` reads the event times of task ``k - 1``'s parts
+    (``PartsTable.column_max``: native, without the GIL) and takes the largest of what tasks
+    ``1..k`` found, so that each row before the round's last task is read once, by one task, and
+    the tasks read in parallel. (The driver used to read them, one batch at a time with numpy,
+    ~45 us a 64K-row batch, while the workers waited for its next round.)
+
+    ``plans``: the round's planned tasks, in round order; ``slot_base``: the event-time column's
+    descriptor slot; ``to_ms``: a raw value to epoch ms. Task ``k`` runs after task ``j < k``
+    started (the pool's queue is first in, first out, and the driver's own task, the first,
+    waits for nobody), so no wait is on a task that has not started."""
+
+    def __init__(self, plans: list, slot_base: int, to_ms):
+        self.plans, self.slot_base, self.to_ms = plans, slot_base, to_ms
+        self.found: list[int | None] = [None] * len(plans)  # found[j]: the largest of task j's rows
+        self.ready = [threading.Event() for _ in plans]
+        self.failed = False
+
+    def base(self, task: int) -> int | None:
+        """The largest event time of the round's rows before task ``task`` (>= 1); None: none."""
+        j = task - 1
+        try:
+            raw = self.plans[j].table.column_max(self.slot_base)
+            self.found[j] = None if raw is None else self.to_ms(raw)
+        except BaseException:
+            self.failed = True
+            raise
+        finally:
+            self.ready[j].set()
+        for ready in self.ready[:j]:
+            ready.wait()
+        if self.failed:
+            raise RuntimeError("an earlier task of this round failed to read its event times")
+        found = [m for m in self.found[:task] if m is not None]
+        return max(found) if found else None
