@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import ctypes
 import hashlib
+import os
+import sys
 import threading
 import time
 from collections import OrderedDict
@@ -144,6 +146,43 @@ def compile_ir_async(ir: str, opt_level: int = 3, background: bool = False) -> F
         else:
             work()
     return future
+
+
+def _llvm_lock():
+    """llvmlite's lock around every call into LLVM (``ffi.lib._lock``), if llvmlite is loaded."""
+    ffi = sys.modules.get("llvmlite.binding.ffi")
+    return getattr(getattr(getattr(ffi, "lib", None), "_lock", None), "_lock", None)
+
+
+def _before_fork() -> None:
+    """A fork waits until no thread is inside LLVM or this cache: a child forked while another
+    thread held llvmlite's lock (a background compile) would wait for it forever at its first
+    LLVM call, and LLVM's state would be that of a call cut in half."""
+    _lock.acquire()
+    llvm = _llvm_lock()
+    if llvm is not None:
+        llvm.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    llvm = _llvm_lock()
+    if llvm is not None:
+        llvm.release()
+    _lock.release()
+
+
+def _after_fork_in_child() -> None:
+    """The child lacks the threads that compiled in the background: a compile under way at the
+    fork (between two LLVM calls) never finishes there, so its future is dropped (the next
+    request compiles again)."""
+    _after_fork_in_parent()
+    for key in [k for k, f in _cache.items() if not f.done()]:
+        del _cache[key]
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 def is_compiled(ir: str, opt_level: int = 3) -> bool:

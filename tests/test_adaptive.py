@@ -11,6 +11,10 @@ counter source.
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -190,6 +194,34 @@ def test_stages_generic_instrumented_optimized_with_record_counts():
     assert "keys: dense" in history[2]["reason"]
     profile = history[2]["profile"] if "profile" in history[2] else history[1].get("profile")
     assert profile is None or profile["key_max"] <= 99
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_builds_its_variants_too():
+    # a job here starts the variant builder's thread; a child forked afterwards has no such
+    # thread, and before the fix its builder queued every variant and built none: the child's
+    # job waited for a compile that never came (here), or ran the generic variant to the end
+    table = _ysb_like(20_000, 100)
+    settings = quick(generic_records=3000, profile_records=4000)
+    assert [h["stage"] for h in histories(check(_ysb_query(table), settings))[0]][-1] == "optimized"
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if its job reached the optimized variant
+        code = 1
+        try:
+            stages = [h["stage"] for h in histories(check(_ysb_query(table), settings))[0]]
+            code = 0 if stages == ["generic", "instrumented", "optimized"] else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child's job never finished: its variants were never built")
 
 
 @pytest.mark.parametrize("step", [1000, 2500])

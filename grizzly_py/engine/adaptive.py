@@ -23,6 +23,7 @@ The controller is shared by the pipeline's workers and guarded by a lock; the de
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -215,6 +216,23 @@ def _builder() -> ThreadPoolExecutor:
         if not _BUILDER:
             _BUILDER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="grizzly-variant-builder"))
         return _BUILDER[0]
+
+
+def _after_fork_in_child() -> None:
+    """A forked child has only the thread that forked: the builder's thread is gone (its
+    executor would queue every variant and never build one, so a job in the child would run
+    the generic variant to the end), and a lock or a shortened switch interval that another
+    thread held at the fork stays held. The child starts afresh."""
+    global _BUILDER_LOCK, _GIL_LOCK
+    _BUILDER.clear()
+    _BUILDER_LOCK, _GIL_LOCK = threading.Lock(), threading.Lock()
+    if _GIL_USERS[0]:
+        _GIL_USERS[0] = 0
+        sys.setswitchinterval(_GIL_USERS[1])
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class ProfileStore(Protocol):
