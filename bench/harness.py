@@ -7,7 +7,9 @@ engine is not available here: ``PeerUnavailable`` from setup, with the reason), 
 tried again on every run, so it turns ``ok`` by itself once supported) or ``failed`` (it raised,
 crashed, or its runs disagreed with each other); it is never silently skipped.
 
-``run_isolated`` runs a peer in a forked child process, which inherits the generated data
+``run_interleaved`` sets every peer up, then times one run of each peer per round (each in a
+forked child of its own): the host's drift reaches every peer alike. ``run_isolated`` runs a
+peer in a forked child process, which inherits the generated data
 copy-on-write: a peer that crashes the interpreter (a JIT bug, a segfault in native code)
 becomes a failed peer instead of ending the run, and each peer's memory is its own.
 ``run_isolated_each`` does the same for a peer that runs several cases (one engine start for
@@ -70,6 +72,73 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}".strip()
 
 
+def _run_line(result: PeerResult, i: int, repeat: int) -> str:
+    seconds = result.runs.seconds[-1]
+    return (f"  {result.name} run {i + 1}/{repeat}: {seconds:.3f} s "
+            f"({result.runs.n_records / seconds / 1e6:.1f} Mrec/s)")
+
+
+class PeerRunner:
+    """One peer's runs, a step at a time: ``setup`` (untimed), then ``run`` once per call (timed,
+    summarized, checked against the first run's summary), then ``finish``. A step that fails
+    sets the result's status and ends the runs (``live``). ``run_peer`` takes the steps back
+    to back; ``run_interleaved`` takes one run of every peer per round."""
+
+    def __init__(self, peer: Peer, n_records: int, log: Callable[[str], None] = print,
+                 summarize: Callable[[Any], Any] = summarize):
+        self.peer, self.log, self.summarize = peer, log, summarize
+        self.result = PeerResult(peer.name, peer.description, runs=Runs(n_records))
+        self.live = False
+
+    def setup(self, data: Any) -> PeerResult:
+        result = self.result
+        try:
+            self.peer.setup(data)
+            self.live = True
+        except PeerUnavailable as exc:
+            result.status, result.error = "missing", str(exc)
+        except NotImplementedError as exc:
+            result.status, result.error = "unsupported", f"setup: {_describe(exc)}"
+        except Exception as exc:  # noqa: BLE001 - reported, never swallowed
+            result.status, result.error = "failed", f"setup: {_describe(exc)}"
+            result.traceback = traceback.format_exc()
+        return result
+
+    def run(self, i: int, repeat: int) -> PeerResult:
+        """Run ``i`` (from 0) of ``repeat``."""
+        result, peer = self.result, self.peer
+        try:
+            seconds, table = timed(peer.run)
+            summary = self.summarize(table)
+        except NotImplementedError as exc:
+            result.status, result.error, self.live = "unsupported", _describe(exc), False
+            return result
+        except Exception as exc:  # noqa: BLE001 - reported, never swallowed
+            result.status, result.error, self.live = "failed", f"run {i + 1}: {_describe(exc)}", False
+            result.traceback = traceback.format_exc()
+            return result
+        del table
+        result.runs.seconds.append(seconds)
+        self.log(_run_line(result, i, repeat))
+        if result.summary is None:
+            result.summary = summary
+        elif summary != result.summary:
+            result.status, self.live = "failed", False
+            result.error = f"run {i + 1} result differs from run 1: {summary} != {result.summary}"
+        return result
+
+    def finish(self) -> PeerResult:
+        result = self.result
+        result.info.update(self.peer.info)
+        try:
+            self.peer.close()
+        except Exception as exc:  # noqa: BLE001 - a failing close is worth a note, not a crash
+            result.info["close_error"] = _describe(exc)
+        result.info.update(process_memory_gib())
+        self.live = False
+        return result
+
+
 def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
              log: Callable[[str], None] = print,
              summarize: Callable[[Any], Any] = summarize,
@@ -77,52 +146,129 @@ def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
     """Set ``peer`` up on ``data`` (untimed), time ``repeat`` runs, summarize and check them.
     ``summarize`` digests a run's result; runs must give equal (``==``) digests. With
     ``budget_s``, a slow peer stops after ``min_runs`` runs once its runs took that long."""
-    result = PeerResult(peer.name, peer.description, runs=Runs(n_records))
+    runner = PeerRunner(peer, n_records, log, summarize)
+    result = runner.result
     try:
-        try:
-            peer.setup(data)
-        except PeerUnavailable as exc:
-            result.status, result.error = "missing", str(exc)
-            return result
-        except NotImplementedError as exc:
-            result.status, result.error = "unsupported", f"setup: {_describe(exc)}"
-            return result
-        except Exception as exc:  # noqa: BLE001 - reported, never swallowed
-            result.status, result.error = "failed", f"setup: {_describe(exc)}"
-            result.traceback = traceback.format_exc()
-            return result
+        runner.setup(data)
         for i in range(repeat):
-            try:
-                seconds, table = timed(peer.run)
-                summary = summarize(table)
-            except NotImplementedError as exc:
-                result.status, result.error = "unsupported", _describe(exc)
-                return result
-            except Exception as exc:  # noqa: BLE001 - reported, never swallowed
-                result.status, result.error = "failed", f"run {i + 1}: {_describe(exc)}"
-                result.traceback = traceback.format_exc()
-                return result
-            del table
-            result.runs.seconds.append(seconds)
-            log(f"  {peer.name} run {i + 1}/{repeat}: {seconds:.3f} s "
-                f"({n_records / seconds / 1e6:.1f} Mrec/s)")
-            if result.summary is None:
-                result.summary = summary
-            elif summary != result.summary:
-                result.status = "failed"
-                result.error = f"run {i + 1} result differs from run 1: {summary} != {result.summary}"
-                return result
-            if budget_s is not None and min_runs <= i + 1 < repeat and sum(result.runs.seconds) > budget_s:
+            if not runner.live:
+                break
+            runner.run(i, repeat)
+            if runner.live and budget_s is not None and min_runs <= i + 1 < repeat \
+                    and sum(result.runs.seconds) > budget_s:
                 result.info["runs_cut_by_budget"] = f"{i + 1} of {repeat} runs (budget {budget_s:g} s)"
                 break
         return result
     finally:
-        result.info.update(peer.info)
+        runner.finish()
+
+
+class _ForkedRunner:
+    """A ``PeerRunner`` in a forked child that takes one command at a time over a pipe: the
+    child sets the peer up, runs it once per ``run`` and finishes on ``finish``, sending the
+    result back after each step. A child that dies fails the peer, as ``run_isolated`` does."""
+
+    def __init__(self, peer: Peer, data: Any, n_records: int, log: Callable[[str], None]):
+        self.result, self.log = PeerResult(peer.name, peer.description, runs=Runs(n_records)), log
+        sys.stdout.flush()
+        sys.stderr.flush()
+        command_r, self._command = os.pipe()
+        self._reply, reply_w = os.pipe()
+        self.pid = os.fork()
+        if self.pid == 0:  # child: serve commands until finish, then exit without cleanup handlers
+            code = 0
+            try:
+                os.close(self._command)
+                os.close(self._reply)
+                runner = PeerRunner(peer, n_records, lambda line: None)  # (the parent logs)
+                with os.fdopen(command_r, "rb") as commands, os.fdopen(reply_w, "wb") as replies:
+                    pickle.dump((runner.setup(data), runner.live), replies)
+                    replies.flush()
+                    for line in commands:
+                        op, *args = line.split()
+                        if op == b"run":
+                            pickle.dump((runner.run(int(args[0]), int(args[1])), runner.live), replies)
+                        else:
+                            pickle.dump((runner.finish(), False), replies)
+                        replies.flush()
+                        if op != b"run":
+                            break
+            except BaseException:  # noqa: BLE001
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        os.close(command_r)
+        os.close(reply_w)
+        self._commands = os.fdopen(self._command, "wb")
+        self._replies = os.fdopen(self._reply, "rb")
+        self.live = self._receive()
+
+    def _receive(self) -> bool:
         try:
-            peer.close()
-        except Exception as exc:  # noqa: BLE001 - a failing close is worth a note, not a crash
-            result.info["close_error"] = _describe(exc)
-        result.info.update(process_memory_gib())
+            self.result, live = pickle.load(self._replies)
+            return live
+        except (EOFError, pickle.UnpicklingError):
+            _, status = os.waitpid(self.pid, 0)
+            how = (f"crashed with {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+                   else f"exited with status {os.WEXITSTATUS(status)}")
+            self.result.status, self.result.error = "failed", f"child process {how}"
+            self.pid = 0
+            return False
+
+    def _send(self, command: str) -> bool:
+        try:
+            self._commands.write(command.encode() + b"\n")
+            self._commands.flush()
+        except BrokenPipeError:
+            pass
+        return self._receive()
+
+    def run(self, i: int, repeat: int) -> PeerResult:
+        done = len(self.result.runs.seconds)
+        self.live = self._send(f"run {i} {repeat}")
+        if len(self.result.runs.seconds) > done:
+            self.log(_run_line(self.result, i, repeat))
+        return self.result
+
+    def finish(self) -> PeerResult:
+        if self.pid:
+            self._send("finish")
+            os.waitpid(self.pid, 0)
+            self.pid = 0
+        self._commands.close()
+        self._replies.close()
+        self.live = False
+        return self.result
+
+
+def run_interleaved(peers: Sequence[Peer], data: Any, n_records: int, repeat: int,
+                    in_process: bool = False, log: Callable[[str], None] = print) -> list[PeerResult]:
+    """Every peer set up first (each in a forked child of its own, unless ``in_process``), then
+    ``repeat`` rounds of one run of every peer in turn. A shared host's speed drifts by tens of
+    percent over minutes: timed back to back, a peer's runs caught one phase of the drift and the
+    next peer another, so their ratios carried it; round by round every peer samples each
+    phase alike. (Each child waits on its pipe between runs, so no two peers run at once.)"""
+    forked = not in_process and hasattr(os, "fork")
+    runners = []
+    for peer in peers:
+        if forked:
+            runners.append(_ForkedRunner(peer, data, n_records, log))
+        else:
+            runner = PeerRunner(peer, n_records, log)
+            runner.setup(data)
+            runners.append(runner)
+        if not runners[-1].live:
+            log(f"  {peer.name}: {runners[-1].result.status}: {runners[-1].result.error}")
+    try:
+        for i in range(repeat):
+            for runner in runners:
+                if runner.live:
+                    runner.run(i, repeat)
+    finally:
+        results = [runner.finish() for runner in runners]
+    return results
 
 
 def _fork_results(name: str, description: str, produce: Callable[[], Iterator[PeerResult]],

@@ -6,7 +6,8 @@ Scaling from one to two threads, against hand-written C with OpenMP:
 
     python bench/ysb.py --peers grizzly_p1,grizzly,c,c_omp,c_dense,c_dense_omp --parallelism 2 --threads 2
 
-Generates the YSB data once (``bench/ysb_data.py``), runs each peer ``--repeat`` times on it,
+Generates the YSB data once (``bench/ysb_data.py``), runs each peer ``--repeat`` times on it
+(interleaved: one run of every peer per round, each peer in a forked child of its own),
 cross-checks their results (total count, number of (window, key) groups, and an
 order-independent fingerprint of the rows), prints a table and writes Markdown + JSON to
 ``bench/results/ysb-<date>-<time>.{md,json}``. Exit status 2 if peers disagree.
@@ -25,8 +26,7 @@ if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report
-from bench.harness import (add_common_arguments, check_common_arguments, cross_check, run_isolated,
-                           run_peer)
+from bench.harness import add_common_arguments, check_common_arguments, cross_check, run_interleaved
 from bench.host import describe_host, load_average
 from bench.peers.ysb_c import CPeer
 from bench.peers.ysb_duckdb import DuckDBPeer
@@ -81,16 +81,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if any(peer.needs_parquet for peer in peers):
             print(f"writing Parquet: {data.parquet_path()} ({data.parquet_write_s:.1f} s)")
-        for peer in peers:
-            print(f"{peer.name}:")
-
-            def run(peer=peer):
-                return run_peer(peer, data, args.rows, args.repeat)
-
-            result = run() if args.in_process else run_isolated(peer.name, peer.description, run)
+        # round by round: every peer runs once per round, so the host's drift reaches all alike
+        results = run_interleaved(peers, data, args.rows, args.repeat, in_process=args.in_process)
+        for result in results:
             if not result.ok:
-                print(f"  {result.status}: {result.error}")
-            results.append(result)
+                print(f"  {result.name}: {result.status}: {result.error}")
     finally:
         data.cleanup()
 
@@ -107,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
             "event_type": "int32 codes" if args.int_coded else "dictionary<int32, string>",
             "threads (polars, duckdb, spark)": args.threads,
             "grizzly parallelism": args.parallelism,
-            "isolation": "in process" if args.in_process else "one forked child process per peer",
+            "isolation": ("in process" if args.in_process else "one forked child process per peer")
+                         + ", runs interleaved: one run of every peer per round",
             "data": f"{table.nbytes / 2**30:.2f} GiB in memory, generated in {gen_s:.1f} s",
             "parquet write s (spark input)": (round(data.parquet_write_s, 2)
                                               if data.parquet_write_s else None),

@@ -145,3 +145,44 @@ def test_cli_lists_workloads_and_rejects_unknown_ones():
         assert name in listed.output
     bad = runner.invoke(main, ["bench", "no-such-workload"])
     assert bad.exit_code != 0 and "unknown workloads" in bad.output
+
+
+def test_interleaved_runs_take_one_run_of_every_peer_per_round():
+    # peers in forked children of their own: runs go round by round (the host's drift reaches
+    # every peer alike); a missing peer is reported with its reason, a peer whose child dies
+    # mid-run fails with how it died, and the others go on
+    import os
+    import signal
+
+    from bench.harness import run_interleaved
+    from bench.peers.base import Peer, PeerUnavailable
+
+    log = []
+
+    class Counting(Peer):
+        def __init__(self, name, crash_at=None):
+            super().__init__()
+            self.name, self.crash_at, self.runs = name, crash_at, 0
+
+        def run(self):
+            self.runs += 1
+            if self.runs == self.crash_at:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return pa.table({"window_start": [0], "key": [1], "value": [self.runs * 0 + 7]})
+
+    class Missing(Peer):
+        name = "missing"
+
+        def setup(self, data):
+            raise PeerUnavailable("not installed here")
+
+    peers = [Counting("a"), Missing(), Counting("b", crash_at=2), Counting("c")]
+    results = run_interleaved(peers, None, 1000, 3, log=log.append)
+    order = [line.split()[0] for line in log if " run " in line]
+    assert order == ["a", "b", "c", "a", "c", "a", "c"]  # b's child died in its second run
+    by_name = {r.name: r for r in results}
+    assert [r.name for r in results] == ["a", "missing", "b", "c"]
+    assert by_name["a"].ok and len(by_name["a"].runs.seconds) == 3 and by_name["c"].ok
+    assert by_name["missing"].status == "missing" and "not installed" in by_name["missing"].error
+    assert by_name["b"].status == "failed" and "SIGKILL" in by_name["b"].error
+    assert len(by_name["b"].runs.seconds) == 1  # (the run before the crash came back)
