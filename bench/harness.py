@@ -163,10 +163,15 @@ def run_peer(peer: Peer, data: Any, n_records: int, repeat: int,
         runner.finish()
 
 
+_PARENT_FDS: set[int] = set()  # this process's ends of its forked runners' pipes
+
+
 class _ForkedRunner:
     """A ``PeerRunner`` in a forked child that takes one command at a time over a pipe: the
     child sets the peer up, runs it once per ``run`` and finishes on ``finish``, sending the
-    result back after each step. A child that dies fails the peer, as ``run_isolated`` does."""
+    result back after each step. A child that dies fails the peer, as ``run_isolated`` does.
+    Each child closes the parent's ends of the other runners' pipes, so a child gets EOF (and
+    exits) as soon as the parent goes away."""
 
     def __init__(self, peer: Peer, data: Any, n_records: int, log: Callable[[str], None]):
         self.result, self.log = PeerResult(peer.name, peer.description, runs=Runs(n_records)), log
@@ -178,8 +183,8 @@ class _ForkedRunner:
         if self.pid == 0:  # child: serve commands until finish, then exit without cleanup handlers
             code = 0
             try:
-                os.close(self._command)
-                os.close(self._reply)
+                for fd in _PARENT_FDS | {self._command, self._reply}:
+                    os.close(fd)
                 runner = PeerRunner(peer, n_records, lambda line: None)  # (the parent logs)
                 with os.fdopen(command_r, "rb") as commands, os.fdopen(reply_w, "wb") as replies:
                     pickle.dump((runner.setup(data), runner.live), replies)
@@ -195,33 +200,35 @@ class _ForkedRunner:
                             break
             except BaseException:  # noqa: BLE001
                 code = 1
+                traceback.print_exc()  # (what the parent can only report as "exited with status 1")
             finally:
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
         os.close(command_r)
         os.close(reply_w)
-        self._commands = os.fdopen(self._command, "wb")
+        _PARENT_FDS.update((self._command, self._reply))
         self._replies = os.fdopen(self._reply, "rb")
         self.live = self._receive()
 
     def _receive(self) -> bool:
+        """The child's next reply; a child that died fails the peer (and is waited for)."""
         try:
             self.result, live = pickle.load(self._replies)
             return live
-        except (EOFError, pickle.UnpicklingError):
-            _, status = os.waitpid(self.pid, 0)
-            how = (f"crashed with {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-                   else f"exited with status {os.WEXITSTATUS(status)}")
-            self.result.status, self.result.error = "failed", f"child process {how}"
-            self.pid = 0
+        except Exception:  # noqa: BLE001 - EOF, a truncated or unreadable reply: the child is gone
+            if self.pid:
+                _, status = os.waitpid(self.pid, 0)
+                how = (f"crashed with {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
+                       else f"exited with status {os.WEXITSTATUS(status)}")
+                self.result.status, self.result.error = "failed", f"child process {how}"
+                self.pid = 0
             return False
 
     def _send(self, command: str) -> bool:
         try:
-            self._commands.write(command.encode() + b"\n")
-            self._commands.flush()
-        except BrokenPipeError:
+            os.write(self._command, command.encode() + b"\n")  # (unbuffered: nothing left to flush)
+        except OSError:  # the child is gone: its reply pipe says how
             pass
         return self._receive()
 
@@ -234,10 +241,13 @@ class _ForkedRunner:
 
     def finish(self) -> PeerResult:
         if self.pid:
+            pid = self.pid
             self._send("finish")
-            os.waitpid(self.pid, 0)
-            self.pid = 0
-        self._commands.close()
+            if self.pid:  # (a child that died finishing was waited for by _receive)
+                os.waitpid(pid, 0)
+                self.pid = 0
+        _PARENT_FDS.difference_update((self._command, self._reply))
+        os.close(self._command)
         self._replies.close()
         self.live = False
         return self.result
@@ -251,24 +261,30 @@ def run_interleaved(peers: Sequence[Peer], data: Any, n_records: int, repeat: in
     next peer another, so their ratios carried it; round by round every peer samples each
     phase alike. (Each child waits on its pipe between runs, so no two peers run at once.)"""
     forked = not in_process and hasattr(os, "fork")
-    runners = []
-    for peer in peers:
-        if forked:
-            runners.append(_ForkedRunner(peer, data, n_records, log))
-        else:
-            runner = PeerRunner(peer, n_records, log)
-            runner.setup(data)
-            runners.append(runner)
-        if not runners[-1].live:
-            log(f"  {peer.name}: {runners[-1].result.status}: {runners[-1].result.error}")
+    runners: list = []
     try:
+        for peer in peers:
+            if forked:
+                runners.append(_ForkedRunner(peer, data, n_records, log))
+            else:
+                runners.append(PeerRunner(peer, n_records, log))
+                runners[-1].setup(data)
+            if not runners[-1].live:
+                log(f"  {peer.name}: {runners[-1].result.status}: {runners[-1].result.error}")
         for i in range(repeat):
             for runner in runners:
                 if runner.live:
                     runner.run(i, repeat)
     finally:
-        results = [runner.finish() for runner in runners]
-    return results
+        error = None
+        for runner in runners:  # every runner finishes (its child exits), whatever one raises
+            try:
+                runner.finish()
+            except BaseException as e:  # noqa: BLE001
+                error = error or e
+        if error is not None:
+            raise error
+    return [runner.result for runner in runners]
 
 
 def _fork_results(name: str, description: str, produce: Callable[[], Iterator[PeerResult]],

@@ -157,7 +157,9 @@ def _llvm_lock():
 def _before_fork() -> None:
     """A fork waits until no thread is inside LLVM or this cache: a child forked while another
     thread held llvmlite's lock (a background compile) would wait for it forever at its first
-    LLVM call, and LLVM's state would be that of a call cut in half."""
+    LLVM call, and LLVM's state would be that of a call cut in half. (In the order the locks
+    are taken elsewhere: LLVM's set-up, the cache, LLVM.)"""
+    _init_lock.acquire()
     _lock.acquire()
     llvm = _llvm_lock()
     if llvm is not None:
@@ -169,6 +171,7 @@ def _after_fork_in_parent() -> None:
     if llvm is not None:
         llvm.release()
     _lock.release()
+    _init_lock.release()
 
 
 def _after_fork_in_child() -> None:

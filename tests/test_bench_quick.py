@@ -186,3 +186,41 @@ def test_interleaved_runs_take_one_run_of_every_peer_per_round():
     assert by_name["missing"].status == "missing" and "not installed" in by_name["missing"].error
     assert by_name["b"].status == "failed" and "SIGKILL" in by_name["b"].error
     assert len(by_name["b"].runs.seconds) == 1  # (the run before the crash came back)
+
+
+def test_interleaved_runs_survive_children_that_die_idle_or_finishing():
+    # a child killed while it waits between runs (the parent's next command meets a closed
+    # pipe) and one that dies in its peer's close() each fail only their peer; the call returns
+    import os
+    import signal
+    import threading
+
+    from bench.harness import run_interleaved
+    from bench.peers.base import Peer
+
+    class Slow(Peer):
+        name = "slow"
+
+        def run(self):
+            time.sleep(0.4)
+            return pa.table({"window_start": [0], "key": [1], "value": [7]})
+
+    class DiesIdle(Slow):
+        name = "dies_idle"
+
+        def setup(self, data):  # killed ~0.2 s after set-up, while "slow" runs
+            threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGKILL)).start()
+
+    class DiesClosing(Slow):
+        name = "dies_closing"
+
+        def close(self):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    results = {r.name: r for r in run_interleaved([Slow(), DiesClosing(), DiesIdle()], None, 1000, 2,
+                                                  log=lambda line: None)}
+    assert results["slow"].ok and len(results["slow"].runs.seconds) == 2
+    assert results["dies_idle"].status == "failed" and "SIGKILL" in results["dies_idle"].error
+    assert not results["dies_idle"].runs.seconds
+    assert results["dies_closing"].status == "failed" and "SIGKILL" in results["dies_closing"].error
+    assert len(results["dies_closing"].runs.seconds) == 2  # (its runs came back before it died)

@@ -86,3 +86,23 @@ def test_snapshot_shows_the_fused_ysb_loop():
     for piece in ("-- filter", "-- window assign: tumbling 10000 ms", "-- pre-trigger", "@gz_ht_upsert",
                   "-- aggregate views = count"):
         assert piece in body
+
+
+def test_a_deferred_unit_that_fails_to_render_fails_again_on_the_next_access():
+    # (its error, not a KeyError: the builder leaves a failed spare kernel to the batch that
+    # needs it, which must see why)
+    from grizzly_py.codegen.module import CodeUnit, CodeUnits
+    calls = []
+
+    def render():
+        calls.append(1)
+        if len(calls) == 1:
+            raise MemoryError("out of memory while rendering")
+        return CodeUnit("process", "; ir", 3)
+
+    units = CodeUnits()
+    units.defer("process", render)
+    assert "process" in units and not units.rendered("process") and list(units) == ["process"]
+    with pytest.raises(MemoryError):
+        units["process"]
+    assert units["process"].ir == "; ir" and units.rendered("process") and len(calls) == 2

@@ -148,3 +148,41 @@ def test_an_error_names_its_source_row_inside_a_call(native_calls):
     with pytest.raises(gz.BadInputError, match="dictionary index 9 is outside the dictionary of 2 values in batch 3, row 2"):
         q.execute_and_collect()
     assert native_calls == [4]
+
+
+def test_round_bases_wait_for_earlier_tasks_and_name_the_failure():
+    # task k reads task k-1's rows and waits for tasks 1..k-1's findings; a read that fails
+    # fails the tasks after it with that error as the cause, not a bare one of their own
+    import threading
+
+    from grizzly_py.engine.task_parts import RoundBases
+
+    class Table:
+        def __init__(self, value):
+            self.value = value
+
+        def column_max(self, slot):
+            if isinstance(self.value, Exception):
+                raise self.value
+            return self.value
+
+    class Plan:
+        def __init__(self, value):
+            self.table = Table(value)
+
+    bases = RoundBases([Plan(30), Plan(None), Plan(10), Plan(99)], slot_base=0, to_ms=lambda raw: raw * 2)
+    found = {}
+    threads = [threading.Thread(target=lambda k=k: found.__setitem__(k, bases.base(k))) for k in (3, 1, 2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert found == {1: 60, 2: 60, 3: 60}  # (task 1's rows: 30 ms raw; task 2 has none; 10 -> 20)
+
+    broken = RoundBases([Plan(5), Plan(ValueError("bad column")), Plan(7)], slot_base=0, to_ms=int)
+    assert broken.base(1) == 5
+    with pytest.raises(ValueError, match="bad column"):
+        broken.base(2)
+    with pytest.raises(RuntimeError) as failed:
+        broken.base(3)
+    assert isinstance(failed.value.__cause__, ValueError)

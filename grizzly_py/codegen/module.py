@@ -151,8 +151,9 @@ class CodeUnits(Mapping):
         if unit is None:
             with self._lock:
                 unit = self._units[name]
-                if unit is None:
-                    unit = self._units[name] = self._render.pop(name)()
+                if unit is None:  # (a render that raises stays due: the next access raises again)
+                    unit = self._units[name] = self._render[name]()
+                    del self._render[name]
         return unit
 
     def __contains__(self, name) -> bool:  # (Mapping's would render a deferred unit)

@@ -218,21 +218,33 @@ def _builder() -> ThreadPoolExecutor:
         return _BUILDER[0]
 
 
+def _before_fork() -> None:
+    """A fork waits until no thread is inside this module's critical sections (the builder's
+    creation, the switch interval's change and its count), so the child sees them consistent."""
+    _BUILDER_LOCK.acquire()
+    _GIL_LOCK.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _GIL_LOCK.release()
+    _BUILDER_LOCK.release()
+
+
 def _after_fork_in_child() -> None:
     """A forked child has only the thread that forked: the builder's thread is gone (its
     executor would queue every variant and never build one, so a job in the child would run
-    the generic variant to the end), and a lock or a shortened switch interval that another
-    thread held at the fork stays held. The child starts afresh."""
-    global _BUILDER_LOCK, _GIL_LOCK
+    the generic variant to the end), and a switch interval shortened for a generation under
+    way on another thread would stay short. The child starts a builder of its own."""
+    _after_fork_in_parent()
     _BUILDER.clear()
-    _BUILDER_LOCK, _GIL_LOCK = threading.Lock(), threading.Lock()
     if _GIL_USERS[0]:
         _GIL_USERS[0] = 0
         sys.setswitchinterval(_GIL_USERS[1])
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                        after_in_child=_after_fork_in_child)
 
 
 class ProfileStore(Protocol):

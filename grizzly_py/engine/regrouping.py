@@ -563,6 +563,8 @@ class RegroupingKernel:
             try:
                 with yielding_gil():  # (code generation holds the GIL; the workers run meanwhile)
                     kernel = self.build(layout)
+                    for unit in kernel.gen.units:  # (CodeUnits renders the general kernel on access)
+                        kernel.gen.units[unit]
                 _warm(kernel)
                 pending.result.append(kernel)
             except BaseException as e:  # reaches the driver at the next firing

@@ -189,7 +189,7 @@ class RoundBases:
         self.plans, self.slot_base, self.to_ms = plans, slot_base, to_ms
         self.found: list[int | None] = [None] * len(plans)  # found[j]: the largest of task j's rows
         self.ready = [threading.Event() for _ in plans]
-        self.failed = False
+        self.errors: list[BaseException | None] = [None] * len(plans)  # errors[j]: reading task j's
 
     def base(self, task: int) -> int | None:
         """The largest event time of the round's rows before task ``task`` (>= 1); None: none."""
@@ -197,14 +197,15 @@ class RoundBases:
         try:
             raw = self.plans[j].table.column_max(self.slot_base)
             self.found[j] = None if raw is None else self.to_ms(raw)
-        except BaseException:
-            self.failed = True
+        except BaseException as e:
+            self.errors[j] = e
             raise
         finally:
             self.ready[j].set()
         for ready in self.ready[:j]:
             ready.wait()
-        if self.failed:
-            raise RuntimeError("an earlier task of this round failed to read its event times")
+        failed = next((e for e in self.errors[:j] if e is not None), None)
+        if failed is not None:
+            raise RuntimeError("another task of this round failed to read the event times before it") from failed
         found = [m for m in self.found[:task] if m is not None]
         return max(found) if found else None
