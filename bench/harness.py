@@ -219,9 +219,7 @@ class _ForkedRunner:
         except Exception:  # noqa: BLE001 - EOF, a truncated or unreadable reply: the child is gone
             if self.pid:
                 _, status = os.waitpid(self.pid, 0)
-                how = (f"crashed with {signal.Signals(os.WTERMSIG(status)).name}" if os.WIFSIGNALED(status)
-                       else f"exited with status {os.WEXITSTATUS(status)}")
-                self.result.status, self.result.error = "failed", f"child process {how}"
+                self.result.status, self.result.error = "failed", f"child process {_how_it_ended(status)}"
                 self.pid = 0
             return False
 
@@ -327,12 +325,17 @@ def _fork_results(name: str, description: str, produce: Callable[[], Iterator[Pe
             if on_result is not None:
                 on_result(results[-1])
     _, status = os.waitpid(pid, 0)
-    if os.WIFSIGNALED(status):
-        return results, f"crashed with {signal.Signals(os.WTERMSIG(status)).name}"
-    if os.WEXITSTATUS(status) != 0 or not results:
-        tail = "" if results else " and no result"
-        return results, f"exited with status {os.WEXITSTATUS(status)}{tail}"
+    if os.WIFSIGNALED(status) or os.WEXITSTATUS(status) != 0 or not results:
+        tail = "" if results or os.WIFSIGNALED(status) else " and no result"
+        return results, _how_it_ended(status) + tail
     return results, None
+
+
+def _how_it_ended(status: int) -> str:
+    """A child's wait status, in words: "crashed with SIGKILL", "exited with status 1"."""
+    if os.WIFSIGNALED(status):
+        return f"crashed with {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exited with status {os.WEXITSTATUS(status)}"
 
 
 def run_isolated(name: str, description: str, fn: Callable[[], PeerResult]) -> PeerResult:
