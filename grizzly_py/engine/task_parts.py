@@ -14,6 +14,7 @@ import contextvars
 import ctypes
 import functools
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -107,15 +108,23 @@ def signal_entering_native() -> None:
         hook()
 
 
+class PartsFunctions(NamedTuple):
+    """The compiled functions over parts tables, and the module that holds them."""
+
+    module: object
+    # gz_run_parts: (kernel address, state, parts table, parts, done, watermark chain delay) -> code
+    run: object
+    # gz_task_parts_max: (parts table, parts, column slot) -> the column's largest value (INT64_MIN: no rows)
+    column_max: object
+
+
 @functools.lru_cache(maxsize=1)
-def parts_runner():
-    """The compiled ``gz_run_parts``: (kernel address, state, parts table, parts, done, watermark
-    chain delay) -> code; and ``gz_task_parts_max``: (parts table, parts, column slot) -> the
-    column's largest value (INT64_MIN: no rows).
+def parts_runner() -> PartsFunctions:
+    """The compiled functions over parts tables (``PartsFunctions``).
     (The compiled module is cached by ``jit`` and kept alive by this cache.)"""
     module = compile_ir(runtime_declarations() + _WRAPPER_IR)
-    return (module, module.function("gz_task_run_parts", _I64, _P, _P, _P, _I64, _P, _I64),
-            module.function("gz_task_parts_max", _I64, _P, _I64, _I64))
+    return PartsFunctions(module, module.function("gz_task_run_parts", _I64, _P, _P, _P, _I64, _P, _I64),
+                          module.function("gz_task_parts_max", _I64, _P, _I64, _I64))
 
 
 class PartsTable:
@@ -146,9 +155,8 @@ class PartsTable:
         """Run the parts on ``state``: (code, index of the part that returned it; ``n`` and 0
         when every part ran). ``chain_delay``: chain the watermark through the parts
         (``chained_watermark``; each part then holds the watermark it ran under)."""
-        runner = parts_runner()[1]
-        rc = runner(kernel_address, state.ctypes.data, self.table.ctypes.data, len(self.table),
-                    self.done.ctypes.data, -1 if chain_delay is None else chain_delay)
+        rc = parts_runner().run(kernel_address, state.ctypes.data, self.table.ctypes.data, len(self.table),
+                                self.done.ctypes.data, -1 if chain_delay is None else chain_delay)
         return int(rc), int(self.done[0])
 
     def watermark(self, index: int) -> int:
@@ -158,7 +166,7 @@ class PartsTable:
         """The largest value of the int64 column at descriptor slot ``slot_base`` over every
         part's rows (its validity is not read: the caller's column has no nulls); None without
         rows. One native call, without the GIL."""
-        found = parts_runner()[2](self.table.ctypes.data, len(self.table), slot_base)
+        found = parts_runner().column_max(self.table.ctypes.data, len(self.table), slot_base)
         return None if found == abi.INT64_MIN and not self.rows.any() else int(found)
 
 
