@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -81,7 +82,7 @@ def forcing(rng_seed: int, lo_shift: int, cap_bits: int, mode: str):
         t = pipeline.terminal
         if getattr(t, "keys", None) is not None and len(t.keys) == 1 and profile.key_min is not None:
             changes["dense_keys"] = (profile.key_min + lo_shift, 1 << cap_bits)
-        from dataclasses import replace
+
         return Specialization(replace(base, **changes), ("forced by the test",))
     return specializer
 
@@ -557,3 +558,42 @@ def test_large_optimized_tasks_are_always_measured():
     small = [controller.take_measurement(100) for _ in range(8)]
     assert small == [False, False, False, True] * 2
     assert all(controller.take_measurement(4000) for _ in range(5))
+
+
+@pytest.mark.parametrize("settles_early", [True, False])
+def test_the_optimized_variant_starts_compiling_part_way_through_the_profile(monkeypatch, settles_early):
+    """Once ``early_build_share`` of the profile is in (and at least ``early_build_records``
+    records), the optimized variant that the partial profile leads to starts compiling. When the
+    full profile leads to the same variant, that build is the one that runs (one build); when
+    it leads elsewhere, its own variant is built and runs. Results equal the reference."""
+    from grizzly_py.engine import adaptive as adaptive_module
+    builds, profiled = [], []
+    real_build = adaptive_module.build_in_background
+
+    def counting_build(stage, pipeline, options, reasons=()):
+        builds.append((stage, options))
+        return real_build(stage, pipeline, options, reasons)
+
+    def specializer(pipeline, profile, base, entry_bytes):
+        profiled.append(profile.rows_sampled)  # (every row: no filter, profile_sample=1)
+        # a range that holds every key (0..9); where the profile does not settle early, the
+        # partial profile picks a wider one than the full profile
+        width = 16 if settles_early or profile.rows_sampled >= 8 else 32
+        return Specialization(replace(base, variant="optimized", filter_mode="predicated", dense_keys=(0, width)),
+                              ("forced by the test",))
+
+    monkeypatch.setattr(adaptive_module, "build_in_background", counting_build)
+    n = 40
+    data = {"ts": pa.array(np.arange(n), i64), "k": pa.array(np.arange(n) % 10, i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[2] * (n // 2)).key_by("k").window(tumbling(8)).aggregate(c=agg.count())
+
+    settings = quick(generic_records=0, profile_records=8, early_build_share=0.5, early_build_records=4,
+                     specializer=specializer)
+    (history,) = histories(check(build, settings))
+    assert profiled == [4, 8], "a partial profile at half the profile's records, then the full one"
+    optimized = [options for stage, options in builds if stage == "optimized"]
+    assert [o.dense_keys for o in optimized] == ([(0, 16)] if settles_early else [(0, 32), (0, 16)])
+    runs = [h for h in history if h["stage"] == "optimized"]
+    assert len(runs) == 1 and runs[0]["options"]["dense_keys"] == [0, 16]
