@@ -65,6 +65,7 @@ class Source:
         # dictionary is clean (no duplicates or nulls: the kernels read the indices as they are)
         self.kernels_check_dictionaries = False
         self._clean: dict[tuple, tuple[pa.Array, bool]] = {}
+        self._last_clean: tuple[pa.Array, bool] | None = None
         if self.timestamp is not None:
             ts_field = self.schema.field(self.timestamp) if self.timestamp in self.schema else None
             if ts_field is None:
@@ -74,6 +75,7 @@ class Source:
             if not (pa.types.is_integer(t) or pa.types.is_timestamp(t)):
                 raise SchemaError(f"{self.name}: timestamp column {self.timestamp!r} has type {t}; "
                                   "expected int64 epoch milliseconds or an Arrow timestamp")
+            self._timestamp_index = self.arrow_schema.get_field_index(self.timestamp)
 
     @property
     def timestamp_arrow_type(self) -> pa.DataType:
@@ -134,7 +136,10 @@ class Source:
                             f"the dictionary of {size} values in batch {index}, row {row}")
 
     def _clean_dictionary(self, dictionary: pa.Array) -> bool:
-        """No nulls and no duplicates (remembered per dictionary: batches of a table share one)."""
+        """No nulls and no duplicates (remembered per dictionary: batches of a table share one,
+        which answers for an equal one at the cost of a pointer comparison)."""
+        if self._last_clean is not None and self._last_clean[0].equals(dictionary):
+            return self._last_clean[1]
         key = (len(dictionary), dictionary.offset) + tuple(b.address if b is not None else 0
                                                           for b in dictionary.buffers())
         found = self._clean.get(key)
@@ -144,6 +149,7 @@ class Source:
             clean = dictionary.null_count == 0 and (len(dictionary) <= 1
                                                     or pc.count_distinct(dictionary).as_py() == len(dictionary))
             found = self._clean[key] = (dictionary, clean)  # (holding the dictionary keeps its addresses)
+        self._last_clean = found
         return found[1]
 
     def reject(self, count: int, why: str) -> None:
@@ -177,7 +183,7 @@ class Source:
                 if not (self.kernels_check_dictionaries and self._clean_dictionary(column.dictionary)):
                     self._check_dictionary_indices(column, name, index)
         if self.timestamp is not None and batch.num_rows:
-            ts = batch.column(self.timestamp)
+            ts = batch.column(self._timestamp_index)  # (the batch has the source's columns, in order)
             if ts.null_count:
                 row = pc.index(pc.is_null(ts), True).as_py()
                 raise BadInputError(f"{self.name}: column {self.timestamp!r}: null event timestamp "

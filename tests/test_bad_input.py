@@ -136,9 +136,16 @@ def test_batches_with_different_dictionaries_resolve_literals_per_dictionary():
     batches = [batch([1, 2], [0, 1], ["view", "click"]),
                batch([3, 4], [0, 1], ["click", "view"]),        # same size, other order
                batch([5, 6], [0, 0], ["purchase", "view"]),
-               batch([7, 8], [0, 1, ][:2], ["view", "view"])]    # a dictionary with duplicates
-    out = gz.StreamEnvironment().from_arrow(iter(batches), timestamp="ts").filter(col("kind") == "view")
-    assert out.execute_and_collect()["ts"].to_pylist() == [1, 4, 7, 8]
+               batch([7, 8], [0, 1, ][:2], ["view", "view"]),   # a dictionary with duplicates
+               batch([9, 10], [1, 0], ["view", "click"]),       # equal to the first (other buffers)
+               batch([11, 12], [0, 1], ["click", "view"]),      # and to the second, after it
+               batch([13, 14], [1, 1], ["view", "view"])]       # duplicates again
+    views = [1, 4, 7, 8, 10, 12, 13, 14]
+    out = gz.StreamEnvironment().from_arrow(batches, timestamp="ts").filter(col("kind") == "view")
+    assert out.execute_and_collect()["ts"].to_pylist() == views
+    # a window kernel (the source skips its check of clean dictionaries: the loop checks indices)
+    counts = out.window_all(TEN_MS).aggregate(n=agg.count()).execute_and_collect()
+    assert counts["n"].to_pylist() == [sum(t < 10 for t in views), sum(t >= 10 for t in views)]
 
 
 @pytest.mark.parametrize("index_type", [pa.int8(), pa.uint16(), pa.int32(), pa.int64()])
@@ -275,9 +282,16 @@ def test_window_kernels_check_dictionary_indices_in_the_fused_loop(monkeypatch, 
         env = gz.StreamEnvironment(parallelism=parallelism)
         return env.from_arrow(batches, timestamp="ts").filter(col("k") == "a").key_by("g") \
             .window(TumblingEventTimeWindows.of(Time.milliseconds(10))).aggregate(n=agg.count())
+    batches = [batch([0, 1]), batch([1, 0, -7, 0], start=2)]
     with pytest.raises(gz.BadInputError, match="column 'k': dictionary index -7 is outside the dictionary of 2 "
                                                "values in batch 1, row 2"):
-        query([batch([0, 1]), batch([1, 0, -7, 0], start=2)]).execute_and_collect()
+        query(batches).execute_and_collect()
     null_slot = pa.py_buffer(bytes([0b101]))  # row 1 is null: its index 99 is garbage, not an error
     assert query([batch([0, 99, 0], null_slot)]).execute_and_collect().column("n").to_pylist() == [2]
     assert calls == []  # the kernels checked, not Python
+    # a dictionary with duplicates after a clean one is checked in Python (its indices are remapped)
+    dictionary = pa.array(["a", "a"])
+    with pytest.raises(gz.BadInputError, match="dictionary index 5 is outside the dictionary of 2 values "
+                                               "in batch 1, row 1"):
+        query([batches[0], batch([0, 5], start=2)]).execute_and_collect()
+    assert len(calls) == 1
