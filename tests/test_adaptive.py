@@ -440,6 +440,13 @@ def test_specialize_rules():
     assert nulls.options is None or nulls.options.dense_keys is None
     assert still_fits(dense.options, dense.options, Profile(key_min=20, key_max=30))
     assert not still_fits(dense.options, dense.options, Profile(key_min=0, key_max=10**6))
+    # the dense pass lists the kept rows first where the filters keep few (~2.5% here), not many
+    assert dense.options.filter_mode == "predicated" and dense.options.dense_select
+    assert any("lists the ~2% kept rows" in r for r in dense.reasons)
+    kept_most = specialize(p, Profile(rows_scanned=100, rows_sampled=81, key_min=10, key_max=99,
+                                      predicate_passed=[90, 90], distinct_keys=90), base, 24)
+    assert kept_most.options.dense_keys is not None and not kept_most.options.dense_select
+    assert not still_fits(dense.options, replace(dense.options, dense_select=False), Profile(key_min=20, key_max=30))
     # a selective first predicate makes branching cheaper; 50% predicates make it dearer
     assert filter_costs([0.01, 0.5])[0] < filter_costs([0.01, 0.5])[1]
     assert filter_costs([0.5, 0.5])[0] > filter_costs([0.5, 0.5])[1]

@@ -65,6 +65,8 @@ class CodegenOptions:
     window_state: str = "thread_local"
     filter_order: tuple[int, ...] | None = None  # optimized: the order in which filters are evaluated
     dense_keys: tuple[int, int] | None = None    # optimized: (lo, capacity) dense placement of one int key
+    dense_select: bool = False                   # optimized: the dense pass lists the kept rows first
+                                                 # (selective filters: codegen/dense_pass.py)
     profile_sample: int = 4                      # instrumented: sample the keys of one row in this many
     grouping: str = "hash"
 

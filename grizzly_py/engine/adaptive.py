@@ -468,7 +468,8 @@ class VariantController:
         if variant is not None and variant.stage == "optimized":
             o = variant.gen.options
             entry["options"] = {"filter_order": list(o.filter_order) if o.filter_order else None,
-                                "filter_mode": o.filter_mode, "dense_keys": list(o.dense_keys) if o.dense_keys else None}
+                                "filter_mode": o.filter_mode, "dense_keys": list(o.dense_keys) if o.dense_keys else None,
+                                "dense_select": o.dense_select}
         self.history.append(entry)
 
     @property
