@@ -604,3 +604,40 @@ def test_the_optimized_variant_starts_compiling_part_way_through_the_profile(mon
     assert [o.dense_keys for o in optimized] == ([(0, 16)] if settles_early else [(0, 32), (0, 16)])
     runs = [h for h in history if h["stage"] == "optimized"]
     assert len(runs) == 1 and runs[0]["options"]["dense_keys"] == [0, 16]
+
+
+@pytest.mark.parametrize("source, early", [("list", True), ("iterator", False), ("short list", False)])
+def test_a_long_input_in_memory_compiles_the_instrumented_variant_from_the_start(monkeypatch, source, early):
+    """A source whose rows are known before the job (batches in memory) and at least
+    ``instrument_at_start`` makes the instrumented variant compile before the first batch runs;
+    an iterator (rows unknown) or a shorter input waits for ``generic_records`` records."""
+    from grizzly_py.engine import adaptive as adaptive_module
+    from grizzly_py.engine import kernels
+    events = []
+    real_build, real_run = adaptive_module.build_in_background, kernels.Kernel._run_variant
+
+    def build(stage, pipeline, options, reasons=()):
+        events.append(("build", stage))
+        return real_build(stage, pipeline, options, reasons)
+
+    def run_variant(self, variant, *args, **kwargs):
+        events.append(("batch", variant.stage if variant is not None else None))
+        return real_run(self, variant, *args, **kwargs)
+
+    monkeypatch.setattr(adaptive_module, "build_in_background", build)
+    monkeypatch.setattr(kernels.Kernel, "_run_variant", run_variant)
+    n = 40
+    data = {"ts": pa.array(np.arange(n), i64), "k": pa.array(np.arange(n) % 10, i64)}
+    whole = pa.record_batch(data)
+    batches = [whole.slice(o, 4) for o in range(0, n, 4)]
+    settings = quick(generic_records=8, instrument_at_start=40 if source != "short list" else 41)
+
+    def build_query(env):
+        stream = env.from_arrow(iter(batches) if source == "iterator" else batches, timestamp="ts")
+        return stream.key_by("k").window(tumbling(8)).aggregate(c=agg.count())
+    check(build_query, settings)
+    first_batch = events.index(next(e for e in events if e[0] == "batch"))
+    instrumented = events.index(("build", "instrumented"))
+    assert (instrumented < first_batch) == early, events
+    if not early:  # after the generic variant's records: two batches of 4
+        assert [e for e in events[:instrumented] if e[0] == "batch"] == [("batch", "generic")] * 2, events
