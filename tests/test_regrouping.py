@@ -369,3 +369,44 @@ def test_key_sampler_shares():
     assert both.top_share() == pytest.approx(0.6)                        # two samples of rows 0, 2, 4, ...
     assert KeySampler([]).top_share() == 1.0                             # a global window: one key
     assert KeySampler(None).top_share() is None                          # computed keys: not sampled
+
+
+def test_open_windows_of_dense_tables_below_the_crossing_point_are_not_read(monkeypatch):
+    """Under hash grouping the open windows' tables are looked at after every round, for a
+    window that already holds more keys than the crossing point (``_observe_open``). A block
+    whose keys are placed densely holds at most the dense capacity in any table, so while every
+    block is dense with a capacity under the crossing point the look is skipped (it cost ~80 us
+    a round); results are unchanged. (Premise: the chooser never answers "sort" for fewer keys
+    than ``fewest_keys_for_sort``.)"""
+    from dataclasses import replace
+
+    from grizzly_py.codegen.specialize import Specialization
+    from grizzly_py.engine import kernels
+    chooser = GroupingChooser(aggregate_kinds=("count",), hash_entry_bytes=32, cache_bytes=1000,
+                              confirm_windows=1, min_keys=100, min_keys_holistic=10)
+    assert all(chooser.decide_open(k) is None for k in range(chooser.fewest_keys_for_sort))
+
+    def forcing(dense_keys):
+        def specializer(pipeline, profile, base, entry_bytes):
+            return Specialization(replace(base, variant="optimized", dense_keys=dense_keys), ("forced by the test",))
+        return specializer
+
+    looks = []
+    real = kernels.WindowKernel.all_windows
+
+    def all_windows(self):
+        looks.append(all(p is not None for p in self.placement))
+        return real(self)
+    monkeypatch.setattr(kernels.WindowKernel, "all_windows", all_windows)
+    rng = np.random.default_rng(5)
+    n = 20_000
+    data = {"ts": pa.array(np.arange(n), i64), "k": pa.array(rng.integers(0, 10, n), i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[500] * (n // 500)).key_by("k").window(tumbling(5000)) \
+            .aggregate(c=agg.count())
+    for dense_keys in (None, (0, 16)):  # hashed: the look runs; dense under the crossing: never
+        looks.clear()
+        check(build, tiny(keys=100, generic_records=0, profile_records=4, profile_sample=1, wait_for_compile=True,
+                          specializer=forcing(dense_keys)))
+        assert looks if dense_keys is None else not any(looks), (dense_keys, looks)

@@ -674,7 +674,9 @@ class WindowKernel(Kernel):
         slots, length = int(state[abi.STATE_WINDOWS]), int(state[abi.STATE_WINDOWS + 1])
         if not length:
             return np.zeros((0, 4), dtype=np.int64)
-        return np.ctypeslib.as_array((ctypes.c_int64 * (4 * length)).from_address(slots)).reshape(length, 4).copy()
+        out = np.empty((length, 4), dtype=np.int64)  # (a copy: ~40 us less than a ctypes array type per call)
+        ctypes.memmove(out.ctypes.data, slots, out.nbytes)
+        return out
 
     def key_array(self, f, words: np.ndarray, valid: np.ndarray) -> pa.Array:
         t = self.schema.field(f.name).type

@@ -512,12 +512,16 @@ class RegroupingKernel:
         if self.chooser is None or self.pending is not None or self.retiring is not None \
                 or self.layout != INITIAL:
             return
+        fewest = self.chooser.fewest_keys_for_sort
+        placed = getattr(self.current, "placement", None)
+        if placed and all(p is not None and p[1] < fewest for p in placed):
+            return  # every block's tables are dense: none holds more keys than its capacity
         # a table grows by at most one entry per record: skip the look while the largest table
         # seen last time plus the records read since cannot reach the fewest keys for sort
         rows = self.current.counter(abi.STATE_ROWS_IN)
         seen = self._open_seen
         if seen is not None and seen[0] is self.current \
-                and seen[2] + (rows - seen[1]) < self.chooser.fewest_keys_for_sort:
+                and seen[2] + (rows - seen[1]) < fewest:
             return
         windows = self.current.all_windows()
         largest = int(windows[:, 3].max()) if len(windows) else 0
