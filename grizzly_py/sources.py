@@ -92,12 +92,6 @@ class Source:
     def raw_batches(self) -> Iterator[pa.RecordBatch]:
         raise NotImplementedError
 
-    @property
-    def known_rows(self) -> int | None:
-        """The rows a run of this source reads, where that is known before it starts (batches
-        in memory); None otherwise."""
-        return None
-
     def raw_batches_from(self, start: int, rejected: tuple[int, list[str]]) -> Iterator[pa.RecordBatch]:
         """The raw batches from number ``start`` on (a restart from a checkpoint): the ones before
         are read and skipped, then the rows they rejected are counted as ``rejected`` says."""
@@ -200,10 +194,6 @@ class Source:
 class ArrowSource(Source):
     data: object = None  # list of RecordBatches, or a one-shot iterator
     consumed: bool = False
-
-    @property
-    def known_rows(self) -> int | None:
-        return sum(b.num_rows for b in self.data) if isinstance(self.data, list) else None
 
     def raw_batches(self):
         if isinstance(self.data, list):

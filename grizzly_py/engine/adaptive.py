@@ -63,8 +63,6 @@ class AdaptiveSettings:
                                        # (a measurement costs ~5-8 us: docs/counters.md)
     generic_records: int = 65_536      # records in the generic variant before profiling starts
                                        # (shorter jobs never pay for compiling other variants)
-    instrument_at_start: int = 1_000_000  # a job whose input is known to hold at least this many
-                                       # records compiles the instrumented variant from its start
     step_records: int = 65_536         # until the stages settle, a task runs a large source
                                        # batch in steps of at most this many records, so that a
                                        # stage ends after the records it is due (a 1M-row
@@ -301,22 +299,6 @@ class VariantController:
                 "optimized", self.pipeline, warm_start,
                 ("the optimized variant an earlier task of this plan ran in this worker process",))
 
-    def expect_records(self, records: int | None) -> None:
-        """The job's input holds ``records`` records (None: unknown). Where that is at least
-        ``instrument_at_start``, the instrumented variant starts compiling now, while the generic
-        variant runs its first ``generic_records``, instead of once those have run (~1.5 ms of
-        code generation beside the job at parallelism 1 on YSB, while the generic variant went
-        on for another ~130-200K records). Shorter or unknown inputs wait, so that a short job
-        never pays for compiling a variant it would not run."""
-        s = self.settings
-        with self._lock:
-            if records is not None and s.instrument_at_start and records >= s.instrument_at_start \
-                    and self.instrumented is None and self._wait_until is not None:
-                self.instrumented = build_in_background("instrumented", self.pipeline, self._instrumented_options())
-
-    def _instrumented_options(self) -> CodegenOptions:
-        return replace(self.generic.gen.options, variant="instrumented", profile_sample=self.settings.profile_sample)
-
     # --- what a task runs --------------------------------------------------------------------
     @property
     def settled(self) -> bool:
@@ -368,7 +350,8 @@ class VariantController:
         """Profile now if the instrumented variant is built, else once it is (the generic
         variant runs meanwhile)."""
         if self.instrumented is None:
-            self.instrumented = build_in_background("instrumented", self.pipeline, self._instrumented_options())
+            self.instrumented = build_in_background("instrumented", self.pipeline, replace(
+                self.generic.gen.options, variant="instrumented", profile_sample=self.settings.profile_sample))
         if self.settings.wait_for_compile:
             self.instrumented.result()
         if self.instrumented.ready:

@@ -294,12 +294,6 @@ class QueryRun:
         for _, pid in reads:
             self.readers[id(pipelines[pid].input.source)].append(pid)
         self.clocks = {id(s): SourceClock(s, self._tracker(s)) for s in self.sources}
-        for s in self.sources:  # a long input compiles its readers' instrumented variants at once
-            known = s.known_rows
-            for pid in self.readers[id(s)] if known is not None else ():
-                controller = getattr(self.runs[pid].kernel, "controller", None)
-                if controller is not None:
-                    controller.expect_records(known)
         # watermarks matter only to windows; a query without any skips them
         self.has_windows = any(isinstance(r.kernel, STATEFUL) for r in self.runs)
         self.sink_schema = self.runs[-1].output_schema
