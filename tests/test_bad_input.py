@@ -148,6 +148,29 @@ def test_batches_with_different_dictionaries_resolve_literals_per_dictionary():
     assert counts["n"].to_pylist() == [sum(t < 10 for t in views), sum(t >= 10 for t in views)]
 
 
+@pytest.mark.parametrize("shared", [False, True])
+@pytest.mark.parametrize("first, second", [(pa.int8(), pa.int32()), (pa.int32(), pa.int8())])
+def test_columns_of_other_index_types_with_equal_unclean_dictionaries(first, second, shared):
+    """Two dictionary columns whose dictionaries are equal (or one and the same) and hold a
+    duplicate and a null, with other index types: each column's indices are remapped in its own
+    index type (a remap made for one column read as the other's read past its buffer, or
+    miscounted)."""
+    from grizzly_py import reference
+    words = pa.array(["x", "y", "x", None])
+    other = words if shared else pa.array(words.to_pylist())
+    batch = pa.record_batch({"ts": pa.array(range(6), pa.int64()),
+                             "a": pa.DictionaryArray.from_arrays(pa.array([0, 1, 2, 1, 0, 3], first), words),
+                             "b": pa.DictionaryArray.from_arrays(pa.array([1, 1, 1, 0, 1, 0], second), other)})
+    for adaptive in (False, True):
+        env = gz.StreamEnvironment(adaptive=adaptive)
+        src = env.from_arrow([batch, batch], timestamp="ts").filter(col("b") == "y")
+        for q in (src.key_by("a").window(TEN_MS).aggregate(n=agg.count()),
+                  src.window_all(TEN_MS).aggregate(n=agg.count(col("a")))):
+            out = q.execute_and_collect()
+            expected = reference.evaluate(q.node)
+            assert sorted(map(str, out.to_pylist())) == sorted(map(str, expected.cast(out.schema).to_pylist()))
+
+
 @pytest.mark.parametrize("index_type", [pa.int8(), pa.uint16(), pa.int32(), pa.int64()])
 def test_dictionaries_with_duplicates_or_null_entries(index_type):
     from grizzly_py import reference

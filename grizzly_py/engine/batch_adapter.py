@@ -48,9 +48,11 @@ class DictionaryCodes:
 
     def memo(self, dictionary: pa.Array) -> dict:
         """What is remembered about ``dictionary`` (what -> value), looked up once per call.
-        Everything remembered depends on the dictionary's values only, so the dictionary found
-        last answers for an equal one: batches of a table share theirs, and Arrow compares
-        shared buffers by address (~0.05 us, where the buffers' addresses cost ~2 us)."""
+        Everything remembered depends on the dictionary's values only (and on what ``what``
+        names: a remap is kept per index type, since columns of other index types may share a
+        dictionary or have an equal one), so the dictionary found last answers for an equal
+        one: batches of a table share theirs, and Arrow compares shared buffers by address
+        (~0.05 us, where the buffers' addresses cost ~2 us)."""
         last = self._last
         if last is not None and last[0].equals(dictionary):
             return last[1]
@@ -85,9 +87,10 @@ class DictionaryCodes:
             clean = memo[("clean",)] = dictionary.null_count == 0 and _unique(dictionary)
         if clean:
             return column
-        remap = memo.get(("remap",))
+        index_type = column.type.index_type  # (the mapping has the column's index type)
+        remap = memo.get(("remap", index_type))
         if remap is None:
-            remap = memo[("remap",)] = _remap(dictionary, column.type.index_type)
+            remap = memo[("remap", index_type)] = _remap(dictionary, index_type)
         unique, mapping = remap
         return pa.DictionaryArray.from_arrays(mapping.take(column.indices), unique)
 
