@@ -81,7 +81,8 @@ def forcing(rng_seed: int, lo_shift: int, cap_bits: int, mode: str):
         changes = dict(variant="optimized", filter_mode=mode, filter_order=tuple(order) or None)
         t = pipeline.terminal
         if getattr(t, "keys", None) is not None and len(t.keys) == 1 and profile.key_min is not None:
-            changes["dense_keys"] = (profile.key_min + lo_shift, 1 << cap_bits)
+            cap = 1 << cap_bits  # (a range that ends past int64's largest key is not a valid speculation)
+            changes["dense_keys"] = (min(profile.key_min + lo_shift, (1 << 63) - cap), cap)
 
         return Specialization(replace(base, **changes), ("forced by the test",))
     return specializer
@@ -345,6 +346,7 @@ def test_profile_counts_selectivities_exactly_and_estimates_keys():
     assert profile.predicate_passed == [int((a < 90).sum()), int((b < 10).sum())]
     selected = (a < 90) & (b < 10)
     assert profile.rows_sampled == int(selected.sum())
+    assert profile.sample_every == 1 and profile.kept_share == pytest.approx(selected.mean())
     assert (profile.key_min, profile.key_max) == (int(keys[selected].min()), int(keys[selected].max()))
     distinct = len(np.unique(keys[selected]))
     assert abs(profile.distinct_keys - distinct) < 0.35 * distinct
@@ -446,7 +448,24 @@ def test_specialize_rules():
     kept_most = specialize(p, Profile(rows_scanned=100, rows_sampled=81, key_min=10, key_max=99,
                                       predicate_passed=[90, 90], distinct_keys=90), base, 24)
     assert kept_most.options.dense_keys is not None and not kept_most.options.dense_select
-    assert not still_fits(dense.options, replace(dense.options, dense_select=False), Profile(key_min=20, key_max=30))
+    # the kept share comes from the sampled rows where the sampling rate is known: correlated
+    # predicates (60% each, 60% together) keep too many rows for the list, though their product
+    # (36%) would not
+    def correlated(sample_every):
+        return Profile(rows_scanned=1000, rows_sampled=600, key_min=10, key_max=99, predicate_passed=[600, 600],
+                       distinct_keys=90, sample_every=sample_every)
+    assert not specialize(p, correlated(1), base, 24).options.dense_select
+    assert specialize(p, correlated(0), base, 24).options.dense_select  # (rate unknown: the product)
+    # a running variant keeps its choice within DENSE_SELECT_MARGIN of the threshold
+    selecting = replace(dense.options, dense_select=True)
+
+    def kept(share):
+        return Profile(rows_scanned=1000, rows_sampled=int(1000 * share), key_min=20, key_max=30,
+                       predicate_passed=[1000, int(1000 * share)], sample_every=1)
+    assert still_fits(selecting, replace(selecting, dense_select=False), kept(0.45))
+    assert not still_fits(selecting, replace(selecting, dense_select=False), kept(0.55))
+    assert still_fits(replace(selecting, dense_select=False), selecting, kept(0.35))
+    assert not still_fits(replace(selecting, dense_select=False), selecting, kept(0.25))
     # a selective first predicate makes branching cheaper; 50% predicates make it dearer
     assert filter_costs([0.01, 0.5])[0] < filter_costs([0.01, 0.5])[1]
     assert filter_costs([0.5, 0.5])[0] > filter_costs([0.5, 0.5])[1]
@@ -574,12 +593,16 @@ def test_the_optimized_variant_starts_compiling_part_way_through_the_profile(mon
     full profile leads to the same variant, that build is the one that runs (one build); when
     it leads elsewhere, its own variant is built and runs. Results equal the reference."""
     from grizzly_py.engine import adaptive as adaptive_module
-    builds, profiled = [], []
-    real_build = adaptive_module.build_in_background
+    builds, profiled, spares = [], [], []
+    real_build, real_spares = adaptive_module.build_in_background, adaptive_module.compile_spares
 
-    def counting_build(stage, pipeline, options, reasons=()):
-        builds.append((stage, options))
-        return real_build(stage, pipeline, options, reasons)
+    def counting_build(stage, pipeline, options, reasons=(), spares=True):
+        builds.append((stage, options, spares))
+        return real_build(stage, pipeline, options, reasons, spares)
+
+    def counting_spares(variant):
+        spares.append(variant)  # (its build may still be running: its code is read below)
+        return real_spares(variant)
 
     def specializer(pipeline, profile, base, entry_bytes):
         profiled.append(profile.rows_sampled)  # (every row: no filter, profile_sample=1)
@@ -590,6 +613,7 @@ def test_the_optimized_variant_starts_compiling_part_way_through_the_profile(mon
                               ("forced by the test",))
 
     monkeypatch.setattr(adaptive_module, "build_in_background", counting_build)
+    monkeypatch.setattr(adaptive_module, "compile_spares", counting_spares)
     n = 40
     data = {"ts": pa.array(np.arange(n), i64), "k": pa.array(np.arange(n) % 10, i64)}
 
@@ -600,7 +624,10 @@ def test_the_optimized_variant_starts_compiling_part_way_through_the_profile(mon
                      specializer=specializer)
     (history,) = histories(check(build, settings))
     assert profiled == [4, 8], "a partial profile at half the profile's records, then the full one"
-    optimized = [options for stage, options in builds if stage == "optimized"]
-    assert [o.dense_keys for o in optimized] == ([(0, 16)] if settles_early else [(0, 32), (0, 16)])
+    optimized = [(options.dense_keys, with_spares) for stage, options, with_spares in builds if stage == "optimized"]
+    # the early build leaves its spares (the other kernel, the runner) until a full profile
+    # picks it: the builder is one thread, and an unpicked variant must not hold it
+    assert optimized == ([((0, 16), False)] if settles_early else [((0, 32), False), ((0, 16), True)])
+    assert [v.result().gen.options.dense_keys for v in spares] == ([(0, 16)] if settles_early else [])
     runs = [h for h in history if h["stage"] == "optimized"]
     assert len(runs) == 1 and runs[0]["options"]["dense_keys"] == [0, 16]

@@ -58,6 +58,16 @@ class Profile:
     predicate_passed: list[int] = field(default_factory=list)
     distinct_keys: float = 0.0           # HyperLogLog estimate over the sampled rows
     heavy_hitters: list[tuple[int, float]] = field(default_factory=list)  # (key word, share of sampled rows)
+    sample_every: int = 0                # the instrumented variant sampled one selected row in this
+                                         # many (by row index; 0: unknown)
+
+    @property
+    def kept_share(self) -> float | None:
+        """The share of scanned rows that passed every filter, from the sampled ones (None:
+        no row scanned, or the sampling rate unknown)."""
+        if not self.rows_scanned or not self.sample_every:
+            return None
+        return min(1.0, self.rows_sampled * self.sample_every / self.rows_scanned)
 
     @property
     def selectivities(self) -> list[float]:
@@ -74,6 +84,7 @@ class Profile:
         return {"rows_scanned": self.rows_scanned, "rows_sampled": self.rows_sampled,
                 "null_keys": self.null_keys, "key_min": self.key_min, "key_max": self.key_max,
                 "selectivities": [round(s, 4) for s in self.selectivities],
+                "kept_share": None if self.kept_share is None else round(self.kept_share, 4),
                 "distinct_keys": round(self.distinct_keys),
                 "top_share": round(self.top_share, 4)}
 

@@ -41,6 +41,7 @@ DENSE_MIN_FILL = 1 / 16    # distinct keys (estimated) per entry of the dense ta
 DENSE_MARGIN = 0.125       # room on each side of the sampled key range, as a fraction of it
 DENSE_SELECT_BELOW = 0.4   # kept share of rows under which the dense pass lists them first
                            # (measured: -5% at 0.33, +5% at 0.5, +8% at 0.67 on YSB's kernel)
+DENSE_SELECT_MARGIN = 0.1  # a running variant keeps its choice within this of the threshold
 
 
 @dataclass(frozen=True)
@@ -101,11 +102,23 @@ def _filters(pipeline: Pipeline, profile: Profile, base: CodegenOptions) -> tupl
 
 
 def _kept_share(profile: Profile) -> float | None:
-    """The share of rows the filters keep, as if the predicates were independent (the
-    instrumented variant counts the rows each predicate passes); None: no filter profiled."""
+    """The share of rows the filters keep: measured on the sampled rows where the sampling rate
+    is known (``Profile.kept_share``), else as if the predicates were independent (the product
+    of their selectivities: too low for correlated ones); None: no filter profiled."""
     if not profile.rows_scanned or not profile.selectivities:
         return None
-    return math.prod(profile.selectivities)
+    measured = profile.kept_share
+    return measured if measured is not None else math.prod(profile.selectivities)
+
+
+def _select_fits(current: bool, profile: Profile) -> bool:
+    """Whether the running variant's ``dense_select`` choice still suits ``profile``, with a
+    margin around ``DENSE_SELECT_BELOW`` (a kept share near it must not flip the choice, and
+    compile a variant, on every re-profile)."""
+    kept = _kept_share(profile)
+    if kept is None:
+        return not current
+    return kept <= DENSE_SELECT_BELOW + DENSE_SELECT_MARGIN if current else kept > DENSE_SELECT_BELOW - DENSE_SELECT_MARGIN
 
 
 def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple[tuple[int, int] | None, str]:
@@ -147,8 +160,9 @@ def still_fits(current: CodegenOptions, proposed: CodegenOptions, profile: Profi
     """Whether the ``current`` optimized variant serves a new profile as well as the
     ``proposed`` one: the same filter decisions, and a dense range (if any) that holds every
     sampled key. Re-profiling then keeps the running variant (no compile, no state migration)."""
-    if (current.filter_order, current.filter_mode, current.dense_select) != \
-            (proposed.filter_order, proposed.filter_mode, proposed.dense_select):
+    if (current.filter_order, current.filter_mode) != (proposed.filter_order, proposed.filter_mode):
+        return False
+    if current.dense_select != proposed.dense_select and not _select_fits(current.dense_select, profile):
         return False
     if (current.dense_keys is None) != (proposed.dense_keys is None):
         return False

@@ -123,6 +123,7 @@ class Variant:
     def __init__(self, stage: str, gen: GeneratedPipeline | None = None, reasons: tuple[str, ...] = ()):
         self.stage, self.gen, self.reasons = stage, gen, reasons
         self.future: Future | None = None
+        self.spares_pending = False  # a speculative build's spares wait until it is picked
 
     @property
     def ready(self) -> bool:
@@ -139,14 +140,17 @@ class Variant:
         return self.gen.options.dense_keys
 
 
-def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: tuple[str, ...] = ()) -> Variant:
+def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: tuple[str, ...] = (),
+                        spares: bool = True) -> Variant:
     """Generate and compile a variant on a background thread, off the critical path: the
     current variant keeps running meanwhile. The variant is ready once its kernel for batches
     without nulls is compiled; the builder then renders and compiles an optimized variant's other kernel (for
     batches with nulls). The instrumented variant's other kernel compiles only when a batch
     first needs it: it runs for a profile's records only, and that compile (~60-80 ms of LLVM on
     a cold start) would hold the builder, and the LLVM lock, while the profile is taken and the
-    optimized variant waits to be built."""
+    optimized variant waits to be built. ``spares=False`` leaves an optimized variant's other
+    kernel and the runner to ``compile_spares`` (a speculative build: another variant may be
+    the one that runs)."""
     variant = Variant(stage, reasons=reasons)
     variant.future = future = Future()
 
@@ -163,21 +167,32 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
             future.set_exception(e)
             return
         future.set_result(gen)
-        if stage != "optimized":
-            return
-        try:  # a settled pipeline runs a task's batches in one native call (task_parts.py)
-            parts_runner()
-        except BaseException:
-            pass  # compiled again, and raised, by the first task that needs it
-        for name in names[1:]:
-            try:
-                with yielding_gil():
-                    unit = gen.units[name]
-                compile_ir(unit.ir, unit.opt_level).address(f"{gen.prefix}_{unit.name}")
-            except BaseException:
-                pass  # compiled again, and raised, by the first batch that needs it
+        if stage == "optimized" and spares:
+            _compile_spares(gen)
     _builder().submit(work)
     return variant
+
+
+def compile_spares(variant: Variant) -> None:
+    """Compile an optimized variant's spares (``build_in_background(spares=False)``) on the
+    builder, after its build (the builder runs its work in order)."""
+    _builder().submit(lambda: _compile_spares(variant.gen) if variant.gen is not None else None)
+
+
+def _compile_spares(gen: GeneratedPipeline) -> None:
+    """The runner of whole tasks and the kernels other than the first (for batches with nulls),
+    which the settled pipeline calls next."""
+    try:  # a settled pipeline runs a task's batches in one native call (task_parts.py)
+        parts_runner()
+    except BaseException:
+        pass  # compiled again, and raised, by the first task that needs it
+    for name in [u for u in KERNEL_UNITS if u in gen.units][1:]:
+        try:
+            with yielding_gil():
+                unit = gen.units[name]
+            compile_ir(unit.ir, unit.opt_level).address(f"{gen.prefix}_{unit.name}")
+        except BaseException:
+            pass  # compiled again, and raised, by the first batch that needs it
 
 
 GENERATING_SWITCH_INTERVAL = 0.0002  # s; CPython's default is 0.005
@@ -389,6 +404,11 @@ class VariantController:
                     self._backoff = 0
                     self._start_profiling(f"counters ({self.counters.name}): {self.detector.change}")
 
+    def _read_profile(self) -> Profile:
+        profile = self.profiles.read_profile()
+        profile.sample_every = self.instrumented.gen.options.profile_sample
+        return profile
+
     def _early_build_due(self) -> bool:
         s = self.settings
         return bool(s.early_build_share) and self._profiled >= max(s.profile_records * s.early_build_share,
@@ -405,11 +425,19 @@ class VariantController:
             options = last.gen.options  # the running variant's assumptions still hold
         return spec, options
 
-    def _optimized_variant(self, options: CodegenOptions) -> Variant:
-        """The optimized variant of ``options``: built (or building) already, or started now."""
+    def _optimized_variant(self, options: CodegenOptions, speculative: bool = False) -> Variant:
+        """The optimized variant of ``options``: built (or building) already, or started now.
+        A speculative build (``_build_early``) leaves its spares until a full profile picks it
+        (``compile_spares``): the builder is one thread, and a variant the profile does not pick
+        must not hold it while the picked one waits."""
         variant = self._optimized.get(options)
         if variant is None:
-            variant = self._optimized[options] = build_in_background("optimized", self.pipeline, options)
+            variant = self._optimized[options] = build_in_background("optimized", self.pipeline, options,
+                                                                     spares=not speculative)
+            variant.spares_pending = speculative
+        elif variant.spares_pending and not speculative:
+            variant.spares_pending = False
+            compile_spares(variant)
         return variant
 
     def _build_early(self) -> None:
@@ -421,12 +449,12 @@ class VariantController:
         the job). When the full profile picks other options, they compile then, as before; the
         early variant stays built for a later profile that picks it."""
         self._built_early = True
-        _, options = self._specialization(self.profiles.read_profile())
+        _, options = self._specialization(self._read_profile())
         if options is not None:
-            self._optimized_variant(options)
+            self._optimized_variant(options, speculative=True)
 
     def _finish_profile(self) -> None:
-        profile = self.last_profile = self.profiles.read_profile()
+        profile = self.last_profile = self._read_profile()
         spec, options = self._specialization(profile)
         if options is None:
             self._enter(self.generic, "profile: " + "; ".join(spec.reasons))
@@ -527,6 +555,7 @@ def profile_offline(pipeline, batches, records: int = AdaptiveSettings.profile_r
                 kernel.process(batch, abi.INT64_MIN)
             seen += batch.num_rows
         profile = kernel.read_profile()
+        profile.sample_every = gen.options.profile_sample
     finally:
         if hasattr(kernel, "close"):
             kernel.close()
