@@ -315,6 +315,8 @@ class QueryRun:
         self.group_rows = 0
         self._round = None  # (run, [(future, records)], start): the round of grouped tasks in flight
         self._rounds = 0  # rounds started (the first is shorter: CostModel.group_rows)
+        # rows that make a round: worked out when a round starts, not for every batch fed
+        self._group_limit = self.cost.group_rows(self.workers, first=True)
         self._driver_free_since: float | None = None  # when the driver ended its share of a round
         # with a worker pool: a round's tasks reached their native calls (TaskStart)
         self._task_started = threading.Semaphore(0) if pool is not None else None
@@ -384,7 +386,7 @@ class QueryRun:
                 self.runs[self.grouped].kernel.prepare_ahead(shared)
             self.group.append((shared, number, latest))
             self.group_rows += batch.num_rows
-            if self.group_rows >= self.cost.group_rows(self.workers, first=not self._rounds):
+            if self.group_rows >= self._group_limit:
                 self._flush_group()
             return
         for pid in self.readers[id(source)]:
@@ -582,6 +584,7 @@ class QueryRun:
             self._await_task_starts(1)  # (its start signal, given as it ran)
             self._driver_free_since = time.perf_counter()
         self._round = (run, futures, started)
+        self._group_limit = cost.group_rows(self.workers)
 
     @staticmethod
     def _batch_max(clock: SourceClock, shared: SharedBatch, latest) -> int | None:
