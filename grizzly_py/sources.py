@@ -39,6 +39,12 @@ ON_BAD_ROWS = ("error", "drop")
 TIMESTAMP_UNIT_DIVISOR = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000), "ns": (1, 1_000_000)}
 
 
+def dictionary_is_clean(dictionary: pa.Array) -> bool:
+    """No null entries and no duplicates: a dictionary's indices then identify its values."""
+    return dictionary.null_count == 0 and (len(dictionary) <= 1
+                                           or pc.count_distinct(dictionary).as_py() == len(dictionary))
+
+
 @dataclass(eq=False)
 class Source:
     """Base of all sources."""
@@ -146,9 +152,7 @@ class Source:
         if found is None:
             if len(self._clean) >= 64:
                 self._clean.clear()
-            clean = dictionary.null_count == 0 and (len(dictionary) <= 1
-                                                    or pc.count_distinct(dictionary).as_py() == len(dictionary))
-            found = self._clean[key] = (dictionary, clean)  # (holding the dictionary keeps its addresses)
+            found = self._clean[key] = (dictionary, dictionary_is_clean(dictionary))  # (holding it keeps its addresses)
         self._last_clean = found
         return found[1]
 

@@ -16,6 +16,7 @@ import pyarrow.compute as pc
 
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline
+from ..sources import dictionary_is_clean
 
 
 class PreparedBatch:
@@ -84,7 +85,7 @@ class DictionaryCodes:
         memo = self.memo(dictionary) if memo is None else memo
         clean = memo.get(("clean",))
         if clean is None:
-            clean = memo[("clean",)] = dictionary.null_count == 0 and _unique(dictionary)
+            clean = memo[("clean",)] = dictionary_is_clean(dictionary)
         if clean:
             return column
         index_type = column.type.index_type  # (the mapping has the column's index type)
@@ -171,14 +172,13 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     has_nulls = False
     for i, plan in enumerate(_batch_plan(gen, batch)):
         kind = plan.kind
-        if kind == _PLAIN:  # (most columns: nothing to look up)
-            arr = batch.column(plan.index)
-        elif kind == _INTERNED:
+        if kind == _INTERNED:
             arr = interner.ids(batch.column(gen.interned_keys[plan.name]), codes)
-        elif kind == _DECODE:
-            arr = batch.column(plan.index).cast(gen.columns[i].arrow_type)
-        elif kind == _DICTIONARY:  # codes must identify values; null entries are nulls
+        else:
             arr = batch.column(plan.index)
+        if kind == _DECODE:
+            arr = arr.cast(gen.columns[i].arrow_type)
+        elif kind == _DICTIONARY:  # codes must identify values; null entries are nulls
             memo = codes.memo(arr.dictionary)
             normal = codes.normalized(arr, memo)
             if plan.codes:
@@ -188,8 +188,6 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
                 for param, literal in plan.codes:
                     params[param] = codes.code(dictionary, literal, memo)
             arr = normal
-        else:
-            arr = batch.column(plan.index)
         keep.append(arr)
         bufs = arr.buffers()
         base = i * abi.COLUMN_SLOTS
@@ -203,7 +201,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
             # e.g. an all-null array without a values buffer: read zeros instead
             values = pa.py_buffer(np.zeros(length + arr.offset + 1, dtype=np.int64).tobytes())
             keep.append(values)
-        words[base + abi.SLOT_VALUES] = 0 if values is None else values.address
+        words[base + abi.SLOT_VALUES] = _address(values)
         if plan.string_data:
             data = bufs[2] if len(bufs) > 2 else None
             words[base + abi.SLOT_DATA] = _address(data)
@@ -229,7 +227,3 @@ def _remap(dictionary: pa.Array, index_type: pa.DataType) -> tuple[pa.Array, pa.
     unique = pc.unique(dictionary.drop_null()) if dictionary.null_count else pc.unique(dictionary)
     mapping = pc.index_in(dictionary, value_set=unique).cast(index_type)
     return unique, mapping
-
-
-def _unique(dictionary: pa.Array) -> bool:
-    return len(dictionary) <= 1 or pc.count_distinct(dictionary).as_py() == len(dictionary)
