@@ -107,5 +107,6 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
     updates = macro_lines("aggregates.ll.j2", "update", aggregates)
     first = grouping.aggregates[0]
     return dict(pre=pre, ts=ts.val, key=key.val, body=fast, select=select, update_body=update, keep=keep,
-                fkey=fkey.val, lo=dense["lo"], cap=dense["cap"], pane=pane, entry_size=grouping.entry_size, updates=updates,
+                fkey=fkey.val, lo=dense["lo"], cap=dense["cap"], pane=pane, entry_size=grouping.entry_size,
+                updates=updates,
                 count_offset=first.off + 8 * _count_slot(first.func, first.kind), key_name=field.name)

@@ -118,7 +118,9 @@ def _select_fits(current: bool, profile: Profile) -> bool:
     kept = _kept_share(profile)
     if kept is None:
         return not current
-    return kept <= DENSE_SELECT_BELOW + DENSE_SELECT_MARGIN if current else kept > DENSE_SELECT_BELOW - DENSE_SELECT_MARGIN
+    if current:
+        return kept <= DENSE_SELECT_BELOW + DENSE_SELECT_MARGIN
+    return kept > DENSE_SELECT_BELOW - DENSE_SELECT_MARGIN
 
 
 def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple[tuple[int, int] | None, str]:
