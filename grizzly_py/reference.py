@@ -41,7 +41,7 @@ Windows and watermarks (see ``run``)
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0)
 - ``sum``/``avg`` of ints are exact; a final sum outside int64 raises ``AggregateOverflowError``.
-  Float sums add in arrival order.
+  Float sums add in arrival order, compensated (``_compensated_sum``), as the compiled code does.
 - ``min``/``max`` of floats ignore NaN unless every value is NaN (LLVM minnum/maxnum).
 - ``var_*``/``stddev_*`` are computed exactly (over the values as float64) and rounded once; ``median`` is ``numpy.median``;
   ``mode`` breaks ties toward the smallest value; ``count_distinct`` counts distinct non-nulls;
@@ -303,11 +303,20 @@ def _checked_int64(total: int, what: str) -> int:
     return total
 
 
-def _sequential_sum(values: list[float]) -> float:
-    total = 0.0
+def _compensated_sum(values: list[float]) -> float:
+    """The values added in arrival order with compensation, as the compiled code adds them
+    (``aggregates.ll.j2``: ``two_sum_error``): the exact rounding error of each addition (Knuth's
+    TwoSum) is added up on the side and added back at the end; an addition whose error is not
+    finite (an infinite or NaN sum) adds none."""
+    total = compensation = 0.0
     for v in values:
-        total += v
-    return total
+        t = total + v
+        bp = t - total
+        error = (total - (t - bp)) + (v - bp)
+        if math.isfinite(error):
+            compensation += error
+        total = t
+    return total + compensation
 
 
 def _exact_variance(values: list, ddof: int) -> float | None:
@@ -357,9 +366,9 @@ def aggregate(call: AggCall, arg_type: DataType | None, values: list, rows: int)
         return None
     is_float = arg_type.is_float
     if func == "sum":
-        return _sequential_sum(values) if is_float else _checked_int64(sum(values), repr(call))
+        return _compensated_sum(values) if is_float else _checked_int64(sum(values), repr(call))
     if func == "avg":
-        total = _sequential_sum(values) if is_float else _checked_int64(sum(values), repr(call))
+        total = _compensated_sum(values) if is_float else _checked_int64(sum(values), repr(call))
         return total / len(values)
     if func in ("min", "max"):
         return _min_max(values, min if func == "min" else max, is_float)

@@ -488,9 +488,11 @@ def test_int_avg_divides_the_exact_sum():
     assert window_all_values(pa.array([big, big], i64), m=agg.avg("v")) == (float(big),)
 
 
-def test_float_sum_is_sequential_in_arrival_order():
-    assert window_all_values(pa.array([1e16, 1.0, -1e16]), s=agg.sum("v")) == (0.0,)
+def test_float_sum_is_compensated_in_arrival_order():
+    # plain addition in arrival order gives 0.0 for the first (1e16 absorbs the 1.0)
+    assert window_all_values(pa.array([1e16, 1.0, -1e16]), s=agg.sum("v")) == (1.0,)
     assert window_all_values(pa.array([1e16, -1e16, 1.0]), s=agg.sum("v"), m=agg.avg("v")) == (1.0, 1.0 / 3)
+    assert window_all_values(pa.array([0.1] * 10), s=agg.sum("v")) == (1.0,)  # plain: 0.9999999999999999
 
 
 def test_variance_and_stddev():

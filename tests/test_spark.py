@@ -668,8 +668,15 @@ def test_from_kafka_without_the_kafka_package_says_how_to_load_it(spark):
 
 
 def sorted_rows(table: pa.Table) -> pa.Table:
+    """The rows in a canonical order. Arrow cannot sort by a list column (top_k results):
+    such a column is ordered by its values' text instead."""
     from grizzly_py.engine.kernels import sort_indices_nulls_last
-    return table.take(sort_indices_nulls_last(table, table.schema.names))
+    keys = table
+    for i, f in enumerate(table.schema):
+        if pa.types.is_list(f.type) or pa.types.is_large_list(f.type):
+            keys = keys.set_column(i, f.name, pa.array([None if v is None else repr(v)
+                                                        for v in table.column(i).to_pylist()], pa.string()))
+    return table.take(sort_indices_nulls_last(keys, keys.schema.names))
 
 
 def spark_typed(table: pa.Table) -> pa.Table:

@@ -136,6 +136,7 @@ def test_partial_schema_has_state_words_and_value_vectors():
     from grizzly_py.plan import Query
     gen = generate_pipeline(build_physical_plan(Query(q.node)).pipelines[0])
     schema = partial_schema(gen)
-    assert schema.names == ["k", "__gz_ws", "__gz_a0_w0", "__gz_a0_w1", "__gz_a1_values"]
+    # a float sum's words: sum, count, compensation
+    assert schema.names == ["k", "__gz_ws", "__gz_a0_w0", "__gz_a0_w1", "__gz_a0_w2", "__gz_a1_values"]
     assert schema.field("__gz_a1_values").type == pa.list_(pa.int64())
     assert EntryLayout.of(gen).key_words == 1

@@ -382,7 +382,7 @@ _SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 4, "var_samp": 4, "stddev_p
 
 def _agg_slots(func: str, kind: str | None) -> int:
     if func in ("sum", "avg"):
-        return 3 if kind == "int" else 2
+        return 3  # int: [sum, carry, n]; float: [sum, n, compensation] (aggregates.ll.j2)
     return _SLOTS[func]
 
 

@@ -132,7 +132,7 @@ w.have:
   %h.0 = add i64 -7046029254386353131, 0
   %h = call i64 @gz_hash_finish(i64 %h.0)
   %h.tagged = add i64 %h, 0
-  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 0, i64 88)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 0, i64 96)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
@@ -192,9 +192,22 @@ w.update:
   %a4.s0 = load double, ptr %a4.s0.p
   %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 80
   %a4.s1 = load i64, ptr %a4.s1.p
+  %a4.s2.p = getelementptr inbounds i8, ptr %grp, i64 88
+  %a4.s2 = load double, ptr %a4.s2.p
   %a4.sum = fadd double %a4.s0, %f19
+  %a4.ts.bp = fsub double %a4.sum, %a4.s0
+  %a4.ts.ap = fsub double %a4.sum, %a4.ts.bp
+  %a4.ts.da = fsub double %a4.s0, %a4.ts.ap
+  %a4.ts.db = fsub double %f19, %a4.ts.bp
+  %a4.ts.err = fadd double %a4.ts.da, %a4.ts.db
+  %a4.ts.zero = fsub double %a4.ts.err, %a4.ts.err
+  %a4.ts.fin = fcmp oeq double %a4.ts.zero, 0.0
+  %a4.ts.e = select i1 %a4.ts.fin, double %a4.ts.err, double 0.0
+  %a4.comp = fadd double %a4.s2, %a4.ts.e
   %a4.keep = select i1 %valid16, double %a4.sum, double %a4.s0
   store double %a4.keep, ptr %a4.s0.p
+  %a4.comp.k = select i1 %valid16, double %a4.comp, double %a4.s2
+  store double %a4.comp.k, ptr %a4.s2.p
   %a4.inc = zext i1 %valid16 to i64
   %a4.n = add i64 %a4.s1, %a4.inc
   store i64 %a4.n, ptr %a4.s1.p
@@ -364,7 +377,7 @@ entry:
   %dense = icmp sgt i64 %dense_cap, 0
   br i1 %dense, label %dense_alloc, label %start
 dense_alloc:
-  %d.entries = call ptr @gz_ht_dense_alloc(ptr %tmp, i64 %dense_cap, i64 88)
+  %d.entries = call ptr @gz_ht_dense_alloc(ptr %tmp, i64 %dense_cap, i64 96)
   %d.oom = icmp eq ptr %d.entries, null
   br i1 %d.oom, label %oom, label %start
 start:
@@ -400,14 +413,14 @@ pane:
   br i1 %use, label %entries, label %pane_done
 entries:
   %i = phi i64 [ 0, %pane ], [ %i.next, %entry_done ]
-  %src = call ptr @gz_ht_entry(ptr %src.ht, i64 %i, i64 88)
+  %src = call ptr @gz_ht_entry(ptr %src.ht, i64 %i, i64 96)
   %tag = load i64, ptr %src
   %live = icmp ugt i64 %tag, 1
   br i1 %live, label %merge, label %entry_done
 merge:
   br i1 %dense, label %merge.dense, label %merge.hashed
 merge.dense:  ; the same index in every table: the same key
-  %d.grp = call ptr @gz_ht_entry(ptr %tmp, i64 %i, i64 88)
+  %d.grp = call ptr @gz_ht_entry(ptr %tmp, i64 %i, i64 96)
   %d.tag = load i64, ptr %d.grp
   %d.fresh = icmp eq i64 %d.tag, 0
   br i1 %d.fresh, label %merge.claim, label %merge.body
@@ -416,7 +429,7 @@ merge.claim:  ; tag and key words, as an insert would write them (the aggregates
   br label %merge.body
 merge.hashed:
   %key = getelementptr inbounds i8, ptr %src, i64 8
-  %h.grp = call ptr @gz_ht_upsert(ptr %tmp, ptr %htv.a, i64 %tag, ptr %key, i64 0, i64 88)
+  %h.grp = call ptr @gz_ht_upsert(ptr %tmp, ptr %htv.a, i64 %tag, ptr %key, i64 0, i64 96)
   %grp.oom = icmp eq ptr %h.grp, null
   br i1 %grp.oom, label %oom, label %merge.body
 merge.body:
@@ -510,10 +523,28 @@ merge.body:
   %m4.b1.p = getelementptr inbounds i8, ptr %src, i64 80
   %m4.b1 = load i64, ptr %m4.b1.p
 
+  %m4.a2.p = getelementptr inbounds i8, ptr %grp, i64 88
+  %m4.a2 = load double, ptr %m4.a2.p
+  %m4.b2.p = getelementptr inbounds i8, ptr %src, i64 88
+  %m4.b2 = load double, ptr %m4.b2.p
+
   %m4.sum = fadd double %m4.a0, %m4.b0
+  %m4.ts.bp = fsub double %m4.sum, %m4.a0
+  %m4.ts.ap = fsub double %m4.sum, %m4.ts.bp
+  %m4.ts.da = fsub double %m4.a0, %m4.ts.ap
+  %m4.ts.db = fsub double %m4.b0, %m4.ts.bp
+  %m4.ts.err = fadd double %m4.ts.da, %m4.ts.db
+  %m4.ts.zero = fsub double %m4.ts.err, %m4.ts.err
+  %m4.ts.fin = fcmp oeq double %m4.ts.zero, 0.0
+  %m4.ts.e = select i1 %m4.ts.fin, double %m4.ts.err, double 0.0
+
+  %m4.c2 = fadd double %m4.a2, %m4.b2
+  %m4.comp = fadd double %m4.c2, %m4.ts.e
   %m4.bempty = icmp eq i64 %m4.b1, 0
   %m4.keep = select i1 %m4.bempty, double %m4.a0, double %m4.sum
   store double %m4.keep, ptr %m4.a0.p
+  %m4.comp.k = select i1 %m4.bempty, double %m4.a2, double %m4.comp
+  store double %m4.comp.k, ptr %m4.a2.p
   %m4.n = add i64 %m4.a1, %m4.b1
   store i64 %m4.n, ptr %m4.a1.p
 
@@ -536,7 +567,7 @@ emit:
   br i1 %has, label %loop, label %finish
 loop:
   %k = phi i64 [ 0, %emit ], [ %k.next, %next ]
-  %e = call ptr @gz_ht_entry(ptr %tmp, i64 %k, i64 88)
+  %e = call ptr @gz_ht_entry(ptr %tmp, i64 %k, i64 96)
   %etag = load i64, ptr %e
   %elive = icmp ugt i64 %etag, 1
   br i1 %elive, label %emit_entry, label %next
@@ -626,7 +657,11 @@ emit_entry:
   %x4.n = load i64, ptr %x4.n.p
   %x4.s0.p = getelementptr inbounds i8, ptr %e, i64 72
   %x4.valid = icmp sgt i64 %x4.n, 0
-  %x4.sf = load double, ptr %x4.s0.p
+  %x4.s = load double, ptr %x4.s0.p
+  %x4.c.p = getelementptr inbounds i8, ptr %e, i64 88
+  %x4.c = load double, ptr %x4.c.p
+  %x4.sf = fadd double %x4.s, %x4.c
+
   %x4.nf = sitofp i64 %x4.n to double
   %x4.out = fdiv double %x4.sf, %x4.nf
   %x4.dst = getelementptr inbounds double, ptr %x4.vp, i64 %j
@@ -729,14 +764,14 @@ exit:
 define i32 @p0_generic_place_dense(ptr %state, i64 %lo, i64 %cap) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
-  %rc = call i32 @gz_dir_place_dense(ptr %dir, i64 %lo, i64 %cap, i64 88)
+  %rc = call i32 @gz_dir_place_dense(ptr %dir, i64 %lo, i64 %cap, i64 96)
   ret i32 %rc
 }
 
 define i32 @p0_generic_place_hashed(ptr %state) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
-  %rc = call i32 @gz_dir_place_hashed(ptr %dir, i64 88)
+  %rc = call i32 @gz_dir_place_hashed(ptr %dir, i64 96)
   ret i32 %rc
 }
 
@@ -792,7 +827,7 @@ fire:
   br i1 %has_entries, label %loop, label %fired
 loop:
   %i = phi i64 [ 0, %fire ], [ %i.next, %next ]
-  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 88)
+  %e = call ptr @gz_ht_entry(ptr %ht, i64 %i, i64 96)
   %tag = load i64, ptr %e
   %live = icmp ugt i64 %tag, 1
   br i1 %live, label %emit_entry, label %next
@@ -882,7 +917,11 @@ emit_entry:
   %x4.n = load i64, ptr %x4.n.p
   %x4.s0.p = getelementptr inbounds i8, ptr %e, i64 72
   %x4.valid = icmp sgt i64 %x4.n, 0
-  %x4.sf = load double, ptr %x4.s0.p
+  %x4.s = load double, ptr %x4.s0.p
+  %x4.c.p = getelementptr inbounds i8, ptr %e, i64 88
+  %x4.c = load double, ptr %x4.c.p
+  %x4.sf = fadd double %x4.s, %x4.c
+
   %x4.nf = sitofp i64 %x4.n to double
   %x4.out = fdiv double %x4.sf, %x4.nf
   %x4.dst = getelementptr inbounds double, ptr %x4.vp, i64 %j
@@ -1080,7 +1119,7 @@ w.have:
   %h.0 = add i64 -7046029254386353131, 0
   %h = call i64 @gz_hash_finish(i64 %h.0)
   %h.tagged = add i64 %h, 0
-  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 0, i64 88)
+  %grp = call ptr @gz_ht_upsert(ptr %ht, ptr %htv.a, i64 %h.tagged, ptr %key.a, i64 0, i64 96)
   %grp.oom = icmp eq ptr %grp, null
   br i1 %grp.oom, label %err_oom, label %w.update, !prof !0
 w.update:
@@ -1140,9 +1179,22 @@ w.update:
   %a4.s0 = load double, ptr %a4.s0.p
   %a4.s1.p = getelementptr inbounds i8, ptr %grp, i64 80
   %a4.s1 = load i64, ptr %a4.s1.p
+  %a4.s2.p = getelementptr inbounds i8, ptr %grp, i64 88
+  %a4.s2 = load double, ptr %a4.s2.p
   %a4.sum = fadd double %a4.s0, %f10
+  %a4.ts.bp = fsub double %a4.sum, %a4.s0
+  %a4.ts.ap = fsub double %a4.sum, %a4.ts.bp
+  %a4.ts.da = fsub double %a4.s0, %a4.ts.ap
+  %a4.ts.db = fsub double %f10, %a4.ts.bp
+  %a4.ts.err = fadd double %a4.ts.da, %a4.ts.db
+  %a4.ts.zero = fsub double %a4.ts.err, %a4.ts.err
+  %a4.ts.fin = fcmp oeq double %a4.ts.zero, 0.0
+  %a4.ts.e = select i1 %a4.ts.fin, double %a4.ts.err, double 0.0
+  %a4.comp = fadd double %a4.s2, %a4.ts.e
   %a4.keep = select i1 true, double %a4.sum, double %a4.s0
   store double %a4.keep, ptr %a4.s0.p
+  %a4.comp.k = select i1 true, double %a4.comp, double %a4.s2
+  store double %a4.comp.k, ptr %a4.s2.p
   %a4.inc = zext i1 true to i64
   %a4.n = add i64 %a4.s1, %a4.inc
   store i64 %a4.n, ptr %a4.s1.p
