@@ -305,18 +305,18 @@ def _checked_int64(total: int, what: str) -> int:
 
 def _compensated_sum(values: list[float]) -> float:
     """The values added in arrival order with compensation, as the compiled code adds them
-    (``aggregates.ll.j2``: ``two_sum_error``): the exact rounding error of each addition (Knuth's
-    TwoSum) is added up on the side and added back at the end; an addition whose error is not
-    finite (an infinite or NaN sum) adds none."""
+    (``aggregates.ll.j2``: ``two_sum_error``, ``float_total``): the exact rounding error of each
+    addition (Knuth's TwoSum) is added up on the side and added back at the end, unless the sum
+    or the compensation is not finite (an infinite or NaN sum: plain addition's result)."""
     total = compensation = 0.0
     for v in values:
         t = total + v
         bp = t - total
-        error = (total - (t - bp)) + (v - bp)
-        if math.isfinite(error):
-            compensation += error
+        compensation += (total - (t - bp)) + (v - bp)
         total = t
-    return total + compensation
+    if math.isfinite(total) and math.isfinite(compensation):
+        return total + compensation
+    return total
 
 
 def _exact_variance(values: list, ddof: int) -> float | None:

@@ -199,10 +199,7 @@ w.update:
   %a4.ts.ap = fsub double %a4.sum, %a4.ts.bp
   %a4.ts.da = fsub double %a4.s0, %a4.ts.ap
   %a4.ts.db = fsub double %f19, %a4.ts.bp
-  %a4.ts.err = fadd double %a4.ts.da, %a4.ts.db
-  %a4.ts.zero = fsub double %a4.ts.err, %a4.ts.err
-  %a4.ts.fin = fcmp oeq double %a4.ts.zero, 0.0
-  %a4.ts.e = select i1 %a4.ts.fin, double %a4.ts.err, double 0.0
+  %a4.ts.e = fadd double %a4.ts.da, %a4.ts.db
   %a4.comp = fadd double %a4.s2, %a4.ts.e
   %a4.keep = select i1 %valid16, double %a4.sum, double %a4.s0
   store double %a4.keep, ptr %a4.s0.p
@@ -533,10 +530,7 @@ merge.body:
   %m4.ts.ap = fsub double %m4.sum, %m4.ts.bp
   %m4.ts.da = fsub double %m4.a0, %m4.ts.ap
   %m4.ts.db = fsub double %m4.b0, %m4.ts.bp
-  %m4.ts.err = fadd double %m4.ts.da, %m4.ts.db
-  %m4.ts.zero = fsub double %m4.ts.err, %m4.ts.err
-  %m4.ts.fin = fcmp oeq double %m4.ts.zero, 0.0
-  %m4.ts.e = select i1 %m4.ts.fin, double %m4.ts.err, double 0.0
+  %m4.ts.e = fadd double %m4.ts.da, %m4.ts.db
 
   %m4.c2 = fadd double %m4.a2, %m4.b2
   %m4.comp = fadd double %m4.c2, %m4.ts.e
@@ -660,7 +654,12 @@ emit_entry:
   %x4.s = load double, ptr %x4.s0.p
   %x4.c.p = getelementptr inbounds i8, ptr %e, i64 88
   %x4.c = load double, ptr %x4.c.p
-  %x4.sf = fadd double %x4.s, %x4.c
+  %x4.sc = fadd double %x4.s, %x4.c
+  %x4.zs = fsub double %x4.s, %x4.s
+  %x4.zc = fsub double %x4.c, %x4.c
+  %x4.z = fadd double %x4.zs, %x4.zc
+  %x4.fin = fcmp oeq double %x4.z, 0.0
+  %x4.sf = select i1 %x4.fin, double %x4.sc, double %x4.s
 
   %x4.nf = sitofp i64 %x4.n to double
   %x4.out = fdiv double %x4.sf, %x4.nf
@@ -920,7 +919,12 @@ emit_entry:
   %x4.s = load double, ptr %x4.s0.p
   %x4.c.p = getelementptr inbounds i8, ptr %e, i64 88
   %x4.c = load double, ptr %x4.c.p
-  %x4.sf = fadd double %x4.s, %x4.c
+  %x4.sc = fadd double %x4.s, %x4.c
+  %x4.zs = fsub double %x4.s, %x4.s
+  %x4.zc = fsub double %x4.c, %x4.c
+  %x4.z = fadd double %x4.zs, %x4.zc
+  %x4.fin = fcmp oeq double %x4.z, 0.0
+  %x4.sf = select i1 %x4.fin, double %x4.sc, double %x4.s
 
   %x4.nf = sitofp i64 %x4.n to double
   %x4.out = fdiv double %x4.sf, %x4.nf
@@ -1186,10 +1190,7 @@ w.update:
   %a4.ts.ap = fsub double %a4.sum, %a4.ts.bp
   %a4.ts.da = fsub double %a4.s0, %a4.ts.ap
   %a4.ts.db = fsub double %f10, %a4.ts.bp
-  %a4.ts.err = fadd double %a4.ts.da, %a4.ts.db
-  %a4.ts.zero = fsub double %a4.ts.err, %a4.ts.err
-  %a4.ts.fin = fcmp oeq double %a4.ts.zero, 0.0
-  %a4.ts.e = select i1 %a4.ts.fin, double %a4.ts.err, double 0.0
+  %a4.ts.e = fadd double %a4.ts.da, %a4.ts.db
   %a4.comp = fadd double %a4.s2, %a4.ts.e
   %a4.keep = select i1 true, double %a4.sum, double %a4.s0
   store double %a4.keep, ptr %a4.s0.p
