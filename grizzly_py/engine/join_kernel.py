@@ -29,6 +29,7 @@ from ..jit import compile_ir, compile_ir_async
 from ..physical.pipelines import JoinTerminal, Pipeline
 from ..plan import WINDOW_START
 from ..sources import TIMESTAMP_UNIT_DIVISOR
+from . import native_words
 from .kernels import Kernel, output_arrow_schema, sort_indices_nulls_last
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -193,7 +194,7 @@ class JoinKernel:
 
     def _interval_pairs(self, pairs: int) -> pa.RecordBatch:
         vec = self.shared[J_OUT:J_OUT + 3]
-        words = np.ctypeslib.as_array((ctypes.c_int64 * (3 * pairs)).from_address(int(vec[0]))).reshape(pairs, 3).copy()
+        words = native_words.copy(int(vec[0]), 3 * pairs).reshape(pairs, 3)
         self.shared[J_OUT + 1] = 0  # the vector is empty again (its memory is reused)
         return self._rows(None, None, words[:, 0], words[:, 1], words[:, 2])
 

@@ -25,7 +25,8 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen.join import J_DIR, J_OUT, J_TABLE, NODE_REFS, NODE_WORDS, SLOT_WORDS
-from .state_snapshot import (COUNTER_WORDS, export_interner, restore_interner, _words, allocated, build_table,
+from . import native_words
+from .state_snapshot import (COUNTER_WORDS, export_interner, restore_interner, allocated, build_table,
                              directory_capacity, export_lists, export_vectors, live_entries, restore_lists,
                              restore_vectors)
 
@@ -50,7 +51,7 @@ def export_join(kernel) -> dict:
            "interner": export_interner(kernel.sides[0].interner)}
     if kind in ("tumbling", "sliding"):
         slots_ptr, length = int(kernel.shared[J_DIR]), int(kernel.shared[J_DIR + 1])
-        slots = _words(slots_ptr, length * SLOT_WORDS).reshape(-1, SLOT_WORDS).copy()
+        slots = native_words.copy(slots_ptr, length * SLOT_WORDS).reshape(-1, SLOT_WORDS)
         tables = [live_entries(int(s[1]), int(s[2]), entry_words) for s in slots]
         entries = np.concatenate(tables) if tables else np.zeros((0, entry_words), dtype=np.int64)
         out.update(slots=slots, counts=np.array([len(t) for t in tables], dtype=np.int64), entries=entries,

@@ -21,6 +21,7 @@ from ..codegen import abi
 from ..codegen.module import window_geometry
 from ..codegen.sort_merge_join import generate_sort_merge_join
 from ..physical.pipelines import Pipeline
+from . import native_words
 from .join_kernel import JoinKernel
 from .kernels import SlidingWindowKernel
 
@@ -112,7 +113,7 @@ class SortMergeJoinKernel(JoinKernel):
         if n == 0:
             return np.zeros((0, self.row_words), dtype=np.int64)
         words = n * self.row_words
-        rows = np.ctypeslib.as_array((ctypes.c_int64 * words).from_address(result.value)).reshape(n, self.row_words).copy()
+        rows = native_words.copy(result.value, words).reshape(n, self.row_words)
         free_rows(result.value)
         return rows
 
@@ -130,7 +131,7 @@ def _pane_starts(state: np.ndarray) -> np.ndarray:
     slots, length = int(state[abi.STATE_WINDOWS]), int(state[abi.STATE_WINDOWS + 1])
     if not length:
         return np.zeros(0, dtype=np.int64)
-    return np.ctypeslib.as_array((ctypes.c_int64 * (4 * length)).from_address(slots))[::4].copy()
+    return native_words.view(slots, 4 * length)[::4].copy()
 
 
 def merge_join(left: np.ndarray, right: np.ndarray, key_words: int):

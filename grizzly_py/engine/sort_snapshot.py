@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen import abi
-from .state_snapshot import COUNTER_WORDS, _words, allocated, directory_capacity, export_interner, restore_interner
+from . import native_words
+from .state_snapshot import COUNTER_WORDS, allocated, directory_capacity, export_interner, restore_interner
 
 KPA_PANE_WORDS = 8   # runtime/kpa.ll: %gz.kpa
 SLOT_WORDS = 4       # runtime/windows.ll: {start, table {ptr, capacity, size}}
@@ -34,19 +35,19 @@ FORMAT = "kpa-1"     # the layout of an exported block (checked on restore)
 def export_kpa_block(state: np.ndarray, row_words: int) -> dict:
     """One state block's panes: starts, rows, sealed rows, run ends (copies)."""
     slots_ptr, length = int(state[abi.STATE_WINDOWS]), int(state[abi.STATE_WINDOWS + 1])
-    slots = _words(slots_ptr, SLOT_WORDS * length).reshape(-1, SLOT_WORDS)
+    slots = native_words.view(slots_ptr, SLOT_WORDS * length).reshape(-1, SLOT_WORDS)
     starts, rows_per_pane, sealed, runs_per_pane, rows, runs = [], [], [], [], [], []
     for start, pane, _zero, _rows in slots:
         starts.append(int(start))
         if not pane:  # a slot whose pane was never allocated
             rows_per_pane.append(0), sealed.append(0), runs_per_pane.append(0)
             continue
-        data, n, _capacity, done, ends, nruns, _runs_capacity, _scratch = (int(w) for w in _words(int(pane), KPA_PANE_WORDS))
+        data, n, _capacity, done, ends, nruns, _runs_capacity, _scratch = (int(w) for w in native_words.view(int(pane), KPA_PANE_WORDS))
         rows_per_pane.append(n)
         sealed.append(done)
         runs_per_pane.append(nruns)
-        rows.append(_words(data, n * row_words).copy())
-        runs.append(_words(ends, nruns).copy())
+        rows.append(native_words.copy(data, n * row_words))
+        runs.append(native_words.copy(ends, nruns))
     return {"format": FORMAT, "row_words": row_words, "starts": np.array(starts, dtype=np.int64),
             "rows_per_pane": np.array(rows_per_pane, dtype=np.int64), "sealed": np.array(sealed, dtype=np.int64),
             "runs_per_pane": np.array(runs_per_pane, dtype=np.int64),

@@ -27,6 +27,7 @@ import numpy as np
 from ..codegen import abi
 from ..codegen.join import J_DIR, J_OUT, J_TABLE, SLOT_WORDS
 from ..codegen.module import HOLISTIC
+from . import native_words
 from .join_kernel import JoinKernel
 from .kernels import WindowKernel
 
@@ -126,8 +127,7 @@ def _vector_bytes(address: int, capacity: int, entry: int, words: list[int]) -> 
 
 
 def _table(address: int, capacity: int, entry_words: int) -> np.ndarray:
-    return np.ctypeslib.as_array((ctypes.c_int64 * (capacity * entry_words)).from_address(address)).reshape(
-        capacity, entry_words)
+    return native_words.view(address, capacity * entry_words).reshape(capacity, entry_words)
 
 
 def kpa_bytes(state: np.ndarray, row_words: int) -> int:
@@ -138,14 +138,14 @@ def kpa_bytes(state: np.ndarray, row_words: int) -> int:
     if not length:
         return 0
     total = length * DIRECTORY_SLOT_BYTES
-    for pane in np.ctypeslib.as_array((ctypes.c_int64 * (4 * length)).from_address(slots))[1::4]:
+    for pane in native_words.view(slots, 4 * length)[1::4]:
         if not pane:
             continue
         rows, _length, capacity, _sealed, runs, nruns, runs_capacity, scratch = (
-            int(w) for w in np.ctypeslib.as_array((ctypes.c_int64 * KPA_PANE_WORDS).from_address(int(pane))))
+            int(w) for w in native_words.view(int(pane), KPA_PANE_WORDS))
         total += 8 * KPA_PANE_WORDS + capacity * row_words * 8 + runs_capacity * 8
         if scratch and nruns:
-            ends = np.ctypeslib.as_array((ctypes.c_int64 * nruns).from_address(runs))
+            ends = native_words.view(runs, nruns)
             last = int(ends[-1]) - (int(ends[-2]) if nruns > 1 else 0)
             total += last * row_words * 8
     return total
@@ -166,8 +166,7 @@ def _join_bytes(kernel) -> int:
     tables = [(int(shared[J_TABLE]), int(shared[J_TABLE + 1]))]
     slots, length = int(shared[J_DIR]), int(shared[J_DIR + 1])
     if slots and length:
-        words = np.ctypeslib.as_array((ctypes.c_int64 * (length * SLOT_WORDS)).from_address(slots))
-        words = words.reshape(length, SLOT_WORDS)
+        words = native_words.view(slots, length * SLOT_WORDS).reshape(length, SLOT_WORDS)
         total += int(words[:, 2].sum()) * entry + length * 8 * SLOT_WORDS
         tables += [(int(a), int(c)) for a, c in words[:, 1:3]]
     if kind == "session":

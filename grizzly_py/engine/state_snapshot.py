@@ -39,6 +39,7 @@ import numpy as np
 
 from ..codegen import abi
 from ..codegen.module import window_geometry
+from . import native_words
 from .kernels import ProjectKernel, WindowKernel
 
 COUNTER_WORDS = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE, abi.STATE_MAX_EVENT_TIME,
@@ -61,12 +62,6 @@ def unsupported_reason(kernel) -> str | None:
     if type(kernel).__name__ in ("JoinKernel", "SortMergeJoinKernel"):
         return None  # join_snapshot.py, sort_snapshot.py
     return f"{type(kernel).__name__} (trigger {trigger!r})"
-
-
-def _words(address: int, count: int) -> np.ndarray:
-    if not address or count == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.ctypeslib.as_array((ctypes.c_int64 * count).from_address(address))
 
 
 @dataclass(frozen=True)
@@ -141,7 +136,7 @@ def _export_block(kernel: WindowKernel, state: np.ndarray, shape: _Shape) -> dic
     else:
         block["vectors"] = export_vectors(entries, vectors)
     if shape.ring_word is not None:  # each entry's pane ring: (1 + capacity) pane states
-        rings = [_words(int(p), (1 + int(c)) * shape.pane_words).copy() if p else np.zeros(0, dtype=np.int64)
+        rings = [native_words.copy(int(p), (1 + int(c)) * shape.pane_words)
                  for p, c in zip(entries[:, shape.ring_word], entries[:, shape.ring_word + 1])]
         block["rings"] = (np.concatenate(rings) if rings else np.zeros(0, dtype=np.int64)).reshape(-1, shape.pane_words)
         # a pane's value vectors sit in its slot (valid or zeroed: the ring frees them when the pane leaves)
@@ -162,7 +157,7 @@ def _vector_words(layout) -> list[int]:
 # --- building blocks (also for join state: join_snapshot.py) --------------------------------------
 def live_entries(entries: int, capacity: int, entry_words: int) -> np.ndarray:
     """A copy of the live entries (tag > 1) of a hash table's entry array."""
-    rows = _words(entries, capacity * entry_words).reshape(-1, entry_words)
+    rows = native_words.view(entries, capacity * entry_words).reshape(-1, entry_words)
     return rows[rows[:, 0].view(np.uint64) > 1].copy()
 
 
@@ -174,7 +169,7 @@ def export_vectors(rows: np.ndarray, words: list[int]) -> list[dict]:
     for word in words:
         lengths = rows[:, word + 1].copy()
         inline = rows[:, word + 2] == 0
-        values = [(np.array([p], dtype=np.int64) if n else np.zeros(0, dtype=np.int64)) if i else _words(int(p), int(n)).copy()
+        values = [(np.array([p], dtype=np.int64) if n else np.zeros(0, dtype=np.int64)) if i else native_words.copy(int(p), int(n))
                   for p, n, i in zip(rows[:, word], lengths, inline)]
         out.append({"lengths": lengths, "inline": inline.astype(np.uint8),
                     "values": np.concatenate(values) if values else np.zeros(0, dtype=np.int64)})
@@ -188,7 +183,7 @@ def export_lists(heads: np.ndarray, node_words: int) -> tuple[np.ndarray, np.nda
     for r, head in enumerate(heads):
         node = int(head)
         while node:
-            words = _words(node, node_words).copy()
+            words = native_words.copy(node, node_words)
             nodes.append(words)
             lengths[r] += 1
             node = int(words[0])

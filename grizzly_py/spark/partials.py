@@ -29,6 +29,7 @@ import pyarrow as pa
 from ..aggregates import HOLISTIC
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline, window_geometry
+from ..engine import native_words
 from ..engine.kernels import (
     _ResultBuffers,
     new_state_block,
@@ -99,12 +100,6 @@ def partial_schema(gen: GeneratedPipeline) -> pa.Schema:
 
 # ----------------------------------------------------------------------------------------------
 # export: kernel state -> partial rows
-def _words(address: int, count: int) -> np.ndarray:
-    if count == 0:
-        return np.zeros(0, dtype=np.int64)
-    return np.ctypeslib.as_array((ctypes.c_int64 * count).from_address(address))
-
-
 def read_panes(kernel) -> list[tuple[int, np.ndarray]]:
     """(pane start, live entries as an (n, entry words) int64 copy) of every pane of every state
     block of ``kernel``; each holistic aggregate's vector becomes (values array) in a side list."""
@@ -114,7 +109,7 @@ def read_panes(kernel) -> list[tuple[int, np.ndarray]]:
         for start, entries, capacity, _size in kernel.windows(state):
             if not capacity:
                 continue
-            rows = _words(int(entries), int(capacity) * layout.entry_words).reshape(int(capacity), layout.entry_words)
+            rows = native_words.view(int(entries), int(capacity) * layout.entry_words).reshape(int(capacity), layout.entry_words)
             live = rows[rows[:, 0].view(np.uint64) > 1].copy()
             panes.append((int(start), live))
     return panes
@@ -132,7 +127,7 @@ def _vector_values(rows: np.ndarray, word: int, k: int | None = None) -> tuple[n
         if not n:
             continue
         held = int(rows[r, word + 1])
-        words = _words(int(rows[r, word]), held)
+        words = native_words.view(int(rows[r, word]), held)
         if n < held:
             words = np.partition(words, held - n)[held - n:]
         values[offsets[r]:offsets[r + 1]] = words
