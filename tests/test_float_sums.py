@@ -13,9 +13,12 @@ the sum is 1.0.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from strategies import arrow_stream, assert_tables_equal, tumbling
 
 import grizzly_py as gz
@@ -151,3 +154,44 @@ def test_infinities_nans_and_overflow_follow_ieee(every_row_a_morsel, settings):
     assert_tables_equal(actual, expected)
     sums = actual.column("s").to_pylist()
     assert sums[0] == math.inf and math.isnan(sums[1]) and sums[2] == math.inf and math.isnan(sums[3])
+
+
+# values whose rounding errors span few bits: every error and the compensation are exact, so a
+# compensated sum is the exact sum rounded once, in any grouping (plain addition is not: 2^60
+# absorbs the small values it meets first)
+POOL = [2.0 ** 60, -(2.0 ** 60), 2.0 ** 61, -(2.0 ** 61), 1.0, -1.0, 0.5, -0.5, 3.0, 0.25]
+
+
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])  # (the cost model's patch holds for every example)
+@given(st.lists(st.tuples(st.integers(0, 14), st.integers(0, 1), st.sampled_from(POOL)), min_size=3, max_size=40),
+       st.data())
+def test_compensated_sums_are_the_exact_sums_in_every_grouping(every_row_a_morsel, rows, data):
+    rows = sorted(rows, key=lambda r: r[0])  # in order: nothing is late
+    sizes = data.draw(st.lists(st.integers(1, 8), min_size=1).filter(lambda s: sum(s) >= len(rows)))
+    sizes = _cut(sizes, len(rows))
+    settings_ = data.draw(st.sampled_from(SETTINGS))
+    sliding = data.draw(st.booleans())
+    table = {"ts": [r[0] for r in rows], "k": pa.array([r[1] for r in rows], pa.int64()), "v": [r[2] for r in rows]}
+    assigner = SlidingEventTimeWindows.of(gz.Time.milliseconds(10), gz.Time.milliseconds(5)) if sliding \
+        else tumbling(10)
+
+    def build(env):
+        return arrow_stream(env, table, sizes=sizes).key_by("k").window(assigner).aggregate(s=agg.sum("v"))
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    actual = _run(build, **settings_)
+    assert_tables_equal(actual, expected)
+    for start, key, total in zip(actual.column("window_start").to_pylist(), actual.column("k").to_pylist(),
+                                 actual.column("s").to_pylist()):
+        exact = sum(Fraction(v) for ts, k, v in rows if k == key and start <= ts < start + 10)
+        assert total == float(exact), (start, key)
+
+
+def _cut(sizes: list[int], rows: int) -> list[int]:
+    """``sizes`` cut down to add up to ``rows``."""
+    out, left = [], rows
+    for s in sizes:
+        if left == 0:
+            break
+        out.append(min(s, left))
+        left -= out[-1]
+    return out
