@@ -17,7 +17,7 @@ import pyarrow as pa
 from ..plan import Query
 from . import snapshot
 from .adaptive import Adaptivity
-from .checkpoint import CheckpointError, export_query_state, restore_query_state
+from .checkpoint import CheckpointError, _state_layout, export_query_state, restore_query_state
 from .local import QueryRun
 from .state_snapshot import unsupported_reason
 
@@ -40,7 +40,12 @@ class IncrementalQuery:
                 self.close()
                 raise NotImplementedError(f"pipeline {r.pipeline.id}: its state cannot be carried between "
                                           f"batches: {why}")
-        self.shape = [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__] for r in self.qr.runs]
+        # what a saved state must match: the pipelines' kinds and their state layouts (words per
+        # state block; key words, entry bytes and aggregate offsets per entry), so that state
+        # saved by a grizzly-py whose layout differs (e.g. before float sums were compensated)
+        # is refused rather than read with the wrong offsets
+        self.shape = [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__,
+                       getattr(r.gen, "state_words", None), _state_layout(r.gen)] for r in self.qr.runs]
 
     @property
     def source(self):
@@ -52,7 +57,8 @@ class IncrementalQuery:
             return
         doc = snapshot.decode(data, "incremental state")
         if doc.get("format") != FORMAT or doc.get("shape") != self.shape:
-            raise CheckpointError("the saved state is of another query (its pipelines differ)")
+            raise CheckpointError("the saved state is of another query (its pipelines differ), or was saved by "
+                                  "a grizzly-py whose state layout differs")
         restore_query_state(self.qr, doc["query"])
 
     def feed(self, batch: pa.RecordBatch) -> pa.Table:
