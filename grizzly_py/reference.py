@@ -43,7 +43,7 @@ Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null 
 - ``sum``/``avg`` of ints are exact; a final sum outside int64 raises ``AggregateOverflowError``.
   Float sums add in arrival order, compensated (``_compensated_sum``), as the compiled code does.
 - ``min``/``max`` of floats ignore NaN unless every value is NaN (LLVM minnum/maxnum).
-- ``var_*``/``stddev_*`` are computed exactly (over the values as float64) and rounded once; ``median`` is ``numpy.median``;
+- ``var_*``/``stddev_*`` are computed exactly (over the values as float64) and rounded once; ``median`` is ``numpy.median`` (without its overflow: ``_median``);
   ``mode`` breaks ties toward the smallest value; ``count_distinct`` counts distinct non-nulls;
   ``top_k`` lists the k largest values, largest first, duplicates kept (NaN above every number,
   ``-0.0`` as ``0.0``, as keys order); a group without values gets ``[]``, not null.
@@ -335,6 +335,23 @@ def _exact_variance(values: list, ddof: int) -> float | None:
         return math.inf
 
 
+def _median(values: list, is_float: bool) -> float:
+    """``numpy.median`` (NaN if a value is NaN; an even count gives the mean of the two middle
+    values), except that two finite middle values whose sum overflows (1e308, 1e308) are halved
+    first, so their mean is not infinite (numpy gives inf there)."""
+    ordered = np.sort(np.array(values, dtype=np.float64 if is_float else np.int64))
+    if is_float and np.isnan(ordered).any():
+        return NAN
+    half = len(ordered) // 2
+    if len(ordered) % 2:
+        return float(ordered[half])
+    lo, hi = float(ordered[half - 1]), float(ordered[half])
+    mean = (lo + hi) * 0.5
+    if math.isinf(mean) and math.isfinite(lo) and math.isfinite(hi):
+        return lo * 0.5 + hi * 0.5
+    return mean
+
+
 def _min_max(values: list, pick, is_float: bool):
     """min/max; for floats NaN is ignored unless every value is NaN (LLVM minnum/maxnum)."""
     if is_float:
@@ -377,7 +394,7 @@ def aggregate(call: AggCall, arg_type: DataType | None, values: list, rows: int)
         var = _exact_variance([float(v) for v in values], ddof=1 if func.endswith("samp") else 0)
         return var if var is None or func.startswith("var") else math.sqrt(var)
     if func == "median":
-        return float(np.median(np.array(values, dtype=np.float64 if is_float else np.int64)))
+        return _median(values, is_float)
     if func == "mode":
         return _mode(values)
     raise NotImplementedError(f"reference: aggregate {func!r}")

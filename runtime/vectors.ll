@@ -217,7 +217,21 @@ two:
   %lo.v = call double @gz_key_value(i64 %lo, i1 %is_float)
   %sum = fadd double %lo.v, %hi.v
   %mean = fmul double %sum, 5.000000e-01
-  ret double %mean
+  ; two finite values whose sum overflows (1e308 and 1e308): halve each first instead
+  %mean.z = fsub double %mean, %mean
+  %mean.nf = fcmp uno double %mean.z, 0.0
+  %mean.num = fcmp ord double %mean, 0.0
+  %mean.inf = and i1 %mean.nf, %mean.num
+  %lo.z = fsub double %lo.v, %lo.v
+  %hi.z = fsub double %hi.v, %hi.v
+  %both.z = fadd double %lo.z, %hi.z
+  %both.fin = fcmp oeq double %both.z, 0.0
+  %over = and i1 %mean.inf, %both.fin
+  %lo.h = fmul double %lo.v, 5.000000e-01
+  %hi.h = fmul double %hi.v, 5.000000e-01
+  %halves = fadd double %lo.h, %hi.h
+  %out = select i1 %over, double %halves, double %mean
+  ret double %out
 }
 
 ; The most frequent value (ties: the smallest), as a key (sorts the vector; 0 when empty).

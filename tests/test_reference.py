@@ -513,6 +513,21 @@ def test_median_mode_count_distinct():
     assert_same(list(window_all_values(f, mo=agg.mode("v"), cd=agg.count_distinct("v"))), [0.0, 3])
 
 
+@pytest.mark.parametrize("values, median", [
+    ([1e308, 1e308], 1e308),  # numpy.median: inf (the sum of the middle values overflows)
+    ([-1.7976931348623157e308, -1.5e308, 3.0, -1.7e308], -1.6e308),
+    ([1e308, INF], INF), ([-INF, INF], NAN), ([2.0, NAN, 1.0], NAN), ([5e-324, 5e-324], 5e-324),
+    ([-0.0, 1.0, -2.0], -0.0)])
+def test_float_median_of_large_middle_values_does_not_overflow(values, median):
+    assert_same(list(window_all_values(pa.array(values), md=agg.median("v"))), [median])
+    # the compiled runtime (gz_vec_median), at p1 and with the values cut over two workers
+    for parallelism in (1, 2):
+        stream = arrow_stream(gz.StreamEnvironment(parallelism=parallelism), {"ts": [0] * len(values), "v": values},
+                              sizes=[1] * len(values))
+        compiled = stream.window_all(tumbling(10)).aggregate(md=agg.median("v")).execute_and_collect()
+        assert_same(compiled.column("md").to_pylist(), [median])
+
+
 # ----------------------------------------------------------------------------------------------
 # metamorphic properties
 # ----------------------------------------------------------------------------------------------
