@@ -106,11 +106,11 @@ def _fingerprint(runs, shape: dict, kind) -> str:
             "pipelines": [[type(r.pipeline.terminal).__name__, kind(r.kernel),
                            str(r.pipeline.input_schema), repr(r.pipeline.filters),
                            repr(r.pipeline.event_time), str(r.output_schema), getattr(r.gen, "state_words", None),
-                           _state_layout(r.gen)] for r in qr.runs]})
+                           state_layout(r.gen)] for r in qr.runs]})
     return hashlib.sha256(json.dumps(shape, default=str).encode()).hexdigest()
 
 
-def _state_layout(gen) -> list | None:
+def state_layout(gen) -> list | None:
     """What a window pipeline's entries hold: key words, entry bytes, (aggregate, function, offset)."""
     g = getattr(gen, "grouping", None)
     if g is None:

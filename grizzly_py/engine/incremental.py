@@ -17,7 +17,7 @@ import pyarrow as pa
 from ..plan import Query
 from . import snapshot
 from .adaptive import Adaptivity
-from .checkpoint import CheckpointError, _state_layout, export_query_state, restore_query_state
+from .checkpoint import CheckpointError, export_query_state, restore_query_state, state_layout
 from .local import QueryRun
 from .state_snapshot import unsupported_reason
 
@@ -45,7 +45,7 @@ class IncrementalQuery:
         # saved by a grizzly-py whose layout differs (e.g. before float sums were compensated)
         # is refused rather than read with the wrong offsets
         self.shape = [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__,
-                       getattr(r.gen, "state_words", None), _state_layout(r.gen)] for r in self.qr.runs]
+                       getattr(r.gen, "state_words", None), state_layout(r.gen)] for r in self.qr.runs]
 
     @property
     def source(self):
