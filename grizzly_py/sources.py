@@ -70,6 +70,9 @@ class Source:
         # change a window's result), so batches skip the Python pass over indices when their
         # dictionary is clean (no duplicates or nulls: the kernels read the indices as they are)
         self.kernels_check_dictionaries = False
+        # the bulk intake of the current run's batches (engine/arrow_intake.py), where the source
+        # knows them up front: their checks and descriptors in one go instead of batch by batch
+        self.intake = None
         self._clean: dict[tuple, tuple[pa.Array, bool]] = {}
         self._last_clean: tuple[pa.Array, bool] | None = None
         if self.timestamp is not None:
@@ -113,12 +116,24 @@ class Source:
         ``rejected`` (the count and examples of the rows rejected before that batch)."""
         self.rejected_records = 0
         self.rejected_examples = []
+        self.intake = self.bulk_intake() if start == 0 and self.on_bad_rows == "error" else None
+        checked = None
+        if self.intake is not None:  # the batches whose checks pass in bulk skip their own
+            checked = self.intake.checked_rows(
+                self._timestamp_index if self.timestamp is not None else None,
+                lambda dictionary: self.kernels_check_dictionaries and self._clean_dictionary(dictionary))
         raw = self.raw_batches() if start == 0 else self.raw_batches_from(start, rejected)
         for index, batch in enumerate(raw, start):
             if self.on_bad_rows == "drop":
                 batch = self._drop_null_timestamps(batch, index)
-            self.check_batch(batch, index)
+            if checked is None or not checked[index]:
+                self.check_batch(batch, index)
             yield batch
+
+    def bulk_intake(self):
+        """The bulk intake of this run's batches (``engine/arrow_intake.ArrowIntake``) where the
+        source knows them up front; None (the default): batch by batch."""
+        return None
 
     def _check_dictionary_indices(self, column: pa.DictionaryArray, name: str, index: int) -> None:
         """Dictionary indices must point into the dictionary (Arrow's cheap validation does not
@@ -198,6 +213,12 @@ class Source:
 class ArrowSource(Source):
     data: object = None  # list of RecordBatches, or a one-shot iterator
     consumed: bool = False
+
+    def bulk_intake(self):
+        if not isinstance(self.data, list):
+            return None
+        from .engine.arrow_intake import ArrowIntake
+        return ArrowIntake.of(self.data, self.arrow_schema, self.name)
 
     def raw_batches(self):
         if isinstance(self.data, list):

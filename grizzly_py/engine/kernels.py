@@ -496,15 +496,22 @@ class SharedBatch:
     Python work of a batch: validation, dictionary codes, string interning, buffer addresses)
     instead of once per morsel. Callers hold the kernel's prepare lock."""
 
-    def __init__(self, batch: pa.RecordBatch):
+    def __init__(self, batch: pa.RecordBatch, intake=None):
         self.batch = batch
+        self.intake = intake  # the source's bulk intake (engine/arrow_intake.py), if it has one
         self._prepared: dict[int, tuple[GeneratedPipeline, PreparedBatch]] = {}
 
     def prepared(self, kernel: "Kernel", gen: GeneratedPipeline) -> PreparedBatch:
         found = self._prepared.get(id(gen))
         if found is None or found[0] is not gen:
-            found = self._prepared[id(gen)] = (gen, prepare(self.batch, gen, abi.INT64_MIN, kernel.input_name,
-                                                            kernel._codes, kernel.interner))
+            ready = None
+            if self.intake is not None:
+                row = self.intake.row(self.batch)
+                if row >= 0:
+                    ready = self.intake.prepared(row, gen, kernel._codes)
+            if ready is None:
+                ready = prepare(self.batch, gen, abi.INT64_MIN, kernel.input_name, kernel._codes, kernel.interner)
+            found = self._prepared[id(gen)] = (gen, ready)
         return found[1]
 
     def morsel(self, offset: int, length: int) -> "Morsel":

@@ -377,7 +377,7 @@ class QueryRun:
         number = self.batch_numbers[id(source)]
         self.batch_numbers[id(source)] = number + 1
         if self.grouped is not None:
-            shared, latest = SharedBatch(batch), _UNREAD
+            shared, latest = SharedBatch(batch, source.intake), _UNREAD
             # read now, while the workers run the round before: the event times _flush_group
             # will want (every batch's; chained rounds' tasks read what they need: RoundBases)
             if self.chain_delay is None:
@@ -391,7 +391,7 @@ class QueryRun:
             return
         for pid in self.readers[id(source)]:
             if self.runs[pid].kernel is not None and self.runs[pid].kernel.workers > 1:
-                self._push_morsels(pid, batch, number)
+                self._push_morsels(pid, batch, number, source.intake)
             else:
                 self._push(pid, batch)
         if self.has_windows:
@@ -472,7 +472,7 @@ class QueryRun:
         run.rows_out += out.num_rows
         self._deliver(index, out)
 
-    def _push_morsels(self, index: int, batch: pa.RecordBatch, number: int) -> None:
+    def _push_morsels(self, index: int, batch: pa.RecordBatch, number: int, intake=None) -> None:
         """Process a source batch in pipeline ``index`` as morsel tasks on the worker pool."""
         run = self.runs[index]
         kernel = run.kernel
@@ -500,7 +500,7 @@ class QueryRun:
                     self._deliver(index, out)
             run.seconds += time.perf_counter() - start
             return
-        shared = SharedBatch(batch)  # prepared once for all its morsels
+        shared = SharedBatch(batch, intake)  # prepared once for all its morsels
         tasks = []
         for block, (o, n) in enumerate(pieces):
             parts = [(shared, number, run.watermark, o, n)]
