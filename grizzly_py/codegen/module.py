@@ -12,7 +12,9 @@ literals to resolve per batch, the output layout).
 from __future__ import annotations
 
 import math
+import pickle
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple
@@ -22,7 +24,9 @@ import pyarrow as pa
 from ..aggregates import HOLISTIC
 from ..expressions import Column, Expr, strip_alias, walk
 from .. import expressions as E
-from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
+from ..physical.pipelines import Pipeline, ProjectTerminal, SourceInput, WindowTerminal
+from ..plan import SourceNode
+from ..sources import Source
 from ..types import INT64
 from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
@@ -207,7 +211,66 @@ def generate_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None)
     """Render the module of ``pipeline``: its kernels (general and no-nulls) and, for windows,
     the state and trigger functions. A join pipeline has a kernel per input (``join.py``).
     The no-nulls kernel (what runs first) and the state unit are rendered now; the general
-    kernel when it is first asked for (``CodeUnits``). Either way each unit's IR is the same."""
+    kernel when it is first asked for (``CodeUnits``). Either way each unit's IR is the same.
+
+    A pipeline generated before in this process, under the same options, is not rendered again
+    (``_GENERATED``): a job that runs again (or a variant a job built before) takes the units
+    already made, around its own pipeline."""
+    key = _generated_key(pipeline, options)
+    if key is None:
+        return _render_pipeline(pipeline, options)
+    with _GENERATED_LOCK:
+        found = _GENERATED.get(key)
+        if found is not None:
+            _GENERATED.move_to_end(key)
+    if found is None:
+        # rendered from the pipeline without its source's data: what is kept (a deferred
+        # unit's render, too) must not hold a table alive
+        found = _render_pipeline(_without_data(pipeline), options)
+        with _GENERATED_LOCK:
+            _GENERATED[key] = found
+            while len(_GENERATED) > GENERATED_LIMIT:
+                _GENERATED.popitem(last=False)
+    return replace(found, pipeline=pipeline)
+
+
+# pipelines generated in this process, by what their code depends on (``_generated_key``):
+# rendering a YSB variant costs ~1 ms of Python under the GIL, three variants a job
+_GENERATED: "OrderedDict[bytes, GeneratedPipeline]" = OrderedDict()  # least recently used first
+_GENERATED_LOCK = threading.Lock()
+GENERATED_LIMIT = 64
+
+
+def _generated_key(pipeline: Pipeline, options: CodegenOptions | None) -> bytes | None:
+    """Everything a pipeline's code depends on, as bytes: the pipeline pickled without its
+    source (only which input it reads: the source's columns are ``input_schema``), the options
+    and the code generator's version. None where the pipeline does not pickle (a Python
+    callable in an expression): it is rendered every time. Pickling records every field of
+    every node, so two pipelines with one key are the same pipeline to the code generator."""
+    detached = pipeline
+    if isinstance(pipeline.input, SourceInput):
+        detached = replace(pipeline, input=("source", pipeline.input.leaf))
+    try:
+        key = pickle.dumps((CODEGEN_VERSION, detached, options or CodegenOptions()), protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # (anything unpicklable: no reuse)
+        return None
+    return key if len(key) <= GENERATED_KEY_LIMIT else None
+
+
+GENERATED_KEY_LIMIT = 1 << 16  # bytes: a larger key would hold data, not a plan (no reuse then)
+
+
+def _without_data(pipeline: Pipeline) -> Pipeline:
+    """``pipeline`` reading a bare ``Source`` of its source's name, schema, event time and
+    watermark (code generation reads the input's kind and the pipeline's own fields only)."""
+    if not isinstance(pipeline.input, SourceInput):
+        return pipeline
+    src = pipeline.input.node.source
+    bare = Source(src.name, src.arrow_schema, src.timestamp, src.watermark)
+    return replace(pipeline, input=replace(pipeline.input, node=SourceNode(bare)))
+
+
+def _render_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedPipeline:
     if pipeline.terminal.kind == "join":
         from .join import generate_join
         return generate_join(pipeline, options)
