@@ -205,3 +205,33 @@ def test_variant_options_change_nothing_the_intake_reads():
     pipeline = build_physical_plan(Query(_query(gz.StreamEnvironment(), batches).node)).pipelines[0]
     options = replace(CodegenOptions(variant="optimized"), dense_keys=(0, 16))
     assert _same_as_prepare(intake, batches, generate_pipeline(pipeline, options)) == len(batches)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(1, 400), seed=st.integers(0, 2**31), null_share=st.sampled_from([0.0, 0.2]),
+       data=st.data())
+def test_a_tasks_parts_table_equals_the_one_built_from_prepared_batches(n, seed, null_share, data):
+    """``ArrowIntake.parts_table`` (one gather for a task's parts) against ``PartsTable`` over
+    each part's prepared batch: the same descriptors, row counts and watermarks."""
+    from grizzly_py.engine.kernels import SharedBatch
+    from grizzly_py.engine.task_parts import PartsTable
+    batches = _table(n, seed, null_share, "shared")
+    intake = ArrowIntake.of(batches, batches[0].schema, "src")
+    gen = _gens(_query(gz.StreamEnvironment(), batches), ("generic",))[0]
+    chosen = data.draw(st.lists(st.integers(0, len(batches) - 1), min_size=1, max_size=6))
+    parts = []
+    for number, row in enumerate(chosen):
+        rows = batches[row].num_rows
+        first = data.draw(st.integers(0, rows))
+        parts.append((SharedBatch(batches[row], intake), number, data.draw(st.integers(-5, 5000)), first,
+                      data.draw(st.integers(0, rows - first))))
+    bulk, has_nulls = intake.parts_table(gen, DictionaryCodes(), parts, 17)
+    prepared = [prepare(p[0].batch, gen, abi.INT64_MIN, "src", DictionaryCodes()) for p in parts]
+    each = PartsTable(prepared, [p[3] for p in parts], [p[4] for p in parts], [p[2] for p in parts], 17)
+    np.testing.assert_array_equal(bulk.columns, each.columns)
+    np.testing.assert_array_equal(bulk.params, each.params)
+    np.testing.assert_array_equal(bulk.rows, each.rows)
+    assert has_nulls == any(p.has_nulls for p in prepared)
+    # a part whose batch the intake does not hold: the parts are prepared one by one
+    stranger = batches[chosen[0]].slice(0)
+    assert intake.parts_table(gen, DictionaryCodes(), parts + [(SharedBatch(stranger, intake), 9, 0, 0, 0)], 17) is None

@@ -32,6 +32,9 @@ import pyarrow as pa
 
 from ..codegen import abi
 from ..jit import compile_ir
+from ..sources import dictionary_is_clean
+from .batch_adapter import PreparedBatch
+from .task_parts import PartsTable
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -286,17 +289,37 @@ class ArrowIntake:
                 ok &= accepted[number] if len(number) else ok
         return ok
 
+    def _rows(self, gen, codes) -> _GenRows | None:
+        found = self._gens.get(id(gen))
+        if found is None or found[0] is not gen:
+            found = self._gens[id(gen)] = (gen, _GenRows.build(self, gen, codes))
+        return found[1]
+
+    def parts_table(self, gen, codes, parts: list, processing_time: int) -> tuple[PartsTable, bool] | None:
+        """The parts table of a task's ``parts`` ((SharedBatch, number, watermark, first row,
+        rows) each) for the kernels of ``gen``, and whether a batch of it has nulls: one
+        gather from the descriptors of every batch, where the intake covers each part's batch
+        (else None: the parts are prepared one by one)."""
+        rows = self._rows(gen, codes)
+        if rows is None:
+            return None
+        index = [self.rows_of.get(id(p[0].batch), -1) for p in parts]
+        if min(index) < 0:
+            return None
+        at = np.asarray(index, dtype=np.int64)
+        if not rows.usable[at].all() or any(self.batches[i] is not p[0].batch for i, p in zip(index, parts)):
+            return None
+        table = PartsTable.of_rows(rows.words[at], rows.params[at], [p[3] for p in parts], [p[4] for p in parts],
+                                   [p[2] for p in parts], processing_time, [p[0].batch for p in parts])
+        return table, bool(rows.has_nulls[at].any())
+
     def prepared(self, row: int, gen, codes):
         """What ``batch_adapter.prepare`` gives for batch ``row`` and the kernels of ``gen``
         (watermark ``INT64_MIN``, processing time 0), or None where the bulk path does not
         cover it."""
-        found = self._gens.get(id(gen))
-        if found is None or found[0] is not gen:
-            found = self._gens[id(gen)] = (gen, _GenRows.build(self, gen, codes))
-        rows = found[1]
+        rows = self._rows(gen, codes)
         if rows is None or not rows.usable[row]:
             return None
-        from .batch_adapter import PreparedBatch
         return PreparedBatch(rows.words[row], rows.params[row], self.batches[row].num_rows,
                              bool(rows.has_nulls[row]), [self.batches[row]])
 
@@ -347,7 +370,6 @@ class _GenRows:
                     memo = codes.memo(dictionary)
                     clean = memo.get(("clean",))
                     if clean is None:
-                        from ..sources import dictionary_is_clean
                         clean = memo[("clean",)] = dictionary_is_clean(dictionary)
                     these = number == d
                     if not clean:  # prepare remaps it: the per-batch path

@@ -301,6 +301,19 @@ class Kernel:
         if self.controller is not None:
             variant = self._placed(worker, self.controller.variant_for(worker))
         gen = self.gen if variant is None else variant.gen
+        now = self.clock.now() if self.clock is not None else 0
+        intake = parts[0][0].intake if parts else None
+        if intake is not None:  # every part's batch from the source's bulk intake: no batch by batch
+            with self._prepare_lock:
+                bulk = intake.parts_table(gen, self._codes, parts, now)
+                if bulk is not None:
+                    self.batches_processed += len(parts)
+            if bulk is not None:
+                plan = PlannedParts(self, parts, worker, variant, chain_delay, None)
+                plan.table, has_nulls = bulk
+                plan.unit = _unit(has_nulls)
+                plan.address = ctypes.cast(self._entry(gen, plan.unit), ctypes.c_void_p).value
+                return plan
         prepared, failure = [], None
         with self._prepare_lock:
             for shared, *_ in parts:
@@ -312,7 +325,6 @@ class Kernel:
             self.batches_processed += len(parts)
         plan = PlannedParts(self, parts[:len(prepared)], worker, variant, chain_delay, failure)
         if prepared:
-            now = self.clock.now() if self.clock is not None else 0
             plan.table = PartsTable(prepared, [p[3] for p in plan.parts], [p[4] for p in plan.parts],
                                     [p[2] for p in plan.parts], now)
             plan.unit = _unit(any(p.has_nulls for p in prepared))

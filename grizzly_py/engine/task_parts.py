@@ -136,10 +136,24 @@ class PartsTable:
 
     def __init__(self, prepared: list, offsets: list[int], lengths: list[int], watermarks: list[int],
                  processing_time: int):
-        n = len(prepared)
-        self._keep = prepared
-        self.columns = np.stack([p.columns for p in prepared])
-        self.params = np.stack([p.params for p in prepared])
+        self._fill(np.stack([p.columns for p in prepared]), np.stack([p.params for p in prepared]),
+                   offsets, lengths, watermarks, processing_time, prepared)
+
+    @classmethod
+    def of_rows(cls, columns: np.ndarray, params: np.ndarray, offsets: list[int], lengths: list[int],
+                watermarks: list[int], processing_time: int, keep) -> "PartsTable":
+        """A table from the parts' whole-batch descriptors and parameters as rows of two arrays
+        (copies: the table writes its parts' offsets, lengths and watermarks into them);
+        ``keep``: what holds their buffers alive."""
+        table = cls.__new__(cls)
+        table._fill(columns, params, offsets, lengths, watermarks, processing_time, keep)
+        return table
+
+    def _fill(self, columns: np.ndarray, params: np.ndarray, offsets, lengths, watermarks, processing_time: int,
+              keep) -> None:
+        n = len(columns)
+        self._keep = keep
+        self.columns, self.params = columns, params
         self.rows = np.asarray(lengths, dtype=np.int64)
         self.columns[:, abi.SLOT_OFFSET::abi.COLUMN_SLOTS] += np.asarray(offsets, dtype=np.uint64)[:, None]
         self.columns[:, abi.SLOT_LENGTH::abi.COLUMN_SLOTS] = self.rows.astype(np.uint64)[:, None]
