@@ -221,3 +221,67 @@ def test_which_kernels_have_the_pass(aggregates, has_path):
     assert "fp.loop:" not in generic.units["process_nonnull"].ir and generic.claim_unit is None
     big = generate_pipeline(pipeline, CodegenOptions(variant="optimized", dense_keys=(0, 1 << 20)))
     assert "fp.loop:" not in big.units["process_nonnull"].ir  # a claim would scan too much
+
+
+def _dictionary_kinds(codes, width: int = 4) -> pa.DictionaryArray:
+    """Kinds as dictionary indices into ("view", "click", "buy"), taken as they are (no
+    validation: an index outside the dictionary stays in the batch)."""
+    raw = np.asarray(codes, dtype=f"i{width}").tobytes()
+    return pa.DictionaryArray.from_buffers(pa.dictionary(pa.int32() if width == 4 else pa.int8(), pa.string()),
+                                           len(codes), [None, pa.py_buffer(raw)], pa.array(["view", "click", "buy"]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(41, 300), seed=st.integers(0, 2**31), block_rows=st.sampled_from([3, 16]),
+       select=st.booleans(), bad=st.sampled_from([None, 3, -1, 100]), at=st.floats(0, 1))
+def test_dictionary_filters_of_the_pass_are_checked_once_per_block(rows, seed, block_rows, select, bad, at):
+    """The pre-pass checks the filters' dictionary indices for the whole block (their largest,
+    read as unsigned) and the pass reads them unchecked: results equal the reference, and an
+    index outside the dictionary in any block is still reported with its batch and row. (The
+    first 20-row batch runs the early stages; the optimized variant runs the others.)"""
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 3, rows)
+    bad_row = None
+    if bad is not None:
+        bad_row = min(rows - 1, 20 + int(at * (rows - 20)))
+        codes[bad_row] = bad
+    ts = np.arange(rows) // 4
+    whole = pa.record_batch([pa.array(ts, i64), _dictionary_kinds(codes), pa.array(rng.integers(0, 6, rows), i64)],
+                            names=["ts", "kind", "k"])
+    batches = [whole.slice(i, 20) for i in range(0, rows, 20)]
+
+    def build(env):
+        return (env.from_arrow(batches, timestamp="ts").filter(col("kind") == "view").key_by("k")
+                .window(tumbling(20)).aggregate(n=agg.count()))
+    settings_ = adaptive(dense(0, 3, block_rows, select), profile_records=1, step_records=20)
+    if bad_row is None:
+        expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+        actual, metrics = run(build, settings_)
+        assert_tables_equal(actual, expected)
+        return
+    with pytest.raises(gz.BadInputError, match=f"column 'kind': dictionary index {bad} is outside the dictionary "
+                                               f"of 3 values in batch {bad_row // 20}, row {bad_row % 20}"):
+        run(build, settings_)
+
+
+def test_the_pass_runs_for_dictionary_filters(monkeypatch):
+    """(The test above would pass if the pass never ran: here it must, on a YSB-like batch.)"""
+    rows = 4096 * 4
+    rng = np.random.default_rng(5)
+    batch = pa.record_batch([pa.array(np.arange(rows) // 4096, i64), _dictionary_kinds(rng.integers(0, 3, rows)),
+                             pa.array(rng.integers(0, 6, rows), i64)], names=["ts", "kind", "k"])
+    batches = [batch.slice(i, 4096) for i in range(0, rows, 4096)]
+    env = gz.StreamEnvironment(adaptive=adaptive(dense(0, 3, 64, True), profile_records=1))
+    (env.from_arrow(batches, timestamp="ts").filter(col("kind") == "view").key_by("k")
+     .window(tumbling(20)).aggregate(n=agg.count())).collect("out")
+    passes = []
+    real = kernels.Kernel._claim_entries
+
+    def claim(self, gen, unit, state):
+        passes.append(bool(state[kernels.abi.STATE_UNCLAIMED]))  # set by the pass, cleared by the claim
+        return real(self, gen, unit, state)
+    monkeypatch.setattr(kernels.Kernel, "_claim_entries", claim)
+    out = env.execute()["out"]
+    assert any(passes), "the dense pass never ran"
+    views = np.asarray(batch.column(1).indices) == 0
+    assert sum(out.column("n").to_pylist()) == int(views.sum())
