@@ -48,6 +48,13 @@ def _llvm():
     return _host()[0]
 
 
+def host_has_features(*names: str) -> bool:
+    """Whether the CPU that code is compiled for has every named feature (LLVM's names, such
+    as ``"avx512f"``): code that uses a feature's intrinsics must not be compiled without it."""
+    enabled = {f[1:] for f in _host()[2].split(",") if f.startswith("+")}
+    return all(n in enabled for n in names)
+
+
 def llvm_ready() -> bool:
     """Whether LLVM was set up in this process (so generated code may have run). A finalizer that
     would compile must not be the first to: ``_host`` may be importing llvmlite in this very

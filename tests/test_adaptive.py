@@ -430,8 +430,9 @@ def test_specialize_rules():
         .aggregate(n=agg.count())
     (p,) = build_physical_plan(Query(s.node)).pipelines
     base = CodegenOptions()
-    dense = specialize(p, Profile(rows_scanned=100, rows_sampled=50, key_min=10, key_max=99, predicate_passed=[50, 5],
-                                  distinct_keys=90), base, 24)
+    dense_profile = Profile(rows_scanned=100, rows_sampled=50, key_min=10, key_max=99, predicate_passed=[50, 5],
+                            distinct_keys=90)
+    dense = specialize(p, dense_profile, base, 24)
     assert dense.options.dense_keys[0] <= 10 and sum(dense.options.dense_keys) > 99
     assert dense.options.filter_order == (1, 0)
     sparse = specialize(p, Profile(rows_scanned=100, rows_sampled=50, key_min=0, key_max=10**9,
@@ -448,6 +449,19 @@ def test_specialize_rules():
     kept_most = specialize(p, Profile(rows_scanned=100, rows_sampled=81, key_min=10, key_max=99,
                                       predicate_passed=[90, 90], distinct_keys=90), base, 24)
     assert kept_most.options.dense_keys is not None and not kept_most.options.dense_select
+    # the list is made eight rows at a time where the host has AVX-512 (comparisons of a column
+    # with a literal only), never without the list
+    from grizzly_py.codegen import specialize as specialize_module
+    assert dense.options.simd_select == specialize_module.simd_select_available()
+    assert not kept_most.options.simd_select
+    real = specialize_module.simd_select_available
+    try:
+        specialize_module.simd_select_available = lambda: False
+        assert not specialize(p, dense_profile, base, 24).options.simd_select
+        specialize_module.simd_select_available = lambda: True
+        assert specialize(p, dense_profile, base, 24).options.simd_select
+    finally:
+        specialize_module.simd_select_available = real
     # the kept share comes from the sampled rows where the sampling rate is known: correlated
     # predicates (60% each, 60% together) keep too many rows for the list, though their product
     # (36%) would not

@@ -7,6 +7,7 @@ counts and the window state (tags, keys, table sizes) must be exactly what the g
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import replace
 
 import numpy as np
@@ -20,7 +21,7 @@ import grizzly_py as gz
 from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.codegen.module import CodegenOptions, generate_pipeline
-from grizzly_py.codegen.specialize import Specialization
+from grizzly_py.codegen.specialize import Specialization, simd_select_available
 from grizzly_py.engine import kernels
 from grizzly_py.engine.adaptive import AdaptiveSettings
 from grizzly_py.time import Time
@@ -29,12 +30,18 @@ from grizzly_py.windows import SlidingEventTimeWindows
 i64 = pa.int64()
 
 
-def dense(lo_shift: int, cap_bits: int, block_rows: int, select: bool = False):
+# the vector selection (AVX-512 compress) compiles only where the host has it
+SIMD = [False, True] if simd_select_available() else [False]
+
+
+def dense(lo_shift: int, cap_bits: int, block_rows: int, select: bool = False, simd: bool = False):
     """A specializer that places the profiled keys densely (shifted, so that some keys may fall
     outside the range later) and cuts kernels into blocks of ``block_rows`` rows, so that small
-    batches have blocks after their first (the path needs a window opened by an earlier block)."""
+    batches have blocks after their first (the path needs a window opened by an earlier block).
+    ``simd``: the kept rows are listed eight at a time (``CodegenOptions.simd_select``)."""
     def specializer(pipeline, profile, base, entry_bytes):
-        changes = dict(variant="optimized", filter_mode="predicated", block_rows=block_rows, dense_select=select)
+        changes = dict(variant="optimized", filter_mode="predicated", block_rows=block_rows, dense_select=select,
+                       simd_select=simd and select)
         if profile.key_min is not None:
             changes["dense_keys"] = (profile.key_min + lo_shift, 1 << cap_bits)
         return Specialization(replace(base, **changes), ("forced by the test",))
@@ -114,17 +121,19 @@ AGGREGATE_SETS = {
 
 @settings(max_examples=80, deadline=None)
 @given(stream=streams(), window=st.sampled_from(["tumbling", "sliding"]), bound=st.integers(0, 20),
-       lo_shift=st.integers(-2, 2), cap_bits=st.integers(2, 5), block_rows=st.sampled_from([1, 2, 3, 5, 4096]),
-       aggregates=st.sampled_from(sorted(AGGREGATE_SETS)), parallelism=st.integers(1, 3), select=st.booleans())
+       lo_shift=st.integers(-2, 2), cap_bits=st.integers(2, 5), block_rows=st.sampled_from([1, 2, 3, 5, 8, 16, 4096]),
+       aggregates=st.sampled_from(sorted(AGGREGATE_SETS)), parallelism=st.integers(1, 3), select=st.booleans(),
+       simd=st.sampled_from(SIMD))
 def test_the_branch_free_pass_equals_the_reference(stream, window, bound, lo_shift, cap_bits, block_rows,
-                                                   aggregates, parallelism, select):
-    """Either form of the pass (one loop over every row, or the kept rows listed first:
-    ``dense_select``) gives the reference's windows, late and filtered counts."""
+                                                   aggregates, parallelism, select, simd):
+    """Every form of the pass (one loop over every row, or the kept rows listed first:
+    ``dense_select``, one row or eight at a time: ``simd_select``) gives the reference's
+    windows, late and filtered counts."""
     data, sizes = stream
     w = tumbling(20) if window == "tumbling" else SlidingEventTimeWindows.of(Time.milliseconds(20),
                                                                                Time.milliseconds(10))
     check(counting_query(data, sizes, w, bound, AGGREGATE_SETS[aggregates]),
-          adaptive(dense(lo_shift, cap_bits, block_rows, select)), parallelism)
+          adaptive(dense(lo_shift, cap_bits, block_rows, select, simd)), parallelism)
 
 
 def _in_order(rows: int = 4000, keys: int = 40, batch: int = 500) -> tuple[dict, list[int]]:
@@ -231,47 +240,51 @@ def _dictionary_kinds(codes, width: int = 4) -> pa.DictionaryArray:
                                            len(codes), [None, pa.py_buffer(raw)], pa.array(["view", "click", "buy"]))
 
 
-@settings(max_examples=40, deadline=None)
-@given(rows=st.integers(41, 300), seed=st.integers(0, 2**31), block_rows=st.sampled_from([3, 16]),
-       select=st.booleans(), bad=st.sampled_from([None, 3, -1, 100]), at=st.floats(0, 1))
-def test_dictionary_filters_of_the_pass_are_checked_once_per_block(rows, seed, block_rows, select, bad, at):
-    """The pre-pass checks the filters' dictionary indices for the whole block (their largest,
-    read as unsigned) and the pass reads them unchecked: results equal the reference, and an
-    index outside the dictionary in any block is still reported with its batch and row. (The
-    first 20-row batch runs the early stages; the optimized variant runs the others.)"""
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(101, 600), seed=st.integers(0, 2**31), block_rows=st.sampled_from([3, 16, 64]),
+       select=st.booleans(), simd=st.sampled_from(SIMD), bad=st.sampled_from([None, 3, -1, 100]), at=st.floats(0, 1),
+       width=st.sampled_from([1, 4]))
+def test_dictionary_filters_of_the_pass_are_checked(rows, seed, block_rows, select, simd, bad, at, width):
+    """A filter on a dictionary column in the pass (row by row, or eight rows at a time):
+    results equal the reference, and an index outside the dictionary in any block is reported
+    with its batch and row. (The first 100-row batch runs the early stages; the optimized
+    variant runs the others, whose blocks after the first take the pass.)"""
+    size = 100
     rng = np.random.default_rng(seed)
     codes = rng.integers(0, 3, rows)
     bad_row = None
     if bad is not None:
-        bad_row = min(rows - 1, 20 + int(at * (rows - 20)))
+        bad_row = min(rows - 1, size + int(at * (rows - size)))
         codes[bad_row] = bad
-    ts = np.arange(rows) // 4
-    whole = pa.record_batch([pa.array(ts, i64), _dictionary_kinds(codes), pa.array(rng.integers(0, 6, rows), i64)],
+    ts = np.arange(rows) // 16
+    whole = pa.record_batch([pa.array(ts, i64), _dictionary_kinds(codes, width), pa.array(rng.integers(0, 6, rows), i64)],
                             names=["ts", "kind", "k"])
-    batches = [whole.slice(i, 20) for i in range(0, rows, 20)]
+    batches = [whole.slice(i, size) for i in range(0, rows, size)]
 
     def build(env):
         return (env.from_arrow(batches, timestamp="ts").filter(col("kind") == "view").key_by("k")
                 .window(tumbling(20)).aggregate(n=agg.count()))
-    settings_ = adaptive(dense(0, 3, block_rows, select), profile_records=1, step_records=20)
+    settings_ = adaptive(dense(0, 3, block_rows, select, simd), profile_records=1, step_records=size)
     if bad_row is None:
         expected, _ = reference.run(build(gz.StreamEnvironment()).node)
         actual, metrics = run(build, settings_)
         assert_tables_equal(actual, expected)
         return
     with pytest.raises(gz.BadInputError, match=f"column 'kind': dictionary index {bad} is outside the dictionary "
-                                               f"of 3 values in batch {bad_row // 20}, row {bad_row % 20}"):
+                                               f"of 3 values in batch {bad_row // size}, row {bad_row % size}"):
         run(build, settings_)
 
 
-def test_the_pass_runs_for_dictionary_filters(monkeypatch):
-    """(The test above would pass if the pass never ran: here it must, on a YSB-like batch.)"""
+@pytest.mark.parametrize("simd", SIMD)
+def test_the_pass_runs_for_dictionary_filters(monkeypatch, simd):
+    """(The tests above would pass if the pass never ran: here it must, on YSB-like batches,
+    with the vector selection where the host has it.)"""
     rows = 4096 * 4
     rng = np.random.default_rng(5)
     batch = pa.record_batch([pa.array(np.arange(rows) // 4096, i64), _dictionary_kinds(rng.integers(0, 3, rows)),
                              pa.array(rng.integers(0, 6, rows), i64)], names=["ts", "kind", "k"])
     batches = [batch.slice(i, 4096) for i in range(0, rows, 4096)]
-    env = gz.StreamEnvironment(adaptive=adaptive(dense(0, 3, 64, True), profile_records=1))
+    env = gz.StreamEnvironment(adaptive=adaptive(dense(0, 3, 64, True, simd), profile_records=1))
     (env.from_arrow(batches, timestamp="ts").filter(col("kind") == "view").key_by("k")
      .window(tumbling(20)).aggregate(n=agg.count())).collect("out")
     passes = []
@@ -281,7 +294,91 @@ def test_the_pass_runs_for_dictionary_filters(monkeypatch):
         passes.append(bool(state[kernels.abi.STATE_UNCLAIMED]))  # set by the pass, cleared by the claim
         return real(self, gen, unit, state)
     monkeypatch.setattr(kernels.Kernel, "_claim_entries", claim)
-    out = env.execute()["out"]
+    result = env.execute()
+    out = result["out"]
     assert any(passes), "the dense pass never ran"
+    last = result.metrics["queries"][0]["pipelines"][0]["variant_history"][-1]
+    assert last["stage"] == "optimized" and last["options"]["simd_select"] == simd
     views = np.asarray(batch.column(1).indices) == 0
     assert sum(out.column("n").to_pylist()) == int(views.sum())
+
+
+FILTER_CHOICES = {
+    "kind == view": lambda: col("kind") == "view",
+    "kind != view": lambda: col("kind") != "view",
+    "x < 3": lambda: col("x") < 3,
+    "x >= 5": lambda: col("x") >= 5,
+    "4 > x (literal left)": lambda: gz.lit(4) > col("x"),
+    "y == -2": lambda: col("y") == -2,
+    "y <= 0": lambda: col("y") <= 0,
+}
+
+
+@pytest.mark.skipif(not simd_select_available(), reason="the vector selection needs AVX-512 (F, VL)")
+@settings(max_examples=60, deadline=None)
+@given(rows=st.integers(101, 1200), seed=st.integers(0, 2**31), block_rows=st.sampled_from([8, 16, 24, 64, 4096]),
+       filters=st.lists(st.sampled_from(sorted(FILTER_CHOICES)), min_size=1, max_size=3, unique=True),
+       size=st.sampled_from([100, 333]))
+def test_the_vector_selection_equals_the_reference(rows, seed, block_rows, filters, size):
+    """The kept rows listed eight at a time (``simd_select``) for each kind of comparison it
+    takes (a dictionary column ==/!= a string; int64 and int32 columns against an integer,
+    the literal on either side) and their conjunctions: the reference's windows and counts.
+    Event times stay in a window for many rows, so that most blocks take the pass."""
+    rng = np.random.default_rng(seed)
+    data = {"ts": pa.array(np.arange(rows) // 64, i64),
+            "kind": pa.array(np.array(["view", "click", "buy"])[rng.integers(0, 3, rows)]).dictionary_encode(),
+            "x": pa.array(rng.integers(0, 10, rows), i64), "y": pa.array(rng.integers(-3, 3, rows), pa.int32()),
+            "k": pa.array(rng.integers(0, 6, rows), i64)}
+    whole = pa.RecordBatch.from_pydict(data)
+    batches = [whole.slice(i, size) for i in range(0, rows, size)]
+
+    def build(env):
+        s = env.from_arrow(batches, timestamp="ts")
+        for name in filters:
+            s = s.filter(FILTER_CHOICES[name]())
+        return s.key_by("k").window(tumbling(20)).aggregate(n=agg.count(), t=agg.sum(col("x")))
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    env = gz.StreamEnvironment(adaptive=adaptive(dense(0, 3, block_rows, True, True), profile_records=1,
+                                                 step_records=size))
+    build(env).collect("out")
+    result = env.execute()
+    assert_tables_equal(result["out"], expected)
+    assert result.metrics["filtered_records"] == rows - sum(expected.column("n").to_pylist())  # (none late)
+
+
+def test_simd_filters_takes_comparisons_of_a_column_with_a_literal_only():
+    from grizzly_py.codegen.dense_pass import simd_filters
+    from grizzly_py.physical import build_physical_plan
+    from grizzly_py.plan import Query
+    t = pa.table({"ts": pa.array([1], i64), "kind": pa.array(["a"]).dictionary_encode(), "x": pa.array([1], i64),
+                  "u": pa.array([1], pa.uint32()), "f": pa.array([1.0]), "s": pa.array(["a"])})
+
+    def filters(*conditions):
+        s = gz.StreamEnvironment().from_arrow(t, timestamp="ts")
+        for c in conditions:
+            s = s.filter(c)
+        q = s.key_by("x").window(tumbling(20)).aggregate(n=agg.count())
+        return simd_filters(build_physical_plan(Query(q.node)).pipelines[0])
+    assert filters(col("kind") == "a", gz.lit(3) < col("x")) == [("kind", "==", "a"), ("x", ">", 3)]
+    for unsupported in (col("x") == col("x"), col("f") > 1.0, col("s") == "a",
+                        col("u") > 1, col("x") + 1 > 2, (col("x") > 1) | (col("x") < 0)):
+        assert filters(unsupported) is None, unsupported
+    assert filters() is None  # (no filters: nothing to list)
+
+
+def test_the_vector_selection_is_not_generated_where_the_host_lacks_avx512(monkeypatch):
+    """(LLVM cannot compile the compress intrinsic for such a CPU, and aborts the process.)"""
+    from grizzly_py.codegen import dense_pass as dense_pass_module
+    from grizzly_py.physical import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    q = counting_query(*_in_order(), tumbling(20), 0)(env)
+    (pipeline,) = build_physical_plan(Query(q.node)).pipelines
+    options = CodegenOptions(variant="optimized", dense_keys=(0, 64), dense_select=True, simd_select=True)
+    monkeypatch.setattr(dense_pass_module, "simd_select_available", lambda: False)
+    monkeypatch.setattr("grizzly_py.codegen.module._GENERATED", OrderedDict())  # (rendered anew each time)
+    ir = generate_pipeline(pipeline, options).ir
+    assert "avx512" not in ir and "fp.loop" in ir
+    monkeypatch.setattr(dense_pass_module, "simd_select_available", lambda: True)
+    monkeypatch.setattr("grizzly_py.codegen.module._GENERATED", OrderedDict())
+    assert "llvm.x86.avx512.mask.compress" in generate_pipeline(pipeline, options).ir  # (not compiled here)

@@ -153,6 +153,13 @@ class ExprEmitter:
             slot(abi.SLOT_DATA_LEN, f"{c}.dlen", "i64")  # the dictionary's length
         return lay
 
+    def column_registers(self, name: str) -> str:
+        """The prefix of column ``name``'s registers loaded in the kernel's entry block
+        (``{prefix}.vals``, ``.off``, and ``.dlen`` for a dictionary), for code that reads the
+        column's values itself (the dense pass's vector selection)."""
+        lay = self._prepare(name)
+        return f"%c{lay.slot_base // abi.COLUMN_SLOTS}"
+
     def validity(self, name: str) -> str:
         if self.ctx.assume_valid:
             self._prepare(name)

@@ -71,6 +71,8 @@ class CodegenOptions:
     dense_keys: tuple[int, int] | None = None    # optimized: (lo, capacity) dense placement of one int key
     dense_select: bool = False                   # optimized: the dense pass lists the kept rows first
                                                  # (selective filters: codegen/dense_pass.py)
+    simd_select: bool = False                    # optimized: ... eight rows at a time with AVX-512's
+                                                 # compress (hosts that have it: dense_pass.py)
     profile_sample: int = 4                      # instrumented: sample the keys of one row in this many
     grouping: str = "hash"
 

@@ -28,6 +28,7 @@ import math
 from dataclasses import dataclass, replace
 
 from ..physical.pipelines import Pipeline, WindowTerminal
+from .dense_pass import simd_filters, simd_select_available
 from .module import CodegenOptions
 from .profile import MAX_PREDICATES, Profile
 
@@ -71,6 +72,9 @@ def specialize(pipeline: Pipeline, profile: Profile, base: CodegenOptions, entry
         if mode == "predicated" and kept is not None and kept <= DENSE_SELECT_BELOW:
             changes["dense_select"] = True
             reasons.append(f"dense pass: lists the ~{kept:.0%} kept rows before updating their entries")
+            if simd_select_available() and simd_filters(pipeline):
+                changes["simd_select"] = True
+                reasons.append("eight rows at a time (AVX-512 compress)")
     if not changes:
         return Specialization(None, tuple(reasons) + ("nothing to specialize",))
     return Specialization(replace(base, variant="optimized", **changes), tuple(reasons))
