@@ -16,7 +16,8 @@ from grizzly_py.codegen import generate_pipeline
 from grizzly_py.codegen import module as codegen_module
 from grizzly_py.codegen.module import CodegenOptions, _generated_key
 from grizzly_py.physical import build_physical_plan
-from grizzly_py.plan import Query
+from grizzly_py.plan import Query, SourceNode
+from grizzly_py.stream import DataStream
 from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 
 
@@ -98,3 +99,17 @@ def test_jobs_that_run_again_give_the_same_results():
                 .window(TumblingEventTimeWindows.of(Time.milliseconds(10))).aggregate(s=agg.sum("v"))
                 .execute_and_collect())
     assert run().equals(run())
+
+
+def test_a_pipeline_over_a_source_with_list_columns_is_generated(monkeypatch):
+    """(Spark's last stage reads window results back, top_k lists included, from a detached
+    source that accepts them: the data-free copy must accept them too.)"""
+    from grizzly_py.spark.shipping import DetachedSource
+    monkeypatch.setattr(codegen_module, "_GENERATED", OrderedDict())
+    schema = pa.schema([("ts", pa.int64()), ("top", pa.list_(pa.int64())), ("k", pa.int64())])
+    src = DetachedSource("window results", schema, "ts")
+    env = gz.StreamEnvironment()
+    q = (DataStream(env, SourceNode(src)).key_by("k").window(TumblingEventTimeWindows.of(Time.milliseconds(10)))
+         .aggregate(n=agg.count()))
+    (pipeline,) = build_physical_plan(Query(q.node)).pipelines
+    assert generate_pipeline(pipeline).pipeline is pipeline

@@ -268,8 +268,15 @@ def _without_data(pipeline: Pipeline) -> Pipeline:
     if not isinstance(pipeline.input, SourceInput):
         return pipeline
     src = pipeline.input.node.source
-    bare = Source(src.name, src.arrow_schema, src.timestamp, src.watermark)
+    bare = _BareSource(src.name, src.arrow_schema, src.timestamp, src.watermark)
     return replace(pipeline, input=replace(pipeline.input, node=SourceNode(bare)))
+
+
+@dataclass(eq=False)
+class _BareSource(Source):
+    """A source's name, schema, event time and watermark, without data (``_without_data``)."""
+
+    reads_lists = True  # (the source it stands for accepted its schema already: top_k lists too)
 
 
 def _render_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedPipeline:
