@@ -58,7 +58,7 @@ import pyarrow as pa
 
 from ..expressions import BinaryOp, Column, Literal, strip_alias
 from ..physical.pipelines import Pipeline
-from .expr_emitter import EmitContext, ExprEmitter
+from .expr_emitter import INT_PREDICATES, EmitContext, ExprEmitter
 
 CLAIM_FUNCTION = "claim"  # {prefix}_claim(ptr state), in the unit of the kernel that has the pass
 # The largest dense table (bytes) that gets the pass: a claim reads every entry of each open
@@ -69,7 +69,6 @@ MAX_TABLE_BYTES = 1 << 20
 COUNT_SLOT = {"count": 0, "min": 1, "max": 1, "var_pop": 0, "var_samp": 0, "stddev_pop": 0, "stddev_samp": 0}
 
 
-_PREDICATES = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
 _FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
@@ -82,7 +81,7 @@ def simd_filters(pipeline: Pipeline) -> list[tuple[str, str, object]] | None:
     out = []
     for f in pipeline.filters:
         e = strip_alias(f)
-        if not isinstance(e, BinaryOp) or e.op not in _PREDICATES:
+        if not isinstance(e, BinaryOp) or e.op not in INT_PREDICATES:
             return None
         left, right, op = strip_alias(e.left), strip_alias(e.right), e.op
         if isinstance(left, Literal) and isinstance(right, Column):
@@ -122,10 +121,10 @@ def _simd_terms(pipeline: Pipeline, ctx: EmitContext, emitter: ExprEmitter) -> l
         t = ctx.columns[name].arrow_type
         c = emitter.column_registers(name)
         if pa.types.is_dictionary(t):  # (the column's index type; the literal's code is a parameter)
-            terms.append(dict(vals=f"{c}.vals", off=f"{c}.off", bits=t.index_type.bit_width, pred=_PREDICATES[op],
+            terms.append(dict(vals=f"{c}.vals", off=f"{c}.off", bits=t.index_type.bit_width, pred=INT_PREDICATES[op],
                               rhs=ctx.dict_param(name, value), dlen=f"{c}.dlen"))
-        elif pa.types.is_signed_integer(t) and not pa.types.is_dictionary(t):
-            terms.append(dict(vals=f"{c}.vals", off=f"{c}.off", bits=t.bit_width, pred=_PREDICATES[op],
+        elif pa.types.is_signed_integer(t):
+            terms.append(dict(vals=f"{c}.vals", off=f"{c}.off", bits=t.bit_width, pred=INT_PREDICATES[op],
                               rhs=str(int(value)), dlen=None))
         else:
             return None

@@ -116,6 +116,10 @@ class EmitContext:
         self.body.append(f"{ok}:")
 
 
+# the icmp predicate of each comparison of (signed) integers
+INT_PREDICATES = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}
+
+
 # ----------------------------------------------------------------------------------------------
 class ExprEmitter:
     """Emits IR for expressions over the columns described in an ``EmitContext``."""
@@ -408,8 +412,7 @@ class ExprEmitter:
             pred = {"==": "oeq", "!=": "une", "<": "olt", "<=": "ole", ">": "ogt", ">=": "oge"}[op]
             ctx.emit(f"{out} = fcmp {pred} double {a.val}, {b.val}")
         else:
-            pred = {"==": "eq", "!=": "ne", "<": "slt", "<=": "sle", ">": "sgt", ">=": "sge"}[op]
-            ctx.emit(f"{out} = icmp {pred} i64 {a.val}, {b.val}")
+            ctx.emit(f"{out} = icmp {INT_PREDICATES[op]} i64 {a.val}, {b.val}")
         return Value("bool", out, self._and_valid(a.valid, b.valid))
 
     def _string_equal(self, a: Value, b: Value) -> Value:
