@@ -110,25 +110,32 @@ class Source:
         self.rejected_records, self.rejected_examples = rejected[0], list(rejected[1])
         yield from raw
 
-    def batches(self, start: int = 0, rejected: tuple[int, list[str]] = (0, [])) -> Iterator[pa.RecordBatch]:
+    def batches(self, start: int = 0, rejected: tuple[int, list[str]] = (0, []),
+                bulk: bool = False) -> Iterator[pa.RecordBatch]:
         """The checked batches of this source, in order (each run restarts ``rejected_records``).
         From batch number ``start`` on when a job resumes from a checkpoint, which also restores
-        ``rejected`` (the count and examples of the rows rejected before that batch)."""
+        ``rejected`` (the count and examples of the rows rejected before that batch). ``bulk``
+        (the engine's jobs): the batches' checks and descriptors come from the source's bulk
+        intake where it has one (``intake`` while the run reads the batches; the reference
+        evaluator checks batch by batch)."""
         self.rejected_records = 0
         self.rejected_examples = []
-        self.intake = self.bulk_intake() if start == 0 and self.on_bad_rows == "error" else None
+        self.intake = self.bulk_intake() if bulk and start == 0 and self.on_bad_rows == "error" else None
         checked = None
         if self.intake is not None:  # the batches whose checks pass in bulk skip their own
             checked = self.intake.checked_rows(
                 self._timestamp_index if self.timestamp is not None else None,
                 lambda dictionary: self.kernels_check_dictionaries and self._clean_dictionary(dictionary))
         raw = self.raw_batches() if start == 0 else self.raw_batches_from(start, rejected)
-        for index, batch in enumerate(raw, start):
-            if self.on_bad_rows == "drop":
-                batch = self._drop_null_timestamps(batch, index)
-            if checked is None or not checked[index]:
-                self.check_batch(batch, index)
-            yield batch
+        try:
+            for index, batch in enumerate(raw, start):
+                if self.on_bad_rows == "drop":
+                    batch = self._drop_null_timestamps(batch, index)
+                if checked is None or not checked[index]:
+                    self.check_batch(batch, index)
+                yield batch
+        finally:  # (the batches read keep it while their tasks run; the source does not after)
+            self.intake = None
 
     def bulk_intake(self):
         """The bulk intake of this run's batches (``engine/arrow_intake.ArrowIntake``) where the

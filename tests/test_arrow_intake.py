@@ -235,3 +235,36 @@ def test_a_tasks_parts_table_equals_the_one_built_from_prepared_batches(n, seed,
     # a part whose batch the intake does not hold: the parts are prepared one by one
     stranger = batches[chosen[0]].slice(0)
     assert intake.parts_table(gen, DictionaryCodes(), parts + [(SharedBatch(stranger, intake), 9, 0, 0, 0)], 17) is None
+
+
+def test_only_the_engines_runs_use_the_intake_and_the_source_drops_it_after(monkeypatch):
+    """The reference evaluator checks batch by batch (it shares no bulk code with what it
+    checks); a job's source holds its intake only while the batches are read."""
+    from grizzly_py import reference
+    from grizzly_py.engine import arrow_intake
+    built = []
+    real = arrow_intake.ArrowIntake.of.__func__
+    monkeypatch.setattr(arrow_intake.ArrowIntake, "of",
+                        classmethod(lambda cls, *a: built.append(1) or real(cls, *a)))
+    batches = _table(300, 11, 0.0, "shared")
+    q = _query(gz.StreamEnvironment(), batches)
+    node = q.node
+    while not hasattr(node, "source"):
+        node = node.input
+    reference.run(q.node)
+    assert built == []
+    q.execute_and_collect()
+    assert built == [1] and node.source.intake is None
+
+
+def test_a_failure_of_the_bulk_path_leaves_the_batches_to_the_per_batch_path(monkeypatch):
+    """(An error the bulk build meets for some batch is raised by ``prepare`` when that batch's
+    turn comes, after the batches before it ran; here the bulk build always fails.)"""
+    from grizzly_py.engine import arrow_intake
+    batches = _table(2000, 13, 0.1, "shared")
+    expected = _query(gz.StreamEnvironment(), batches).execute_and_collect()
+
+    def failing(*a, **k):
+        raise RuntimeError("bulk build failed")
+    monkeypatch.setattr(arrow_intake._GenRows, "build", classmethod(failing))
+    assert _query(gz.StreamEnvironment(), batches).execute_and_collect().equals(expected)

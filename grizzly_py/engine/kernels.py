@@ -305,7 +305,10 @@ class Kernel:
         intake = parts[0][0].intake if parts else None
         if intake is not None:  # every part's batch from the source's bulk intake: no batch by batch
             with self._prepare_lock:
-                bulk = intake.parts_table(gen, self._codes, parts, now)
+                try:
+                    bulk = intake.parts_table(gen, self._codes, parts, now)
+                except Exception:  # (the batch by batch path below raises it, after the parts before it)
+                    bulk = None
                 if bulk is not None:
                     self.batches_processed += len(parts)
             if bulk is not None:
@@ -520,7 +523,10 @@ class SharedBatch:
             if self.intake is not None:
                 row = self.intake.row(self.batch)
                 if row >= 0:
-                    ready = self.intake.prepared(row, gen, kernel._codes)
+                    try:
+                        ready = self.intake.prepared(row, gen, kernel._codes)
+                    except Exception:  # (prepare raises it for this very batch)
+                        ready = None
             if ready is None:
                 ready = prepare(self.batch, gen, abi.INT64_MIN, kernel.input_name, kernel._codes, kernel.interner)
             found = self._prepared[id(gen)] = (gen, ready)

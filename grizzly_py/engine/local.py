@@ -848,7 +848,7 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         if checkpoints is not None:  # from the latest snapshot, if there is one
             iterators, source_rows, live = checkpoints.resume(runs, sources)
         else:
-            iterators = {id(s): iter(s.batches()) for s in sources}
+            iterators = {id(s): iter(s.batches(bulk=True)) for s in sources}
             source_rows = 0
             live = sources
         while live:
