@@ -225,7 +225,7 @@ class ArrowSource(Source):
         if not isinstance(self.data, list):
             return None
         from .engine.arrow_intake import ArrowIntake
-        return ArrowIntake.of(self.data, self.arrow_schema, self.name)
+        return ArrowIntake.of(self.data, self.arrow_schema)
 
     def raw_batches(self):
         if isinstance(self.data, list):

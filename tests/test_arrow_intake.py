@@ -91,7 +91,7 @@ def _query(env, batches):
        dictionaries=st.sampled_from(["shared", "per batch"]))
 def test_descriptors_equal_the_per_batch_preparation(n, seed, null_share, dictionaries):
     batches = _table(n, seed, null_share, dictionaries)
-    intake = ArrowIntake.of(batches, batches[0].schema, "src")
+    intake = ArrowIntake.of(batches, batches[0].schema)
     assert intake is not None
     for gen in _gens(_query(gz.StreamEnvironment(), batches)):
         # every batch is covered (primitive and clean dictionary columns): the test compares
@@ -115,7 +115,7 @@ def test_columns_the_intake_does_not_cover_take_the_per_batch_path():
     t = pa.table({"ts": pa.array([1, 2, 3], pa.int64()), "name": pa.array(["a", "b", "a"]),
                   "d": pa.DictionaryArray.from_arrays(pa.array([0, 1, 2], pa.int32()), pa.array(["a", "b", "a"]))})
     batches = t.to_batches()
-    intake = ArrowIntake.of(batches, t.schema, "src")
+    intake = ArrowIntake.of(batches, t.schema)
     env = gz.StreamEnvironment()
     strings = env.from_arrow(batches, timestamp="ts").filter(col("name") == "a")
     unclean = env.from_arrow(batches, timestamp="ts").filter(col("d") == "a")  # a duplicate entry
@@ -129,10 +129,10 @@ def test_columns_the_intake_does_not_cover_take_the_per_batch_path():
 def test_other_schemas_too_many_batches_and_iterators_have_no_intake(monkeypatch):
     t = pa.table({"ts": pa.array([1, 2], pa.int64())})
     other = pa.table({"ts": pa.array([1, 2], pa.int32())}).to_batches()[0]
-    assert ArrowIntake.of(t.to_batches() + [other], t.schema, "src") is None
-    assert ArrowIntake.of(iter(t.to_batches()), t.schema, "src") is None
+    assert ArrowIntake.of(t.to_batches() + [other], t.schema) is None
+    assert ArrowIntake.of(iter(t.to_batches()), t.schema) is None
     monkeypatch.setattr("grizzly_py.engine.arrow_intake.MAX_ENTRIES", 1)
-    assert ArrowIntake.of(t.to_batches() * 2, t.schema, "src") is None
+    assert ArrowIntake.of(t.to_batches() * 2, t.schema) is None
     assert MAX_ENTRIES >= 1 << 16
 
 
@@ -140,7 +140,7 @@ def test_a_batch_that_failed_validation_is_prepared_per_batch():
     """(pyarrow refuses to build a primitive array that fails its cheap validation, so the flag
     is set by hand here; ``prepare`` then validates the batch itself and raises its error.)"""
     batches = _table(300, 5, 0.0, "shared")
-    intake = ArrowIntake.of(batches, batches[0].schema, "src")
+    intake = ArrowIntake.of(batches, batches[0].schema)
     assert intake.valid.all()
     intake.valid[1] = False
     gen = _gens(_query(gz.StreamEnvironment(), batches), ("generic",))[0]
@@ -179,7 +179,7 @@ def test_checked_rows_follow_the_source_checks():
     batches = [pa.record_batch([pa.array(ts, pa.int64()), pa.DictionaryArray.from_arrays(pa.array([0, 1], pa.int8()), d)],
                                schema=schema)
                for ts, d in [([1, 2], clean), ([3, None], clean), ([5, 6], dup), ([7, 8], clean)]]
-    intake = ArrowIntake.of(batches, schema, "src")
+    intake = ArrowIntake.of(batches, schema)
     accepts = {id(clean): True, id(dup): False}
     ok = intake.checked_rows(0, lambda d: d.equals(clean) and accepts[id(clean)])
     assert ok.tolist() == [True, False, False, True]
@@ -201,7 +201,7 @@ def test_variant_options_change_nothing_the_intake_reads():
     """Every variant of a pipeline reads the same columns: the optimized variant's options
     (filter order, dense keys) give the same descriptors as prepare."""
     batches = _table(500, 3, 0.0, "shared")
-    intake = ArrowIntake.of(batches, batches[0].schema, "src")
+    intake = ArrowIntake.of(batches, batches[0].schema)
     pipeline = build_physical_plan(Query(_query(gz.StreamEnvironment(), batches).node)).pipelines[0]
     options = replace(CodegenOptions(variant="optimized"), dense_keys=(0, 16))
     assert _same_as_prepare(intake, batches, generate_pipeline(pipeline, options)) == len(batches)
@@ -216,7 +216,7 @@ def test_a_tasks_parts_table_equals_the_one_built_from_prepared_batches(n, seed,
     from grizzly_py.engine.kernels import SharedBatch
     from grizzly_py.engine.task_parts import PartsTable
     batches = _table(n, seed, null_share, "shared")
-    intake = ArrowIntake.of(batches, batches[0].schema, "src")
+    intake = ArrowIntake.of(batches, batches[0].schema)
     gen = _gens(_query(gz.StreamEnvironment(), batches), ("generic",))[0]
     chosen = data.draw(st.lists(st.integers(0, len(batches) - 1), min_size=1, max_size=6))
     parts = []

@@ -234,8 +234,8 @@ class ArrowIntake:
     """The descriptors of a known list of batches of one schema (``walk_batches``), and what the
     source's checks and ``prepare`` read from them. Build it with ``ArrowIntake.of``."""
 
-    def __init__(self, batches: list[pa.RecordBatch], schema: pa.Schema, raw: np.ndarray, source_name: str):
-        self.batches, self.schema, self.raw, self.source_name = batches, schema, raw, source_name
+    def __init__(self, batches: list[pa.RecordBatch], schema: pa.Schema, raw: np.ndarray):
+        self.batches, self.schema, self.raw = batches, schema, raw
         self.rows_of = {id(b): i for i, b in enumerate(batches)}
         self.valid = np.ones(len(batches), dtype=bool)  # passed batch.validate()
         for i, b in enumerate(batches):
@@ -247,14 +247,14 @@ class ArrowIntake:
         self._gens: dict[int, tuple[object, _GenRows | None]] = {}
 
     @classmethod
-    def of(cls, batches, schema: pa.Schema, source_name: str) -> ArrowIntake | None:
+    def of(cls, batches, schema: pa.Schema) -> ArrowIntake | None:
         """The intake of ``batches`` (a list, each of ``schema``), or None where it does not apply
         (another schema, or more than ``MAX_ENTRIES`` (batch, column) pairs)."""
         if not isinstance(batches, list) or len(batches) * max(len(schema), 1) > MAX_ENTRIES \
                 or not all(isinstance(b, pa.RecordBatch) and b.schema == schema for b in batches):
             return None
         raw = walk_batches(batches, schema)
-        return None if raw is None else cls(batches, schema, raw, source_name)
+        return None if raw is None else cls(batches, schema, raw)
 
     def row(self, batch: pa.RecordBatch) -> int:
         """``batch``'s row in the intake, or -1."""
@@ -286,7 +286,7 @@ class ArrowIntake:
             if pa.types.is_dictionary(f.type):
                 number, dictionaries = self.dictionaries(field)
                 accepted = np.array([bool(clean_dictionary(d)) for d in dictionaries], dtype=bool)
-                ok &= accepted[number] if len(number) else ok
+                ok &= accepted[number]
         return ok
 
     def _rows(self, gen, codes) -> _GenRows | None:

@@ -303,34 +303,31 @@ class Kernel:
         gen = self.gen if variant is None else variant.gen
         now = self.clock.now() if self.clock is not None else 0
         intake = parts[0][0].intake if parts else None
-        if intake is not None:  # every part's batch from the source's bulk intake: no batch by batch
-            with self._prepare_lock:
+        bulk, prepared, failure = None, [], None
+        with self._prepare_lock:
+            if intake is not None:  # every part's batch from the source's bulk intake: no batch by batch
                 try:
                     bulk = intake.parts_table(gen, self._codes, parts, now)
                 except Exception:  # (the batch by batch path below raises it, after the parts before it)
                     bulk = None
-                if bulk is not None:
-                    self.batches_processed += len(parts)
-            if bulk is not None:
-                plan = PlannedParts(self, parts, worker, variant, chain_delay, None)
-                plan.table, has_nulls = bulk
-                plan.unit = _unit(has_nulls)
-                plan.address = ctypes.cast(self._entry(gen, plan.unit), ctypes.c_void_p).value
-                return plan
-        prepared, failure = [], None
-        with self._prepare_lock:
-            for shared, *_ in parts:
-                try:
-                    prepared.append(shared.prepared(self, gen))
-                except Exception as e:  # raised after the parts before it ran: errors in stream order
-                    failure = e
-                    break
+            if bulk is None:
+                for shared, *_ in parts:
+                    try:
+                        prepared.append(shared.prepared(self, gen))
+                    except Exception as e:  # raised after the parts before it ran: errors in stream order
+                        failure = e
+                        break
             self.batches_processed += len(parts)
-        plan = PlannedParts(self, parts[:len(prepared)], worker, variant, chain_delay, failure)
-        if prepared:
+        plan = PlannedParts(self, parts if bulk is not None else parts[:len(prepared)], worker, variant, chain_delay,
+                            failure)
+        if bulk is not None:
+            plan.table, has_nulls = bulk
+        elif prepared:
             plan.table = PartsTable(prepared, [p[3] for p in plan.parts], [p[4] for p in plan.parts],
                                     [p[2] for p in plan.parts], now)
-            plan.unit = _unit(any(p.has_nulls for p in prepared))
+            has_nulls = any(p.has_nulls for p in prepared)
+        if plan.table is not None:
+            plan.unit = _unit(has_nulls)
             plan.address = ctypes.cast(self._entry(gen, plan.unit), ctypes.c_void_p).value
         return plan
 
