@@ -341,7 +341,8 @@ class ProcessingTime(Expr):
 
 # ----------------------------------------------------------------------------------------------
 def col(name: str) -> Column:
-    if not isinstance(name, str) or not name:
+    """The column ``name``: any string, as Arrow allows (the empty one too)."""
+    if not isinstance(name, str):
         raise TypeError(f"col() takes a column name, got {name!r}")
     return Column(name)
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from . import code_cache
-from .codegen.templates import runtime_ir
+from .codegen.templates import runtime_externals, runtime_ir
 
 
 class CompileError(RuntimeError):
@@ -218,16 +218,52 @@ def _evict() -> None:
 
 
 def parse_and_link(ir: str):
-    """Parse generated IR, link the runtime into it and verify the result."""
+    """Parse generated IR, check its symbols (``check_symbols``), link the runtime into it and
+    verify the result."""
     llvm = _llvm()
     try:
         module = llvm.parse_assembly(ir)
+    except RuntimeError as e:
+        numbered = "\n".join(f"{n + 1:5d} {line}" for n, line in enumerate(ir.splitlines()))
+        raise CompileError(f"generated IR is invalid: {e}\n{numbered}") from e
+    check_symbols(module)
+    try:
         module.link_in(llvm.parse_assembly(runtime_ir()))
         module.verify()
     except RuntimeError as e:
         numbered = "\n".join(f"{n + 1:5d} {line}" for n, line in enumerate(ir.splitlines()))
         raise CompileError(f"generated IR is invalid: {e}\n{numbered}") from e
     return module
+
+
+@lru_cache(maxsize=1)
+def _runtime_symbols() -> tuple[frozenset, frozenset, frozenset]:
+    """(functions the runtime defines, C functions it calls, globals it defines)."""
+    runtime = _llvm().parse_assembly(runtime_ir())
+    return (frozenset(f.name for f in runtime.functions if not f.is_declaration), runtime_externals(),
+            frozenset(g.name for g in runtime.global_variables if not g.is_declaration))
+
+
+def check_symbols(module) -> None:
+    """Refuse a module that could reach beyond the runtime: it may declare only the runtime's
+    functions and globals, the C functions the runtime calls and LLVM's intrinsics, and may
+    define none of those (a definition of ``calloc`` would replace the runtime's allocator).
+    Text from data never becomes IR (``codegen/ir_text.py``); this is the check behind that
+    rule, so that a missed escape fails to compile instead of running."""
+    runtime, libc, runtime_globals = _runtime_symbols()
+    for f in module.functions:
+        name = f.name
+        if f.is_declaration:
+            if not (name in runtime or name in libc or name.startswith("llvm.")):
+                raise CompileError(f"generated code declares function {name!r}, which the runtime "
+                                   "does not provide (a bug in grizzly-py: generated code calls the runtime only)")
+        elif name in runtime or name in libc:
+            raise CompileError(f"generated code defines function {name!r}, which the runtime "
+                               "provides or calls (a bug in grizzly-py)")
+    for g in module.global_variables:
+        if g.is_declaration and g.name not in runtime_globals:
+            raise CompileError(f"generated code declares global {g.name!r}, which the runtime does "
+                               "not define (a bug in grizzly-py)")
 
 
 def optimize(module, opt_level: int = 3):

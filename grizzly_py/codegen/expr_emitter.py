@@ -19,7 +19,7 @@ import pyarrow as pa
 
 from .. import expressions as E
 from ..types import DataType, Schema, type_named
-from . import abi
+from . import abi, ir_text
 
 
 @dataclass
@@ -36,12 +36,6 @@ class Value:
 
 def ir_double(x: float) -> str:
     return "0x%016X" % struct.unpack("<Q", struct.pack("<d", x))[0]
-
-
-def ir_string_constant(s: str) -> tuple[str, int]:
-    data = s.encode("utf-8")
-    body = "".join(chr(b) if 32 <= b < 127 and b not in (34, 92) else "\\%02X" % b for b in data)
-    return f'c"{body}"', len(data)
 
 
 @dataclass
@@ -90,7 +84,7 @@ class EmitContext:
 
     def string_constant(self, s: str) -> tuple[str, int]:
         if s not in self._string_constants:
-            text, n = ir_string_constant(s)
+            text, n = ir_text.string_constant(s)
             name = f"@{self.prefix}.str{len(self._string_constants)}"
             self.globals.append(f"{name} = private unnamed_addr constant [{n} x i8] {text}")
             self._string_constants[s] = (name, n)

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import jinja2
 
+from . import ir_text
+
 _PACKAGE = Path(__file__).resolve().parent.parent
 
 
@@ -36,12 +38,15 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The templates' environment; ``HOLISTIC`` (``aggregates.HOLISTIC``) is a global of every template."""
+    """The templates' environment; ``HOLISTIC`` (``aggregates.HOLISTIC``) is a global of every
+    template, and ``comment`` (``ir_text.comment``) the filter every interpolation on an IR
+    comment line goes through."""
     from ..aggregates import HOLISTIC
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("codegen_templates"))),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, bytecode_cache=_bytecode_cache(), auto_reload=False)
     env.globals["HOLISTIC"] = HOLISTIC
+    env.filters["comment"] = ir_text.comment
     return env
 
 
@@ -58,6 +63,17 @@ def runtime_ir() -> str:
 
 _DEFINE = re.compile(r"^define\s+(?:linkonce_odr\s+)?(?P<ret>\S+)\s+@(?P<name>[\w.]+)\((?P<args>[^)]*)\)", re.M)
 _GLOBAL = re.compile(r"^@(?P<name>[\w.]+)\s*=\s*linkonce_odr\s+constant\s+(?P<type>\[[^\]]*\])", re.M)
+
+
+@lru_cache(maxsize=1)
+def runtime_externals() -> frozenset[str]:
+    """The C functions the runtime calls (its ``declare`` lines other than LLVM's intrinsics),
+    the shared-state runtime (``runtime/shared/``, appended to the modules that use it) included."""
+    text = "\n".join(p.read_text() for p in sorted(resource_dir("runtime").rglob("*.ll")))
+    return frozenset(m["name"] for m in _DECLARE.finditer(text) if not m["name"].startswith("llvm."))
+
+
+_DECLARE = re.compile(r"^declare\s+.*?@(?P<name>[\w.]+)\(", re.M)
 
 
 @lru_cache(maxsize=1)
