@@ -4,7 +4,9 @@
 (before and after optimization) and the machine code; ``grizzly run FILE[:NAME]`` runs the query
 on the embedded engine and prints its result and throughput. ``FILE`` is a Python file; ``NAME``
 (default ``query``) is a module-level stream or a function that takes a ``StreamEnvironment``
-and returns one.
+and returns one. ``FILE:NAME`` splits at the last ``:`` when what follows is a Python identifier
+(so a path may hold ``:``, ``C:\\q.py`` too). Both commands run ``FILE`` as Python, as
+``python FILE`` would: it must be code you trust.
 """
 
 from __future__ import annotations
@@ -26,11 +28,21 @@ from .stream import DataStream
 console = Console()
 
 
+def split_target(target: str) -> tuple[str, str]:
+    """``FILE[:NAME]`` as (FILE, NAME): split at the last ``:`` when what follows is a Python
+    identifier and the whole is not an existing file (a path may hold ``:``); NAME defaults to
+    ``query``."""
+    path, colon, name = target.rpartition(":")
+    if colon and path and name.isidentifier() and not os.path.isfile(target):
+        return path, name
+    return target, "query"
+
+
 def load_query(target: str, parallelism=None, window_state=None) -> DataStream:
     """The stream ``NAME`` of ``FILE`` (a module-level stream, or a function taking an environment),
-    with its environment configured by the given options (None: as the file set it)."""
-    path, _, name = target.partition(":")
-    name = name or "query"
+    with its environment configured by the given options (None: as the file set it). ``FILE`` runs
+    as Python (trusted code)."""
+    path, name = split_target(target)
     try:
         namespace = runpy.run_path(path, run_name="__grizzly__")
     except FileNotFoundError:
@@ -86,7 +98,10 @@ def main():
               help="window grouping: chosen while running, hash tables or sorted key/pointer arrays "
                    "(default: as the environment says)")
 def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, variant, grouping):
-    """Show how FILE[:NAME] is compiled (default: plan and pipelines)."""
+    """Show how FILE[:NAME] is compiled (default: plan and pipelines).
+
+    FILE is a Python file and runs as Python (trusted code); NAME (default: query) is a stream it
+    defines, or a function taking a StreamEnvironment. FILE:NAME splits at the last ':'."""
     from .codegen.module import generate_pipeline
     from .jit import compile_ir
     from .physical import build_physical_plan
@@ -159,7 +174,10 @@ def variant_options(pipeline, variant: str):
 @click.option("--limit", default=20, show_default=True, help="result rows to print")
 @click.option("--json", "as_json", is_flag=True, help="print metrics as JSON")
 def run(target, parallelism, engine, window_state, trace, limit, as_json):
-    """Run FILE[:NAME] on the embedded engine and print its result and throughput."""
+    """Run FILE[:NAME] on the embedded engine and print its result and throughput.
+
+    FILE is a Python file and runs as Python (trusted code); NAME (default: query) is a stream it
+    defines, or a function taking a StreamEnvironment. FILE:NAME splits at the last ':'."""
     if engine == "spark":  # local[N] with N = --parallelism (docs/spark.md)
         from .spark.cli import run_spark
         return run_spark(target, (os.cpu_count() or 1) if parallelism == "auto" else int(parallelism or 1),

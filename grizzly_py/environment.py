@@ -119,7 +119,7 @@ class StreamEnvironment:
                  watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error",
                  block_size: int = 1 << 22) -> DataStream:
         path = os.fspath(path)
-        arrow_schema, column_types = csv_schema(path, schema)
+        arrow_schema, column_types = csv_schema(path, schema, block_size)
         src = CsvSource(f"csv:{path}", arrow_schema, timestamp,
                         watermark or WatermarkStrategy.for_monotonous_timestamps(), on_bad_rows, path=path,
                         column_types=column_types, block_size=block_size)

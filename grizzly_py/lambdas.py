@@ -11,15 +11,22 @@ what is accepted:
 - ``abs(x)``, and the expression methods ``isin between cast abs is_null is_not_null``
 
 Anything else is rejected at definition time with ``LambdaTranslationError`` naming the construct.
-When the source of a lambda is not available (built with ``eval``, say), the lambda is called
-with a row proxy whose attributes are columns, which covers the operator subset.
+
+A lambda is never called: its expression is found in the source of the file that defined it
+(parsed whole with ``ast``, from ``linecache``), at the position its code object records
+(``co_firstlineno`` and ``co_positions()``), so a lambda on a continuation line, as a dict value or
+beside others on one line is found exactly. A lambda whose source is not available (built with
+``exec``/``eval``, typed at a plain interactive prompt) or no longer matches its code (the file
+was edited since) is rejected: write it with ``col(...)``. Restricted lambdas are a convenience,
+not a sandbox: the file that defines them is Python and runs as such.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
-import textwrap
+import linecache
 
 from .expressions import Expr, Literal, UnaryOp, as_expr, col, if_else, lit
 
@@ -41,9 +48,7 @@ def translate(fn, *, what: str = "lambda") -> Expr:
         return fn
     if not callable(fn):
         raise TypeError(f"{what}: expected an expression or a lambda, got {fn!r}")
-    node = _find_lambda_ast(fn)
-    if node is None:
-        return _translate_by_proxy(fn, what)
+    node = _find_lambda_ast(fn, what)
     params = node.args.args
     if len(params) != 1 or node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
         raise LambdaTranslationError(f"{what}: a lambda takes exactly one argument (the row)")
@@ -57,46 +62,88 @@ def translate(fn, *, what: str = "lambda") -> Expr:
     return as_expr(_Translator(params[0].arg, scope, what).visit(node.body))
 
 
-def _find_lambda_ast(fn):
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        return None
-    source = textwrap.dedent(source)
-    tree = None
-    # getsource returns whole lines; the lambda may sit in the middle of a larger statement
-    for candidate in (source, "(" + source.strip().rstrip(",;\\") + ")", source.strip().rstrip(",;\\")):
-        try:
-            tree = ast.parse(candidate)
-            break
-        except SyntaxError:
-            continue
+def _find_lambda_ast(fn, what: str) -> ast.Lambda:
+    """The syntax tree of ``fn``, found in its file's source at its code's position (a function of
+    a single ``return`` gives a Lambda of its expression); a ``LambdaTranslationError`` if there is
+    none to find."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise LambdaTranslationError(f"{what}: expected an expression or a lambda, got {fn!r}")
+    where = f"{code.co_filename}, line {code.co_firstlineno}"
+    tree = _module_tree("".join(linecache.getlines(code.co_filename, fn.__globals__)))
     if tree is None:
+        kind = "the lambda" if fn.__name__ == "<lambda>" else f"function {fn.__name__!r}"
+        raise LambdaTranslationError(
+            f"{what}: the source of {kind} ({where}) is not available (built with exec or eval, or "
+            f"typed at an interactive prompt?): lambdas are translated from their source, never called; "
+            f"write the expression with col(...) instead, e.g. col('price') > 10")
+    if fn.__name__ != "<lambda>":
+        return _function_as_lambda(tree, fn, where, what)
+    node = _lambda_at(tree, code)
+    if node is None or not _compiles_alike(node, code):
+        raise LambdaTranslationError(
+            f"{what}: the lambda's source ({where}) does not match its code (was the file edited since "
+            f"it was loaded?); write the expression with col(...) instead")
+    return node
+
+
+@functools.lru_cache(maxsize=16)
+def _module_tree(source: str) -> ast.Module | None:
+    """A file's source parsed (None: no source, or it does not parse)."""
+    if not source:
         return None
-    if isinstance(fn, type(translate)) and fn.__name__ != "<lambda>":
-        for n in ast.walk(tree):
-            if isinstance(n, ast.FunctionDef) and n.name == fn.__name__:
-                body = [s for s in n.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
-                if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
-                    return ast.Lambda(args=n.args, body=body[0].value)
-                raise LambdaTranslationError(f"function {fn.__name__!r} must consist of a single return statement")
+    try:
+        return ast.parse(source)
+    except (SyntaxError, ValueError):
         return None
-    lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
-    if len(lambdas) == 1:
-        return lambdas[0]
-    # several lambdas on the line: pick the one whose compiled code matches (names included:
-    # ``r.a > 1`` and ``r.b > 1`` differ only in co_names); identical ones translate alike
-    def signature(code):
-        return code.co_code, code.co_consts, code.co_names, code.co_varnames
-    for n in lambdas:
-        try:
-            code = compile(ast.Expression(body=n), "<lambda>", "eval")
-        except SyntaxError:
-            continue
-        inner = [c for c in code.co_consts if inspect.iscode(c)]
-        if inner and signature(inner[0]) == signature(fn.__code__):
-            return n
-    return None
+
+
+def _span(node: ast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+
+
+def _lambda_at(tree: ast.Module, code) -> ast.Lambda | None:
+    """The lambda of ``code``: of the lambdas that start on its first line, the innermost whose
+    body spans every source position its instructions record (their column offsets tell apart
+    lambdas that share a line; an instruction with an empty span, such as RESUME, has none)."""
+    positions = [((line, col), (end_line, end_col)) for line, end_line, col, end_col in code.co_positions()
+                 if None not in (line, end_line, col, end_col) and (line, col) != (end_line, end_col)]
+    found = None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno:
+            first, last = _span(node.body)
+            if all(first <= a and b <= last for a, b in positions):
+                if found is None or _span(node.body)[0] > _span(found.body)[0]:
+                    found = node
+    return found
+
+
+def _compiles_alike(node: ast.Lambda, code) -> bool:
+    """Whether ``node`` compiles to the same parameters, names and constants as ``code`` (a name of
+    an enclosing function is a free variable in ``code``, a global when ``node`` compiles alone)."""
+    try:
+        compiled = compile(ast.Expression(body=node), "<lambda>", "eval")
+    except (SyntaxError, ValueError):
+        return False
+    inner = next((c for c in compiled.co_consts if inspect.iscode(c)), None)
+
+    def signature(c):
+        return (c.co_varnames[:c.co_argcount], set(c.co_names) | set(c.co_freevars),
+                [k for k in c.co_consts if not inspect.iscode(k)])
+    return inner is not None and signature(inner) == signature(code)
+
+
+def _function_as_lambda(tree: ast.Module, fn, where: str, what: str) -> ast.Lambda:
+    """A named function defined at ``fn``'s first line, as a Lambda of its single return."""
+    for n in ast.walk(tree):
+        if isinstance(n, ast.FunctionDef) and n.name == fn.__name__ \
+                and min([n.lineno] + [d.lineno for d in n.decorator_list]) == fn.__code__.co_firstlineno:
+            body = [s for s in n.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            if len(body) == 1 and isinstance(body[0], ast.Return) and body[0].value is not None:
+                return ast.Lambda(args=n.args, body=body[0].value)
+            raise LambdaTranslationError(f"function {fn.__name__!r} must consist of a single return statement")
+    raise LambdaTranslationError(f"{what}: the source of function {fn.__name__!r} ({where}) is not where its "
+                                 f"code says (was the file edited since it was loaded?)")
 
 
 class _Translator(ast.NodeVisitor):
@@ -225,25 +272,3 @@ _NAMES = {
     ast.List: "list literal", ast.Tuple: "tuple literal", ast.NamedExpr: "walrus operator",
     ast.JoinedStr: "f-string", ast.Await: "await", ast.Starred: "starred expression", ast.Slice: "slice",
 }
-
-
-class _RowProxy:
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return col(name)
-
-    def __getitem__(self, name):
-        return col(name)
-
-
-def _translate_by_proxy(fn, what):
-    try:
-        out = fn(_RowProxy())
-    except TypeError as e:
-        raise LambdaTranslationError(f"{what}: the lambda cannot be translated to an expression: {e}") from None
-    if isinstance(out, (bool, int, float, str)) or out is None:
-        return lit(out)
-    if not isinstance(out, Expr):
-        raise LambdaTranslationError(f"{what}: the lambda returned a {type(out).__name__}, not an expression")
-    return out

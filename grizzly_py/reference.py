@@ -36,7 +36,8 @@ Windows and watermarks (see ``run``)
   join emits, when a window fires, every (left, right) pair of one key in it, ordered by
   window_end, key, left arrival, right arrival (event time ``window_end - 1``); sessions form
   over both inputs' records. An interval join emits a pair when its second record arrives (event
-  time ``max(left.ts, right.ts)``); a record below the watermark is late. Null keys join nothing.
+  time ``max(left.ts, right.ts)``); a record below the watermark is late. Null keys join nothing:
+  such a record is dropped and counted in ``filtered_records``, as a record a filter drops.
 - Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0)
@@ -427,13 +428,19 @@ class Collect(Operator):
 
 
 class Filter(Operator):
-    def __init__(self, node: FilterNode, downstream: Operator):
+    """Keeps the records whose predicate is true; the others (false or null) are counted in
+    ``filtered_records``, once each (a later filter never sees them)."""
+
+    def __init__(self, node: FilterNode, downstream: Operator, metrics: dict):
         self.predicate = compile_expr(node.predicate, node.input.schema)
         self.downstream = downstream
+        self.metrics = metrics
 
     def push(self, ts, row):
         if self.predicate(row) is True:
             self.downstream.push(ts, row)
+        else:
+            self.metrics["filtered_records"] += 1
 
 
 class Map(Operator):
@@ -687,7 +694,7 @@ class WindowJoin(TwoInputOperator):
     on both sides, every (left, right) pair leaves, ordered by window_end, then key, then left
     arrival, then right arrival; its event time is ``window_end - 1``. A record whose windows
     have all fired is late (sessions: as for session windows); a record with a null key is
-    dropped (never counted late)."""
+    dropped (counted filtered, never late)."""
 
     def __init__(self, node: WindowJoinNode, downstream: Operator, metrics: dict):
         super().__init__(downstream)
@@ -703,6 +710,7 @@ class WindowJoin(TwoInputOperator):
     def push_side(self, side, ts, row):
         key = _join_key(row, self.keys[side])
         if key is None:
+            self.metrics["filtered_records"] += 1
             return
         group = tuple(sort_key(v) for v in key)
         record = (self.arrivals[side], row)
@@ -769,6 +777,7 @@ class IntervalJoin(TwoInputOperator):
     def push_side(self, side, ts, row):
         key = _join_key(row, self.keys[side])
         if key is None:
+            self.metrics["filtered_records"] += 1
             return
         ts = int(ts)
         if ts < self.wm:
@@ -810,7 +819,7 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         build(node.right, JoinPort(join, 1), metrics, readers)
         return
     if isinstance(node, FilterNode):
-        op = Filter(node, downstream)
+        op = Filter(node, downstream, metrics)
     elif isinstance(node, (MapNode, ProjectNode)):
         op = Map(node, downstream)
     elif isinstance(node, WindowAggregateNode) and node.assigner.kind == "count":
@@ -889,9 +898,10 @@ def run(node: PlanNode) -> tuple[pa.Table, dict]:
     order of source reads, all records of the batch through one path before the next), then the
     source's watermark moves along those paths.
 
-    Metrics: ``records_in`` (source rows), ``records_out`` (result rows), ``late_records``.
+    Metrics: ``records_in`` (source rows), ``records_out`` (result rows), ``late_records``,
+    ``filtered_records`` (in every operator: after a union, a join or a window too).
     """
-    metrics = {"records_in": 0, "records_out": 0, "late_records": 0}
+    metrics = {"records_in": 0, "records_out": 0, "late_records": 0, "filtered_records": 0}
     sink = Collect()
     readers: dict[int, list[Operator]] = {}
     build(node, sink, metrics, readers)

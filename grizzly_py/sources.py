@@ -16,6 +16,7 @@ The catalogue of hostile inputs and what each gives: docs/semantics.md, "Bad and
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
@@ -455,9 +456,18 @@ def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
                     f"RecordBatches, got {type(data).__name__}")
 
 
-def csv_schema(path: str, schema) -> tuple[pa.Schema, dict | None]:
-    """The Arrow schema of a CSV file: the given one (pa.Schema or {name: type}), or inferred."""
+def csv_schema(path: str, schema, block_size: int = 1 << 22) -> tuple[pa.Schema, dict | None]:
+    """The Arrow schema of a CSV file: the given one (pa.Schema or {name: type}), or inferred. The
+    header is read from the file's first ``block_size`` bytes at most, and must name each column
+    once."""
     import pyarrow.csv as pcsv
+    header = _csv_header(path, block_size)
+    counts = Counter(header)
+    twice = next((n for n in header if counts[n] > 1), None)
+    if twice is not None:
+        places = [i + 1 for i, n in enumerate(header) if n == twice]
+        raise SchemaError(f"csv:{path}: the header names column {twice!r} more than once (columns "
+                          f"{', '.join(map(str, places))}); rename the columns so that each name is unique")
     if schema is None:
         try:
             reader = pcsv.open_csv(path)
@@ -468,7 +478,6 @@ def csv_schema(path: str, schema) -> tuple[pa.Schema, dict | None]:
         schema = pa.schema([(k, v if isinstance(v, pa.DataType) else pa.type_for_alias(v)) for k, v in schema.items()])
     if not isinstance(schema, pa.Schema):
         raise TypeError(f"from_csv: schema must be a pyarrow.Schema or a dict of column types, got {schema!r}")
-    header = _csv_header(path)
     missing = [n for n in schema.names if n not in header]
     if missing:
         raise SchemaError(f"csv:{path}: declared column(s) {missing} are not in the file's header; "
@@ -476,11 +485,36 @@ def csv_schema(path: str, schema) -> tuple[pa.Schema, dict | None]:
     return schema, {f.name: f.type for f in schema}
 
 
-def _csv_header(path: str) -> list[str]:
-    """The column names in a CSV file's first record (no type inference)."""
+def _csv_header(path: str, block_size: int) -> list[str]:
+    """The column names in a CSV file's first record (no type inference), read from its first
+    ``block_size`` bytes, where Arrow's reader looks for it too: a first record that does not end
+    within them (a file without line breaks, say) is a ``BadInputError``, not a read of the whole
+    file."""
     import csv
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as f:
-        return next(csv.reader(f), [])
+    import io
+    with open(path, "rb") as f:
+        head = f.read(block_size)
+        whole_file = not f.read(1)
+    last = ""
+
+    def lines():  # the lines the csv reader takes (a quoted field may span several)
+        nonlocal last
+        for last in io.TextIOWrapper(io.BytesIO(head), encoding="utf-8-sig", errors="replace", newline=""):
+            yield last
+
+    ended = whole_file or b"\n" in head or b"\r" in head  # (a cheap answer for a file without line breaks)
+    if ended:
+        try:
+            names = next(csv.reader(lines()), [])
+        except csv.Error as e:  # e.g. a field longer than the csv module's limit
+            raise BadInputError(f"csv:{path}: cannot read the header: {e}") from e
+        ended = whole_file or last.endswith(("\n", "\r"))
+    if not ended:
+        raise BadInputError(f"csv:{path}: the header (the first line) does not end within the first "
+                            f"{block_size} bytes (the CSV block size): is it a CSV file with line breaks? "
+                            f"For a longer header read the file with from_csv(..., block_size=...) above "
+                            f"its length")
+    return names
 
 
 def parquet_schema(path: str) -> pa.Schema:

@@ -760,11 +760,12 @@ def test_accounting_in_metrics(tmp_path):
     acc = result.metrics["accounting"]
     assert acc["ok"] and acc["records_in"] == 3000 == acc["records_read"]
     (q,) = acc["queries"]
-    assert q["records_in"] == 3000 == q["filtered"] + q["late"] + q["contributing"]
-    assert q["late"] == result.metrics["queries"][0]["pipelines"][0]["late"]
     first, second = q["pipelines"]
+    assert q["records_in"] == 3000 == first["rows_in"] == first["filtered"] + first["late"] + first["contributing"]
+    assert q["records_in"] + q["results"] == q["filtered"] + q["late"] + q["into_state"] + q["records_out"]
+    assert q["late"] == first["late"] + second["late"] == result.metrics["late_records"]
     assert first["contributing_means"] == "rows aggregated into windows"
-    assert second["rows_in"] == result.metrics["queries"][0]["pipelines"][0]["rows_out"]
+    assert second["rows_in"] == result.metrics["queries"][0]["pipelines"][0]["rows_out"] == first["rows_out"]
 
 
 def test_lost_records_are_an_internal_error(monkeypatch):

@@ -113,3 +113,68 @@ def test_two_lambdas_on_one_line_translate_separately(events):
     assert [repr(e) for _, e in m.node.columns] == [repr(col("price") * lit(2)), repr(col("qty") * lit(2))]
     with pytest.raises(LambdaTranslationError, match="non-literal"):
         events.filter(lambda r: r.qty.isin([r.price]))
+
+
+# ----------------------------------------------------------------------------------------------
+# lambdas are found in their file's source, never called
+# ----------------------------------------------------------------------------------------------
+def test_lambda_on_a_continuation_line_or_as_a_dict_value_is_translated(events):
+    # `and` and `in` cannot be evaluated on expressions: only the source gives these
+    q = events.filter(
+        lambda r: r.price > 1 and r.qty in (1, 3))
+    assert repr(q.node.predicate) == repr((col("price") > lit(1)) & col("qty").isin([1, 3]))
+    columns = {
+        "x": lambda r: r.price * 2 if r.ok and r.kind == "bid" else 0.0,
+        "y": lambda r: r.qty + 1,
+    }
+    m = events.with_columns(**columns)
+    assert [repr(e) for _, e in m.node.columns] == [
+        repr(gz.if_else(col("ok") & (col("kind") == lit("bid")), col("price") * lit(2), lit(0.0))),
+        repr(col("qty") + lit(1))]
+
+
+def test_lambdas_differing_only_in_captured_values_on_one_line(events):
+    lo, hi = 1, 5  # (the two lambdas compile to the same bytecode: only their positions differ)
+    q = events.filter(lambda r: r.price > lo and r.ok).filter(lambda r: r.price > hi and r.ok)
+    assert repr(q.node.input.predicate) == repr((col("price") > lit(1)) & col("ok"))
+    assert repr(q.node.predicate) == repr((col("price") > lit(5)) & col("ok"))
+
+
+def test_a_lambda_with_a_side_effect_is_rejected_and_never_called(events):
+    calls = []
+    with pytest.raises(LambdaTranslationError, match=r"function call calls.append\(\)"):
+        events.filter(
+            lambda r: calls.append(r) or r.price > 1)
+    columns = {
+        "x": lambda r: calls.append(r) or r.price * 2,
+    }
+    with pytest.raises(LambdaTranslationError, match=r"function call calls.append\(\)"):
+        events.with_columns(**columns)
+    assert calls == []
+
+
+def test_a_lambda_without_source_is_rejected_and_never_called(events):
+    calls = []
+    namespace = {"calls": calls}
+    exec(compile("f = lambda r: calls.append(r) or r.price > 1\ng = lambda r: r.price > 1", "<generated>", "exec"),
+         namespace)
+    for fn in (namespace["f"], namespace["g"]):
+        with pytest.raises(LambdaTranslationError, match=r"source of the lambda \(<generated>, line \d\) is not "
+                                                         r"available.*never called.*col\(\.\.\.\)"):
+            events.filter(fn)
+    assert calls == []
+
+
+def test_a_lambda_whose_file_changed_since_it_loaded_is_rejected(events, tmp_path, monkeypatch):
+    """The source no longer matches the code: an error, not the edited expression."""
+    import importlib
+    import linecache
+    path = tmp_path / "edited_lambdas.py"
+    path.write_text("f = lambda r: r.price > 1\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("edited_lambdas")
+    assert repr(events.filter(module.f).node.predicate) == repr(col("price") > lit(1))
+    path.write_text("f = lambda r: r.qty > 1\n")  # the same positions, another column
+    linecache.checkcache(str(path))
+    with pytest.raises(LambdaTranslationError, match="does not match its code"):
+        events.filter(module.f)

@@ -53,8 +53,9 @@ def check_against_reference(build: Build) -> None:
     actual, metrics = run_compiled(build)
     assert_tables_equal(actual, expected)
     assert metrics["late_records"] == expected_metrics["late_records"], "late record counts differ"
-    for q in metrics["accounting"]["queries"]:  # every record filtered, late or contributing (checked by the engine)
-        assert q["records_in"] == q["filtered"] + q["late"] + q["contributing"]
+    assert metrics["filtered_records"] == expected_metrics["filtered_records"], "filtered record counts differ"
+    for q in metrics["accounting"]["queries"]:  # every row filtered, late, into state or out (checked by the engine)
+        assert q["records_in"] + q["results"] == q["filtered"] + q["late"] + q["into_state"] + q["records_out"]
     assert metrics["accounting"]["records_in"] == metrics["records_in"] == expected_metrics["records_in"]
 
 

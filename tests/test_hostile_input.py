@@ -456,6 +456,34 @@ FILE_CASES = {
                     out.append(str(e))
         return out
     """,
+    "csv_header_without_line_breaks": """
+        import tracemalloc
+        with open(TMP + "/one_line.csv", "w") as f:  # 6 MB, no line break
+            for _ in range(600):
+                f.write(("x" * 99 + ",") * 100)
+        out = []
+        for schema, sizes in (({"ts": "int64"}, {"block_size": 1 << 20}), ({"ts": "int64"}, {}), (None, {})):
+            tracemalloc.start()
+            try:
+                gz.StreamEnvironment().from_csv(TMP + "/one_line.csv", schema=schema, timestamp="ts", **sizes)
+                message = None
+            except BaseException as e:
+                message = f"{type(e).__name__}: {str(e)[:500]}"
+            out.append((message, tracemalloc.get_traced_memory()[1]))
+            tracemalloc.stop()
+        return out
+    """,
+    "csv_duplicate_header": """
+        open(TMP + "/dup.csv", "w").write("ts,v,k,v\\n1,2,3,4\\n")
+        out = []
+        for schema in ({"ts": "int64", "v": "int64"}, {"ts": "int64", "k": "int64"}, None):
+            try:
+                out.append(gz.StreamEnvironment().from_csv(TMP + "/dup.csv", schema=schema, timestamp="ts")
+                           .execute_and_collect().to_pylist())
+            except BaseException as e:
+                out.append(f"{type(e).__name__}: {e}")
+        return out
+    """,
     "csv_bad_on_bad_rows": """
         open(TMP + "/x.csv", "w").write("ts\\n1\\n")
         gz.StreamEnvironment().from_csv(TMP + "/x.csv", timestamp="ts", on_bad_rows="ignore")
@@ -570,6 +598,23 @@ def test_csv_empty_and_huge_strings(file_results):
     assert big == big_drop == [0, 20 << 20]
     for e in (small_error, small_drop):
         assert "strings.csv" in e and "longer than the CSV block size" in e and "block_size=" in e
+
+
+def test_csv_header_without_line_breaks_is_read_within_one_block(file_results):
+    """A file without line breaks: a clear error naming the file, after reading one block of it
+    at most (Python's allocations, traced, stay near the block size; the file is 6 MB)."""
+    for (message, peak), block in zip(ok(file_results["csv_header_without_line_breaks"]), (1 << 20, 1 << 22, 1 << 22)):
+        assert message is not None and message.startswith("BadInputError: csv:"), message
+        assert "one_line.csv" in message and f"does not end within the first {block} bytes" in message, message
+        assert "block_size=" in message
+        assert peak < block + (1 << 20), (message, peak)
+
+
+def test_csv_header_naming_a_column_twice_is_rejected(file_results):
+    """Whether or not the schema is declared, and even when the twice-named column is not read."""
+    for r in ok(file_results["csv_duplicate_header"]):
+        assert r.startswith("SchemaError: csv:") and "dup.csv" in r, r
+        assert "column 'v' more than once (columns 2, 4)" in r, r
 
 
 def test_on_bad_rows_takes_error_or_drop(file_results):

@@ -60,6 +60,7 @@ def run_both(build, parallelism: int = 1):
     result = env.execute()
     assert_tables_equal(result["out"], expected)
     assert result.metrics["late_records"] == ref_metrics["late_records"], "late record counts differ"
+    assert result.metrics["filtered_records"] == ref_metrics["filtered_records"], "filtered record counts differ"
     return result["out"], result.metrics
 
 
@@ -542,6 +543,7 @@ def check(case: JoinCase) -> None:
     result = env.execute()
     assert_tables_equal(result["out"], expected)
     assert result.metrics["late_records"] == ref_metrics["late_records"], "late record counts differ"
+    assert result.metrics["filtered_records"] == ref_metrics["filtered_records"], "filtered record counts differ"
 
 
 @given(join_cases(kinds=("tumbling", "sliding")))

@@ -257,7 +257,7 @@ def test_dictionary_pass_through_keeps_its_strings():
 def test_records_in_counts_every_source_row():
     s = source({"ts": [1, 2, 3]}, sizes=[1, 0, 2])
     _, metrics = reference.run(s.filter(col("ts") > 2).node)
-    assert metrics == {"records_in": 3, "records_out": 1, "late_records": 0}
+    assert metrics == {"records_in": 3, "records_out": 1, "late_records": 0, "filtered_records": 2}
 
 
 # ----------------------------------------------------------------------------------------------
@@ -356,7 +356,7 @@ def test_watermark_uses_every_row_of_a_batch_before_filters():
     q = s.filter(col("v") != 2).window_all(tumbling(10)).aggregate(n=agg.count())
     table, metrics = reference.run(q.node)
     assert [tuple(r.values()) for r in table.to_pylist()] == [(0, 10, 1)]
-    assert metrics == {"records_in": 3, "records_out": 1, "late_records": 1}
+    assert metrics == {"records_in": 3, "records_out": 1, "late_records": 1, "filtered_records": 1}
 
 
 def test_watermark_never_goes_backwards():

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col
-from grizzly_py.cli import main
+from grizzly_py.cli import main, split_target
 from grizzly_py.windows import TumblingEventTimeWindows
 
 TEN_MS = TumblingEventTimeWindows.of(Time.milliseconds(10))
@@ -118,6 +118,34 @@ def test_cli_explain_shows_every_phase(query_file):
     assert asm.exit_code == 0 and "p0_generic_process_nonnull:" in asm.output
     bad = runner.invoke(main, ["explain", f"{query_file}:nope"])
     assert bad.exit_code != 0 and "defines no 'nope'" in bad.output
+
+
+def test_cli_target_splits_at_the_last_colon(tmp_path):
+    """FILE:NAME with a ':' in FILE's path: the split is at the last ':', and only when a Python
+    identifier follows it (a Windows drive or a file named with ':' stays whole)."""
+    folder = tmp_path / "runs:2024"
+    folder.mkdir()
+    path = folder / "q.py"
+    path.write_text(QUERY_FILE)
+    runner = CliRunner()
+    out = runner.invoke(main, ["explain", str(path), "--plan"])
+    assert out.exit_code == 0 and "WindowAggregate[keys=[k]" in out.output, out.output
+    out = runner.invoke(main, ["run", f"{path}:stateless", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["records_out"] == 1
+    named = folder / "q:v2"  # a file whose name ends in ':' and an identifier
+    named.write_text(QUERY_FILE)
+    assert split_target(str(named)) == (str(named), "query")
+    assert split_target(r"C:\work\q.py") == (r"C:\work\q.py", "query")
+    assert split_target(r"C:\work\q.py:views") == (r"C:\work\q.py", "views")
+    assert split_target("a:b/q.py:2x") == ("a:b/q.py:2x", "query")
+
+
+def test_cli_help_says_the_file_runs_as_python():
+    runner = CliRunner()
+    for command in ("run", "explain"):
+        out = runner.invoke(main, [command, "--help"])
+        assert "runs as Python (trusted code)" in " ".join(out.output.split()), out.output
 
 
 def test_cli_run_prints_result_and_metrics(query_file):

@@ -788,10 +788,9 @@ class QueryRun:
 
     def metrics(self) -> dict:
         pipelines = [r.metrics() for r in self.runs]
-        filtered = sum(pipelines[pid]["filtered"] for pids in self.readers.values() for pid in pids)
-        return {"records_in": self.records_in, "records_out": self.sink.rows,
-                "late_records": sum(p["late"] for p in pipelines), "filtered_records": filtered,
-                "pipelines": pipelines}
+        return {"records_in": self.records_in, "records_out": self.sink.rows,  # filtered, late: in every pipeline
+                "late_records": sum(p["late"] for p in pipelines),
+                "filtered_records": sum(p["filtered"] for p in pipelines), "pipelines": pipelines}
 
 
 def _check_state_memory(runs: list[QueryRun], limit: int, flush: bool = False) -> None:
