@@ -12,7 +12,10 @@ state-memory limit.
   the one before); a snapshot of another job is refused; unsupported operators fail at execute().
 - kill -9 (``test_kill_9_at_random_points``): a subprocess writing a Parquet sink is killed at
   random moments and restarted until it completes; the file equals an uninterrupted run's. The
-  soak variant: ``GRIZZLY_KILL_SOAK=<kills>`` (e.g. 200), with both parallelisms and a CSV sink.
+  chaos test does the same to a job with two sinks, with concurrent resumers (all but the owner
+  refused: ownership.py). The soak variant: ``GRIZZLY_KILL_SOAK=<kills>`` (e.g. 200), with both
+  parallelisms, CSV sinks and the two-sink job. Ownership, fencing, the commit of several sinks and
+  checksums one by one: test_checkpoint_integrity.py.
 """
 
 from __future__ import annotations
