@@ -12,7 +12,10 @@ state-memory limit.
   the one before); a snapshot of another job is refused; unsupported operators fail at execute().
 - kill -9 (``test_kill_9_at_random_points``): a subprocess writing a Parquet sink is killed at
   random moments and restarted until it completes; the file equals an uninterrupted run's. The
-  soak variant: ``GRIZZLY_KILL_SOAK=<kills>`` (e.g. 200), with both parallelisms and a CSV sink.
+  chaos test does the same to a job with two sinks, with concurrent resumers (all but the owner
+  refused: ownership.py). The soak variant: ``GRIZZLY_KILL_SOAK=<kills>`` (e.g. 200), with both
+  parallelisms, CSV sinks and the two-sink job. Ownership, fencing, the commit of several sinks and
+  checksums one by one: test_checkpoint_integrity.py.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ from grizzly_py.engine import snapshot
 from grizzly_py.engine.accounting import AccountingError
 from grizzly_py.engine.checkpoint import CheckpointError
 from grizzly_py.engine.kernels import WindowKernel
+from grizzly_py.engine.ownership import LOCK_NAME, OWNER_NAME, read_record
 from grizzly_py.engine.state_memory import StateMemoryLimitError, parse_memory_size
 from grizzly_py.engine.state_snapshot import hashed_positions, table_capacity
 from grizzly_py.plan import Query, SinkSpec, distinct_sources
@@ -86,8 +90,14 @@ def run_with_crashes(build, batches, crash_points, path, parallelism=1, sink="co
     env.enable_checkpointing(path, interval_batches=1)
     _sink(build(env, list(batches)), sink)
     result = env.execute()
-    assert not [p for p in Path(path).rglob("*") if p.is_file()], "a finished job leaves no checkpoint behind"
+    assert not left_behind(path), "a finished job leaves no checkpoint behind"
     return result
+
+
+def left_behind(path) -> list[Path]:
+    """The files in checkpoint directory ``path`` but its lock and owner record (ownership.py: they
+    stay, so that the owners' epochs keep growing)."""
+    return [p for p in Path(path).rglob("*") if p.is_file() and p.name not in (LOCK_NAME, OWNER_NAME)]
 
 
 def _sink(stream, sink):
@@ -847,7 +857,7 @@ import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col
 from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
 
-out, checkpoints, parallelism, delay, grouping = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+outs, checkpoints, parallelism, delay, grouping = sys.argv[1].split(","), sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 rng = np.random.default_rng(7)
 n = 60_000
 ts = np.sort(rng.integers(0, 600_000, n)) + rng.integers(-300, 300, n)
@@ -859,55 +869,112 @@ def slowly():
         time.sleep(delay)
         yield batch
 
+def sink(stream, out):
+    stream.sink_to_parquet(out) if out.endswith(".parquet") else stream.sink_to_csv(out)
+
 env = gz.StreamEnvironment(parallelism=parallelism, grouping=grouping)
 if checkpoints != "-":
     env.enable_checkpointing(checkpoints, interval=Time.milliseconds(20))
 events = env.from_arrow(slowly(), timestamp="ts",
                         watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(200)))
-q = (events.filter(col("v") > -1.0).key_by("k", "name")
+sink(events.filter(col("v") > -1.0).key_by("k", "name")
      .window(SlidingEventTimeWindows.of(Time.seconds(20), Time.seconds(5)))
-     .aggregate(c=agg.count(), s=agg.sum("v"), m=agg.median("v")))
-q.sink_to_parquet(out) if out.endswith(".parquet") else q.sink_to_csv(out)
+     .aggregate(c=agg.count(), s=agg.sum("v"), m=agg.median("v")), outs[0])
+if len(outs) > 1:  # a second sink of the same job: a map over most rows
+    sink(events.filter(col("v") > -2.0).select("ts", "k", "name", w=col("v") * 2.0), outs[1])
 env.execute()
 """
 
 
-def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int, grouping: str = "hash"):
+def _outputs(folder: Path, stem: str, sinks: str) -> list[Path]:
+    """The output files of a job with ``sinks`` ("parquet", "csv", or two joined by "+")."""
+    return [folder / f"{stem}.{suffix}" for suffix in sinks.split("+")]
+
+
+def _read_output(path: Path) -> pa.Table:
+    return pq.read_table(path) if path.suffix == ".parquet" else pcsv.read_csv(path)
+
+
+def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int, grouping: str = "hash",
+               pairs: float = 0.0) -> tuple[int, int]:
+    """Per parallelism and entry of ``sinks`` (one job each; "parquet+csv": one job with both
+    sinks), run the job killed with SIGKILL at random moments and restarted until ``kills`` kills
+    are done, then to the end. A share ``pairs`` of the starts launch two resumers at once: each
+    must finish, be killed, or be refused with ``CheckpointOwnedError`` (the other owns the
+    directory); with ``pairs``, the last start's owner is paused (SIGSTOP) and a second resumer
+    must be refused. Whenever a start ends without a kill, every output must equal an
+    uninterrupted run's and no checkpoint may be left. Returns (kills, refused resumers)."""
     script = tmp_path / "job.py"
     script.write_text(textwrap.dedent(CHILD))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     rnd = random.Random(seed)
-    total = 0
+    total = refused = 0
+
+    def start(outs, chk, parallelism, delay="0.002"):
+        return subprocess.Popen([sys.executable, str(script), ",".join(map(str, outs)), str(chk), str(parallelism),
+                                 delay, grouping], env=env, stderr=subprocess.PIPE)
+
+    def refused_while_paused(outs, chk, parallelism) -> list[subprocess.Popen]:
+        """Once a resumer owns the directory, pause it and run a second one, which must be
+        refused; the owner (resumed) is returned to run to its end."""
+        while True:
+            owner = start(outs, chk, parallelism)
+            while owner.poll() is None and getattr(read_record(str(chk)), "pid", None) != owner.pid:
+                time.sleep(0.005)
+            if owner.poll() is None:
+                break
+            assert owner.wait() == 0, owner.stderr.read().decode()[-3000:]  # done first: again, from scratch
+        owner.send_signal(signal.SIGSTOP)
+        try:
+            second = start(outs, chk, parallelism)
+            _, err = second.communicate(timeout=300)
+        finally:
+            owner.send_signal(signal.SIGCONT)
+        assert second.returncode != 0 and b"CheckpointOwnedError" in err and f"pid {owner.pid} ".encode() in err, \
+            err.decode()[-3000:]
+        return [owner]
+
     for parallelism in parallelisms:
         for suffix in sinks:
             killed = 0
-            reference_out = tmp_path / f"straight-{parallelism}.{suffix}"
-            subprocess.run([sys.executable, str(script), str(reference_out), "-", str(parallelism), "0", grouping],
-                           env=env, check=True, timeout=300)
-            out, chk = tmp_path / f"out-{parallelism}.{suffix}", tmp_path / f"chk-{parallelism}-{suffix}"
-            read = pq.read_table if suffix == "parquet" else pcsv.read_csv
-            expected = read(reference_out)
+            straight = _outputs(tmp_path, f"straight-{parallelism}", suffix)
+            subprocess.run([sys.executable, str(script), ",".join(map(str, straight)), "-", str(parallelism), "0",
+                            grouping], env=env, check=True, timeout=300)
+            expected = [_read_output(p) for p in straight]
+            outs, chk = _outputs(tmp_path, f"out-{parallelism}", suffix), tmp_path / f"chk-{parallelism}-{suffix}"
             while True:
-                child = subprocess.Popen([sys.executable, str(script), str(out), str(chk), str(parallelism), "0.002",
-                                          grouping],
-                                         env=env, stderr=subprocess.PIPE)
                 last = killed >= kills
-                if not last:
-                    try:  # ~1.4 s of start-up and compiling, then ~1.5 s of batches and snapshots
-                        child.wait(timeout=rnd.uniform(0.8, 3.0))
-                    except subprocess.TimeoutExpired:
-                        child.send_signal(signal.SIGKILL)
-                        child.wait()
-                        killed += 1
-                        continue
-                _, err = child.communicate(timeout=300)
-                assert child.returncode == 0, err.decode()[-3000:]
-                assert read(out).equals(expected), f"parallelism {parallelism}, {suffix}: output differs"
-                assert not [p for p in chk.rglob("*") if p.is_file()], "a finished job leaves no checkpoint"
+                if last and pairs:
+                    children = refused_while_paused(outs, chk, parallelism)
+                    refused += 1
+                else:
+                    children = [start(outs, chk, parallelism) for _ in range(2 if rnd.random() < pairs else 1)]
+                if not last:  # ~1.4 s of start-up and compiling, then ~1.5 s of batches and snapshots
+                    deadline = time.monotonic() + rnd.uniform(0.8, 3.0)
+                    for child in children:
+                        try:
+                            child.wait(timeout=max(0.0, deadline - time.monotonic()))
+                        except subprocess.TimeoutExpired:
+                            child.send_signal(signal.SIGKILL)
+                ended_by_kill = False
+                for child in children:
+                    _, err = child.communicate(timeout=300)
+                    if child.returncode == -signal.SIGKILL:
+                        ended_by_kill = True
+                    elif child.returncode != 0:
+                        assert b"CheckpointOwnedError" in err and b"is owned by another running job" in err, \
+                            err.decode()[-3000:]
+                        refused += 1
+                if ended_by_kill:
+                    killed += 1
+                    continue
+                for out, want in zip(outs, expected):
+                    assert _read_output(out).equals(want), f"parallelism {parallelism}, {out.name}: output differs"
+                assert not left_behind(chk), "a finished job leaves no checkpoint"
                 if last:  # (a run that finished before its kill is checked too; the next starts afresh)
                     break
             total += killed
-    return total
+    return total, refused
 
 
 @pytest.mark.parametrize("grouping", ["hash", "sort"])
@@ -916,22 +983,38 @@ def test_kill_9_at_random_points(grouping, tmp_path):
     while a snapshot or the output is written) and restarted until it completes writes the same
     file as an uninterrupted run; under hash and sort-based grouping."""
     start = time.monotonic()
-    killed = _kill_test(tmp_path, kills=6, parallelisms=[2], sinks=["parquet"], seed=int(time.time()),
-                        grouping=grouping)
+    killed, _ = _kill_test(tmp_path, kills=6, parallelisms=[2], sinks=["parquet"], seed=int(time.time()),
+                           grouping=grouping)
     assert killed == 6
     assert time.monotonic() - start < 120
 
 
+def test_chaos_two_sinks_and_concurrent_resumers(tmp_path):
+    """A job with two sinks (a window query to Parquet, a map to CSV) killed with SIGKILL at
+    random moments, a third of its restarts launching two resumers at once, the last one's owner
+    paused while another resumer starts: both files equal an uninterrupted run's whenever a run
+    completes, and every resumer that did not own the checkpoint directory was refused with the
+    ownership error."""
+    start = time.monotonic()
+    seed = int(time.time())
+    killed, refused = _kill_test(tmp_path, kills=16, parallelisms=[2], sinks=["parquet+csv"], seed=seed, pairs=0.35)
+    assert killed == 16
+    assert refused >= 1, f"seed {seed}: no second resumer met the first"
+    assert time.monotonic() - start < 150
+
+
 @pytest.mark.skipif(not os.environ.get("GRIZZLY_KILL_SOAK"), reason="soak: set GRIZZLY_KILL_SOAK=<kills>")
 def test_kill_9_soak(tmp_path):
+    """20 kills a round and grouping: single-sink Parquet and CSV jobs at parallelism 1 and 2, and
+    the two-sink job with concurrent resumers."""
     kills = int(os.environ["GRIZZLY_KILL_SOAK"])
     for i in range(max(1, kills // 20)):
         round_dir = tmp_path / f"r{i}"
         round_dir.mkdir()
-        for grouping in ("hash", "sort"):  # 20 kills a round and grouping
+        for grouping in ("hash", "sort"):
             (round_dir / grouping).mkdir()
-            _kill_test(round_dir / grouping, kills=5, parallelisms=[1, 2], sinks=["parquet", "csv"], seed=i,
-                       grouping=grouping)
+            _kill_test(round_dir / grouping, kills=3, parallelisms=[1, 2], sinks=["parquet", "csv", "parquet+csv"],
+                       seed=i, grouping=grouping, pairs=0.3)
 
 
 @pytest.mark.parametrize("build", [_session, _count, _window_join, _interval_join], ids=lambda b: b.__name__)

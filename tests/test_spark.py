@@ -1,7 +1,8 @@
 """grizzly-py on Spark (local[2]; one session for the module): the same results as the embedded
 engine for batch DataFrames (mapInArrow), source pushdown and streaming DataFrames; a streaming
-restart from its checkpoint; a Python worker that dies mid-task, retried by Spark without
-duplicated output; plans compiled once per worker; ``grizzly run --engine spark``.
+restart from its checkpoint; a job's file sinks committed together; a Python worker that dies
+mid-task, retried by Spark without duplicated output; plans compiled once per worker; ``grizzly
+run --engine spark``.
 
 Skipped, with the reason, where PySpark (``pip install 'grizzly-py[spark]'``) or Java is missing.
 Spark jobs cost about a second each here, so the property tests draw few examples; the partial
@@ -184,6 +185,33 @@ def test_bad_rows_dropped_and_counted_as_the_source_does(spark, tmp_path, fmt):
     from grizzly_py.sources import BadInputError
     with pytest.raises(BadInputError, match="null event timestamp in batch"):
         on_spark(spark, strict)
+
+
+def test_file_sinks_appear_together_or_not_at_all(spark, tmp_path, monkeypatch):
+    """A job's Parquet and CSV sinks on Spark: written as the embedded engine writes them, and
+    neither appears when the second one fails as it finishes (engine/commit.py)."""
+    import pyarrow.csv as pcsv
+
+    from grizzly_py.engine.sinks import CsvSink
+
+    def register(env, stem):
+        events = env.from_arrow(_events(), timestamp="ts")
+        events.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count()).sink_to_parquet(
+            str(tmp_path / f"{stem}.parquet"))
+        events.filter(col("i") > 0).select("ts", "i").sink_to_csv(str(tmp_path / f"{stem}.csv"))
+        return env
+    register(gz.StreamEnvironment(), "embedded").execute()
+
+    def full_disk(self):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(CsvSink, "finish", full_disk)
+    with pytest.raises(OSError, match="No space left"):
+        register(gz.StreamEnvironment.for_spark(spark), "spark").execute()
+    assert not list(tmp_path.glob("spark.*"))
+    monkeypatch.undo()
+    register(gz.StreamEnvironment.for_spark(spark), "spark").execute()
+    assert_tables_equal(pq.read_table(tmp_path / "spark.parquet"), pq.read_table(tmp_path / "embedded.parquet"))
+    assert pcsv.read_csv(tmp_path / "spark.csv").equals(pcsv.read_csv(tmp_path / "embedded.csv"))
 
 
 def test_int64_sum_overflow_across_tasks_is_reported(spark):

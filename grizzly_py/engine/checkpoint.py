@@ -11,15 +11,22 @@ stateless tasks drained first, so every worker's state block is quiet. A snapsho
   state (``state_snapshot.py``: counters, window directories and tables, value vectors, interned
   strings), and the sink's committed output.
 
+One job owns the directory at a time (``ownership.py``: an OS lock; a second job is refused naming
+the owner), and each owner's epoch goes into its snapshots and part names: before committing a
+part, a snapshot or the final output it checks that the directory is still its own (fencing).
+
 Sinks write transactionally. With checkpointing on, a query's output goes to *part files* (Arrow IPC
 streams) under ``path/parts``: the rows written since the last checkpoint go to an in-progress part
-that the next checkpoint closes, flushes and renames, and the snapshot lists the committed parts.
-When the job ends, the parts are written to the real sink (the Parquet or CSV file, itself renamed
-into place, or the collected table) in order, and the checkpoints are deleted (as Flink does for a
-finished job), so running the job again starts from scratch.
+that the next checkpoint closes, flushes and renames, and the snapshot lists the committed parts
+with their sizes and SHA-256 checksums (hashed on the snapshot writer's thread). When the job ends,
+the parts are written to the real sink (the Parquet or CSV file, or the collected table) in order,
+each checked against its checksum (``CheckpointCorruptError`` if it changed on disk), the job's file
+sinks are moved into place together (``commit.py``), and the checkpoints are deleted (as Flink does
+for a finished job), so running the job again starts from scratch.
 
-``execute()`` resumes from the newest intact snapshot: a partial or corrupt one (``snapshot.py``)
-is skipped with a warning, falling back to the one before (the two newest are kept). Its parts stay;
+``execute()`` resumes from the newest intact snapshot: a partial or corrupt one (``snapshot.py``),
+or one whose parts are missing or fail their size or checksum, is skipped with a warning, falling
+back to the one before (the two newest are kept). Its parts stay;
 everything written after it (newer parts, in-progress parts) is removed; the sources skip the
 batches the snapshot had consumed. The restarted job thus writes exactly what an uninterrupted run
 writes, in the same order. A snapshot of a different job (another plan or sink) is refused with an
@@ -47,15 +54,13 @@ import pyarrow as pa
 
 from ..time import to_millis
 from . import snapshot
+from .checkpoint_errors import CheckpointCorruptError, CheckpointError
+from .ownership import Owner
 from .sinks import Sink, open_sink
 from .state_snapshot import export_kernel, restore_kernel, unsupported_reason
 
 KEPT_SNAPSHOTS = 2
 _SNAPSHOT_NAME = re.compile(r"^chk-(\d{8})\.snap$")
-
-
-class CheckpointError(RuntimeError):
-    """A job that cannot be checkpointed, or a checkpoint that cannot be restored into it."""
 
 
 @dataclass(frozen=True)
@@ -128,12 +133,14 @@ class PartSink(Sink):
         self.parts: list[str] = []        # committed part files (names under store.parts_dir), in order
         self.sizes: list[int] = []        # their sizes in bytes (a restart checks them)
         self.committed_rows = 0
+        self.output: Sink | None = None   # the real sink, once ``finish`` wrote the parts to it
         self._file = self._writer = None
         self._path = None
 
     def _write(self, batch: pa.RecordBatch) -> None:
-        if self._writer is None:
-            self._path = os.path.join(self.store.parts_dir, f"q{self.query}-{self.store.next_id:08d}.arrow.inprogress")
+        if self._writer is None:  # named by checkpoint and owner: no two owners write one part
+            name = f"q{self.query}-{self.store.next_id:08d}-e{self.store.owner.epoch}.arrow.inprogress"
+            self._path = os.path.join(self.store.parts_dir, name)
             self._file = open(self._path, "wb")
             self._writer = pa.ipc.new_stream(self._file, self.schema)
         self._writer.write_batch(batch)
@@ -165,24 +172,41 @@ class PartSink(Sink):
         self.rows = self.committed_rows = saved["rows"]
 
     def finish(self) -> pa.Table | None:
-        """Write every part, in order, to the real sink and finish it."""
+        """Write every part, in order, to the real sink and finish it; each committed part must
+        match the checksum its snapshot recorded."""
         last = self._close_part()
-        paths = [os.path.join(self.store.parts_dir, p) for p in self.parts] + ([last] if last else [])
-        sink = open_sink(self.spec, self.schema)
-        try:
-            for path in paths:
-                with pa.memory_map(path) as source:
-                    for batch in pa.ipc.open_stream(source):
-                        sink.write(batch)
-            return sink.finish()
-        finally:
-            sink.abort()  # a no-op once finished
+        self.store.wait()  # the last snapshot's checksums
+        self.store.owner.check()  # the parts are this owner's still
+        self.output = open_sink(self.spec, self.schema)
+        for name in self.parts:
+            self._copy(os.path.join(self.store.parts_dir, name), self.store.checksums.get(name))
+        if last is not None:
+            self._copy(last, None)
+        return self.output.finish()
+
+    def _copy(self, path: str, sha256: str | None) -> None:
+        with pa.memory_map(path) as source:
+            data = source.read_buffer()
+            if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+                raise CheckpointCorruptError(
+                    f"{path}: this committed output part does not match its checksum (it changed on disk "
+                    f"after it was committed); the job stops before its output is published. Run it again: it "
+                    f"resumes from the newest snapshot whose parts are intact")
+            for batch in pa.ipc.open_stream(data):
+                self.output.write(batch)
+
+    def files(self):
+        return self.output.files() if self.output is not None else []
 
     def abort(self) -> None:
         try:
-            self._close_part()  # what it holds is garbage for a restart, which removes it
+            path = self._close_part()  # not committed: garbage (named by this owner's epoch: no one else's)
+            if path is not None:
+                os.remove(path)
         except (OSError, pa.ArrowException):
             pass
+        if self.output is not None:
+            self.output.abort()
 
 
 class Checkpointer:
@@ -191,8 +215,14 @@ class Checkpointer:
     def __init__(self, config: CheckpointConfig, parallelism: int):
         self.config, self.parallelism = config, parallelism
         self.dir = config.path
+        self.owner = Owner.acquire(self.dir)  # CheckpointOwnedError while another job runs on it
         self.parts_dir = os.path.join(self.dir, "parts")
-        os.makedirs(self.parts_dir, exist_ok=True)
+        try:
+            os.makedirs(self.parts_dir, exist_ok=True)
+        except BaseException:
+            self.owner.release()
+            raise
+        self.checksums: dict[str, str] = {}  # committed part -> SHA-256 (hex) of its bytes
         self.next_id = 1
         self.taken = 0
         self.restored_from: int | None = None
@@ -227,6 +257,7 @@ class Checkpointer:
         self.fingerprint = job_fingerprint(runs, self.parallelism)
         self.shape = job_shape(runs)
         self.sources = sources
+        self._file_sha256: dict[str, str] = {}  # parts hashed while looking for an intact snapshot
         found = self._latest()
         self.positions = [0] * len(sources)
         self.ended = [False] * len(sources)
@@ -275,20 +306,33 @@ class Checkpointer:
                         f"{path}: this checkpoint belongs to another job (a different query or sink; or "
                         f"another parallelism, for a snapshot written before restoring at another "
                         f"parallelism was supported); remove {self.dir} or checkpoint this job to another path")
-                self._check_parts(doc, path)
+                self.checksums = self._check_parts(doc, path)
                 return number, doc
             except snapshot.SnapshotError as e:
                 self.skipped.append(str(e))
                 warnings.warn(f"skipping checkpoint {e}; falling back to the one before", RuntimeWarning, stacklevel=3)
         return None
 
-    def _check_parts(self, doc: dict, path: str) -> None:
+    def _check_parts(self, doc: dict, path: str) -> dict[str, str]:
+        """Every output part ``doc`` lists is there, of its size and checksum (snapshots written
+        before parts had checksums: its size); their checksums."""
+        checksums = {}
         for q in doc["queries"]:
-            for part, size in zip(q["sink"]["parts"], q["sink"]["sizes"]):
+            sink = q["sink"]
+            sums = sink.get("sha256", [None] * len(sink["parts"]))
+            for part, size, sha256 in zip(sink["parts"], sink["sizes"], sums):
                 p = os.path.join(self.parts_dir, part)
                 if not os.path.exists(p) or os.path.getsize(p) != size:
                     raise snapshot.SnapshotError(f"{os.path.basename(path)}: its output part {part} is missing or "
                                                  f"has another size")
+                if sha256 is not None:
+                    if self._file_sha256.get(part) is None:
+                        self._file_sha256[part] = _sha256_file(p)
+                    if self._file_sha256[part] != sha256:
+                        raise snapshot.SnapshotError(f"{os.path.basename(path)}: its output part {part} does not "
+                                                     f"match its checksum (corrupt)")
+                    checksums[part] = sha256
+        return checksums
 
     def _clean(self, keep: int | None) -> None:
         """Remove the snapshots newer than ``keep`` (unusable), temporary files and the parts that
@@ -300,7 +344,7 @@ class Checkpointer:
             elif number == keep:
                 doc = snapshot.read(path)
                 listed = {p for q in doc["queries"] for p in q["sink"]["parts"]}
-        for path in glob.glob(os.path.join(self.dir, "*.tmp")):
+        for path in glob.glob(os.path.join(self.dir, "*.tmp")) + glob.glob(os.path.join(self.dir, ".*.tmp")):
             os.remove(path)
         for name in os.listdir(self.parts_dir):
             if name not in listed:
@@ -324,10 +368,11 @@ class Checkpointer:
         writer thread, which encodes, writes and syncs it while the next batches run (one snapshot
         in flight: the next one waits for it)."""
         start = time.perf_counter()
+        self.owner.check()  # before the sinks commit their parts
         for qr in runs:  # no task may run: grouped batches go through, stateless tasks finish
             qr.flush()
         doc = {"checkpoint": self.next_id, "fingerprint": self.fingerprint, "shape": self.shape,
-               "parallelism": self.parallelism, "created_unix": time.time(),
+               "parallelism": self.parallelism, "epoch": self.owner.epoch, "created_unix": time.time(),
                "source_rows": source_rows,
                "sources": [{"name": s.name, "batches": self.positions[i], "ended": self.ended[i],
                             "rejected": s.rejected_records, "rejected_examples": list(s.rejected_examples)}
@@ -343,10 +388,19 @@ class Checkpointer:
 
     def _write(self, path: str, doc: dict) -> None:
         start = time.perf_counter()
+        for q in doc["queries"]:
+            q["sink"]["sha256"] = [self._part_checksum(part) for part in q["sink"]["parts"]]
+        self.owner.check()
         snapshot.write_atomically(path, snapshot.encode(doc))
         for number, old in self._snapshot_files()[KEPT_SNAPSHOTS:]:
             os.remove(old)
         self.write_ms.append((time.perf_counter() - start) * 1000)
+
+    def _part_checksum(self, part: str) -> str:
+        """A committed part's checksum: of its file when first listed (on the writer thread)."""
+        if part not in self.checksums:
+            self.checksums[part] = _sha256_file(os.path.join(self.parts_dir, part))
+        return self.checksums[part]
 
     def wait(self) -> None:
         """Wait for the snapshot being written; raise its error."""
@@ -355,17 +409,20 @@ class Checkpointer:
             pending.result()
 
     def close(self) -> None:
-        """The job ends (finished or failed): let the last snapshot be written, stop the writer."""
+        """The job ends (finished or failed): let the last snapshot be written, stop the writer,
+        give up the directory."""
         try:
             self.wait()
         finally:
             self._writer.shutdown(wait=True)
+            self.owner.release()
 
     # --- after the job ---------------------------------------------------------------------------
     def complete(self) -> None:
         """Every sink finished: the checkpoints are no longer needed (snapshots first, so that a
         crash in between restarts from scratch rather than from a snapshot without its parts)."""
         self.wait()
+        self.owner.check()
         for _, path in self._snapshot_files():
             os.remove(path)
         snapshot.fsync_directory(self.dir)
@@ -375,12 +432,18 @@ class Checkpointer:
     def metrics(self) -> dict:
         def median(values):
             return round(sorted(values)[len(values) // 2], 3) if values else None
-        return {"path": self.dir, "taken": self.taken, "restored_from": self.restored_from,
+        return {"path": self.dir, "epoch": self.owner.epoch, "taken": self.taken,
+                "restored_from": self.restored_from,
                 "restored_parallelism": self.restored_parallelism,
                 "skipped_snapshots": list(self.skipped),
                 "pause_ms_median": median(self.snapshot_ms),
                 "pause_ms_max": round(max(self.snapshot_ms), 3) if self.snapshot_ms else None,
                 "write_ms_median": median(self.write_ms)}
+
+
+def _sha256_file(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def export_query_state(qr) -> dict:
@@ -418,5 +481,5 @@ def _restore_query(qr, saved: dict) -> None:
     qr.sink.restore(saved["sink"])
 
 
-__all__ = ["CheckpointConfig", "CheckpointError", "Checkpointer", "PartSink", "export_query_state", "job_fingerprint",
-           "job_shape", "restore_query_state"]
+__all__ = ["CheckpointConfig", "CheckpointCorruptError", "CheckpointError", "Checkpointer", "PartSink",
+           "export_query_state", "job_fingerprint", "job_shape", "restore_query_state"]

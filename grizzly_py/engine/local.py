@@ -49,6 +49,7 @@ from ..physical.pipelines import (JoinInput, JoinTerminal, PhysicalPlan, Pipelin
 from ..plan import Query, distinct_sources
 from ..sources import TIMESTAMP_UNIT_DIVISOR, rejected_metrics
 from ..types import to_arrow_type
+from . import commit
 from .accounting import check_accounting
 from .adaptive import Adaptivity, generic_only
 from .checkpoint import CheckpointConfig, Checkpointer
@@ -816,9 +817,11 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
 
     The sources are read round-robin, one batch each per round. Each query gets the batches of a
     round in its own order of sources, so it sees the same interleaving as when it runs alone.
-    ``checkpoint``: snapshots between rounds and a resume from the latest (``checkpoint.py``);
-    ``state_memory_limit``: bytes of window state the job may hold (``state_memory.py``). At the
-    end every record is accounted for (``accounting.py``)."""
+    ``checkpoint``: snapshots between rounds and a resume from the latest (``checkpoint.py``), by
+    the one job that owns the checkpoint directory (``ownership.py``);
+    ``state_memory_limit``: bytes of window state the job may hold (``state_memory.py``). The file
+    sinks' files appear under their final names together when every query has finished
+    (``commit.py``). At the end every record is accounted for (``accounting.py``)."""
     tables, per_query = {}, []
     start = time.perf_counter()
     runs: list[QueryRun] = []
@@ -827,14 +830,17 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         raise ValueError(f"parallelism must be a positive integer or 'auto', got {parallelism!r}")
     if window_state not in WINDOW_STATES + ("auto",):
         raise ValueError(f"window_state must be one of {WINDOW_STATES + ('auto',)}, got {window_state!r}")
+    # first: a job refused its checkpoint directory (ownership.py) has started nothing yet
+    checkpoints = Checkpointer(checkpoint, workers) if checkpoint is not None else None
     pool = WorkerPool(workers) if workers > 1 else None
     cost = CostModel()
     adaptivity = Adaptivity.open(adaptive)
-    checkpoints = Checkpointer(checkpoint, workers) if checkpoint is not None else None
     if checkpoints is not None:  # a snapshot holds one kernel per pipeline: no switch under way (regrouping.py)
         grouping = "hash" if grouping == "auto" else grouping
         window_state = "thread_local" if window_state == "auto" else window_state
     try:
+        finals = [q.sink.path for q in queries if q.sink.kind != "collect"]
+        commit_dir = commit.recover(finals, checkpoint.path if checkpoint is not None else None)
         for i, q in enumerate(queries):
             runs.append(QueryRun(q, pool, cost, window_state, adaptivity, grouping,
                                  checkpoints.sink_factory(i) if checkpoints is not None else open_sink))
@@ -876,6 +882,8 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
             if q.sink.kind == "collect":
                 tables[q.sink.name] = table
             per_query.append({"sink": q.sink.name, **qr.metrics()})
+        commit.publish([f for qr in runs for f in qr.sink.files()], commit_dir,
+                       fence=checkpoints.owner.check if checkpoints is not None else None)
         if checkpoints is not None:
             checkpoints.complete()
     finally:

@@ -1,14 +1,44 @@
 """Sinks: where a query's output batches go. ``collect`` gathers a table; ``parquet`` and
-``csv`` stream batches to a file, written to a temporary name and renamed when the job
-finishes, so a failed job never leaves a partial file under the final name."""
+``csv`` stream batches to a file under a temporary name of its own (``temporary_name``: unique per
+run, so two jobs writing one path never write into one file), closed and synced when the query
+finishes. The job then moves every file sink's file to its final name, all or none
+(``commit.py``), so a failed job never leaves a partial file, or one sink's file without the
+others', under the final names."""
 
 from __future__ import annotations
 
+import glob
 import os
+import re
+import secrets
+import socket
 
 import pyarrow as pa
 
 from ..plan import SinkSpec
+from .ownership import process_alive
+
+_TEMPORARY = re.compile(r"\.(\d+)@(.+)\.[0-9a-f]+\.inprogress$")
+
+
+def temporary_name(final: str) -> str:
+    """Where a file sink writes before it is committed: next to ``final`` (a rename within one
+    directory is atomic), naming the writing process (``remove_orphans``)."""
+    return f"{final}.{os.getpid()}@{socket.gethostname()}.{secrets.token_hex(4)}.inprogress"
+
+
+def remove_orphans(final: str) -> None:
+    """Remove the temporary files of ``final`` left by writers of this host that are gone (killed
+    jobs); a live writer's, or another host's, stay."""
+    host = socket.gethostname()
+    for path in glob.glob(f"{glob.escape(final)}.*.inprogress"):
+        m = _TEMPORARY.search(path[len(final):])
+        if m is None or m.group(2) != host or process_alive(int(m.group(1))):
+            continue
+        try:
+            os.remove(path)
+        except FileNotFoundError:
+            pass
 
 
 class Sink:
@@ -24,6 +54,10 @@ class Sink:
 
     def finish(self) -> pa.Table | None:
         raise NotImplementedError
+
+    def files(self) -> list["FileSink"]:
+        """The finished file sinks whose files the job's commit moves to their final names."""
+        return []
 
     def abort(self) -> None:
         """Called when the job ends; a sink that did not finish discards its partial output."""
@@ -44,22 +78,39 @@ class CollectSink(Sink):
 class FileSink(Sink):
     def __init__(self, spec, schema):
         super().__init__(spec, schema)
-        self.tmp = f"{spec.path}.inprogress"
+        self.tmp = temporary_name(spec.path)
         self.writer = self._open(self.tmp)
-        self.finished = False
+        self.closed = False
+        self.recorded = False   # a commit record lists the file (commit.py): it is the commit's now
+        self.published = False  # under its final name
 
     def _write(self, batch):
         self.writer.write(batch)
 
     def finish(self):
-        self.writer.close()
-        os.replace(self.tmp, self.spec.path)
-        self.finished = True
+        """Close the file and sync it to disk, under its temporary name (``commit.publish`` renames it)."""
+        self._close()
+        fd = os.open(self.tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         return None
 
-    def abort(self):
-        if not self.finished:
+    def files(self):
+        return [self]
+
+    def _close(self):
+        if not self.closed:
+            self.closed = True
             self.writer.close()
+
+    def abort(self):
+        if self.published or self.recorded:
+            return
+        try:
+            self._close()
+        finally:
             if os.path.exists(self.tmp):
                 os.remove(self.tmp)
 

@@ -516,26 +516,30 @@ def run_on_spark(queries: list[Query], spark=None, adaptive: object = True) -> J
     as ``StreamEnvironment.execute`` returns them."""
     import time
 
+    from ..engine import commit
     from ..engine.sinks import open_sink
     start = time.perf_counter()
-    tables, per_query = {}, []
-    for q in queries:
-        if any(isinstance(s, SparkSource) and s.streaming for s in distinct_sources(q.root)):
-            raise NotImplementedError("a query over a streaming DataFrame runs as a Spark streaming query: "
-                                      "start q.to_spark().writeStream (execute() runs bounded inputs)")
-        df = to_spark(q.root, spark, adaptive=adaptive)
-        expected = pipeline_arrow_schema(build_physical_plan(q).pipelines[-1])
-        table = collect(df, expected)
-        sink = open_sink(q.sink, expected)
-        try:
+    tables, per_query, sinks = {}, [], []
+    commit_dir = commit.recover([q.sink.path for q in queries if q.sink.kind != "collect"], None)
+    try:
+        for q in queries:
+            if any(isinstance(s, SparkSource) and s.streaming for s in distinct_sources(q.root)):
+                raise NotImplementedError("a query over a streaming DataFrame runs as a Spark streaming query: "
+                                          "start q.to_spark().writeStream (execute() runs bounded inputs)")
+            df = to_spark(q.root, spark, adaptive=adaptive)
+            expected = pipeline_arrow_schema(build_physical_plan(q).pipelines[-1])
+            table = collect(df, expected)
+            sinks.append(open_sink(q.sink, expected))
             for b in table.to_batches():
-                sink.write(b)
-            out = sink.finish()
-        finally:
+                sinks[-1].write(b)
+            out = sinks[-1].finish()
+            if q.sink.kind == "collect":
+                tables[q.sink.name] = out
+            per_query.append({"sink": q.sink.name, **df.grizzly.metrics()})
+        commit.publish([f for sink in sinks for f in sink.files()], commit_dir)  # every file sink's file, or none
+    finally:
+        for sink in sinks:
             sink.abort()
-        if q.sink.kind == "collect":
-            tables[q.sink.name] = out
-        per_query.append({"sink": q.sink.name, **df.grizzly.metrics()})
     metrics = {
         "engine": "spark",
         "records_in": sum(m["records_in"] for m in per_query),
