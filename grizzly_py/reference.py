@@ -42,9 +42,9 @@ Windows and watermarks (see ``run``)
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0)
 - ``sum``/``avg`` of ints are exact; a final sum outside int64 raises ``AggregateOverflowError``.
-  Float sums add in arrival order, compensated (``_compensated_sum``), as the compiled code does.
+  Float sums add in arrival order, compensated (``aggregates/functions/sum.py``), as the compiled code does.
 - ``min``/``max`` of floats ignore NaN unless every value is NaN (LLVM minnum/maxnum).
-- ``var_*``/``stddev_*`` are computed exactly (over the values as float64) and rounded once; ``median`` is ``numpy.median`` (without its overflow: ``_median``);
+- ``var_*``/``stddev_*`` are computed exactly (over the values as float64) and rounded once; ``median`` is ``numpy.median`` (without its overflow: ``aggregates/functions/median.py``);
   ``mode`` breaks ties toward the smallest value; ``count_distinct`` counts distinct non-nulls;
   ``top_k`` lists the k largest values, largest first, duplicates kept (NaN above every number,
   ``-0.0`` as ``0.0``, as keys order); a group without values gets ``[]``, not null.
@@ -53,20 +53,19 @@ Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null 
 from __future__ import annotations
 
 import math
-from collections import Counter, deque
+from collections import deque
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Callable
 
-import numpy as np
 import pyarrow as pa
 
-from .aggregates import AggCall, AggregateOverflowError
+from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode,
                    SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
+from .value_order import normalize_key, sort_key
 from .windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -115,26 +114,6 @@ def float_to_int(x: float, lo: int, hi: int) -> int | None:
         return None
     t = math.trunc(x)
     return t if lo <= t <= hi else None
-
-
-def sort_key(value) -> tuple:
-    """A total, hashable order on one column's values, used both to group and to sort keys.
-
-    Numbers, bools and strings in their natural order (``-0.0`` equals ``0.0``), then NaN
-    (all NaNs are one value), then null.
-    """
-    if value is None:
-        return (2,)
-    if isinstance(value, float) and math.isnan(value):
-        return (1,)
-    return (0, value)
-
-
-def normalize_key(value):
-    """The representative of a key value's group: ``-0.0`` becomes ``0.0``."""
-    if isinstance(value, float) and value == 0.0:
-        return 0.0
-    return value
 
 
 # ==============================================================================================
@@ -298,107 +277,14 @@ def _compile_if_else(e: IfElse, schema: Schema) -> Evaluator:
 # ==============================================================================================
 # Aggregates
 # ==============================================================================================
-def _checked_int64(total: int, what: str) -> int:
-    if not INT64_MIN <= total <= INT64_MAX:
-        raise AggregateOverflowError(f"{what}: the sum {total} does not fit in int64")
-    return total
-
-
-def _compensated_sum(values: list[float]) -> float:
-    """The values added in arrival order with compensation, as the compiled code adds them
-    (``aggregates.ll.j2``: ``two_sum_error``, ``float_total``): the exact rounding error of each
-    addition (Knuth's TwoSum) is added up on the side and added back at the end, unless the sum
-    or the compensation is not finite (an infinite or NaN sum: plain addition's result)."""
-    total = compensation = 0.0
-    for v in values:
-        t = total + v
-        bp = t - total
-        compensation += (total - (t - bp)) + (v - bp)
-        total = t
-    if math.isfinite(total) and math.isfinite(compensation):
-        return total + compensation
-    return total
-
-
-def _exact_variance(values: list, ddof: int) -> float | None:
-    """Variance with exact rational arithmetic; any non-finite input gives NaN."""
-    n = len(values)
-    if n - ddof <= 0:
-        return None
-    if any(isinstance(v, float) and not math.isfinite(v) for v in values):
-        return NAN
-    exact = [Fraction(v) for v in values]
-    mean = sum(exact) / n
-    squares = sum((x - mean) ** 2 for x in exact)
-    try:
-        return float(squares / (n - ddof))
-    except OverflowError:
-        return math.inf
-
-
-def _median(values: list, is_float: bool) -> float:
-    """``numpy.median`` (NaN if a value is NaN; an even count gives the mean of the two middle
-    values), except that two finite middle values whose sum overflows (1e308, 1e308) are halved
-    first, so their mean is not infinite (numpy gives inf there)."""
-    ordered = np.sort(np.array(values, dtype=np.float64 if is_float else np.int64))
-    if is_float and np.isnan(ordered).any():
-        return NAN
-    half = len(ordered) // 2
-    if len(ordered) % 2:
-        return float(ordered[half])
-    lo, hi = float(ordered[half - 1]), float(ordered[half])
-    mean = (lo + hi) * 0.5
-    if math.isinf(mean) and math.isfinite(lo) and math.isfinite(hi):
-        return lo * 0.5 + hi * 0.5
-    return mean
-
-
-def _min_max(values: list, pick, is_float: bool):
-    """min/max; for floats NaN is ignored unless every value is NaN (LLVM minnum/maxnum)."""
-    if is_float:
-        numbers = [v for v in values if not math.isnan(v)]
-        return pick(numbers) if numbers else NAN
-    return pick(values)
-
-
-def _mode(values: list):
-    counts = Counter(sort_key(v) for v in values)
-    best = min(counts, key=lambda k: (-counts[k], k))
-    return NAN if best == (1,) else normalize_key(best[1])
-
-
 def aggregate(call: AggCall, arg_type: DataType | None, values: list, rows: int):
-    """The value of one aggregate over one group.
+    """The value of one aggregate over one group: the function's own reference implementation
+    (``AggregateSpec.reference``, in its module under ``aggregates/functions/``).
 
     ``values`` holds the argument's non-null values in arrival order, ``rows`` the number of
     records of the group (for ``count()``).
     """
-    func = call.func
-    if func == "count":
-        return rows if call.arg is None else len(values)
-    if func == "count_distinct":
-        return len({sort_key(v) for v in values})
-    if func == "top_k":  # largest first (NaN above +inf), -0.0 as 0.0; no values: []
-        return [normalize_key(v) for v in sorted(values, key=sort_key, reverse=True)[:call.k]]
-    if not values:
-        return None
-    is_float = arg_type.is_float
-    if func == "sum":
-        return _compensated_sum(values) if is_float else _checked_int64(sum(values), repr(call))
-    if func == "avg":
-        total = _compensated_sum(values) if is_float else _checked_int64(sum(values), repr(call))
-        return total / len(values)
-    if func in ("min", "max"):
-        return _min_max(values, min if func == "min" else max, is_float)
-    if func in ("var_pop", "var_samp", "stddev_pop", "stddev_samp"):
-        # integers are taken as float64 values first (as numpy and Spark do), then exact
-        var = _exact_variance([float(v) for v in values], ddof=1 if func.endswith("samp") else 0)
-        return var if var is None or func.startswith("var") else math.sqrt(var)
-    if func == "median":
-        return _median(values, is_float)
-    if func == "mode":
-        return _mode(values)
-    raise NotImplementedError(f"reference: aggregate {func!r}")
+    return call.spec.reference(call, arg_type, values, rows)
 
 
 # ==============================================================================================

@@ -23,7 +23,7 @@ from strategies import arrow_stream, assert_tables_equal, tumbling
 
 import grizzly_py as gz
 from grizzly_py import agg, reference
-from grizzly_py.reference import _compensated_sum
+from grizzly_py.aggregates.functions.sum import compensated_sum as _compensated_sum
 from grizzly_py.spark.planner import run_in_process
 from grizzly_py.spark.schema import spark_arrow_schema
 from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows

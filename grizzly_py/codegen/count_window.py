@@ -41,7 +41,7 @@ from dataclasses import replace
 from ..physical.pipelines import Pipeline, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import HOLISTIC, CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines, \
+from .module import CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines, \
     _lower_grouping, _Obj
 from .templates import render
 
@@ -74,7 +74,7 @@ def lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
     keys = [dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)]
     ctx.body.extend(_lines("group_upsert.ll.j2", keys=keys, null_mask=g.null_mask, key_words=g.key_words,
                            entry_size=g.entry_size, updates=g.updates))
-    vectors = [a for a in g.aggregates if a.func in HOLISTIC]
+    vectors = [a for a in g.aggregates if a.spec.holistic]
     if not sliding:
         ctx.body.extend(_lines("count_trigger.ll.j2", abi=abi, size=size, count_off=count_off,
                                entry_size=g.entry_size, keys=g.keys, aggregates=g.aggregates))
@@ -94,8 +94,8 @@ def lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
         geometry = dict(abi=abi, p=gen.prefix, size=size, slide=slide, pane=pane, panes=panes,
                         count_off=count_off, ring_off=count_off + 8, agg_off=agg_off, pane_bytes=pane_bytes,
                         entry_size=g.entry_size, key_words=g.key_words,
-                        decomposable=[a for a in rebased if a.func not in HOLISTIC],
-                        holistic=[a for a in rebased if a.func in HOLISTIC])
+                        decomposable=[a for a in rebased if not a.spec.holistic],
+                        holistic=[a for a in rebased if a.spec.holistic])
         ctx.globals.append(render("count_panes.ll.j2", **geometry))
         ctx.preamble.append(f"  %cw.tmp = alloca [{g.entry_size} x i8], align 8")
         ctx.body.extend(_lines("count_sliding_trigger.ll.j2", keys=g.keys, aggregates=g.aggregates, **geometry))

@@ -65,8 +65,6 @@ CLAIM_FUNCTION = "claim"  # {prefix}_claim(ptr state), in the unit of the kernel
 # table after a call in which the pass ran, so it must stay cheap next to a call's work (a table
 # this size is cache-resident, where the branch-free pass also gains the most).
 MAX_TABLE_BYTES = 1 << 20
-# aggregates whose update is branch-free, and the slot of each that counts the rows it took
-COUNT_SLOT = {"count": 0, "min": 1, "max": 1, "var_pop": 0, "var_samp": 0, "stddev_pop": 0, "stddev_samp": 0}
 
 
 _FLIPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -131,12 +129,6 @@ def _simd_terms(pipeline: Pipeline, ctx: EmitContext, emitter: ExprEmitter) -> l
     return terms
 
 
-def _count_slot(func: str, kind: str | None) -> int | None:
-    if func in ("sum", "avg"):
-        return 2 if kind == "int" else 1
-    return COUNT_SLOT.get(func)
-
-
 def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitter, grouping, dense: dict,
                pane: int) -> dict | None:
     """The template arguments of the branch-free pass for the kernel being emitted in ``ctx``,
@@ -149,7 +141,7 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
     if dense["cap"] * grouping.entry_size > MAX_TABLE_BYTES or not grouping.aggregates:
         return None
     for a, call in zip(grouping.aggregates, t.aggregates):
-        if _count_slot(a.func, a.kind) is None or a.valid != "true":
+        if a.spec.count_slot(a.kind) is None or a.valid != "true":
             return None  # a holistic aggregate (it branches), or an argument that may be null
         if call.arg is not None and not isinstance(strip_alias(call.arg), Column):
             return None
@@ -177,7 +169,7 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
         aggregates = []
         for a, call in zip(grouping.aggregates, t.aggregates):
             value = a.value
-            if call.arg is not None and a.func != "count":
+            if call.arg is not None and a.spec.reads != "validity":
                 value = _aggregate_input(emitter, call.arg, call.arg.dtype(pipeline.input_schema)).val
             # count() counts the row's validity too (arg_text)
             aggregates.append(_Obj(a, idx=f"fp{a.idx}", value=value, valid=valid, grp="%fp.grp",
@@ -191,4 +183,4 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
     return dict(pre=pre, ts=ts.val, key=key.val, body=fast, select=select, simd=simd, update_body=update, keep=keep,
                 fkey=fkey.val, lo=dense["lo"], cap=dense["cap"], pane=pane, entry_size=grouping.entry_size,
                 updates=updates,
-                count_offset=first.off + 8 * _count_slot(first.func, first.kind), key_name=field.name)
+                count_offset=first.off + 8 * first.spec.count_slot(first.kind), key_name=field.name)

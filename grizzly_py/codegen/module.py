@@ -21,7 +21,6 @@ from typing import NamedTuple
 
 import pyarrow as pa
 
-from ..aggregates import HOLISTIC
 from ..expressions import Column, Expr, strip_alias, walk
 from .. import expressions as E
 from ..physical.pipelines import Pipeline, ProjectTerminal, SourceInput, WindowTerminal
@@ -448,16 +447,6 @@ def _lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext
 
 
 # --- windows -------------------------------------------------------------------------------------
-_SLOTS = {"count": 1, "min": 2, "max": 2, "var_pop": 4, "var_samp": 4, "stddev_pop": 4, "stddev_samp": 4,
-          **{f: 3 for f in HOLISTIC}}  # holistic: a value vector {data, length, capacity}
-
-
-def _agg_slots(func: str, kind: str | None) -> int:
-    if func in ("sum", "avg"):
-        return 3  # int: [sum, carry, n]; float: [sum, n, compensation] (aggregates.ll.j2)
-    return _SLOTS[func]
-
-
 def _key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Value:
     """A key as one i64 word: ints as is, bools zero-extended, floats normalized (-0.0 -> 0.0,
     every NaN the same) and bit-cast; a null key's word is 0 (its null-mask bit tells)."""
@@ -559,14 +548,15 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
     off = 8 * (1 + key_words + extra_words) if agg_base is None else agg_base
     aggs = []
     for n, a in enumerate(t.aggregates):
+        spec = a.spec
         kind, value, valid, arg_text = None, "0", "true", ""
         if a.arg is not None:
             arg_text = repr(a.arg)
             dtype = a.arg.dtype(pipeline.input_schema)
-            if a.func == "count":
+            if spec.reads == "validity":
                 inner = strip_alias(a.arg)
                 valid = emitter.validity(inner.name) if isinstance(inner, Column) else emitter.emit(a.arg).valid
-            elif a.func in HOLISTIC:  # the value as an order-preserving i64 key
+            elif spec.reads == "key":  # the value as an order-preserving i64 key
                 if dtype.is_string:
                     raise NotImplementedError(f"aggregate {a.field.name}={a.func}(...) of strings is not compiled yet")
                 v = emitter.emit_typed(a.arg, dtype)
@@ -576,13 +566,11 @@ def _lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emi
                 v = _aggregate_input(emitter, a.arg, dtype)
                 kind = "float" if v.kind == "float" else "int"
                 value, valid = v.val, v.valid
-        aggs.append(_Obj(idx=n, name=a.field.name, func=a.func, kind=kind, value=value, valid=valid,
+        aggs.append(_Obj(idx=n, name=a.field.name, func=a.func, spec=spec, kind=kind, value=value, valid=valid,
                          arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k))
-        floating = a.func == "median" or (kind == "float" and a.func != "count_distinct") \
-            or a.func in ("avg", "var_pop", "var_samp", "stddev_pop", "stddev_samp")
-        store = "double" if floating else "i64"
-        gen.aggregate_types.append((a.field.name, f"list:{store}" if a.func == "top_k" else store))
-        off += 8 * _agg_slots(a.func, kind)
+        store = spec.result_store(kind)
+        gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result else store))
+        off += 8 * spec.state_words(kind)
     entry_size = off
     updates = macro_lines("aggregates.ll.j2", "update", aggs)
     gen.grouping = _Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
@@ -672,7 +660,7 @@ def _lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
     state = render("window_state.ll.j2" if pane == size else "window_sliding_state.ll.j2", abi=abi,
                    p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,
                    key_words=key_words, aggregates=aggs,
-                   vectors=[a for a in aggs if a.func in HOLISTIC])
+                   vectors=[a for a in aggs if a.spec.holistic])
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked,
                       stop=dense is not None, fast=fast), state
 
@@ -727,12 +715,6 @@ def _rule_for(pipeline: Pipeline):
     if rule is None:
         what = repr(t.assigner) if isinstance(t, WindowTerminal) else t.kind
         raise NotImplementedError(f"the compiled engine has no lowering for {what} yet")
-    if isinstance(t, WindowTerminal):
-        from ..aggregates import COMPILED
-        for a in t.aggregates:
-            if a.func not in COMPILED:
-                raise NotImplementedError(f"aggregate {a.field.name}={a.func}(...) is not compiled yet "
-                                          f"(compiled: {', '.join(COMPILED)})")
     return rule
 
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 from ..physical.pipelines import Pipeline, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (HOLISTIC, CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines,
+from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines,
                      _lower_grouping)
 from .templates import render
 
@@ -38,7 +38,7 @@ def lower_session_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitC
     head_off = 8 * (1 + g.key_words)
     entry_size = head_off + 8  # tag, key words, head of the session list
     keys = [dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)]
-    vectors = [a for a in g.aggregates if a.func in HOLISTIC]
+    vectors = [a for a in g.aggregates if a.spec.holistic]
     ctx.preamble.extend(_lines("count_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.emit("br i1 %ht.ok, label %s.table, label %err_oom, !prof !1")
     ctx.body.append("s.table:")

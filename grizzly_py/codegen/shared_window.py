@@ -9,7 +9,7 @@ window fires. The shared variant has one state that every worker updates (Grizzl
 - one concurrent open-addressing hash table per slot: an insert claims an empty entry with a
   compare-and-swap of its tag (empty -> busy), writes the key and the aggregates' initial values
   and publishes the tag (release); readers that meet a busy tag wait for it;
-- decomposable aggregates updated with atomic instructions (``window_shared_aggregates.ll.j2``);
+- decomposable aggregates updated with atomic instructions (each function's ``atomic_update`` macro: ``aggregates.ll.j2``);
 - per-worker window pointers (the worker's current window, cached across records) and a trigger
   counter per window (workers inside it): a window is final when its last worker has left.
 
@@ -37,8 +37,6 @@ from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _low
                      lower_time_window_parts, macro_lines)
 from .templates import render, resource_dir
 
-ATOMIC_AGGREGATES = ("count", "sum", "avg", "min", "max")
-
 # The ring (see runtime/shared/concurrent_table.ll): header words, then slots of SLOT_WORDS words.
 RING_HEADER_WORDS = 8
 RING_SLOTS, RING_OPEN, RING_OPEN_LIMIT, RING_TABLE_CAPACITY = 0, 1, 2, 3
@@ -62,7 +60,7 @@ def shared_state_unsupported(pipeline: Pipeline) -> str | None:
     if pipeline.event_time is None:
         return "no event time"
     for a in t.aggregates:
-        if a.func not in ATOMIC_AGGREGATES:
+        if not a.spec.atomic:
             return f"aggregate {a.field.name}={a.func}(...) has no atomic update"
     return None
 
@@ -84,8 +82,8 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
     t: WindowTerminal = pipeline.terminal
     size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
-    inits = macro_lines("window_shared_aggregates.ll.j2", "init", g.aggregates)
-    updates = macro_lines("window_shared_aggregates.ll.j2", "update", g.aggregates)
+    inits = macro_lines("aggregates.ll.j2", "atomic_init", g.aggregates)
+    updates = macro_lines("aggregates.ll.j2", "atomic_update", g.aggregates)
     ctx.preamble.extend(_lines("window_shared_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.body.extend(_lines("window_shared.ll.j2", size=size, slide=slide, pane=pane, entry_size=g.entry_size,
                            key_words=g.key_words,

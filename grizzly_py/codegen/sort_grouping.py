@@ -23,11 +23,12 @@ statistics; ``grouping_summary`` is what ``grizzly explain --pipelines`` prints.
 
 from __future__ import annotations
 
+from ..aggregates import spec_of
 from ..expressions import Column
 from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (HOLISTIC, CodegenOptions, GeneratedPipeline, KernelCode, _lines, _Obj,
+from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _Obj,
                      lower_time_window_parts, macro_lines)
 from .templates import render
 
@@ -82,9 +83,9 @@ def _row_layout(g) -> _Obj:
     (unless a float sum/avg/variance needs the rows of a key in arrival order)."""
     group_words = 1 + g.key_words
     values, valids, word = [], [], group_words
-    with_value = [a for a in g.aggregates if a.arg_text != "" and a.func != "count"]
-    first_holistic = next((a for a in with_value if a.func in HOLISTIC), None)
-    if any(_order_sensitive(a) for a in g.aggregates):
+    with_value = [a for a in g.aggregates if a.arg_text != "" and a.spec.reads != "validity"]
+    first_holistic = next((a for a in with_value if a.spec.holistic), None)
+    if any(a.spec.order_sensitive(a.kind) for a in g.aggregates):
         first_holistic = None  # rows of a key stay in arrival order: floats add as on the hash path
     if first_holistic is not None:  # its value word right after the key: part of the sort key
         with_value.remove(first_holistic)
@@ -93,16 +94,11 @@ def _row_layout(g) -> _Obj:
         if a.arg_text != "":  # count(*) keeps nothing
             valids.append(_Obj(idx=a.idx, valid=a.valid, bit=a.idx))
     for a in with_value:
-        double = a.kind == "float" and a.func not in HOLISTIC
+        double = a.kind == "float" and not a.spec.holistic
         values.append(_Obj(idx=a.idx, value=a.value, type="double" if double else "i64", word=word))
         word += 1
     return _Obj(group_words=group_words, key_words=group_words + (first_holistic is not None), words=word + 1,
                 inputs=values, valids=valids)
-
-
-def _order_sensitive(a) -> bool:
-    """Whether an aggregate's result can depend on the order of its inputs (float rounding)."""
-    return a.kind == "float" and a.func in ("sum", "avg", "var_pop", "var_samp", "stddev_pop", "stddev_samp")
 
 
 def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
@@ -126,7 +122,7 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     updates = macro_lines("aggregates.ll.j2", "update", reduce_aggs)
     state = render("kpa_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,
                    slide=slide, keys=g.keys, aggregates=g.aggregates, updates=updates, row=row,
-                   vectors=[a for a in g.aggregates if a.func in HOLISTIC])
+                   vectors=[a for a in g.aggregates if a.spec.holistic])
     seal = f"  call void @gz_kpa_seal_into(ptr %dir, ptr %kpa.err.p, i64 {row.words}, i64 {row.key_words})" \
            "  ; sort this batch's rows into a run"
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked, epilogue=[seal]), state
@@ -152,7 +148,7 @@ def choose_grouping(distinct_keys: int | None, state_bytes: int | None, cache_by
     measured ones (``AdaptiveSettings``: tests, other hosts)."""
     if distinct_keys is None:
         return "hash", "no distinct-key estimate yet"
-    holistic = [k for k in aggregate_kinds if k in HOLISTIC]
+    holistic = [k for k in aggregate_kinds if spec_of(k).holistic]
     if not holistic and state_bytes is not None and state_bytes <= cache_bytes:
         return "hash", f"state of {state_bytes:,} bytes fits the {cache_bytes:,}-byte cache"
     plain, with_holistic = thresholds or (SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jinja2
 
+from ..aggregates import spec_of
 from . import ir_text
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -38,14 +39,13 @@ def _bytecode_cache() -> jinja2.BytecodeCache | None:
 
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    """The templates' environment; ``HOLISTIC`` (``aggregates.HOLISTIC``) is a global of every
-    template, and ``comment`` (``ir_text.comment``) the filter every interpolation on an IR
-    comment line goes through."""
-    from ..aggregates import HOLISTIC
+    """The templates' environment. Globals: ``aggregate_macros(a)``, the macros of aggregate ``a``'s
+    function (its ``AggregateSpec.template``, called by ``aggregates.ll.j2``). Filters: ``comment``
+    (``ir_text.comment``), which every interpolation on an IR comment line goes through."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("codegen_templates"))),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, bytecode_cache=_bytecode_cache(), auto_reload=False)
-    env.globals["HOLISTIC"] = HOLISTIC
+    env.globals["aggregate_macros"] = lambda a: env.get_template(spec_of(a.func).template).module
     env.filters["comment"] = ir_text.comment
     return env
 

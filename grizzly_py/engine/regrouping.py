@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codegen import abi
-from ..codegen.module import HOLISTIC
+from ..aggregates import spec_of
 from ..codegen.sort_grouping import SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC, choose_grouping
 from ..codegen.shared_window import shared_state_unsupported
 from ..expressions import Column
@@ -128,7 +128,7 @@ class GroupingChooser(_Confirming):
 
     @property
     def threshold(self) -> int:
-        return self.min_keys_holistic if any(k in HOLISTIC for k in self.aggregate_kinds) else self.min_keys
+        return self.min_keys_holistic if any(spec_of(k).holistic for k in self.aggregate_kinds) else self.min_keys
 
     @property
     def fewest_keys_for_sort(self) -> int:
@@ -167,7 +167,7 @@ class GroupingChooser(_Confirming):
 
 
 def want_holistic(kinds) -> bool:
-    return any(k in HOLISTIC for k in kinds)
+    return any(spec_of(k).holistic for k in kinds)
 
 
 class Layout(NamedTuple):

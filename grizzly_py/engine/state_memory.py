@@ -5,7 +5,7 @@ so a job whose state outgrows its budget fails with a clear error instead of exh
 What is measured (the allocated sizes, read from the state blocks and the structures they point
 to): the hash tables of every window kind (both state variants: capacity x entry size per open
 window or pane, per worker; the key table of session and count windows) and their window
-directories; the value vectors of holistic aggregates (``HOLISTIC``: their capacities, read from
+directories; the value vectors of holistic aggregates (``AggregateSpec.holistic``: their capacities, read from
 the live entries: one pass over the tables per check) in tumbling, sliding and count windows;
 session nodes with their value vectors and a sliding count window's pane rings with their panes'
 value vectors (the state unit's ``heap_bytes``, a native walk: session_state.ll.j2,
@@ -26,7 +26,6 @@ import numpy as np
 
 from ..codegen import abi
 from ..codegen.join import J_DIR, J_OUT, J_TABLE, SLOT_WORDS
-from ..codegen.module import HOLISTIC
 from . import native_words
 from .join_kernel import JoinKernel
 from .kernels import WindowKernel
@@ -114,7 +113,7 @@ def _heap_function(kernel):
 def _vector_words(kernel) -> list[int]:
     """Per holistic aggregate, the entry word holding its value vector's capacity (a vector is
     {data, length, capacity} in the entry: codegen/module.py)."""
-    return [a.off // 8 + 2 for a in kernel.gen.grouping.aggregates if a.func in HOLISTIC]
+    return [a.off // 8 + 2 for a in kernel.gen.grouping.aggregates if a.spec.holistic]
 
 
 def _vector_bytes(address: int, capacity: int, entry: int, words: list[int]) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
+from ..aggregates import AggregateSpec, spec_of
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
 from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
                     UnionNode, WindowAggregateNode, WindowJoinNode)
@@ -99,11 +100,17 @@ class ProjectTerminal:
 
 
 @dataclass(frozen=True, eq=False)
-class AggregateSpec:
+class BoundAggregate:
+    """An aggregate of a window pipeline: its output column and its call over the pipeline's input."""
+
     field: Field          # output column
     func: str
     arg: Expr | None      # over the pipeline input; None for count(*)
     k: int | None = None  # top_k: how many values
+
+    @property
+    def spec(self) -> AggregateSpec:
+        return spec_of(self.func)
 
 
 @dataclass(frozen=True, eq=False)
@@ -112,7 +119,7 @@ class WindowTerminal:
 
     keys: tuple[tuple[Field, Expr], ...]
     assigner: WindowAssigner
-    aggregates: tuple[AggregateSpec, ...]
+    aggregates: tuple[BoundAggregate, ...]
     output_schema: Schema
 
     kind = "window"
@@ -319,7 +326,7 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         if processing:  # the window's time is the clock at processing
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
-        aggs = tuple(AggregateSpec(node.schema.field(name), call.func,
+        aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
                                    None if call.arg is None else call.arg.substitute(o.columns), call.k)
                      for name, call in node.aggregates)
         lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema))
@@ -478,7 +485,7 @@ def _fresh_name(schema: Schema, name: str) -> str:
     return name
 
 
-__all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "AggregateSpec",
+__all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "BoundAggregate",
            "SourceInput", "WindowInput", "UnionInput", "JoinInput", "JoinSide", "JoinTerminal",
            "JoinSideTerminal", "join_side_pipeline", "upstream_ids", "build_physical_plan",
            "EVENT_TIME_COLUMN"]

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from ..aggregates import HOLISTIC
+from ..aggregates import spec_of
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline, window_geometry
 from ..engine import native_words
@@ -51,11 +51,11 @@ class AggLayout:
     func: str
     word: int      # first state word within the entry
     words: int     # state words (holistic: the vector's {data, length, capacity})
-    k: int | None = None  # top_k: how many values
+    shipped_values: int | None = None  # holistic: the values a partial state ships (None: all)
 
     @property
     def holistic(self) -> bool:
-        return self.func in HOLISTIC
+        return spec_of(self.func).holistic
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class EntryLayout:
         aggs = []
         offsets = [a.off for a in g.aggregates] + [g.entry_size]
         for a, end in zip(g.aggregates, offsets[1:]):
-            aggs.append(AggLayout(a.name, a.func, a.off // 8, (end - a.off) // 8, a.k))
+            aggs.append(AggLayout(a.name, a.func, a.off // 8, (end - a.off) // 8, a.spec.partial_values(a)))
         return EntryLayout(g.key_words, g.entry_size // 8, tuple(aggs))
 
     def columns(self) -> list[tuple[str, int | None]]:
@@ -181,7 +181,7 @@ def export_windows(kernel, starts: np.ndarray, panes=None) -> pa.RecordBatch | N
     for name, word in layout.columns():
         if word is None:
             a = layout.aggregates[int(name[len("__gz_a"):].split("_")[0])]
-            offsets, values = _vector_values(rows, a.word, a.k if a.func == "top_k" else None)
+            offsets, values = _vector_values(rows, a.word, a.shipped_values)
             arrays.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(values, pa.int64())))
         else:
             arrays.append(pa.array(rows[:, word].copy(), pa.int64()))

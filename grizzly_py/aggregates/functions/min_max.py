@@ -1,0 +1,60 @@
+"""``agg.min(c)`` and ``agg.max(c)``: state ``[value, n]``. Float extremes ignore NaN unless every
+value is NaN (LLVM's minnum/maxnum)."""
+
+from __future__ import annotations
+
+import math
+
+from ...types import SchemaError
+from ..spec import AggCall, AggregateSpec, argument, register
+
+NAN = float("nan")
+
+
+class Extremum(AggregateSpec):
+    template = "aggregates/min_max.ll.j2"
+    atomic = True
+    pick = staticmethod(min)
+
+    def call(self, c) -> AggCall:
+        return AggCall(self.name, argument(c))
+
+    def output_type(self, call, arg_type):
+        if arg_type.is_string:
+            raise SchemaError(f"agg.{self.name} needs a numeric column, but {call.arg!r} is a string")
+        return arg_type
+
+    def state_words(self, kind):
+        return 2
+
+    def count_slot(self, kind):
+        return 1
+
+    def reference(self, call, arg_type, values, rows):
+        if not values:
+            return None
+        if arg_type.is_float:
+            numbers = [v for v in values if not math.isnan(v)]
+            return self.pick(numbers) if numbers else NAN
+        return self.pick(values)
+
+
+class Min(Extremum):
+    name = "min"
+
+    def call(self, c) -> AggCall:
+        """The smallest non-null value of ``c`` (null when there is none)."""
+        return super().call(c)
+
+
+class Max(Extremum):
+    name = "max"
+    pick = staticmethod(max)
+
+    def call(self, c) -> AggCall:
+        """The largest non-null value of ``c`` (null when there is none)."""
+        return super().call(c)
+
+
+MIN = register(Min())
+MAX = register(Max())

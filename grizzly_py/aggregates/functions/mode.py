@@ -1,0 +1,35 @@
+"""``agg.mode(c)``: holistic; the most frequent non-null value, ties broken toward the smallest
+(in key order: ``value_order``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ...value_order import normalize_key, sort_key
+from ..spec import AggCall, AggregateSpec, argument, register
+
+NAN = float("nan")
+
+
+class Mode(AggregateSpec):
+    name = "mode"
+    template = "aggregates/mode.ll.j2"
+    holistic = True
+    reads = "key"
+
+    def call(self, c) -> AggCall:
+        """The most frequent non-null value of ``c`` (the smallest of equally frequent ones)."""
+        return AggCall("mode", argument(c))
+
+    def output_type(self, call, arg_type):
+        return arg_type
+
+    def reference(self, call, arg_type, values, rows):
+        if not values:
+            return None
+        counts = Counter(sort_key(v) for v in values)
+        best = min(counts, key=lambda k: (-counts[k], k))
+        return NAN if best == (1,) else normalize_key(best[1])
+
+
+MODE = register(Mode())

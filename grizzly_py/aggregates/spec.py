@@ -1,0 +1,143 @@
+"""What an aggregate function is: its call (``AggCall``), its descriptor (``AggregateSpec``) and
+the registry of descriptors that the ``agg`` namespace, the code generator, the engine, Spark and
+the reference evaluator ask.
+
+An ``AggregateSpec`` says, for one function: the type of its result; the state it keeps per
+group (words of 8 bytes, or a value vector for a holistic one); the template file of its IR
+macros; which code paths can run it (a branch-free update for the dense pass, atomic updates for
+a shared window state, whether float rounding makes it depend on the order of its inputs); what
+a Spark partial state ships of it; and its reference implementation in plain Python. Each
+function lives in a module of its own under ``aggregates/functions/`` and registers itself;
+nothing else names an aggregate.
+
+``kind`` below is what the update reads: ``"int"`` (integers and bools as int64), ``"float"``
+(float64) or ``None`` (``count``, which reads the validity only).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from ..expressions import Expr, as_expr, col
+from ..types import INT64, DataType, Schema, SchemaError
+
+
+@dataclass(frozen=True, eq=False)
+class AggCall:
+    """``agg.<func>(arg)`` in a query: the function's name, its argument (None: ``count()``,
+    which counts rows) and ``k`` (``top_k``: how many values)."""
+
+    func: str
+    arg: Expr | None
+    k: int | None = None
+
+    @property
+    def spec(self) -> AggregateSpec:
+        return spec_of(self.func)
+
+    def output_type(self, schema: Schema) -> DataType:
+        if self.arg is None:
+            return INT64
+        t = self.arg.dtype(schema)
+        if t.is_list and self.func != "count":
+            raise SchemaError(f"agg.{self.func} of {self.arg!r}: it is a {t.name} (a top_k result); lists can "
+                              f"only be counted")
+        return self.spec.output_type(self, t)
+
+    def __repr__(self):
+        return self.spec.call_repr(self)
+
+
+class AggregateSpec:
+    """One aggregate function (see the module docstring). Subclasses set the class attributes
+    and override the methods that differ from these defaults (a decomposable function over a few
+    state words)."""
+
+    name: str
+    template: str            # its IR macros, under codegen_templates/ (update, merge, emit; see aggregates.ll.j2)
+    holistic = False         # keeps every value of a group in a vector {data, length, capacity}
+    reads = "value"          # what its update reads: "value", "validity" (count) or "key" (holistic:
+                             # the value as an order-preserving int64 key, runtime/vectors.ll)
+    atomic = False           # its template has atomic_init/atomic_update (a shared window state)
+    list_result = False      # the result is a list (its emit writes an output vector)
+
+    def call(self, *args, **kwargs) -> AggCall:
+        """The constructor users call as ``agg.<name>(...)``."""
+        raise NotImplementedError
+
+    def output_type(self, call: AggCall, arg_type: DataType) -> DataType:
+        """The result's type for an argument of ``arg_type``; a ``SchemaError`` if it takes none such."""
+        raise NotImplementedError
+
+    def state_words(self, kind: str | None) -> int:
+        """Words of state per group (a vector's three words for a holistic function)."""
+        return 3 if self.holistic else 1
+
+    def result_store(self, kind: str | None) -> str:
+        """How the finalizer stores a result: ``"i64"`` or ``"double"`` (a list's elements, for a
+        list result)."""
+        return "double" if kind == "float" else "i64"
+
+    def count_slot(self, kind: str | None) -> int | None:
+        """The state word that counts the group's non-null inputs, where the update is branch-free
+        (the dense pass updates every row with its validity: ``codegen/dense_pass.py``); None
+        where it branches."""
+        return None
+
+    def order_sensitive(self, kind: str | None) -> bool:
+        """Whether the result can depend on the order of the inputs (float rounding): sort
+        grouping then keeps a key's rows in arrival order."""
+        return False
+
+    def partial_values(self, call: AggCall) -> int | None:
+        """A holistic function's values that a partial state needs to ship (None: all of them)."""
+        return None
+
+    def reference(self, call: AggCall, arg_type: DataType | None, values: list, rows: int):
+        """The result over one group, in plain Python (the reference evaluator): ``values`` are
+        the argument's non-null values in arrival order, ``rows`` the group's records."""
+        raise NotImplementedError
+
+    def call_repr(self, call: AggCall) -> str:
+        return f"agg.{call.func}({'' if call.arg is None else repr(call.arg)})"
+
+    def __repr__(self):
+        return f"<aggregate {self.name}>"
+
+
+_REGISTRY: dict[str, AggregateSpec] = {}
+
+
+class agg:  # noqa: N801 - a namespace named as in api.md
+    """Namespace of aggregate constructors: one per registered ``AggregateSpec``."""
+
+
+def register(spec: AggregateSpec) -> AggregateSpec:
+    """Make ``spec`` known (``spec_of``) and its constructor ``agg.<name>``."""
+    if spec.name in _REGISTRY:
+        raise ValueError(f"aggregate {spec.name!r} is registered twice")
+    _REGISTRY[spec.name] = spec
+    setattr(agg, spec.name, staticmethod(spec.call))
+    return spec
+
+
+def spec_of(name: str) -> AggregateSpec:
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown aggregate {name!r}; aggregates: {', '.join(_REGISTRY)}") from None
+
+
+def specs() -> Iterator[AggregateSpec]:
+    """Every registered aggregate, in registration order."""
+    return iter(_REGISTRY.values())
+
+
+def argument(c) -> Expr:
+    """An aggregate's argument: a column name or an expression."""
+    return col(c) if isinstance(c, str) else as_expr(c)
+
+
+class AggregateOverflowError(ArithmeticError):
+    """An int64 sum (or the sum behind an int64 average) does not fit in int64."""
