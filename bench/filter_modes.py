@@ -24,7 +24,8 @@ import pyarrow as pa
 
 import grizzly_py as gz
 from grizzly_py import Time, agg, col
-from grizzly_py.codegen.module import FILTER_MODES, CodegenOptions, generate_pipeline
+from grizzly_py.codegen.module import generate_pipeline
+from grizzly_py.codegen.options import FILTER_MODES, CodegenOptions
 from grizzly_py.engine.kernels import ProjectKernel, WindowKernel
 from grizzly_py.physical import build_physical_plan
 from grizzly_py.plan import Query

@@ -100,7 +100,7 @@ def test_snapshot_shows_the_fused_ysb_loop():
 def test_a_deferred_unit_that_fails_to_render_fails_again_on_the_next_access():
     # (its error, not a KeyError: the builder leaves a failed spare kernel to the batch that
     # needs it, which must see why)
-    from grizzly_py.codegen.module import CodeUnit, CodeUnits
+    from grizzly_py.codegen.generated import CodeUnit, CodeUnits
     calls = []
 
     def render():

@@ -41,8 +41,9 @@ from dataclasses import replace
 from ..physical.pipelines import Pipeline, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines, \
-    _lower_grouping, _Obj
+from .generated import GeneratedPipeline, KernelCode
+from .lowering import emit_filters, lower_grouping, template_lines
+from .options import CodegenOptions
 from .templates import render
 
 MAX_RING_BYTES = 1 << 28  # pane state per key of a sliding count window (256 MiB)
@@ -63,20 +64,20 @@ def lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
     sliding = size != slide
     if pipeline.event_time is not None:  # the source's event time: its watermark goes downstream
         ts = emitter.emit(pipeline.event_time)
-        ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=True))
-    _emit_filters(pipeline, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
+        ctx.body.extend(template_lines("event_time.ll.j2", name="ts", value=ts.val, track=True))
+    emit_filters(pipeline, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
     # entry: tag, keys, record counter, (sliding: ring pointer, ring capacity), aggregates
-    g = _lower_grouping(t, pipeline, ctx, emitter, gen, extra_words=3 if sliding else 1)
+    g = lower_grouping(t, pipeline, ctx, emitter, gen, extra_words=3 if sliding else 1)
     count_off = 8 * (1 + g.key_words)
-    ctx.preamble.extend(_lines("count_preamble.ll.j2", abi=abi, key_words=g.key_words))
+    ctx.preamble.extend(template_lines("count_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.emit("br i1 %ht.ok, label %c.table, label %err_oom, !prof !1")
     ctx.body.append("c.table:")
     keys = [dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)]
-    ctx.body.extend(_lines("group_upsert.ll.j2", keys=keys, null_mask=g.null_mask, key_words=g.key_words,
+    ctx.body.extend(template_lines("group_upsert.ll.j2", keys=keys, null_mask=g.null_mask, key_words=g.key_words,
                            entry_size=g.entry_size, updates=g.updates))
     vectors = [a for a in g.aggregates if a.spec.holistic]
     if not sliding:
-        ctx.body.extend(_lines("count_trigger.ll.j2", abi=abi, size=size, count_off=count_off,
+        ctx.body.extend(template_lines("count_trigger.ll.j2", abi=abi, size=size, count_off=count_off,
                                entry_size=g.entry_size, keys=g.keys, aggregates=g.aggregates))
         state = render("count_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, vectors=vectors)
     else:
@@ -90,7 +91,7 @@ def lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                 f"panes of {pane_bytes} bytes per key, {ring_bytes} bytes; at most {MAX_RING_BYTES} bytes per "
                 f"key are supported (a slide sharing a larger factor with the size needs fewer panes)")
         # the pane slots hold the aggregates at the same layout as the entry, from byte 0
-        rebased = [_Obj(a, off=a.off - agg_off) for a in g.aggregates]
+        rebased = [replace(a, off=a.off - agg_off) for a in g.aggregates]
         geometry = dict(abi=abi, p=gen.prefix, size=size, slide=slide, pane=pane, panes=panes,
                         count_off=count_off, ring_off=count_off + 8, agg_off=agg_off, pane_bytes=pane_bytes,
                         entry_size=g.entry_size, key_words=g.key_words,
@@ -98,7 +99,7 @@ def lower_count_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCon
                         holistic=[a for a in rebased if a.spec.holistic])
         ctx.globals.append(render("count_panes.ll.j2", **geometry))
         ctx.preamble.append(f"  %cw.tmp = alloca [{g.entry_size} x i8], align 8")
-        ctx.body.extend(_lines("count_sliding_trigger.ll.j2", keys=g.keys, aggregates=g.aggregates, **geometry))
+        ctx.body.extend(template_lines("count_sliding_trigger.ll.j2", keys=g.keys, aggregates=g.aggregates, **geometry))
         state = render("count_sliding_state.ll.j2", vectors=vectors, **geometry)
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_overflow", abi.ERROR_SUM_OVERFLOW, ctx.row))

@@ -54,11 +54,14 @@ apply.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pyarrow as pa
 
 from ..expressions import BinaryOp, Column, Literal, strip_alias
 from ..physical.pipelines import Pipeline
 from .expr_emitter import INT_PREDICATES, EmitContext, ExprEmitter
+from .lowering import aggregate_input, emit_filters, key_word, macro_lines
 
 CLAIM_FUNCTION = "claim"  # {prefix}_claim(ptr state), in the unit of the kernel that has the pass
 # The largest dense table (bytes) that gets the pass: a claim reads every entry of each open
@@ -133,7 +136,6 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
                pane: int) -> dict | None:
     """The template arguments of the branch-free pass for the kernel being emitted in ``ctx``,
     or None where it does not apply."""
-    from .module import _aggregate_input, _emit_filters, _key_word, _Obj, macro_lines  # module.py lowers the rest of the window
     t = pipeline.terminal
     field, key_expr = t.keys[0]
     if dense["valid"] != "true" or field.dtype.is_string or not isinstance(strip_alias(key_expr), Column):
@@ -150,11 +152,11 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
         ctx.body, ctx.row = [], "%pi"  # the pre-pass: event time and key of every row
         ctx.new_row()
         ts = emitter.emit(pipeline.event_time)
-        key = _key_word(emitter, ctx, key_expr, field.dtype)
+        key = key_word(emitter, ctx, key_expr, field.dtype)
         pre = ctx.body
         ctx.body, ctx.row = [], "%fi"  # the pass: filters, key and arguments, then the updates
         ctx.new_row()
-        keep = _emit_filters(pipeline, options, ctx, emitter, predicated=True, name="fp.filter")
+        keep = emit_filters(pipeline, options, ctx, emitter, predicated=True, name="fp.filter")
         select = bool(pipeline.filters) and options.dense_select
         simd = None
         if select and options.simd_select and simd_select_available():  # (LLVM aborts on the
@@ -165,15 +167,15 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
             ctx.new_row()
         else:  # every row updates its entry, with the filters' verdict as its validity
             valid = keep
-        fkey = _key_word(emitter, ctx, key_expr, field.dtype)
+        fkey = key_word(emitter, ctx, key_expr, field.dtype)
         aggregates = []
         for a, call in zip(grouping.aggregates, t.aggregates):
             value = a.value
             if call.arg is not None and a.spec.reads != "validity":
-                value = _aggregate_input(emitter, call.arg, call.arg.dtype(pipeline.input_schema)).val
+                value = aggregate_input(emitter, call.arg, call.arg.dtype(pipeline.input_schema)).val
             # count() counts the row's validity too (arg_text)
-            aggregates.append(_Obj(a, idx=f"fp{a.idx}", value=value, valid=valid, grp="%fp.grp",
-                                   arg_text=a.arg_text or "*"))
+            aggregates.append(replace(a, idx=f"fp{a.idx}", value=value, valid=valid, grp="%fp.grp",
+                                      arg_text=a.arg_text or "*"))
         fast, update = (fast, ctx.body) if select else (ctx.body, [])
     finally:
         ctx.body, ctx.row = body, row

@@ -37,8 +37,10 @@ from ..physical.pipelines import JoinTerminal, Pipeline, join_side_pipeline
 from ..types import INT64
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (CODEGEN_VERSION, KERNELS, MAX_KEYS, CodegenOptions, CodeUnit, GeneratedPipeline, KernelCode,
-                     _columns_to_decode, _emit_filters, column_layouts, _interned_key_column, _key_word, _lines)
+from .generated import CODEGEN_VERSION, KERNELS, CodeUnit, GeneratedPipeline, KernelCode
+from .lowering import (MAX_KEYS, column_layouts, columns_to_decode, emit_filters, interned_key_column, key_word,
+                       template_lines)
+from .options import CodegenOptions
 from .templates import render, runtime_declarations
 
 # shared join state
@@ -143,7 +145,7 @@ def side_kernels(pipeline: Pipeline, options: CodegenOptions, prefix: str, heade
     for side in (0, 1):
         sp = join_side_pipeline(pipeline, side)
         sprefix = f"{prefix}_{'lr'[side]}"
-        decode = _columns_to_decode(sp)  # dictionary columns a filter compares with string columns
+        decode = columns_to_decode(sp)  # dictionary columns a filter compares with string columns
         layouts = column_layouts(sp, decode)
         units: dict[str, CodeUnit] = {}
         gen = None
@@ -172,15 +174,15 @@ def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitConte
     to the join), key words, then the join-insert terminal (``preamble`` and ``insert``
     templates: the hash join's, or the sort-merge join's, ``sort_merge_join.py``)."""
     ts = emitter.emit(sp.event_time)
-    ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=emitter.convert(ts, "int").val, track=False))
-    _emit_filters(sp, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
+    ctx.body.extend(template_lines("event_time.ll.j2", name="ts", value=emitter.convert(ts, "int").val, track=False))
+    emit_filters(sp, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
     keys, any_null = [], "false"
     for f, e in sp.terminal.keys:
         if f.dtype.is_string:  # both sides intern into one id space (the engine shares the interner)
-            e = _interned_key_column(gen, ctx, e, f.name)
-            word = _key_word(emitter, ctx, e, INT64)
+            e = interned_key_column(gen, ctx, e, f.name)
+            word = key_word(emitter, ctx, e, INT64)
         else:
-            word = _key_word(emitter, ctx, e, f.dtype)
+            word = key_word(emitter, ctx, e, f.dtype)
         keys.append(dict(name=f.name, word=word.val))
         if word.valid != "true":
             null = ctx.fresh("jn")
@@ -191,8 +193,8 @@ def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitConte
                 null = acc
             any_null = null
         gen.key_types.append(pa.int64() if f.dtype.is_string else f.arrow_type)
-    ctx.preamble.extend(_lines(preamble, **consts))
-    ctx.body.extend(_lines(insert, side=side, keys=keys, any_null=any_null, row=ctx.row, **consts))
+    ctx.preamble.extend(template_lines(preamble, **consts))
+    ctx.body.extend(template_lines(insert, side=side, keys=keys, any_null=any_null, row=ctx.row, **consts))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     return KernelCode("", [], ctx.body)

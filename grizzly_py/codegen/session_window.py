@@ -17,8 +17,9 @@ from dataclasses import replace
 from ..physical.pipelines import Pipeline, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _emit_filters, _lines,
-                     _lower_grouping)
+from .generated import GeneratedPipeline, KernelCode
+from .lowering import emit_filters, lower_grouping, template_lines
+from .options import CodegenOptions
 from .templates import render
 
 NODE_HEADER = 24  # next, start, end; the aggregates follow
@@ -32,17 +33,17 @@ def lower_session_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitC
         raise NotImplementedError("a session window needs a source with a timestamp column "
                                   "(from_arrow(..., timestamp='ts'))")
     ts = emitter.emit(pipeline.event_time)
-    ctx.body.extend(_lines("event_time.ll.j2", name="ts", value=ts.val, track=True))
-    _emit_filters(pipeline, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
-    g = _lower_grouping(t, pipeline, ctx, emitter, gen, agg_base=NODE_HEADER)
+    ctx.body.extend(template_lines("event_time.ll.j2", name="ts", value=ts.val, track=True))
+    emit_filters(pipeline, replace(options, filter_mode="combined"), ctx, emitter, predicated=False)
+    g = lower_grouping(t, pipeline, ctx, emitter, gen, agg_base=NODE_HEADER)
     head_off = 8 * (1 + g.key_words)
     entry_size = head_off + 8  # tag, key words, head of the session list
     keys = [dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)]
     vectors = [a for a in g.aggregates if a.spec.holistic]
-    ctx.preamble.extend(_lines("count_preamble.ll.j2", abi=abi, key_words=g.key_words))
+    ctx.preamble.extend(template_lines("count_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.emit("br i1 %ht.ok, label %s.table, label %err_oom, !prof !1")
     ctx.body.append("s.table:")
-    ctx.body.extend(_lines("session_assign.ll.j2", p=gen.prefix, gap=gap, keys=keys, null_mask=g.null_mask,
+    ctx.body.extend(template_lines("session_assign.ll.j2", p=gen.prefix, gap=gap, keys=keys, null_mask=g.null_mask,
                            key_words=g.key_words, entry_size=entry_size, head_off=head_off,
                            node_size=g.entry_size, updates=[], node_updates=g.updates))
     ctx.globals.append(render("session_insert.ll.j2", p=gen.prefix, gap=gap, node_size=g.entry_size,

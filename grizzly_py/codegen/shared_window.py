@@ -33,8 +33,9 @@ from functools import lru_cache
 from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _lower_time_window,
-                     lower_time_window_parts, macro_lines)
+from .generated import GeneratedPipeline, KernelCode
+from .lowering import lower_time_window_parts, macro_lines, template_lines
+from .options import CodegenOptions
 from .templates import render, resource_dir
 
 # The ring (see runtime/shared/concurrent_table.ll): header words, then slots of SLOT_WORDS words.
@@ -71,12 +72,9 @@ def shared_runtime_ir() -> str:
     return (resource_dir("runtime") / "shared" / "concurrent_table.ll").read_text()
 
 
-def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
-                      gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """The rule for tumbling and sliding event-time windows: the shared-state variant when the
-    options ask for it, else the thread-local one (module._lower_time_window)."""
-    if options.window_state != "shared":
-        return _lower_time_window(pipeline, options, ctx, emitter, gen)
+def lower_shared_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                             gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Tumbling and sliding event-time windows over one state that every worker updates."""
     reason = shared_state_unsupported(pipeline)
     if reason is not None:
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
@@ -84,8 +82,8 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     inits = macro_lines("aggregates.ll.j2", "atomic_init", g.aggregates)
     updates = macro_lines("aggregates.ll.j2", "atomic_update", g.aggregates)
-    ctx.preamble.extend(_lines("window_shared_preamble.ll.j2", abi=abi, key_words=g.key_words))
-    ctx.body.extend(_lines("window_shared.ll.j2", size=size, slide=slide, pane=pane, entry_size=g.entry_size,
+    ctx.preamble.extend(template_lines("window_shared_preamble.ll.j2", abi=abi, key_words=g.key_words))
+    ctx.body.extend(template_lines("window_shared.ll.j2", size=size, slide=slide, pane=pane, entry_size=g.entry_size,
                            key_words=g.key_words,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)],
                            null_mask=g.null_mask, inits=inits, updates=updates))

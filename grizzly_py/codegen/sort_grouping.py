@@ -23,13 +23,16 @@ statistics; ``grouping_summary`` is what ``grizzly explain --pipelines`` prints.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 from ..aggregates import spec_of
 from ..expressions import Column
 from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
-from .module import (CodegenOptions, GeneratedPipeline, KernelCode, _lines, _Obj,
-                     lower_time_window_parts, macro_lines)
+from .generated import GeneratedPipeline, KernelCode
+from .lowering import lower_time_window_parts, macro_lines, template_lines
+from .options import CodegenOptions
 from .templates import render
 
 GROUPINGS = ("hash", "sort")
@@ -61,19 +64,24 @@ def regrouping_unsupported(pipeline: Pipeline) -> str | None:
     return None
 
 
-def with_sort_grouping(hash_rule):
-    """The lowering rule for a time window: sort-based grouping when the options ask for it and
-    the pipeline supports it (thread-local state only), else ``hash_rule``."""
-    def rule(pipeline, options: CodegenOptions, ctx, emitter, gen):
-        if options.grouping == "sort" and options.window_state == "thread_local" \
-                and sort_unsupported(pipeline) is None:
-            return lower_sort_window(pipeline, options, ctx, emitter, gen)
-        return hash_rule(pipeline, options, ctx, emitter, gen)
-    rule.__doc__ = hash_rule.__doc__
-    return rule
+def sort_grouping_applies(pipeline: Pipeline, options: CodegenOptions) -> bool:
+    """Whether ``pipeline`` groups by sorting under ``options``: they ask for it (thread-local
+    state only) and the pipeline supports it; otherwise its windows group by hash."""
+    return options.grouping == "sort" and options.window_state == "thread_local" and sort_unsupported(pipeline) is None
 
 
-def _row_layout(g) -> _Obj:
+@dataclass(frozen=True)
+class KpaRow:
+    """The layout of one key/pointer-array row (``_row_layout``), as ``kpa_*.ll.j2`` read it."""
+
+    group_words: int
+    key_words: int
+    words: int
+    inputs: list[dict]
+    valids: list[dict]
+
+
+def _row_layout(g) -> KpaRow:
     """Where each aggregate's input and validity sit in a KPA row: word 0 the key null mask,
     words 1..K the key words, then one word per aggregate with an input value (doubles stored
     as their bits), last a word of validity bits (bit n: aggregate n's input is not null).
@@ -92,13 +100,13 @@ def _row_layout(g) -> _Obj:
         with_value.insert(0, first_holistic)
     for a in g.aggregates:
         if a.arg_text != "":  # count(*) keeps nothing
-            valids.append(_Obj(idx=a.idx, valid=a.valid, bit=a.idx))
+            valids.append(dict(idx=a.idx, valid=a.valid, bit=a.idx))
     for a in with_value:
         double = a.kind == "float" and not a.spec.holistic
-        values.append(_Obj(idx=a.idx, value=a.value, type="double" if double else "i64", word=word))
+        values.append(dict(idx=a.idx, value=a.value, type="double" if double else "i64", word=word))
         word += 1
-    return _Obj(group_words=group_words, key_words=group_words + (first_holistic is not None), words=word + 1,
-                inputs=values, valids=valids)
+    return KpaRow(group_words=group_words, key_words=group_words + (first_holistic is not None), words=word + 1,
+                  inputs=values, valids=valids)
 
 
 def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
@@ -107,9 +115,9 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     t: WindowTerminal = pipeline.terminal
     size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     row = _row_layout(g)
-    ctx.preamble.extend(_lines("window_preamble.ll.j2", abi=abi, key_words=g.key_words))
+    ctx.preamble.extend(template_lines("window_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.preamble.append(f"  %kpa.err.p = getelementptr inbounds i64, ptr %state, i64 {abi.STATE_ERROR_CODE}")
-    ctx.body.extend(_lines("window_tumbling.ll.j2", size=size, slide=slide, pane=pane, upsert="kpa_append.ll.j2",
+    ctx.body.extend(template_lines("window_tumbling.ll.j2", size=size, slide=slide, pane=pane, upsert="kpa_append.ll.j2",
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)],
                            null_mask=g.null_mask, key_words=g.key_words, row=row))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
@@ -117,7 +125,7 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     gen.trigger = "kpa"
     gen.kpa_row_words = row.words
     # the trigger's reduce applies the same update macros to the values it reads back from a row
-    reduce_aggs = [_Obj(a, value=f"%rv{a.idx}", valid=f"%rvalid{a.idx}" if a.arg_text else "true")
+    reduce_aggs = [replace(a, value=f"%rv{a.idx}", valid=f"%rvalid{a.idx}" if a.arg_text else "true")
                    for a in g.aggregates]
     updates = macro_lines("aggregates.ll.j2", "update", reduce_aggs)
     state = render("kpa_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,

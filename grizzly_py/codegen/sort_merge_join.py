@@ -22,7 +22,9 @@ import math
 from ..physical.pipelines import JoinTerminal, Pipeline
 from . import abi
 from .join import LAYOUT, GeneratedJoin, _geometry, side_kernels
-from .module import CODEGEN_VERSION, MAX_KEYS, CodegenOptions, CodeUnit
+from .generated import CODEGEN_VERSION, CodeUnit
+from .lowering import MAX_KEYS
+from .options import CodegenOptions
 from .templates import render, runtime_declarations
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 
 from ..physical.pipelines import Pipeline, WindowTerminal
 from .dense_pass import simd_filters, simd_select_available
-from .module import CodegenOptions
+from .options import CodegenOptions
 from .profile import MAX_PREDICATES, Profile
 
 BRANCH_EVAL_NS = 0.3       # a predicate evaluated and branched on, per row reaching it

@@ -39,7 +39,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codegen import abi
-from ..codegen.module import WINDOW_STATES, CodegenOptions, GeneratedPipeline, generate_pipeline
+from ..codegen.module import GeneratedPipeline, generate_pipeline
+from ..codegen.options import WINDOW_STATES, CodegenOptions
 from ..codegen.shared_window import shared_state_unsupported
 from ..codegen.sort_grouping import regrouping_unsupported
 from ..environment import JobResult

@@ -1,0 +1,325 @@
+"""The public lowering API: what every lowering rule (``rules.py``) builds a pipeline's kernel from.
+
+- reading the input: ``column_layouts`` (descriptor slots), ``columns_to_decode``;
+- templates: ``template_lines`` (a template rendered as lines), ``macro_lines`` (an aggregate
+  macro for each aggregate);
+- filters: ``emit_filters`` (branching, combined or predicated);
+- window keys and aggregates: ``key_word``, ``interned_key_column``, ``aggregate_input``,
+  ``holistic_key``, ``lower_grouping`` (a ``Grouping``: key words, null mask, ``AggregateArgs``,
+  the entry layout);
+- time windows: ``window_geometry``, ``lower_time_and_filters``, ``lower_time_window_parts``.
+
+A rule gets the pipeline, its ``CodegenOptions``, an ``EmitContext`` and ``ExprEmitter`` for the
+kernel being emitted and the ``GeneratedPipeline`` it fills in, and returns its ``KernelCode`` and
+the IR of its state unit (empty for a projection).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import pyarrow as pa
+
+from ..aggregates import AggregateSpec
+from .. import expressions as E
+from ..expressions import Column, Expr, strip_alias, walk
+from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
+from ..types import INT64
+from . import abi
+from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
+from .generated import GeneratedPipeline
+from .options import CodegenOptions
+from .profile import MAX_PREDICATES, PROFILE_PREDICATES, PROFILE_ROWS_SCANNED
+from .templates import environment, render
+
+MAX_KEYS = 15  # key null flags live in bits 48..62 of the entry tag
+
+
+def column_layouts(pipeline: Pipeline, decode: set[str]) -> list[ColumnLayout]:
+    """The column descriptor slots of the kernels of ``pipeline``: its used input columns in
+    order, the ``decode`` dictionary columns read as plain strings."""
+    layouts = []
+    for slot, name in enumerate(pipeline.used_columns()):
+        t = pipeline.input_schema.field(name).arrow_type
+        if name in decode:
+            t = pa.large_string() if pa.types.is_large_string(t.value_type) else pa.string()
+        layouts.append(ColumnLayout(name, slot * abi.COLUMN_SLOTS, t))
+    return layouts
+
+
+def columns_to_decode(pipeline: Pipeline) -> set[str]:
+    """Dictionary columns compared with other string columns are decoded to plain strings."""
+    out = set()
+    exprs = list(pipeline.filters)
+    t = pipeline.terminal
+    if isinstance(t, ProjectTerminal):
+        exprs += [e for _, e in t.outputs]
+    else:
+        exprs += [e for _, e in t.keys] + [a.arg for a in t.aggregates if a.arg is not None]
+    for root in exprs:
+        for e in walk(root):
+            if isinstance(e, E.BinaryOp) and e.op in ("==", "!="):
+                sides = [strip_alias(e.left), strip_alias(e.right)]
+                if all(isinstance(s, Column) for s in sides):
+                    for s in sides:
+                        f = pipeline.input_schema.field(s.name)
+                        if f.is_dictionary:
+                            out.add(s.name)
+    return out
+
+
+# --- filters -------------------------------------------------------------------------------------
+def emit_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                  predicated: bool, name: str = "filter") -> str:
+    """Emit the pipeline's filters. Predicated: return the keep flag (no branch). Otherwise
+    branch to %filtered, per predicate ("branch") or once for all of them ("combined").
+    ``name`` prefixes the predicates' registers (a kernel may evaluate them in two loops)."""
+    if not pipeline.filters:
+        return "true"
+    branch_each = options.filter_mode == "branch" and not predicated
+    keep = "true"
+    order = options.filter_order or range(len(pipeline.filters))
+    profile_base = ctx.profile_base  # the instrumented variant counts every predicate's passes
+    if profile_base is not None:
+        ctx.body.extend(template_lines("profile_filters.ll.j2", word=profile_base + PROFILE_ROWS_SCANNED, scanned=True, n=None))
+    for n in order:
+        f = pipeline.filters[n]
+        v = emitter.emit(f)
+        ctx.body.extend(template_lines("filter.ll.j2", name=f"{name}{n}", text=repr(f), value=v.val, valid=v.valid,
+                               mode="branch" if branch_each else "predicated"))
+        if profile_base is not None and n < MAX_PREDICATES:
+            ctx.body.extend(template_lines("profile_filters.ll.j2", word=profile_base + PROFILE_PREDICATES + n, scanned=False, n=n))
+        if branch_each:
+            continue
+        if keep == "true":
+            keep = f"%{name}{n}"
+        else:
+            nk = ctx.fresh("keep")
+            ctx.emit(f"{nk} = and i1 {keep}, %{name}{n}")
+            keep = nk
+    if predicated or branch_each:
+        return keep
+    ctx.emit(f"br i1 {keep}, label %filters.pass, label %filtered")
+    ctx.body.append("filters.pass:")
+    return "true"
+
+
+def template_lines(template: str, **context) -> list[str]:
+    return render(template, **context).rstrip("\n").split("\n")
+
+
+def macro_lines(template: str, macro: str, aggregates: list) -> list[str]:
+    """The non-blank lines of ``template``'s ``macro`` rendered for each aggregate in turn."""
+    fn = getattr(environment().get_template(template).module, macro)
+    return [line for a in aggregates for line in str(fn(a)).split("\n") if line.strip()]
+
+
+
+def key_word(emitter: ExprEmitter, ctx: EmitContext, expr: Expr, dtype) -> Value:
+    """A key as one i64 word: ints as is, bools zero-extended, floats normalized (-0.0 -> 0.0,
+    every NaN the same) and bit-cast; a null key's word is 0 (its null-mask bit tells)."""
+    v = emitter.emit_typed(expr, dtype)
+    word = v.val
+    if v.kind == "bool":
+        word = ctx.fresh("kw")
+        ctx.emit(f"{word} = zext i1 {v.val} to i64")
+    elif v.kind == "float":
+        z, nz, nan, bits, w = (ctx.fresh("kw") for _ in range(5))
+        ctx.emit(f"{z} = fcmp oeq double {v.val}, 0.0")
+        ctx.emit(f"{nz} = select i1 {z}, double 0.0, double {v.val}")
+        ctx.emit(f"{nan} = fcmp uno double {v.val}, 0.0")
+        ctx.emit(f"{bits} = bitcast double {nz} to i64")
+        ctx.emit(f"{w} = select i1 {nan}, i64 9221120237041090560, i64 {bits}")
+        word = w
+    if v.valid != "true":
+        w = ctx.fresh("kw")
+        ctx.emit(f"{w} = select i1 {v.valid}, i64 {word}, i64 0")
+        word = w
+    return Value("int", word, v.valid)
+
+
+def aggregate_input(emitter: ExprEmitter, arg: Expr, dtype) -> Value:
+    """A decomposable aggregate's argument as its update macro reads it (bools as ints)."""
+    v = emitter.emit_typed(arg, dtype)
+    return emitter.convert(v, "int") if v.kind == "bool" else v
+
+
+def holistic_key(ctx: EmitContext, emitter: ExprEmitter, v: Value) -> str:
+    if v.kind == "float":
+        key = ctx.fresh("hk")
+        ctx.emit(f"{key} = call i64 @gz_f64_key(double {v.val})")
+        return key
+    return emitter.convert(v, "int").val
+
+
+def interned_key_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, key: str) -> Column:
+    """A virtual int64 input column holding the interned ids of the string key column ``expr``."""
+    inner = strip_alias(expr)
+    if not isinstance(inner, Column):
+        raise NotImplementedError(f"key {key!r}: a string key must be a column, not {expr!r}")
+    name = f"__gz_key_id_{inner.name}"
+    if name not in ctx.columns:
+        layout = next((c for c in gen.columns if c.name == name), None)
+        if layout is None:
+            layout = ColumnLayout(name, len(gen.columns) * abi.COLUMN_SLOTS, pa.int64())
+            gen.columns.append(layout)
+        ctx.columns[name] = layout
+    gen.interned_keys[name] = inner.name
+    return Column(name)
+
+
+@dataclass(frozen=True)
+class AggregateArgs:
+    """One aggregate of a window pipeline as its macros read it (``aggregates.ll.j2``): its
+    position ``idx`` (register names), output ``name``, function (``func``, ``spec``), the input
+    ``kind`` ("int", "float" or None), the input's registers (``value``, ``valid``), its text
+    for comments (``arg_text``, "" for ``count()``), its state's byte offset ``off`` in the entry
+    at ``grp``, its output slot, and ``k`` (top_k)."""
+
+    idx: int | str
+    name: str
+    func: str
+    spec: AggregateSpec
+    kind: str | None
+    value: str
+    valid: str
+    arg_text: str
+    off: int
+    out_slot: int
+    k: int | None = None
+    grp: str = "%grp"
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """The lowered key and aggregates of a window pipeline: key words (with the null mask
+    carried in the hash), the aggregates' template arguments, and the entry layout."""
+
+    keys: list[Value]
+    null_mask: str
+    key_words: int
+    aggregates: list[AggregateArgs]
+    entry_size: int
+    updates: list[str]
+
+
+def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emitter: ExprEmitter,
+                    gen: GeneratedPipeline, extra_words: int = 0, agg_base: int | None = None) -> Grouping:
+    """Keys and aggregate inputs of ``t``; ``extra_words`` state words sit between the key and
+    the aggregates (a count window's record counter). ``agg_base`` places the aggregates at that
+    byte offset of a block of their own instead (a session node), ``entry_size`` is then the
+    size of that block."""
+    # key words, null mask and aggregate inputs; the window template then branches to %late_row
+    # or finds the (window, key) entry and applies the aggregate updates
+    if len(t.keys) > MAX_KEYS:
+        raise NotImplementedError(f"at most {MAX_KEYS} key columns are supported, got {len(t.keys)}")
+    keys = []
+    for f, e in t.keys:
+        if f.dtype.is_string:  # grouped by the id the engine interns the string to
+            e = interned_key_column(gen, ctx, e, f.name)
+            keys.append(key_word(emitter, ctx, e, INT64))
+            gen.key_types.append(f.arrow_type)
+            continue
+        if f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms":
+            raise NotImplementedError(f"key column {f.name!r}: timestamp keys must have millisecond unit")
+        keys.append(key_word(emitter, ctx, e, f.dtype))
+        gen.key_types.append(f.arrow_type)
+    null_mask = "0"
+    for n, k in enumerate(keys):
+        if k.valid == "true":
+            continue
+        inv, z, sh, acc = (ctx.fresh("nm") for _ in range(4))
+        ctx.emit(f"{inv} = xor i1 {k.valid}, true")
+        ctx.emit(f"{z} = zext i1 {inv} to i64")
+        ctx.emit(f"{sh} = shl i64 {z}, {n}")
+        ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
+        null_mask = acc
+    key_words = len(keys)
+    off = 8 * (1 + key_words + extra_words) if agg_base is None else agg_base
+    aggs = []
+    for n, a in enumerate(t.aggregates):
+        spec = a.spec
+        kind, value, valid, arg_text = None, "0", "true", ""
+        if a.arg is not None:
+            arg_text = repr(a.arg)
+            dtype = a.arg.dtype(pipeline.input_schema)
+            if spec.reads == "validity":
+                inner = strip_alias(a.arg)
+                valid = emitter.validity(inner.name) if isinstance(inner, Column) else emitter.emit(a.arg).valid
+            elif spec.reads == "key":  # the value as an order-preserving i64 key
+                if dtype.is_string:
+                    raise NotImplementedError(f"aggregate {a.field.name}={a.func}(...) of strings is not compiled yet")
+                v = emitter.emit_typed(a.arg, dtype)
+                kind = "float" if v.kind == "float" else "int"
+                value, valid = holistic_key(ctx, emitter, v), v.valid
+            else:
+                v = aggregate_input(emitter, a.arg, dtype)
+                kind = "float" if v.kind == "float" else "int"
+                value, valid = v.val, v.valid
+        aggs.append(AggregateArgs(idx=n, name=a.field.name, func=a.func, spec=spec, kind=kind, value=value,
+                                  valid=valid, arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k))
+        store = spec.result_store(kind)
+        gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result else store))
+        off += 8 * spec.state_words(kind)
+    entry_size = off
+    updates = macro_lines("aggregates.ll.j2", "update", aggs)
+    gen.grouping = Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
+    return gen.grouping
+
+
+def window_geometry(assigner) -> tuple[int, int, int]:
+    """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
+    sliding windows share; a tumbling window is its own pane."""
+    size = assigner.size_ms
+    slide = getattr(assigner, "slide_ms", size)
+    if slide > size:
+        raise NotImplementedError(f"{assigner!r}: a slide longer than the window (gaps between windows) "
+                                  "is not compiled yet")
+    return size, slide, math.gcd(size, slide)
+
+
+def lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
+                            emitter: ExprEmitter) -> tuple[bool, str, list[str]]:
+    """Event time (tracked for the watermark over every row) and filters of a time-window
+    pipeline. Predicated filters make a blocked kernel: this pass goes to ``pre_body`` (it
+    fills the selection vector) and the body starts again over the selected rows (%r).
+    Returns (blocked, keep flag, pre_body)."""
+    blocked = options.filter_mode == "predicated" and bool(pipeline.filters)
+    ts = emitter.emit(pipeline.event_time)
+    ctx.body.extend(template_lines("event_time.ll.j2", name="ts.scan" if blocked else "ts", value=ts.val, track=True))
+    keep = emit_filters(pipeline, options, ctx, emitter, predicated=blocked)
+    pre_body = []
+    if blocked:  # the rest runs in the second loop, over the selected rows (%r)
+        pre_body, ctx.body, ctx.row = ctx.body, [], "%r"
+        ctx.new_row()
+        ts = emitter.emit(pipeline.event_time)
+        ctx.body.extend(template_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
+    return blocked, keep, pre_body
+
+
+class TimeWindowParts(NamedTuple):
+    """What every lowering of a tumbling or sliding window starts with: its geometry (ms), the
+    event-time and filter code (``lower_time_and_filters``) and the lowered keys and aggregates."""
+
+    size: int
+    slide: int
+    pane: int
+    blocked: bool
+    keep: str
+    pre_body: list[str]
+    grouping: Grouping
+
+
+def lower_time_window_parts(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                            gen: GeneratedPipeline) -> TimeWindowParts:
+    size, slide, pane = window_geometry(pipeline.terminal.assigner)
+    if pipeline.event_time is None:
+        raise NotImplementedError("an event-time window needs a source with a timestamp column "
+                                  "(from_arrow(..., timestamp='ts'))")
+    blocked, keep, pre_body = lower_time_and_filters(pipeline, options, ctx, emitter)
+    return TimeWindowParts(size, slide, pane, blocked, keep, pre_body,
+                           lower_grouping(pipeline.terminal, pipeline, ctx, emitter, gen))
+
+

@@ -1,0 +1,71 @@
+"""The lowering rules, declared in one ordered table (``RULES``): the first rule whose terminal
+and window kind match a pipeline lowers it. A rule is a function of the public lowering API
+(``lowering.py``): ``(pipeline, options, ctx, emitter, gen) -> (KernelCode, state IR)``.
+
+Join pipelines are generated whole by ``join.py`` (both sides' kernels and their shared trigger).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
+from .count_window import lower_count_window
+from .expr_emitter import EmitContext, ExprEmitter
+from .generated import GeneratedPipeline, KernelCode
+from .options import CodegenOptions
+from .project import lower_project
+from .session_window import lower_session_window
+from .shared_window import lower_shared_time_window
+from .sort_grouping import lower_sort_window, sort_grouping_applies
+from .time_window import lower_time_window
+
+LoweringRule = Callable[[Pipeline, CodegenOptions, EmitContext, ExprEmitter, GeneratedPipeline],
+                        tuple[KernelCode, str]]
+
+
+def lower_event_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
+                            gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Tumbling and sliding event-time windows: sort grouping, one shared state, or thread-local
+    hash tables, as the options ask."""
+    if sort_grouping_applies(pipeline, options):
+        return lower_sort_window(pipeline, options, ctx, emitter, gen)
+    if options.window_state == "shared":
+        return lower_shared_time_window(pipeline, options, ctx, emitter, gen)
+    return lower_time_window(pipeline, options, ctx, emitter, gen)
+
+
+def lower_processing_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
+                                 emitter: ExprEmitter, gen: GeneratedPipeline) -> tuple[KernelCode, str]:
+    """Tumbling and sliding processing-time windows: sort grouping or thread-local hash tables."""
+    if sort_grouping_applies(pipeline, options):
+        return lower_sort_window(pipeline, options, ctx, emitter, gen)
+    return lower_time_window(pipeline, options, ctx, emitter, gen)
+
+
+@dataclass(frozen=True)
+class Rule:
+    terminal: type             # the pipeline's terminal class
+    window_kinds: tuple[str, ...]  # window terminals: the assigner kinds it lowers
+    lower: LoweringRule
+
+
+RULES: tuple[Rule, ...] = (
+    Rule(ProjectTerminal, (), lower_project),
+    Rule(WindowTerminal, ("tumbling", "sliding"), lower_event_time_window),
+    Rule(WindowTerminal, ("tumbling_processing", "sliding_processing"), lower_processing_time_window),
+    Rule(WindowTerminal, ("session",), lower_session_window),
+    Rule(WindowTerminal, ("count",), lower_count_window),
+)
+
+
+def rule_for(pipeline: Pipeline) -> LoweringRule:
+    """The rule that lowers ``pipeline``; ``NotImplementedError`` when none does."""
+    t = pipeline.terminal
+    for rule in RULES:
+        if isinstance(t, rule.terminal) and (rule.terminal is not WindowTerminal
+                                             or t.assigner.kind in rule.window_kinds):
+            return rule.lower
+    what = repr(t.assigner) if isinstance(t, WindowTerminal) else t.kind
+    raise NotImplementedError(f"the compiled engine has no lowering for {what} yet")
