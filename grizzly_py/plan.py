@@ -162,7 +162,7 @@ class WindowAggregateNode(PlanNode):
     @property
     def window_columns(self) -> tuple[str, ...]:
         """``window_start``, ``window_end``; none for count windows (api.md)."""
-        return () if self.assigner.kind == "count" else (WINDOW_START, WINDOW_END)
+        return (WINDOW_START, WINDOW_END) if self.assigner.kind.window_columns else ()
 
     @cached_property
     def time_arrow_type(self):
@@ -386,7 +386,7 @@ class WindowJoinNode(_TwoInputJoin):
         what = "join"
         if not self.left_keys:
             raise SchemaError("join: where() needs at least one key column")
-        if self.assigner.kind not in ("tumbling", "sliding", "session"):
+        if not self.assigner.kind.joins:
             raise SchemaError(f"join: {self.assigner!r} is not supported; a window join takes an event-time "
                               f"tumbling, sliding or session window")
         _check_join_keys(self.left, self.right, self.left_keys, self.right_keys, what)

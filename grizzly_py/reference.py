@@ -404,7 +404,7 @@ class SessionWindows:
 
 
 def window_state(assigner):
-    if assigner.kind == "count":
+    if assigner.kind.clock == "count":
         return None  # CountWindowAggregate keeps its own state
     if isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
         return AlignedWindows(assigner)
@@ -708,7 +708,7 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         op = Filter(node, downstream, metrics)
     elif isinstance(node, (MapNode, ProjectNode)):
         op = Map(node, downstream)
-    elif isinstance(node, WindowAggregateNode) and node.assigner.kind == "count":
+    elif isinstance(node, WindowAggregateNode) and node.assigner.kind.clock == "count":
         op = CountWindowAggregate(node, downstream, metrics)
     elif isinstance(node, WindowAggregateNode):
         if node.assigner.is_event_time and any(s.timestamp is None for s in distinct_sources(node)):

@@ -1,5 +1,10 @@
-"""Window assigners (Flink names). Each one is a frozen description; the code generator and the
-reference evaluator decide what it means for a record.
+"""Window assigners (Flink names) and the kinds of window they make.
+
+An assigner is a frozen description of one query's windows (``TumblingEventTimeWindows.of(...)``);
+its ``kind`` (a ``WindowKind``) says, once for every layer, what that kind of window is and which
+of the engine's paths can run it: the DSL and the plan read the output columns and the join
+support, the code generator its lowering rule (``codegen/rules.py``, keyed by kind) and
+variants, the engine whether its records may be cut into morsels, Spark how it distributes.
 
 Windows are aligned to the epoch; a window ``[start, end)`` holds ``start <= ts < end``.
 """
@@ -11,11 +16,72 @@ from dataclasses import dataclass
 from .time import to_millis
 
 
+@dataclass(frozen=True)
+class WindowKind:
+    """One kind of window, described for every layer (as Flink's ``WindowAssigner`` describes its
+    windows, trigger and serializer).
+
+    - ``clock``: what opens and fires its windows: ``"event"`` time (the watermark), the
+      ``"processing"`` time (the wall clock at the batch), or a ``"count"`` of a key's records;
+    - ``merging``: a key's windows merge as records arrive (sessions);
+    - ``parallel``: its records may be cut into morsels for several workers, each with a state of
+      its own merged when a window fires (otherwise one worker takes the records in stream order);
+    - ``shared_state``: may keep one state that every worker updates atomically;
+    - ``sort_grouping``: may group by sorting key/pointer arrays instead of hash tables;
+    - ``regrouping``: ``grouping="auto"`` may switch it between the two at window boundaries;
+    - ``adaptive``: has code variants beyond the generic one (instrumented, optimized);
+    - ``joins``: window joins take it;
+    - ``spark``: how Spark distributes it: ``"partials"`` (each task pre-aggregates, partial states
+      merge by window and key), ``"keyed"`` (a key's records in one task, in stream order), or
+      ``"one_task"``.
+    """
+
+    name: str
+    clock: str
+    merging: bool = False
+    parallel: bool = False
+    shared_state: bool = False
+    sort_grouping: bool = False
+    regrouping: bool = False
+    adaptive: bool = False
+    joins: bool = False
+    spark: str = "one_task"
+
+    @property
+    def window_columns(self) -> bool:
+        """Whether results carry ``window_start``/``window_end`` (count windows have no time bounds)."""
+        return self.clock != "count"
+
+    @property
+    def label(self) -> str:
+        """The kind's name for messages (``tumbling processing``)."""
+        return self.name.replace("_", " ")
+
+    def __str__(self):
+        return self.name
+
+
+TUMBLING = WindowKind("tumbling", "event", parallel=True, shared_state=True, sort_grouping=True, regrouping=True,
+                      adaptive=True, joins=True, spark="partials")
+SLIDING = WindowKind("sliding", "event", parallel=True, shared_state=True, sort_grouping=True, adaptive=True,
+                     joins=True, spark="partials")
+SESSION = WindowKind("session", "event", merging=True, joins=True, spark="keyed")
+TUMBLING_PROCESSING = WindowKind("tumbling_processing", "processing", parallel=True, sort_grouping=True,
+                                 adaptive=True, spark="partials")
+SLIDING_PROCESSING = WindowKind("sliding_processing", "processing", parallel=True, sort_grouping=True,
+                                adaptive=True, spark="partials")
+COUNT = WindowKind("count", "count")
+WINDOW_KINDS = (TUMBLING, SLIDING, SESSION, TUMBLING_PROCESSING, SLIDING_PROCESSING, COUNT)
+
+
 class WindowAssigner:
     """Base of all assigners."""
 
-    kind: str = ""
-    is_event_time = True
+    kind: WindowKind
+
+    @property
+    def is_event_time(self) -> bool:
+        return self.kind.clock == "event"
 
     @property
     def description(self) -> str:
@@ -36,7 +102,7 @@ def _positive(ms: int, what: str) -> int:
 @dataclass(frozen=True)
 class TumblingEventTimeWindows(WindowAssigner):
     size_ms: int
-    kind = "tumbling"
+    kind = TUMBLING
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")
@@ -60,7 +126,7 @@ class TumblingEventTimeWindows(WindowAssigner):
 class SlidingEventTimeWindows(WindowAssigner):
     size_ms: int
     slide_ms: int
-    kind = "sliding"
+    kind = SLIDING
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")
@@ -87,7 +153,7 @@ class SlidingEventTimeWindows(WindowAssigner):
 @dataclass(frozen=True)
 class EventTimeSessionWindows(WindowAssigner):
     gap_ms: int
-    kind = "session"
+    kind = SESSION
 
     def __post_init__(self):
         _positive(self.gap_ms, "session gap")
@@ -103,8 +169,7 @@ class EventTimeSessionWindows(WindowAssigner):
 @dataclass(frozen=True)
 class TumblingProcessingTimeWindows(WindowAssigner):
     size_ms: int
-    kind = "tumbling_processing"
-    is_event_time = False
+    kind = TUMBLING_PROCESSING
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")
@@ -121,8 +186,7 @@ class TumblingProcessingTimeWindows(WindowAssigner):
 class SlidingProcessingTimeWindows(WindowAssigner):
     size_ms: int
     slide_ms: int
-    kind = "sliding_processing"
-    is_event_time = False
+    kind = SLIDING_PROCESSING
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")
@@ -147,8 +211,7 @@ class CountWindows(WindowAssigner):
 
     size: int
     slide: int
-    kind = "count"
-    is_event_time = False
+    kind = COUNT
 
     def __post_init__(self):
         for what, n in (("count window size", self.size), ("count window slide", self.slide)):

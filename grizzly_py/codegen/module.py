@@ -148,12 +148,9 @@ def adaptable(pipeline: Pipeline, options: CodegenOptions | None = None) -> bool
     t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
         return bool(pipeline.filters)
-    if not isinstance(t, WindowTerminal) or t.assigner.kind not in TIME_WINDOW_KINDS:
+    if not isinstance(t, WindowTerminal) or not t.assigner.kind.adaptive:
         return False
     return options is None or (options.window_state == "thread_local" and options.grouping == "hash")
-
-
-TIME_WINDOW_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
 
 
 def _title(p: Pipeline) -> str:
@@ -161,5 +158,5 @@ def _title(p: Pipeline) -> str:
     return f"{p.terminal.kind} pipeline over {p.input_schema}"
 
 
-__all__ = ["CODEGEN_VERSION", "CodegenOptions", "GeneratedPipeline", "TIME_WINDOW_KINDS", "adaptable",
+__all__ = ["CODEGEN_VERSION", "CodegenOptions", "GeneratedPipeline", "adaptable",
            "generate_pipeline", "window_geometry"]

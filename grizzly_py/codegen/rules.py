@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
+from ..windows import COUNT, SESSION, SLIDING, SLIDING_PROCESSING, TUMBLING, TUMBLING_PROCESSING, WindowKind
 from .count_window import lower_count_window
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
@@ -47,16 +48,16 @@ def lower_processing_time_window(pipeline: Pipeline, options: CodegenOptions, ct
 @dataclass(frozen=True)
 class Rule:
     terminal: type             # the pipeline's terminal class
-    window_kinds: tuple[str, ...]  # window terminals: the assigner kinds it lowers
+    window_kinds: tuple[WindowKind, ...]  # window terminals: the kinds it lowers
     lower: LoweringRule
 
 
 RULES: tuple[Rule, ...] = (
     Rule(ProjectTerminal, (), lower_project),
-    Rule(WindowTerminal, ("tumbling", "sliding"), lower_event_time_window),
-    Rule(WindowTerminal, ("tumbling_processing", "sliding_processing"), lower_processing_time_window),
-    Rule(WindowTerminal, ("session",), lower_session_window),
-    Rule(WindowTerminal, ("count",), lower_count_window),
+    Rule(WindowTerminal, (TUMBLING, SLIDING), lower_event_time_window),
+    Rule(WindowTerminal, (TUMBLING_PROCESSING, SLIDING_PROCESSING), lower_processing_time_window),
+    Rule(WindowTerminal, (SESSION,), lower_session_window),
+    Rule(WindowTerminal, (COUNT,), lower_count_window),
 )
 
 

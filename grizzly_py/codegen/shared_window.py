@@ -52,8 +52,8 @@ def shared_state_unsupported(pipeline: Pipeline) -> str | None:
     if not isinstance(t, WindowTerminal):
         return "not a window"
     kind = t.assigner.kind
-    if kind not in ("tumbling", "sliding"):
-        return f"{kind.replace('_', ' ')} windows keep thread-local state"
+    if not kind.shared_state:
+        return f"{kind.label} windows keep thread-local state"
     if kind == "sliding" and t.assigner.slide_ms > t.assigner.size_ms:
         return "sliding windows with gaps (slide longer than the window)"
     if not isinstance(pipeline.input, SourceInput):

@@ -36,7 +36,6 @@ from .options import CodegenOptions
 from .templates import render
 
 GROUPINGS = ("hash", "sort")
-SORT_WINDOW_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
 
 
 def sort_unsupported(pipeline: Pipeline) -> str | None:
@@ -44,8 +43,8 @@ def sort_unsupported(pipeline: Pipeline) -> str | None:
     t = pipeline.terminal
     if not isinstance(t, WindowTerminal):
         return "not a window aggregate"
-    if t.assigner.kind not in SORT_WINDOW_KINDS:
-        return f"{t.assigner.kind.replace('_', ' ')} windows group by hash only"
+    if not t.assigner.kind.sort_grouping:
+        return f"{t.assigner.kind.label} windows group by hash only"
     return None
 
 
@@ -56,8 +55,8 @@ def regrouping_unsupported(pipeline: Pipeline) -> str | None:
     if why is not None:
         return why
     kind = pipeline.terminal.assigner.kind
-    if kind != "tumbling":
-        return (f"{kind.replace('_', ' ')} windows keep hash grouping under grouping='auto' "
+    if not kind.regrouping:
+        return (f"{kind.label} windows keep hash grouping under grouping='auto' "
                 "(a switch at a time boundary would split windows between two kernels)")
     if not isinstance(pipeline.input, SourceInput) or not isinstance(pipeline.event_time, Column):
         return "the event time is not a column of the source (records cannot be routed by it)"

@@ -320,8 +320,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
                      Column(src.timestamp) if src.timestamp is not None else None,
                      src.watermark.out_of_orderness_ms, [], _identity(node.schema))
     if isinstance(node, WindowAggregateNode):
-        processing = node.assigner.kind.endswith("_processing")
-        needs = time_needed if node.assigner.kind == "count" else not processing
+        processing = node.assigner.kind.clock == "processing"
+        needs = time_needed if node.assigner.kind.clock == "count" else not processing
         o = _open_after(node.input, lw, needs)
         if processing:  # the window's time is the clock at processing
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
@@ -439,7 +439,7 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_nee
                   replace(right, columns=tuple((out, right_sources[name]) for name, out in node.right_names)))
     out_schema, hidden_name = node.schema, None
     if isinstance(node, WindowJoinNode):
-        kind, assigner, lo, hi = node.assigner.kind, node.assigner, 0, 0
+        kind, assigner, lo, hi = node.assigner.kind.name, node.assigner, 0, 0
         event_time = Column(WINDOW_END) - lit(1)
     else:
         kind, assigner, lo, hi = "interval", None, node.lower_ms, node.upper_ms

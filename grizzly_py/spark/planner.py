@@ -53,7 +53,6 @@ from .schema import spark_arrow_schema as to_spark_schema
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
 
-PARTIAL_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
 RESULTS_SOURCE = "window results"
 RESULTS_TIME = "__gz_et"
 
@@ -214,9 +213,9 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks, frames.get(sources[0].name), acc)
         df = inp.map(lambda it, _w: worker.stateless_task(shipped, it, acc, fault), spark_struct(final_schema))
         job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
-    elif chain and kind in PARTIAL_KINDS:
+    elif chain and kind is not None and kind.spark == "partials":
         df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name))
-    elif chain and kind == "session" and _key_columns(first) and _keyed_input(sources[0]):
+    elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
     else:
         df, job = _whole(spark, shipped, physical, sources, acc, frames)
@@ -372,10 +371,10 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
                 buckets.setdefault(bucket, []).append(b.filter(pa.array([c == bucket for c in codes])))
         return [buckets[k] for k in sorted(buckets)]
     kind = first.terminal.assigner.kind
-    if kind in PARTIAL_KINDS:
+    if kind.spark == "partials":
         partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc)]
         results = [m for part in shuffle(partials, keys + [WINDOW_START]) for m in worker.merge_task(shipped, part, acc)]
-    elif kind == "session" and _key_columns(first) and _keyed_input(sources[0]):
+    elif kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
         raw = [b for sp in splits for b in worker.raw_task(sp, read_split(sp))]
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if sources[0].timestamp else None
         results = []

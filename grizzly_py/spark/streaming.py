@@ -63,7 +63,7 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
         return out
     kind = first.terminal.assigner.kind
     tail = pipelines[1:]
-    if kind not in ("tumbling", "sliding") or len(tail) > 1 \
+    if not (kind.spark == "partials" and kind.clock == "event") or len(tail) > 1 \
             or any(not isinstance(p.terminal, ProjectTerminal) for p in tail):
         return sequential_dataframe(spark, shipped, physical, source, acc)
     if source.timestamp is None:
