@@ -625,16 +625,18 @@ def _resume(path, batches, parallelism: int = 1, warning: str | None = None) -> 
     return result.metrics
 
 
-def test_version_1_snapshot_still_restores(tmp_path):
-    """Format version 2 added sort-based grouping's state; the other kernels' state is as in
-    version 1, so a version-1 file (from before) restores."""
-    assert snapshot.FORMAT_VERSION == 2 and snapshot.READABLE_VERSIONS == (1, 2)
+@pytest.mark.parametrize("version", [1, 2])
+def test_older_version_snapshot_still_restores(version, tmp_path):
+    """Format version 2 added sort-based grouping's state, 3 free ids among the interned strings;
+    the other kernels' state is as in version 1, so files of versions 1 and 2 (from before)
+    restore."""
+    assert snapshot.FORMAT_VERSION == 3 and snapshot.READABLE_VERSIONS == (1, 2, 3)
     path = tmp_path / "chk"
     batches = _crash_runs(path, [12])
     for snap in path.glob("chk-*.snap"):  # rewrite the header's version (the checksum covers the payload only)
         data = snap.read_bytes()
-        assert int.from_bytes(data[8:12], "little") == 2
-        snap.write_bytes(data[:8] + (1).to_bytes(4, "little") + data[12:])
+        assert int.from_bytes(data[8:12], "little") == 3
+        snap.write_bytes(data[:8] + version.to_bytes(4, "little") + data[12:])
     metrics = _resume(path, batches)
     assert metrics["checkpoints"]["restored_from"] == 12
     assert not metrics["checkpoints"]["skipped_snapshots"]
@@ -739,6 +741,75 @@ def test_wall_clock_interval_takes_snapshots(tmp_path, monkeypatch):
     _sliding(env, batches).collect("out")
     result = env.execute()
     assert 0 < result.metrics["checkpoints"]["taken"] < len(batches)
+
+
+# ----------------------------------------------------------------------------------------------
+# interned strings: a snapshot holds those of open windows only
+# ----------------------------------------------------------------------------------------------
+SECONDS, NEW_KEYS = 24, 100
+
+
+def _new_keys_every_second() -> list[pa.RecordBatch]:
+    """``SECONDS`` seconds of records, each second with ``NEW_KEYS`` string keys of its own (64
+    characters, two records each), in batches of a quarter second."""
+    per_second = 2 * NEW_KEYS
+    i = np.arange(SECONDS * per_second)
+    second, key = i // per_second, i % NEW_KEYS
+    names = [f"second {s:03d}, key {k:05d} ".ljust(64, ".") for s, k in zip(second.tolist(), key.tolist())]
+    return pa.table({"ts": (second * 1000 + (i % per_second) * 1000 // per_second).astype(np.int64), "name": names,
+                     "v": i.astype(np.int64)}).to_batches(max_chunksize=per_second // 4)
+
+
+def _by_name(env, source):
+    return env.from_arrow(source, timestamp="ts", watermark=WatermarkStrategy.for_bounded_out_of_orderness(
+        Time.milliseconds(100)))
+
+
+STRING_JOBS = {
+    "tumbling": lambda env, source: _by_name(env, source).key_by("name").window(tumbling(1000)).aggregate(
+        c=agg.count(), s=agg.sum("v")),
+    "session": lambda env, source: _by_name(env, source).key_by("name").window(
+        EventTimeSessionWindows.with_gap(Time.milliseconds(300))).aggregate(c=agg.count(), s=agg.sum("v")),
+    "window_join": lambda env, source: (lambda s: s.filter(col("v") % 2 == 0).join(s.filter(col("v") % 2 == 1))
+                                        .where("name").equal_to("name").window(tumbling(1000)))(_by_name(env, source)),
+}
+
+
+@pytest.mark.parametrize("grouping", ["hash", "sort"])
+@pytest.mark.parametrize("name", sorted(STRING_JOBS))
+def test_snapshots_hold_the_strings_of_open_windows_only(name, grouping, tmp_path, monkeypatch):
+    """New keys every window, a snapshot after every batch: the snapshots do not grow with the
+    windows fired (they did, by every string ever interned)."""
+    sizes = []
+    encode = snapshot.encode
+
+    def measured(doc):
+        data = encode(doc)
+        sizes.append(len(data))
+        return data
+    monkeypatch.setattr(snapshot, "encode", measured)
+    env = gz.StreamEnvironment(grouping=grouping)
+    env.enable_checkpointing(tmp_path / "chk", interval_batches=1)
+    STRING_JOBS[name](env, _new_keys_every_second()).collect("out")
+    env.execute()
+    per_second = len(sizes) // SECONDS
+    early, late = max(sizes[2 * per_second:6 * per_second]), max(sizes[-4 * per_second:])
+    assert late <= 1.2 * early, f"snapshots grew from {early} to {late} bytes"
+
+
+@pytest.mark.parametrize("name, parallelism, grouping", [
+    ("tumbling", 1, "hash"), ("tumbling", 2, "hash"), ("tumbling", 2, "sort"), ("session", 1, "hash"),
+    ("window_join", 1, "hash"), ("window_join", 1, "sort")])
+def test_resume_after_strings_were_released_equals_the_reference(name, parallelism, grouping, tmp_path, monkeypatch):
+    """Strings released at every firing (their ids handed out again at once), crashes, and resumes
+    from snapshots with free ids among the interned strings."""
+    from grizzly_py.engine.interning import StringInterner
+    monkeypatch.setattr(StringInterner, "due", property(lambda self: True))
+    batches = _new_keys_every_second()
+    build = STRING_JOBS[name]
+    result = run_with_crashes(build, batches, [9, 30, 31], tmp_path / "chk", parallelism=parallelism, grouping=grouping)
+    expected, _ = reference.run(build(gz.StreamEnvironment(), batches).node)
+    assert_tables_equal(result["out"], expected)
 
 
 # ----------------------------------------------------------------------------------------------

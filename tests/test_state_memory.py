@@ -2,8 +2,9 @@
 
 For each kind whose memory sits outside the hash tables (session nodes, a sliding count window's
 pane rings, value vectors of holistic aggregates in session and count windows, a join's ref
-vectors and session nodes, sort grouping's key/pointer arrays and the sort-merge join's runs), a
-job whose state sits mostly in that structure (besides, for joins, the input batches kept):
+vectors and session nodes, sort grouping's key/pointer arrays and the sort-merge join's runs, the
+interned strings of string keys in windows and joins), a job whose state sits mostly in that
+structure (besides, for joins, the input batches kept):
 
 - fails with ``StateMemoryLimitError`` naming its pipeline when the limit lies between what its
   tables (and a join's kept batches) take and what it holds, at parallelism 1 and 2;
@@ -98,6 +99,30 @@ def _sort_merge_join(env):  # grouping="sort": {key, ref} rows of each side's ru
         TumblingEventTimeWindows.of(Time.milliseconds(10 * N)))
 
 
+STRING_KEYS, STRING_BYTES = 10_000, 1024
+
+
+def _strings(env, value_seed=0):
+    """``STRING_KEYS`` records 10 ms apart, each with a key of its own: a string of
+    ``STRING_BYTES``; one batch per round, and a watermark that fires nothing before the end."""
+    rng = np.random.default_rng(value_seed)
+    table = pa.table({"ts": np.arange(STRING_KEYS, dtype=np.int64) * 10,
+                      "s": [f"{i:0{STRING_BYTES}d}" for i in range(STRING_KEYS)],
+                      "v": rng.integers(0, 1 << 40, STRING_KEYS)})
+    return env.from_arrow(table.to_batches(max_chunksize=STRING_KEYS // 10), timestamp="ts",
+                          watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(NEVER)))
+
+
+def _string_keys(env):  # one window: the interned strings of its keys
+    return _strings(env).key_by("s").window(TumblingEventTimeWindows.of(Time.milliseconds(10 * N))).aggregate(
+        c=agg.count())
+
+
+def _string_join(env):  # one window: the strings of both sides' keys (one interner)
+    return _strings(env).join(_strings(env, value_seed=1)).where("s").equal_to("s").window(
+        TumblingEventTimeWindows.of(Time.milliseconds(10 * N)))
+
+
 # name: (build, grouping, the kind of pipeline the error names, the least bytes the structure takes at the end)
 KINDS = {
     "session_nodes": (_session, "hash", "window", N * (24 + 16)),
@@ -112,6 +137,9 @@ KINDS = {
     "sort_window": (_sort_window, "sort", "window", N * 8 * 4),
     "sort_sliding": (_sort_sliding, "sort", "window", N * 8 * 4),
     "sort_merge_join": (_sort_merge_join, "sort", "join", 2 * N * 8 * 2),
+    "string_keys": (_string_keys, "hash", "window", STRING_KEYS * STRING_BYTES),
+    "string_keys_sort": (_string_keys, "sort", "window", STRING_KEYS * STRING_BYTES),
+    "string_join": (_string_join, "hash", "join", STRING_KEYS * STRING_BYTES),
 }
 
 
@@ -204,3 +232,28 @@ def test_under_the_limit_succeeds(name, parallelism, measured):
     result = env.execute()
     assert result.metrics["state_memory_limit"] == limit
     assert result["out"].num_rows > 0 or name == "count_vectors"
+
+
+def test_the_error_says_how_much_the_interned_strings_take(measured):
+    total, tables, _ = measured["string_keys"]
+    env = gz.StreamEnvironment(state_memory_limit=tables + (total - tables) // 2)
+    _string_keys(env).collect("out")
+    with pytest.raises(StateMemoryLimitError, match=r"window/join state \((\d+) of them interned string keys\)") as e:
+        env.execute()
+    strings = int(e.value.args[0].split("(")[1].split()[0])
+    assert STRING_KEYS * STRING_BYTES <= strings <= total
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_strings_of_fired_windows_leave_the_budget(parallelism, every_row_a_morsel):
+    """New 1 KB keys in every one of 20 windows: their strings together take ~5 times the limit,
+    one window's fit; the fired windows' strings are released, so the job runs to its end."""
+    windows, keys = 20, 1000
+    i = np.arange(windows * keys)
+    table = pa.table({"ts": i.astype(np.int64), "s": [f"{w}:{k:01024d}" for w, k in zip(i // keys, i % keys)]})
+    env = gz.StreamEnvironment(parallelism=parallelism, state_memory_limit="5m")
+    env.from_arrow(table.to_batches(max_chunksize=keys // 4), timestamp="ts",
+                   watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(0))).key_by("s").window(
+        TumblingEventTimeWindows.of(Time.milliseconds(keys))).aggregate(c=agg.count()).collect("out")
+    out = env.execute()["out"]
+    assert out.num_rows == windows * keys and out.column("c").to_pylist() == [1] * (windows * keys)

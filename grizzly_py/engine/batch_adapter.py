@@ -20,12 +20,16 @@ from ..sources import dictionary_is_clean
 
 
 class PreparedBatch:
-    """The descriptor and parameter arrays of one batch, keeping the buffers they point to alive."""
+    """The descriptor and parameter arrays of one batch, keeping the buffers they point to alive;
+    ``interned``: (interner, ids) of each string key column (until the batch has run, its ids are
+    held by nothing else: ``string_release.py``)."""
 
-    __slots__ = ("columns", "params", "rows", "has_nulls", "_keep")
+    __slots__ = ("columns", "params", "rows", "has_nulls", "_keep", "interned")
 
-    def __init__(self, columns: np.ndarray, params: np.ndarray, rows: int, has_nulls: bool, keep: list):
+    def __init__(self, columns: np.ndarray, params: np.ndarray, rows: int, has_nulls: bool, keep: list,
+                 interned: list | None = None):
         self.columns, self.params, self.rows, self.has_nulls, self._keep = columns, params, rows, has_nulls, keep
+        self.interned = interned or []
 
 
 def _address(buf: pa.Buffer | None) -> int:
@@ -169,11 +173,13 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     params[abi.PARAM_WATERMARK] = watermark
     params[abi.PARAM_PROCESSING_TIME] = processing_time
     keep: list = [batch]
+    interned = []
     has_nulls = False
     for i, plan in enumerate(_batch_plan(gen, batch)):
         kind = plan.kind
         if kind == _INTERNED:
             arr = interner.ids(batch.column(gen.interned_keys[plan.name]), codes)
+            interned.append((interner, arr))
         else:
             arr = batch.column(plan.index)
         if kind == _DECODE:
@@ -209,7 +215,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
         elif kind == _DICTIONARY:  # the kernels check each index they read against it
             words[base + abi.SLOT_DATA_LEN] = len(arr.dictionary)
     return PreparedBatch(np.array(words, dtype=np.uint64), np.array(params, dtype=np.int64),
-                         batch.num_rows, has_nulls, keep)
+                         batch.num_rows, has_nulls, keep, interned)
 
 
 def shifted(prepared: PreparedBatch, offset: int, length: int) -> PreparedBatch:
@@ -219,7 +225,8 @@ def shifted(prepared: PreparedBatch, offset: int, length: int) -> PreparedBatch:
     columns = prepared.columns.copy()
     columns[abi.SLOT_OFFSET::abi.COLUMN_SLOTS] += np.uint64(offset)
     columns[abi.SLOT_LENGTH::abi.COLUMN_SLOTS] = length
-    return PreparedBatch(columns, prepared.params.copy(), length, prepared.has_nulls, prepared._keep)
+    return PreparedBatch(columns, prepared.params.copy(), length, prepared.has_nulls, prepared._keep,
+                         prepared.interned)
 
 
 def _remap(dictionary: pa.Array, index_type: pa.DataType) -> tuple[pa.Array, pa.Array]:

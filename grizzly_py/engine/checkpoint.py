@@ -449,8 +449,12 @@ def _sha256_file(path: str) -> str:
 def export_query_state(qr) -> dict:
     """A ``QueryRun``'s state between rounds, its sink aside: records and batches counted, the
     sources' clocks, each pipeline's watermark, counters and kernel state (``state_snapshot``).
-    Batches grouped for a round of tasks go through first, so the state holds every batch fed."""
+    Batches grouped for a round of tasks go through first, so the state holds every batch fed;
+    then the interned strings no window holds are released, so that the snapshot holds only the
+    strings of open windows."""
     qr.flush()
+    for index in range(len(qr.runs)):
+        qr.release_strings(index, force=True)
     return {"records_in": qr.records_in,
             "batch_numbers": [qr.batch_numbers[id(s)] for s in qr.sources],
             "clocks": [{"watermark": c.watermark, "max_event_time": c.max_event_time, "ended": c.ended}

@@ -1,9 +1,19 @@
-"""Interning of string keys: each distinct string gets a stable int64 id, so generated code
-groups strings the way it groups integers, and window results map the ids back.
+"""Interning of string keys: each distinct string a kernel holds gets an int64 id, so generated
+code groups strings the way it groups integers, and window results map the ids back.
 
 Per batch only the batch's distinct values go through Python (a dictionary-encoded column
 already has them; a plain one is dictionary-encoded in Arrow first); rows are mapped with a
 vectorized ``take``.
+
+The interner forgets strings that no window holds any more: after a firing the driver reads the
+ids the kernel's state holds and those of the batches it prepared but has not run yet
+(``string_release.py``), and ``release`` drops every other string; its id goes to a free list
+and is handed out again to a later new string, so ids stay dense and native state never needs
+rewriting. Each release that drops strings starts a new *generation*: a dictionary's ids
+remembered across batches (``memo``) are remembered with their generation and worked out again
+in the next one, so no batch gets an id that went to another string.
+
+``nbytes`` estimates the memory the strings take: counted by ``state_memory_limit``.
 """
 
 from __future__ import annotations
@@ -12,28 +22,66 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+# The bytes each string costs besides its characters, which count twice as their UTF-8 bytes (in
+# its ``str`` object, and in the Arrow array that maps results back): the ``str`` object's header
+# (49), its dict entry, list slot and id (an int object), 56-74 bytes a string at 10^4-10^6
+# strings as tracemalloc measures them, and its Arrow offset (4).
+STRING_ENTRY_BYTES = 128
+# A release is due once the strings held take this much and have doubled in number since the
+# last release: the pass over the state it needs then costs O(1) per string added since.
+RELEASE_MIN_BYTES = 1 << 20
+
+
+def string_bytes(value: str) -> int:
+    """What one interned string costs (``STRING_ENTRY_BYTES``)."""
+    utf8 = len(value) if value.isascii() else len(value.encode("utf-8", "surrogatepass"))
+    return STRING_ENTRY_BYTES + 2 * utf8
+
 
 class StringInterner:
     def __init__(self):
         self._ids: dict[str, int] = {}
-        self._values: list[str] = []
+        self._values: list[str | None] = []   # by id; None at a released id
+        self._free: list[int] = []            # released ids, the lowest last (handed out first)
+        self.generation = 0
+        self._kept = 0                        # strings the last release kept
         self._array: pa.Array | None = None
+        self.nbytes = 0
 
     @property
-    def strings(self) -> list[str]:
-        """The interned strings, by id."""
+    def strings(self) -> list[str | None]:
+        """The interned strings, by id (None: a released id)."""
         return self._values
 
-    def load(self, strings: list[str]) -> None:
-        """Replace the interned strings (a restore from a checkpoint): ``strings[i]`` gets id ``i``."""
-        self._values, self._ids, self._array = list(strings), {v: i for i, v in enumerate(strings)}, None
+    def __len__(self) -> int:
+        """The strings held."""
+        return len(self._values) - len(self._free)
+
+    @property
+    def due(self) -> bool:
+        """Whether a release is worth a pass over the state (``RELEASE_MIN_BYTES``)."""
+        return self.nbytes >= RELEASE_MIN_BYTES and len(self) >= 2 * self._kept
+
+    def load(self, strings: list[str | None]) -> None:
+        """Replace the interned strings (a restore from a checkpoint): ``strings[i]`` gets id ``i``
+        (None: a free id)."""
+        self._values = list(strings)
+        self._ids = {v: i for i, v in enumerate(self._values) if v is not None}
+        self._free = [i for i in range(len(self._values) - 1, -1, -1) if self._values[i] is None]
+        self.nbytes = sum(string_bytes(v) for v in self._values if v is not None)
+        self._kept, self._array = len(self), None
 
     def ids(self, column: pa.Array, memo=None) -> pa.Array:
         """int64 ids for a string column (null stays null). With ``memo`` (the pipeline's
-        ``DictionaryCodes``), a dictionary's ids are worked out once, not once per batch."""
+        ``DictionaryCodes``), a dictionary's ids are worked out once per generation, not once
+        per batch."""
         encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
         if memo is not None and pa.types.is_dictionary(column.type):
-            mapping = memo.remember(encoded.dictionary, ("intern",), lambda: self._mapping(encoded.dictionary))
+            remembered = memo.memo(encoded.dictionary)
+            found = remembered.get(("intern",))
+            if found is None or found[0] != self.generation:
+                found = remembered[("intern",)] = (self.generation, self._mapping(encoded.dictionary))
+            mapping = found[1]
         else:
             mapping = self._mapping(encoded.dictionary)
         indices = encoded.indices
@@ -43,21 +91,60 @@ class StringInterner:
 
     def _mapping(self, dictionary: pa.Array) -> pa.Array:
         """The id of each dictionary entry (null for a null entry: a null key)."""
-        dictionary = dictionary.to_pylist()
-        mapping = np.empty(len(dictionary), dtype=np.int64)
-        null_entries = np.zeros(len(dictionary), dtype=bool)
-        for i, value in enumerate(dictionary):
+        values = dictionary.to_pylist()
+        mapping = np.empty(len(values), dtype=np.int64)
+        null_entries = np.zeros(len(values), dtype=bool)
+        known, strings, free, added = self._ids, self._values, self._free, []
+        for i, value in enumerate(values):
             if value is None:  # a null dictionary entry is a null key
                 null_entries[i] = True
                 mapping[i] = 0
                 continue
-            ident = self._ids.get(value)
-            if ident is None:
-                ident = self._ids[value] = len(self._values)
-                self._values.append(value)
-                self._array = None
+            ident = known.get(value)
+            if ident is None:  # a new string: the lowest free id, else the next one
+                if free:
+                    ident = free.pop()
+                    strings[ident] = value
+                else:
+                    ident = len(strings)
+                    strings.append(value)
+                known[value] = ident
+                added.append(i)
             mapping[i] = ident
+        if added:  # (string_bytes of each, from Arrow's lengths)
+            utf8 = pc.sum(pc.binary_length(dictionary.take(pa.array(added, pa.int64())))).as_py()
+            self.nbytes += len(added) * STRING_ENTRY_BYTES + 2 * utf8
+            self._array = None
         return pa.array(mapping, pa.int64(), mask=null_entries if null_entries.any() else None)
+
+    def release(self, held: np.ndarray) -> int:
+        """Forget every string whose id is not in ``held`` (the ids the kernel's state and its
+        batches not run yet hold); returns how many."""
+        n = len(self._values)
+        keep = np.zeros(n, dtype=bool)
+        held = np.asarray(held, dtype=np.int64)
+        keep[held[(held >= 0) & (held < n)]] = True
+        keep[np.array(self._free, dtype=np.int64)] = True  # (nothing to forget there)
+        dead = np.flatnonzero(~keep).tolist()
+        if not dead:
+            self._kept = len(self)
+            return 0
+        for ident in dead:
+            value = self._values[ident]
+            del self._ids[value]
+            self._values[ident] = None
+            self.nbytes -= string_bytes(value)
+        top = n  # free ids at the end leave the id space
+        while top and self._values[top - 1] is None:
+            top -= 1
+        del self._values[top:]
+        self._free = sorted((i for i in self._free + dead if i < top), reverse=True)
+        if len(dead) > len(self):  # a dict does not shrink as entries leave it: a copy does
+            self._ids = dict(self._ids)
+        self.generation += 1
+        self._kept = len(self)
+        self._array = None
+        return len(dead)
 
     def values(self, ids: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
         """The strings of ``ids`` (null where not ``valid``), as ``arrow_type``."""

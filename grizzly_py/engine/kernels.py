@@ -532,6 +532,11 @@ class SharedBatch:
     def morsel(self, offset: int, length: int) -> "Morsel":
         return Morsel(self, offset, length)
 
+    def interned_ids(self, interner) -> list[pa.Array]:
+        """The ids ``interner`` gave this batch's string keys when it was prepared."""
+        return [ids for _, prepared in self._prepared.values() for owner, ids in prepared.interned
+                if owner is interner]
+
 
 class Morsel:
     """Rows ``[offset, offset + length)`` of a ``SharedBatch``: what a task hands a kernel."""

@@ -62,6 +62,7 @@ from .parallel import (CostModel, OrderedStage, WorkerPool, align_morsels, auto_
                        wait_all)
 from .sinks import open_sink
 from .state_memory import check_state_memory
+from .string_release import release_strings
 from .task_parts import RoundBases, TaskStart, entering_native, signal_entering_native
 
 WINDOWS = (WindowKernel, RegroupingKernel)            # kernels of window aggregates
@@ -782,11 +783,19 @@ class QueryRun:
                 continue
             start = time.perf_counter()
             fired = run.kernel.fire(candidate)
+            self.release_strings(i)  # (when due) the fired windows' strings: their results are strings now
             run.seconds += time.perf_counter() - start
             if fired is not None:
                 run.rows_out += fired.num_rows
                 self._deliver(i, fired)  # processed downstream under the old downstream watermark
             run.watermark = candidate
+
+    def release_strings(self, index: int, force: bool = False) -> int:
+        """Release the interned strings that neither pipeline ``index``'s window state nor the
+        batches grouped for its next round (prepared ahead: ``feed``) hold, when its interner is
+        due or ``force`` (``string_release.py``). No task may be running on its kernel."""
+        pending = [shared for shared, _, _ in self.group] if index == self.grouped else ()
+        return release_strings(self.runs[index].kernel, pending, force)
 
     def metrics(self) -> dict:
         pipelines = [r.metrics() for r in self.runs]

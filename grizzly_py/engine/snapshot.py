@@ -27,12 +27,14 @@ import struct
 import numpy as np
 
 MAGIC = b"GZSNAP\r\n"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Versions this grizzly-py reads. 2 added the state of sort-based grouping (``sort_snapshot.py``:
 # a window kernel's blocks of key/pointer arrays, the sort-merge join's); every other kernel's
 # state is as in 1, and a version-1 file (which cannot hold sort-based grouping: such jobs refused
-# checkpoints then) restores as before.
-READABLE_VERSIONS = (1, 2)
+# checkpoints then) restores as before. 3 added free ids to the interned strings (ids of released
+# strings, ``state_snapshot.export_strings``), which a reader of 2 would take for strings; files
+# of 1 and 2 have none.
+READABLE_VERSIONS = (1, 2, 3)
 _HEADER = struct.Struct("<8sIQ32s")
 
 

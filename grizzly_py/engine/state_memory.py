@@ -13,7 +13,10 @@ count_sliding_state.ll.j2); sort grouping's key/pointer arrays (per pane: the pa
 rows, its run ends and its sort scratch buffer: ``kpa_bytes``), also the sort-merge join's per
 side; a join's tables, its ref vectors (a one-ref vector is inline), a session join's nodes
 (``heap_bytes`` of join_state.ll.j2), an interval join's output vector, and the Arrow batches it
-keeps for its open windows. Outside the budget: allocations that live only during a call (a
+keeps for its open windows; the strings a kernel interned for its string keys
+(``StringInterner.nbytes``: per string its ``str`` object, its UTF-8 copy and its entries in the
+interner's tables), which are released when the windows holding them fire
+(``string_release.py``). Outside the budget: allocations that live only during a call (a
 firing's merge buffers, result buffers).
 """
 
@@ -29,6 +32,7 @@ from ..codegen.join import J_DIR, J_OUT, J_TABLE, SLOT_WORDS
 from . import native_words
 from .join_kernel import JoinKernel
 from .kernels import WindowKernel
+from .string_release import interner_of
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -59,11 +63,24 @@ def parse_memory_size(value) -> int:
 
 def state_bytes(kernel) -> int:
     """The bytes of state ``kernel`` holds: what its state blocks point to (tables, directories,
-    value vectors, session nodes, pane rings, key/pointer arrays, ref vectors) and the Arrow
-    batches a join keeps (module docstring)."""
+    value vectors, session nodes, pane rings, key/pointer arrays, ref vectors), the Arrow
+    batches a join keeps and its interned strings (module docstring)."""
     live = getattr(kernel, "live_kernels", None)
     if live is not None:  # grouping="auto": both kernels while a switch is under way (regrouping.py)
         return sum(state_bytes(k) for k in live())
+    return _structure_bytes(kernel) + interned_bytes(kernel)
+
+
+def interned_bytes(kernel) -> int:
+    """The bytes of the strings ``kernel`` interned for its string keys."""
+    live = getattr(kernel, "live_kernels", None)
+    if live is not None:
+        return sum(interned_bytes(k) for k in live())
+    interner = interner_of(kernel)
+    return interner.nbytes if interner is not None else 0
+
+
+def _structure_bytes(kernel) -> int:
     from .sort_kernel import SortMergeJoinKernel  # (sort_kernel imports this package's join kernel)
     if isinstance(kernel, SortMergeJoinKernel):
         return sum(kpa_bytes(k.state, kernel.row_words) for k in kernel.sides) + _kept_batch_bytes(kernel)
@@ -181,18 +198,30 @@ def _join_bytes(kernel) -> int:
 
 
 def check_state_memory(runs, limit: int) -> int:
-    """The job's state bytes; ``StateMemoryLimitError`` when they exceed ``limit``."""
-    usage = [(state_bytes(r.kernel), qr, r) for qr in runs for r in qr.runs if r.kernel is not None]
+    """The job's state bytes; ``StateMemoryLimitError`` when they exceed ``limit`` even once the
+    strings of fired windows are released. No task may be running."""
+    kernels = [(qr, r) for qr in runs for r in qr.runs if r.kernel is not None]
+    total = sum(state_bytes(r.kernel) for _, r in kernels)
+    if total <= limit:
+        return total
+    for qr in runs:  # strings are released at a firing only once enough of them went
+        for index in range(len(qr.runs)):
+            qr.release_strings(index, force=True)
+    usage = [(state_bytes(r.kernel), qr, r) for qr, r in kernels]
     total = sum(u for u, _, _ in usage)
     if total > limit:
         used, qr, r = max(usage, key=lambda u: u[0])
+        strings = sum(interned_bytes(r.kernel) for _, r in kernels)
+        of_strings = f" ({strings} of them interned string keys)" if strings else ""
         raise StateMemoryLimitError(
-            f"state_memory_limit exceeded: the job holds {total} bytes of window/join state, the limit is "
-            f"{limit} bytes; pipeline {r.pipeline.id} ({r.pipeline.terminal.kind}) of sink {qr.sink.spec.name!r} "
-            f"holds {used} of them. Hint: too many distinct keys or windows stay open (large windows, small "
-            f"slides, a long out-of-orderness bound); raise StreamEnvironment(state_memory_limit=...), "
-            f"shorten the windows or the bound, filter or coarsen the keys, or run on Spark")
+            f"state_memory_limit exceeded: the job holds {total} bytes of window/join state{of_strings}, the limit "
+            f"is {limit} bytes; pipeline {r.pipeline.id} "
+            f"({r.pipeline.terminal.kind}) of sink {qr.sink.spec.name!r} holds {used} of them. Hint: too many "
+            f"distinct keys or windows stay open (large windows, small slides, a long out-of-orderness bound); "
+            f"raise StreamEnvironment(state_memory_limit=...), shorten the windows or the bound, filter or "
+            f"coarsen the keys, or run on Spark")
     return total
 
 
-__all__ = ["StateMemoryLimitError", "check_state_memory", "kpa_bytes", "parse_memory_size", "state_bytes"]
+__all__ = ["StateMemoryLimitError", "check_state_memory", "interned_bytes", "kpa_bytes", "parse_memory_size",
+           "state_bytes"]

@@ -190,20 +190,27 @@ def export_lists(heads: np.ndarray, node_words: int) -> tuple[np.ndarray, np.nda
     return np.array(nodes, dtype=np.int64).reshape(-1, node_words), lengths
 
 
-def export_strings(values: list[str]) -> dict:
-    data = [v.encode("utf-8", "surrogatepass") for v in values]
+def export_strings(values: list[str | None]) -> dict:
+    """``values`` as UTF-8 data and offsets; ``free``: the indices of the None values (empty)."""
+    data = [b"" if v is None else v.encode("utf-8", "surrogatepass") for v in values]
     offsets = np.zeros(len(data) + 1, dtype=np.int64)
     np.cumsum([len(d) for d in data], out=offsets[1:])
-    return {"offsets": offsets, "data": np.frombuffer(b"".join(data), dtype=np.uint8).copy()}
+    free = np.array([i for i, v in enumerate(values) if v is None], dtype=np.int64)
+    return {"offsets": offsets, "data": np.frombuffer(b"".join(data), dtype=np.uint8).copy(), "free": free}
 
 
-def import_strings(saved: dict) -> list[str]:
+def import_strings(saved: dict) -> list[str | None]:
+    """The inverse of ``export_strings`` (a snapshot of format version 1 or 2 has no ``free``)."""
     offsets, data = saved["offsets"], saved["data"].tobytes()
-    return [data[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(offsets) - 1)]
+    values = [data[offsets[i]:offsets[i + 1]].decode("utf-8", "surrogatepass") for i in range(len(offsets) - 1)]
+    for i in saved.get("free", ()):
+        values[int(i)] = None
+    return values
 
 
 def export_interner(interner) -> dict | None:
-    """A kernel's interned strings (None: it interns none)."""
+    """A kernel's interned strings by id, its free ids as None (None: it interns none). The
+    checkpoint releases the strings no window holds first (``checkpoint.export_query_state``)."""
     return export_strings(interner.strings) if interner is not None else None
 
 
