@@ -40,7 +40,9 @@ Windows and watermarks (see ``run``)
   such a record is dropped and counted in ``filtered_records``, as a record a filter drops.
 - Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
 
-Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0)
+Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0).
+An aggregate with ``where=cond`` sees only the records for which ``cond`` is true (false and null
+leave the record out; ``count(where=...)`` counts those records).
 - ``sum``/``avg`` of ints are exact; a final sum outside int64 raises ``AggregateOverflowError``.
   Float sums add in arrival order, compensated (``aggregates/functions/sum.py``), as the compiled code does.
 - ``min``/``max`` of floats ignore NaN unless every value is NaN (LLVM minnum/maxnum).
@@ -403,6 +405,19 @@ class SessionWindows:
         return fired
 
 
+SKIPPED = object()  # an aggregate's input for a record its where= does not count
+
+
+def _aggregate_input(call: AggCall, schema: Schema) -> Evaluator:
+    """The input of aggregate ``call`` for a row: its argument's value (None for ``count()``), or
+    ``SKIPPED`` where its ``where=`` condition is not true (false or null)."""
+    arg = compile_expr(call.arg, schema) if call.arg is not None else (lambda row: None)
+    if call.where is None:
+        return arg
+    where = compile_expr(call.where, schema)
+    return lambda row: arg(row) if where(row) is True else SKIPPED
+
+
 def window_state(assigner):
     if assigner.kind.clock == "count":
         return None  # CountWindowAggregate keeps its own state
@@ -419,7 +434,7 @@ class WindowAggregate(Operator):
         in_schema = node.input.schema
         self.keys = node.keys
         self.calls = [call for _, call in node.aggregates]
-        self.args = [None if c.arg is None else compile_expr(c.arg, in_schema) for c in self.calls]
+        self.args = [_aggregate_input(c, in_schema) for c in self.calls]
         self.arg_types = [None if c.arg is None else c.arg.dtype(in_schema) for c in self.calls]
         self.out_names = node.schema.names
         self.state = window_state(node.assigner)
@@ -431,7 +446,7 @@ class WindowAggregate(Operator):
     def push(self, ts, row):
         key = tuple(normalize_key(row[k]) for k in self.keys)
         group = tuple(sort_key(v) for v in key)
-        record = (self.arrivals, [None if a is None else a(row) for a in self.args])
+        record = (self.arrivals, [a(row) for a in self.args])
         self.arrivals += 1
         if not self.state.add(group, key, ts, record, self.wm):
             self.metrics["late_records"] += 1
@@ -445,11 +460,17 @@ class WindowAggregate(Operator):
 
     def result_row(self, pane: Pane) -> Row:
         records = [values for _, values in sorted(pane.records, key=lambda r: r[0])]
+        return dict(zip(self.out_names, (*pane.key, pane.start, pane.end, *self.results(records))))
+
+    def results(self, records: list) -> list:
+        """Each aggregate over ``records`` (each a list of the aggregates' inputs, ``SKIPPED``
+        where the aggregate's ``where=`` is not true for the record)."""
         results = []
         for i, (call, arg_type) in enumerate(zip(self.calls, self.arg_types)):
-            values = [v[i] for v in records if v[i] is not None]
-            results.append(aggregate(call, arg_type, values, len(records)))
-        return dict(zip(self.out_names, (*pane.key, pane.start, pane.end, *results)))
+            counted = [v[i] for v in records if v[i] is not SKIPPED]
+            values = [v for v in counted if v is not None]
+            results.append(aggregate(call, arg_type, values, len(counted)))
+        return results
 
 
 class CountWindowAggregate(WindowAggregate):
@@ -467,7 +488,7 @@ class CountWindowAggregate(WindowAggregate):
         key = tuple(normalize_key(row[k]) for k in self.keys)
         group = tuple(sort_key(v) for v in key)
         recent = self.recent.setdefault(group, deque(maxlen=self.size))
-        recent.append((self.arrivals, [None if a is None else a(row) for a in self.args]))
+        recent.append((self.arrivals, [a(row) for a in self.args]))
         self.arrivals += 1
         self.counts[group] = self.counts.get(group, 0) + 1
         if self.counts[group] % self.slide == 0:
@@ -475,11 +496,7 @@ class CountWindowAggregate(WindowAggregate):
 
     def result_row(self, pane: Pane) -> Row:
         records = [values for _, values in pane.records]
-        results = []
-        for i, (call, arg_type) in enumerate(zip(self.calls, self.arg_types)):
-            values = [v[i] for v in records if v[i] is not None]
-            results.append(aggregate(call, arg_type, values, len(records)))
-        return dict(zip(self.out_names, (*pane.key, *results)))
+        return dict(zip(self.out_names, (*pane.key, *self.results(records))))
 
     def watermark(self, wm):
         self.wm = wm

@@ -329,9 +329,9 @@ def value_code(v) -> str:
     if isinstance(v, Expr):
         return expr_code(v)
     if isinstance(v, AggCall):
-        if v.func == "top_k":
-            return f"agg.top_k({expr_code(v.arg)}, {v.k})"
-        return f"agg.{v.func}({'' if v.arg is None else expr_code(v.arg)})"
+        args = ([expr_code(v.arg)] if v.arg is not None else []) + ([str(v.k)] if v.func == "top_k" else []) \
+            + ([f"where={expr_code(v.where)}"] if v.where is not None else [])
+        return f"agg.{v.func}({', '.join(args)})"
     return repr(v)  # assigners print as the code that builds them
 
 
@@ -470,13 +470,15 @@ WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg",
 
 @st.composite
 def aggregate_calls(draw, schema: Schema) -> AggCall:
+    """A window aggregate; one in three with a ``where=`` condition (SQL ``FILTER (WHERE ...)``)."""
     func = draw(st.sampled_from(WINDOW_AGGREGATES))
+    where = draw(expressions(schema, "bool", depth=2)) if draw(st.integers(0, 2)) == 0 else None
     if func == "count":
-        return agg.count()
+        return agg.count(where=where)
     arg = draw(expressions(schema, draw(st.sampled_from(NUMERIC)), depth=2))
     if func == "top_k":  # k of 1, a few, and more than a group holds
-        return agg.top_k(arg, draw(st.sampled_from([1, 2, 3, 50])))
-    return agg.count(arg) if func == "count_arg" else getattr(agg, func)(arg)
+        return agg.top_k(arg, draw(st.sampled_from([1, 2, 3, 50])), where=where)
+    return agg.count(arg, where=where) if func == "count_arg" else getattr(agg, func)(arg, where=where)
 
 
 @st.composite

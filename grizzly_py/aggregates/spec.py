@@ -16,27 +16,34 @@ nothing else names an aggregate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, replace
 from typing import Iterator
 
 from ..expressions import Expr, as_expr, col
+from ..lambdas import translate
 from ..types import INT64, DataType, Schema, SchemaError
 
 
 @dataclass(frozen=True, eq=False)
 class AggCall:
     """``agg.<func>(arg)`` in a query: the function's name, its argument (None: ``count()``,
-    which counts rows) and ``k`` (``top_k``: how many values)."""
+    which counts rows), ``k`` (``top_k``: how many values) and ``where`` (SQL's ``FILTER (WHERE
+    ...)``: only the records for which it is true count; None: every record)."""
 
     func: str
     arg: Expr | None
     k: int | None = None
+    where: Expr | None = None
 
     @property
     def spec(self) -> AggregateSpec:
         return spec_of(self.func)
 
     def output_type(self, schema: Schema) -> DataType:
+        if self.where is not None and not self.where.dtype(schema).is_bool:
+            raise SchemaError(f"agg.{self.func}(..., where={self.where!r}): the condition must be a boolean "
+                              f"expression, got {self.where.dtype(schema)!r}")
         if self.arg is None:
             return INT64
         t = self.arg.dtype(schema)
@@ -46,7 +53,8 @@ class AggCall:
         return self.spec.output_type(self, t)
 
     def __repr__(self):
-        return self.spec.call_repr(self)
+        text = self.spec.call_repr(self)
+        return text if self.where is None else f"{text[:-1]}{', ' if text[-2] != '(' else ''}where={self.where!r})"
 
 
 class AggregateSpec:
@@ -114,11 +122,19 @@ class agg:  # noqa: N801 - a namespace named as in api.md
 
 
 def register(spec: AggregateSpec) -> AggregateSpec:
-    """Make ``spec`` known (``spec_of``) and its constructor ``agg.<name>``."""
+    """Make ``spec`` known (``spec_of``) and its constructor ``agg.<name>``, which also takes
+    ``where=`` (every aggregate does)."""
     if spec.name in _REGISTRY:
         raise ValueError(f"aggregate {spec.name!r} is registered twice")
     _REGISTRY[spec.name] = spec
-    setattr(agg, spec.name, staticmethod(spec.call))
+
+    @functools.wraps(spec.call)
+    def constructor(*args, where=None, **kwargs) -> AggCall:
+        call = spec.call(*args, **kwargs)
+        return call if where is None else replace(call, where=condition(where, spec.name))
+    constructor.__doc__ = (spec.call.__doc__ or "") + ("\n\n``where=expr``: only the records for which "
+                                                      "``expr`` is true count (SQL ``FILTER (WHERE ...)``).")
+    setattr(agg, spec.name, staticmethod(constructor))
     return spec
 
 
@@ -137,6 +153,14 @@ def specs() -> Iterator[AggregateSpec]:
 def argument(c) -> Expr:
     """An aggregate's argument: a column name or an expression."""
     return col(c) if isinstance(c, str) else as_expr(c)
+
+
+def condition(where, name: str) -> Expr:
+    """An aggregate's ``where=``: an expression (or a restricted lambda), not a column name."""
+    if isinstance(where, str):
+        raise TypeError(f"agg.{name}(..., where=...): expected a boolean expression such as col('price') > 10, "
+                        f"got the string {where!r}")
+    return translate(where, what=f"agg.{name}(..., where=...)")
 
 
 class AggregateOverflowError(ArithmeticError):

@@ -173,9 +173,9 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
             value = a.value
             if call.arg is not None and a.spec.reads != "validity":
                 value = aggregate_input(emitter, call.arg, call.arg.dtype(pipeline.input_schema)).val
-            # count() counts the row's validity too (arg_text)
+            # count() counts the rows the filters kept: the row's validity
             aggregates.append(replace(a, idx=f"fp{a.idx}", value=value, valid=valid, grp="%fp.grp",
-                                      arg_text=a.arg_text or "*"))
+                                      arg_text=a.arg_text or "*", counts_rows=False))
         fast, update = (fast, ctx.body) if select else (ctx.body, [])
     finally:
         ctx.body, ctx.row = body, row

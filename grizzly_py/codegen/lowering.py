@@ -57,7 +57,7 @@ def columns_to_decode(pipeline: Pipeline) -> set[str]:
     if isinstance(t, ProjectTerminal):
         exprs += [e for _, e in t.outputs]
     else:
-        exprs += [e for _, e in t.keys] + [a.arg for a in t.aggregates if a.arg is not None]
+        exprs += [e for _, e in t.keys] + [e for a in t.aggregates for e in (a.arg, a.where) if e is not None]
     for root in exprs:
         for e in walk(root):
             if isinstance(e, E.BinaryOp) and e.op in ("==", "!="):
@@ -174,9 +174,10 @@ def interned_key_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, ke
 class AggregateArgs:
     """One aggregate of a window pipeline as its macros read it (``aggregates.ll.j2``): its
     position ``idx`` (register names), output ``name``, function (``func``, ``spec``), the input
-    ``kind`` ("int", "float" or None), the input's registers (``value``, ``valid``), its text
-    for comments (``arg_text``, "" for ``count()``), its state's byte offset ``off`` in the entry
-    at ``grp``, its output slot, and ``k`` (top_k)."""
+    ``kind`` ("int", "float" or None), the input's registers (``value``, ``valid``: whether the
+    record counts, its ``where=`` included), its text for comments (``arg_text``), its state's
+    byte offset ``off`` in the entry at ``grp``, its output slot, ``k`` (top_k), and
+    ``counts_rows``: every record counts (``count()`` without ``where=``: no validity to read)."""
 
     idx: int | str
     name: str
@@ -190,6 +191,7 @@ class AggregateArgs:
     out_slot: int
     k: int | None = None
     grp: str = "%grp"
+    counts_rows: bool = False
 
 
 @dataclass(frozen=True)
@@ -258,8 +260,12 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
                 v = aggregate_input(emitter, a.arg, dtype)
                 kind = "float" if v.kind == "float" else "int"
                 value, valid = v.val, v.valid
+        if a.where is not None:  # the record counts where the condition is true (not null)
+            arg_text += (", " if arg_text else "") + f"where={a.where!r}"
+            valid = _and(ctx, valid, _true(ctx, emitter.emit(a.where)))
         aggs.append(AggregateArgs(idx=n, name=a.field.name, func=a.func, spec=spec, kind=kind, value=value,
-                                  valid=valid, arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k))
+                                  valid=valid, arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k,
+                                  counts_rows=a.arg is None and a.where is None))
         store = spec.result_store(kind)
         gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result else store))
         off += 8 * spec.state_words(kind)
@@ -267,6 +273,23 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
     updates = macro_lines("aggregates.ll.j2", "update", aggs)
     gen.grouping = Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
     return gen.grouping
+
+
+def _true(ctx: EmitContext, v: Value) -> str:
+    """An i1 that holds where the boolean ``v`` is true (false where it is null)."""
+    if v.valid == "true":
+        return v.val
+    out = ctx.fresh("wt")
+    ctx.emit(f"{out} = and i1 {v.valid}, {v.val}")
+    return out
+
+
+def _and(ctx: EmitContext, a: str, b: str) -> str:
+    if a == "true":
+        return b
+    out = ctx.fresh("wv")
+    ctx.emit(f"{out} = and i1 {a}, {b}")
+    return out
 
 
 def window_geometry(assigner) -> tuple[int, int, int]:

@@ -90,7 +90,7 @@ def _row_layout(g) -> KpaRow:
     (unless a float sum/avg/variance needs the rows of a key in arrival order)."""
     group_words = 1 + g.key_words
     values, valids, word = [], [], group_words
-    with_value = [a for a in g.aggregates if a.arg_text != "" and a.spec.reads != "validity"]
+    with_value = [a for a in g.aggregates if a.kind is not None]  # (count reads validity only)
     first_holistic = next((a for a in with_value if a.spec.holistic), None)
     if any(a.spec.order_sensitive(a.kind) for a in g.aggregates):
         first_holistic = None  # rows of a key stay in arrival order: floats add as on the hash path
@@ -98,7 +98,7 @@ def _row_layout(g) -> KpaRow:
         with_value.remove(first_holistic)
         with_value.insert(0, first_holistic)
     for a in g.aggregates:
-        if a.arg_text != "":  # count(*) keeps nothing
+        if not a.counts_rows:  # count() keeps nothing
             valids.append(dict(idx=a.idx, valid=a.valid, bit=a.idx))
     for a in with_value:
         double = a.kind == "float" and not a.spec.holistic
@@ -124,7 +124,7 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     gen.trigger = "kpa"
     gen.kpa_row_words = row.words
     # the trigger's reduce applies the same update macros to the values it reads back from a row
-    reduce_aggs = [replace(a, value=f"%rv{a.idx}", valid=f"%rvalid{a.idx}" if a.arg_text else "true")
+    reduce_aggs = [replace(a, value=f"%rv{a.idx}", valid="true" if a.counts_rows else f"%rvalid{a.idx}")
                    for a in g.aggregates]
     updates = macro_lines("aggregates.ll.j2", "update", reduce_aggs)
     state = render("kpa_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,

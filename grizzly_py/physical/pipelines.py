@@ -107,6 +107,7 @@ class BoundAggregate:
     func: str
     arg: Expr | None      # over the pipeline input; None for count(*)
     k: int | None = None  # top_k: how many values
+    where: Expr | None = None  # over the pipeline input: only records for which it is true count
 
     @property
     def spec(self) -> AggregateSpec:
@@ -211,7 +212,7 @@ class Pipeline:
             exprs.append(self.event_time)
         if isinstance(self.terminal, WindowTerminal):
             exprs += [e for _, e in self.terminal.keys]
-            exprs += [a.arg for a in self.terminal.aggregates if a.arg is not None]
+            exprs += [e for a in self.terminal.aggregates for e in (a.arg, a.where) if e is not None]
         elif isinstance(self.terminal, JoinSideTerminal):
             exprs += [self.event_time] + [e for _, e in self.terminal.keys]
         elif isinstance(self.terminal, JoinTerminal):
@@ -233,7 +234,8 @@ class Pipeline:
             if t.keys:
                 lines.append("  keys     " + ", ".join(f"{f.name}={e!r}" for f, e in t.keys))
             for a in t.aggregates:
-                args = ('' if a.arg is None else repr(a.arg)) + ('' if a.k is None else f", {a.k}")
+                args = ", ".join([repr(e) for e in (a.arg,) if e is not None] + [str(k) for k in (a.k,) if k is not None]
+                                 + [f"where={e!r}" for e in (a.where,) if e is not None])
                 lines.append(f"  agg      {a.field.name} = {a.func}({args})")
             lines.append(f"  emits    {t.output_schema}")
         elif isinstance(t, JoinTerminal):
@@ -327,7 +329,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
         aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
-                                   None if call.arg is None else call.arg.substitute(o.columns), call.k)
+                                   None if call.arg is None else call.arg.substitute(o.columns), call.k,
+                                   None if call.where is None else call.where.substitute(o.columns))
                      for name, call in node.aggregates)
         lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema))
         return None
