@@ -7,32 +7,15 @@ hands them to the engine; it owns no execution logic itself.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import pyarrow as pa
 
 from .plan import PlanNode, Query, SinkSpec, SourceNode
+from .results import JobResult
 from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name,
                       parquet_schema)
 from .stream import DataStream
 from .watermark import WatermarkStrategy
-
-
-@dataclass
-class JobResult:
-    """What ``execute`` returns: collected tables by sink name, and the job's metrics."""
-
-    tables: dict[str, pa.Table]
-    metrics: dict = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> pa.Table:
-        try:
-            return self.tables[name]
-        except KeyError:
-            raise KeyError(f"no collecting sink named {name!r}; sinks: {', '.join(self.tables) or '(none)'}") from None
-
-    def __contains__(self, name):
-        return name in self.tables
 
 
 class SinkHandle:

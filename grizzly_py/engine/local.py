@@ -42,11 +42,11 @@ from ..codegen import abi
 from ..codegen.module import WINDOW_STATES, CodegenOptions, GeneratedPipeline, generate_pipeline
 from ..codegen.shared_window import shared_state_unsupported
 from ..codegen.sort_grouping import regrouping_unsupported
-from ..environment import JobResult
 from ..expressions import Column, ProcessingTime
 from ..physical.pipelines import (JoinInput, JoinTerminal, PhysicalPlan, Pipeline, ProjectTerminal, SourceInput,
                                   UnionInput, WindowInput, build_physical_plan, upstream_ids)
 from ..plan import Query, distinct_sources
+from ..results import JobResult
 from ..sources import TIMESTAMP_UNIT_DIVISOR, rejected_metrics
 from ..types import to_arrow_type
 from . import commit

@@ -25,7 +25,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codegen.module import generate_pipeline
-from ..environment import JobResult
 from ..expressions import Column
 from ..physical.pipelines import (
     ProjectTerminal,
@@ -42,6 +41,7 @@ from ..plan import (
     WindowAggregateNode,
     distinct_sources,
 )
+from ..results import JobResult
 from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
