@@ -48,19 +48,15 @@ from . import worker
 from .inputs import needed_columns, plan_splits, pushdown_source, read_split
 from .job import SparkJob, new_accumulator
 from .partials import WINDOW_START, partial_schema
-from .schema import conform, spark_struct, to_spark_batches
+from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
+from .streaming import sequential_dataframe, streaming_dataframe
 
 PARTIAL_KINDS = ("tumbling", "sliding", "tumbling_processing", "sliding_processing")
 RESULTS_SOURCE = "window results"
 RESULTS_TIME = "__gz_et"
-
-
-def pipeline_arrow_schema(pipeline) -> pa.Schema:
-    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
-                      for f in pipeline.output_schema])
 
 
 def _session(sources, spark):
@@ -130,11 +126,6 @@ def _results_batch(table: pa.Table, schema: pa.Schema, keys: list[str]) -> pa.Re
         pa.RecordBatch.from_pylist([], schema=table.schema)
 
 
-def _col(name: str):
-    from pyspark.sql import functions as F
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
 class _Input:
     """A source as Spark input: a DataFrame, or pushdown splits read by the tasks."""
 
@@ -143,7 +134,7 @@ class _Input:
         self.is_dataframe = isinstance(source, SparkSource)
         if self.is_dataframe:
             df = source.df if df is None else df
-            self.df = df.select(*[_col(c) for c in columns]) if columns is not None else df
+            self.df = df.select(*[spark_column(c) for c in columns]) if columns is not None else df
         else:
             master = spark.sparkContext.master
             self.splits = plan_splits(source, tasks, columns, local_master=master.startswith("local"))
@@ -202,7 +193,6 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         if not isinstance(s, SparkSource) and not pushdown_source(s):
             raise NotImplementedError(f"{s.name}: a {type(s).__name__} cannot run on Spark")
     if streaming:
-        from .streaming import sequential_dataframe, streaming_dataframe
         if len(sources) != 1:
             raise NotImplementedError("on a streaming DataFrame, grizzly-py runs queries with one source "
                                       "(a union or join of several streams is not supported yet)")
@@ -233,7 +223,7 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None)
                        spark_struct(partial_schema(gen)))
     keys = [f.name for f, _ in first.terminal.keys]
     results_schema = pipeline_arrow_schema(first)
-    merged = partials.repartition(tasks, *[_col(k) for k in keys], _col(WINDOW_START)) \
+    merged = partials.repartition(tasks, *[spark_column(k) for k in keys], spark_column(WINDOW_START)) \
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
     job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
     return _then(merged, job, root, physical, acc, shipped.adaptive), job
@@ -261,7 +251,7 @@ def _partition_key(name: str, dtype):
     """A key column as Spark hashes it for partitioning: floats as the compiled code groups them
     (-0.0 is 0.0, every NaN one value), so equal keys meet in one task."""
     from pyspark.sql import functions as F
-    c = _col(name)
+    c = spark_column(name)
     if not dtype.is_float:
         return c
     return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
@@ -294,7 +284,8 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
     columns = needed_columns(first, source)
     out_schema = spark_struct(pipeline_arrow_schema(first))
     if isinstance(source, SparkSource):
-        rows = (source.df if df is None else df).select(*[_col(c) for c in columns], F.lit(0).alias(worker.BATCH))
+        rows = (source.df if df is None else df).select(*[spark_column(c) for c in columns],
+                                                         F.lit(0).alias(worker.BATCH))
         marks, input_kind = None, "dataframe"
     else:
         splits = plan_splits(source, tasks, columns, local_master=spark.sparkContext.master.startswith("local"))
@@ -311,7 +302,7 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
         input_kind = "pushdown"
     by = [_partition_key(k, source.schema.field(k).dtype) for k in keys]
-    results = rows.repartition(tasks, *by).sortWithinPartitions(_col(worker.BATCH)) \
+    results = rows.repartition(tasks, *by).sortWithinPartitions(spark_column(worker.BATCH)) \
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
     return _then(results, job, root, physical, acc, shipped.adaptive), job
