@@ -10,7 +10,7 @@ import os
 
 import pyarrow as pa
 
-from .plan import PlanNode, Query, SinkSpec, SourceNode
+from .plan import PlanNode, Query, SinkSpec, SourceNode, distinct_sources
 from .results import JobResult
 from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name,
                       parquet_schema)
@@ -171,8 +171,11 @@ class StreamEnvironment:
                          state_memory_limit=self.state_memory_limit)
         return result["result"]
 
+    def _to_spark(self, node: PlanNode):
+        """``DataStream.to_spark``: the query ending in ``node`` as a Spark DataFrame."""
+        from .spark.planner import to_spark
+        return to_spark(node, self.spark, adaptive=self.adaptive)
+
     def _on_spark(self, queries) -> bool:
         """Whether these queries run on Spark: a Spark environment, or a Spark DataFrame source."""
-        from .plan import distinct_sources
-        return self.spark is not None or any(type(s).__name__ == "SparkSource"
-                                             for q in queries for s in distinct_sources(q.root))
+        return self.spark is not None or any(s.spark_only for q in queries for s in distinct_sources(q.root))

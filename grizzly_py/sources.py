@@ -56,6 +56,7 @@ class Source:
     watermark: WatermarkStrategy = field(default_factory=WatermarkStrategy.for_monotonous_timestamps)
     on_bad_rows: str = "error"  # or "drop": skip and count bad rows (file sources)
     reads_lists = False  # list columns (top_k results) only in the engine's own intermediate results
+    spark_only = False  # its queries run on Spark only (a Spark DataFrame: spark/sources.py)
 
     def __post_init__(self):
         if self.on_bad_rows not in ON_BAD_ROWS:
