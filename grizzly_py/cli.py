@@ -11,10 +11,13 @@ and returns one. ``FILE:NAME`` splits at the last ``:`` when what follows is a P
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import click
 from rich.syntax import Syntax
@@ -181,15 +184,19 @@ def print_trace(metrics: dict) -> None:
 
 
 def _bench_modules():
-    """``bench/`` lives beside ``grizzly_py/`` in a source checkout (it is not installed)."""
-    from pathlib import Path
-    root = Path(__file__).resolve().parent.parent
-    if not (root / "bench" / "suite.py").exists():
-        raise click.UsageError(f"grizzly bench needs a source checkout: no bench/ beside {root / 'grizzly_py'}")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from bench import suite, suite_report
-    return suite, suite_report
+    """The benchmark suite's modules ``suite`` and ``suite_report``: from ``grizzly_py.bench`` in
+    an installed wheel, from the checkout's top-level ``bench/`` (beside ``grizzly_py/``) in a
+    source checkout, where the package root is on ``sys.path`` (an editable install's .pth file,
+    or the checkout as the working directory)."""
+    package = f"{__package__}.bench"
+    if importlib.util.find_spec(package) is None:
+        checkout = Path(__file__).resolve().parent.parent / "bench"
+        spec = importlib.util.find_spec("bench")
+        if spec is None or spec.origin is None or Path(spec.origin).resolve().parent != checkout:
+            raise click.UsageError(f"grizzly bench: no benchmark package ({package} is not installed, "
+                                   f"and the importable 'bench' is not the checkout's {checkout})")
+        package = "bench"
+    return importlib.import_module(f"{package}.suite"), importlib.import_module(f"{package}.suite_report")
 
 
 def _csv(value):
@@ -206,7 +213,9 @@ def _csv(value):
 @click.option("--seed", type=int, default=42, show_default=True)
 @click.option("--threads", type=int, help="threads of polars, DuckDB, Spark and Flink (default: all cores)")
 @click.option("--parallelism", type=int, default=1, show_default=True, help="grizzly-py parallelism")
-@click.option("--out", type=click.Path(file_okay=False), help="report directory (default bench/results)")
+@click.option("--out", type=click.Path(file_okay=False),
+              help="report directory (default: $GRIZZLY_CACHE_DIR/bench-results, else "
+                   "~/.cache/grizzly-py/bench-results)")
 @click.option("--no-save", is_flag=True, help="print only, write no report")
 @click.option("--no-plots", is_flag=True, help="write no PNG plots")
 @click.option("--counters/--no-counters", default=None,
@@ -217,10 +226,8 @@ def _csv(value):
 @click.option("--list", "list_only", is_flag=True, help="list workloads and peers, run nothing")
 def bench(workloads, peers, rows, quick, repeat, seed, threads, parallelism, out, no_save, no_plots,
           counters, no_latency, no_install, in_process, list_only):
-    """Benchmark grizzly-py against its peers (spec: benchmarks.md); WORKLOADS default to all."""
-    import os
-    from pathlib import Path
-
+    """Benchmark grizzly-py against its peers (spec: benchmarks.md); WORKLOADS default to all.
+    Reports go to --out, by default a folder under grizzly-py's cache, never the checkout."""
     suite, suite_report = _bench_modules()
     if list_only:
         for w in suite.WORKLOADS.values():
@@ -242,9 +249,10 @@ def bench(workloads, peers, rows, quick, repeat, seed, threads, parallelism, out
     opts = suite.Options(
         workloads=list(workloads) or list(suite.WORKLOADS), peers=peer_list, rows=rows, quick=quick,
         repeat=repeat, seed=seed, threads=threads or os.cpu_count() or 1, parallelism=parallelism,
-        out=Path(out) if out else suite.RESULTS_DIR, save=not no_save, plots=not no_plots,
-        latency=not no_latency, counters=counters, install=not no_install, in_process=in_process,
-        progress=True)
+        save=not no_save, plots=not no_plots, latency=not no_latency, counters=counters,
+        install=not no_install, in_process=in_process, progress=True)
+    if out:  # (else the default folder: bench/output.py)
+        opts.out = Path(out)
     result = suite.run_suite(opts)
     suite_report.console(result)
     if opts.save:
