@@ -1,7 +1,8 @@
 """``StreamEnvironment``: defines sources and sinks, and runs jobs on the embedded engine.
 
 The environment is the user's entry point (api.md). It collects the queries that end in sinks and
-hands them to the engine; it owns no execution logic itself.
+hands them to the engine; it owns no execution logic itself. It imports the engine and Spark only
+when a job needs them, so that ``import grizzly_py`` loads neither (nor LLVM).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .results import JobResult
 from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name,
                       parquet_schema)
 from .stream import DataStream
+from .time import Time
 from .watermark import WatermarkStrategy
 
 
@@ -77,7 +79,6 @@ class StreamEnvironment:
         every ``interval_batches`` rounds of source batches; ``execute()`` resumes from the latest
         intact snapshot, and file sinks are written exactly once (docs/fault_tolerance.md)."""
         from .engine.checkpoint import CheckpointConfig
-        from .time import Time
         self.checkpoint = CheckpointConfig.of(path, Time.seconds(1) if interval is None else interval, interval_batches)
         return self
 

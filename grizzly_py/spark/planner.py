@@ -25,7 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codegen.module import generate_pipeline
-from ..expressions import Column
+from ..engine import commit
+from ..engine.kernels import sort_indices_nulls_last
+from ..engine.sinks import open_sink
+from ..expressions import Column, strip_alias
 from ..physical.pipelines import (
     ProjectTerminal,
     SourceInput,
@@ -42,14 +45,17 @@ from ..plan import (
     distinct_sources,
 )
 from ..results import JobResult
+from ..sources import TIMESTAMP_UNIT_DIVISOR, CsvSource
 from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
+from .filters import push_filters as push
 from .inputs import needed_columns, plan_splits, pushdown_source, read_split
 from .job import SparkJob, new_accumulator
 from .partials import WINDOW_START, partial_schema
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
+from .session import configure, require_pyspark
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
 from .streaming import sequential_dataframe, streaming_dataframe
@@ -112,11 +118,9 @@ def pipeline_arrow_schema_of_node(node: PlanNode) -> pa.Schema:
 
 def _results_batch(table: pa.Table, schema: pa.Schema, keys: list[str]) -> pa.RecordBatch:
     """Window results in the order the embedded engine fires them, with their event time."""
-    from ..engine.kernels import sort_indices_nulls_last
     table = table.take(sort_indices_nulls_last(table, [WINDOW_END] + keys)) if table.num_rows else table
     end = table.column(WINDOW_END)
     if pa.types.is_timestamp(end.type):
-        from ..sources import TIMESTAMP_UNIT_DIVISOR
         mul, div = TIMESTAMP_UNIT_DIVISOR[end.type.unit]
         ms = pc.divide(pc.multiply(end.cast(pa.int64()), mul), div) if (mul, div) != (1, 1) else end.cast(pa.int64())
     else:
@@ -162,14 +166,12 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     ``push_filters``: let Spark evaluate the filters it can on a batch DataFrame input
     (``filters.py``). ``adaptive``: the environment's setting; the tasks' kernels run their
     code variants under a controller in each Python worker (``worker.py``)."""
-    from .session import configure, require_pyspark
     require_pyspark()
     sources = distinct_sources(root)
     spark = _session(sources, spark)
     configure(spark)
     frames, notes = {}, []
     if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming:
-        from .filters import push_filters as push
         root, conditions = push(root, sources[0])
         if conditions:
             df = sources[0].df
@@ -259,13 +261,11 @@ def _partition_key(name: str, dtype):
 
 def _keyed_input(source) -> bool:
     """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
-    from ..sources import CsvSource
     return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
 
 
 def _key_columns(first) -> list[str] | None:
     """The input columns a keyed window groups by, if every key is one (else None)."""
-    from ..expressions import strip_alias
     names = []
     for _f, e in first.terminal.keys:
         e = strip_alias(e)
@@ -473,7 +473,6 @@ def collect(df, expected: pa.Schema) -> pa.Table:
                                  schema=expected)
     order = getattr(getattr(df, "grizzly", None), "order_by", None)
     if order and table.num_rows:
-        from ..engine.kernels import sort_indices_nulls_last
         table = table.take(sort_indices_nulls_last(table, order))
     return table
 
@@ -507,8 +506,6 @@ def run_on_spark(queries: list[Query], spark=None, adaptive: object = True) -> J
     as ``StreamEnvironment.execute`` returns them."""
     import time
 
-    from ..engine import commit
-    from ..engine.sinks import open_sink
     start = time.perf_counter()
     tables, per_query, sinks = {}, [], []
     commit_dir = commit.recover([q.sink.path for q in queries if q.sink.kind != "collect"], None)

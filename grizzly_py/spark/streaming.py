@@ -34,7 +34,7 @@ from . import worker
 from .inputs import needed_columns
 from .job import SparkJob
 from .partials import WINDOW_START, EntryLayout
-from .schema import pipeline_arrow_schema, spark_column, spark_struct
+from .schema import pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .worker import EVENT_TIME, EVENT_TIME_SHIFT, HEARTBEAT, streaming_partial_schema
 
 STATE_COLUMN = "parts"
@@ -143,7 +143,6 @@ def sequential_dataframe(spark, shipped, physical, source, acc):
     checkpoint replays the micro-batches after it and gives the uninterrupted run's results."""
     from pyspark.sql.streaming.state import GroupStateTimeout
 
-    from .schema import to_spark_batches
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     input_schema = source.arrow_schema
 
