@@ -1,6 +1,9 @@
 """Benchmark harness for grizzly-py: seeded data generators, peers, runners and reports.
 
-Each workload has a runner (``python bench/ysb.py ...``) that generates its data once, runs
-every requested peer on the same data, cross-checks their results and writes a report under
-``bench/results/``. See ``/work/shared/spec/benchmarks.md`` for the workloads and peers.
+Each workload has a runner (``python -m bench.ysb ...``) that generates its data once, runs
+every requested peer on the same data, cross-checks their results and writes a report to
+``--out`` (default: ``output.default_results_dir()``, under grizzly-py's cache folder). The
+package is ``bench`` in a checkout and ``grizzly_py.bench`` in the wheel (``grizzly bench``);
+its modules import each other relatively. See ``/work/shared/spec/benchmarks.md`` for the
+workloads and peers.
 """

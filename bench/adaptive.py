@@ -1,6 +1,6 @@
 """Adaptive compilation over time: the Grizzly paper's figures 12, 13 and 14 (issue 5's bench).
 
-    python bench/adaptive.py [--rows N] [--repeat R] [--quick] [--no-ysb]
+    python -m bench.adaptive [--rows N] [--repeat R] [--quick] [--no-ysb]
 
 Each scenario (``grizzly_py.workloads.adaptive``) runs as a stream on the embedded engine, once
 per curve: ``adaptive`` (the default settings), ``generic`` (``adaptive=False``) and, for the
@@ -22,8 +22,9 @@ Every curve and repeat runs in a forked child (a cold code cache, as in a fresh 
 runs in process). Results of all curves of a scenario must be equal (exit status 2 if not).
 The YSB part (issue 5's targets) runs ``bench/ysb.py``'s peers ``c_dense``, ``grizzly_generic``
 and ``grizzly`` on ``--ysb-rows`` rows, and the steady-state rate of the optimized variant comes
-from the ``ysb`` scenario (10,000 keys, no change). Writes ``bench/results/adaptive-<date>.{md,json}``
-and the plots ``docs/img/adaptive-{range,selectivity,skew}.png`` (``bench/adaptive_report.py``).
+from the ``ysb`` scenario (10,000 keys, no change). Writes ``adaptive-<date>.{md,json}`` to
+``--out`` (default: ``output.default_results_dir()``) and the plots
+``docs/img/adaptive-{range,selectivity,skew}.png`` (``bench/adaptive_report.py``).
 """
 
 from __future__ import annotations
@@ -42,13 +43,11 @@ from typing import Callable
 import numpy as np
 import pyarrow as pa
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.harness import RESULTS_DIR
-from bench.window_workloads import digest, windowed
 from grizzly_py.workloads import adaptive as scenarios
 from grizzly_py.workloads.ysb import EVENTS_PER_SECOND, WINDOW_MS, generate_ysb, ysb_query
+
+from .output import default_results_dir
+from .window_workloads import digest, windowed
 
 ROOT = Path(__file__).resolve().parent.parent
 IMG_DIR = ROOT / "docs" / "img"
@@ -309,9 +308,9 @@ def steady_rate(run: dict) -> dict:
 
 def run_ysb_peers(rows: int, repeat: int, seed: int) -> tuple:
     """``bench/ysb.py``'s c_dense, grizzly_generic and grizzly peers side by side (forked each)."""
-    from bench.harness import cross_check, run_isolated as run_peer_isolated, run_peer
-    from bench.ysb import PEERS
-    from bench.ysb_data import YsbData
+    from .harness import cross_check, run_isolated as run_peer_isolated, run_peer
+    from .ysb import PEERS
+    from .ysb_data import YsbData
     table = generate_ysb(rows, seed, 10_000, 1 << 16)
     data = YsbData(table, 10_000, False)
     args = argparse.Namespace(parallelism=1, threads=1)
@@ -344,7 +343,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true",
                    help="small data, short stages (AdaptiveSettings: %s), in process, no YSB peers" % QUICK_STAGES)
     p.add_argument("--in-process", action="store_true", help="no forked child per run (warm code cache)")
-    p.add_argument("--out", type=Path, default=RESULTS_DIR)
+    p.add_argument("--out", type=Path, default=default_results_dir())
     p.add_argument("--img", type=Path, default=IMG_DIR)
     args = p.parse_args(argv)
     quick = args.quick
@@ -362,8 +361,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from bench.adaptive_report import plot, write
-    from bench.host import load_average
+    from .adaptive_report import plot, write
+    from .host import load_average
     args = parse_args(argv)
     stages = QUICK_STAGES if args.quick else None
     load_at_start, started = load_average(), time.perf_counter()

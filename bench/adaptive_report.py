@@ -3,8 +3,8 @@
 ``plot`` draws one scenario (median Mrec/s per time bin for each curve, the adaptive run's
 stage switches and the data's change point); ``targets`` computes issue 5's figures (adaptive
 over generic and over the hand-written C dense array on YSB, records until re-optimization);
-``write`` puts everything into ``bench/results/adaptive-<date>-<time>.{md,json}``.
-``python bench/adaptive_report.py RESULTS.json [IMG_DIR]`` draws a saved run's plots again.
+``write`` puts everything into ``adaptive-<date>-<time>.{md,json}`` in the report folder.
+``python -m bench.adaptive_report RESULTS.json [IMG_DIR]`` draws a saved run's plots again.
 """
 
 from __future__ import annotations
@@ -15,11 +15,8 @@ import statistics
 import sys
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `bench` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import report
-from bench.host import describe_host
+from . import report
+from .host import describe_host
 
 STAGE_STYLE = {"instrumented": ("tab:orange", ":"), "optimized": ("tab:green", "-"),
                "generic": ("tab:red", "--")}

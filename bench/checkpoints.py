@@ -8,7 +8,7 @@ a job's time with and without checkpoints.
 2. Overhead: ``--rows`` records, 100,000 keys, 10 s tumbling windows, with no checkpoints and with
    a snapshot every second and every 200 ms (median of ``--repeat`` runs).
 
-    python bench/checkpoints.py --keys 10000 100000 1000000 --rows 10000000 --repeat 3
+    python -m bench.checkpoints --keys 10000 100000 1000000 --rows 10000000 --repeat 3
 """
 
 from __future__ import annotations

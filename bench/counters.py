@@ -12,7 +12,7 @@ helper built with gcc), and the marginal cost ``(I(n2) - I(n1)) / (n2 - n1)`` re
 per-run cost. Instruction counts are deterministic, unlike times on a shared machine. JVM peers
 (Spark, Flink) are not run under valgrind.
 
-    python bench/counters.py                 # probe and measure (ysb, selection), print JSON
+    python -m bench.counters                 # probe and measure (ysb, selection), print JSON
 """
 
 from __future__ import annotations
@@ -28,16 +28,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from grizzly_py.counters import perf  # the one ctypes perf_event_attr
 
-ROOT = Path(__file__).resolve().parent.parent
+from .suite_options import PEERS as SPECS
+from .suite_options import Options
+from .workloads import WORKLOADS as WL
+
+# the folder holding this package's top level (the checkout, or site-packages for
+# grizzly_py.bench): the worker processes import the package from there
+PACKAGE_ROOT = Path(__file__).resolve().parents[__package__.count(".") + 1]
 WORKLOADS = ("ysb", "selection")
 CASES = {"ysb": None, "selection": 50}
 PEERS = ("grizzly", "c", "c_dense", "numpy", "polars", "duckdb")
 TIMEOUT_S = 900
-
-from grizzly_py.counters import perf  # noqa: E402  (the one ctypes perf_event_attr)
 
 HW_EVENTS = {name: perf.HARDWARE_EVENTS[name][1] for name in ("instructions", "branch_misses", "cache_misses")}
 PERF_EVENT_IOC_ENABLE, PERF_EVENT_IOC_DISABLE = perf.PERF_EVENT_IOC_ENABLE, perf.PERF_EVENT_IOC_DISABLE
@@ -94,9 +97,6 @@ void cg_stop(const char *label) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP
 
 
 def _peer_for(name: str, workload: str, rows: int, seed: int):
-    from bench.suite import PEERS as SPECS, Options
-    from bench.workloads import WORKLOADS as WL
-
     w = WL[workload]
     case = next(c for c in w.cases(params=(CASES[workload],)))
     data = w.make(case.param, rows, seed)
@@ -144,15 +144,16 @@ def _callgrind_totals(out_dir: Path) -> dict[int, int]:
 
 
 def _measure_one(mode: str, peer: str, workload: str, sizes: list[int], seed: int) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "worker", mode, peer, workload,
+    cmd = [sys.executable, "-m", f"{__package__}.counters", "worker", mode, peer, workload,
            ",".join(map(str, sizes)), str(seed)]
     with tempfile.TemporaryDirectory(prefix="grizzly-cg-out-") as tmp:
         if mode == "callgrind":
             cmd = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--dump-instr=no",
                    f"--callgrind-out-file={tmp}/cg.out.%p", *cmd]
-        env = dict(os.environ, PYTHONPATH=str(ROOT), POLARS_MAX_THREADS="1")
+        path = os.pathsep.join(p for p in (str(PACKAGE_ROOT), os.environ.get("PYTHONPATH")) if p)
+        env = dict(os.environ, PYTHONPATH=path, POLARS_MAX_THREADS="1")
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=ROOT)
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=env, cwd=tmp)
         except subprocess.TimeoutExpired:
             return {"error": f"timed out after {TIMEOUT_S} s"}
         if proc.returncode != 0:
@@ -195,8 +196,6 @@ def measure(opts, workloads: list[str]) -> dict:
                 "polars and DuckDB run their threads serialized under valgrind.")
         cols = ["workload", "peer", "instructions / record", f"instructions / record at {sizes[1]:,} rows"]
     results, table = {}, []
-    from bench.suite import PEERS as SPECS
-
     for w in workloads:
         for p in peers:
             if not SPECS[p].cls().supports(w):
@@ -219,6 +218,4 @@ if __name__ == "__main__":
         _, _, mode, peer, workload, sizes, seed = sys.argv
         worker(mode, peer, workload, [int(s) for s in sizes.split(",")], int(seed))
     else:
-        from bench.suite import Options
-
         print(json.dumps(measure(Options().resolve(), list(WORKLOADS)), indent=2, default=str))

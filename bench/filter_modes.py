@@ -10,7 +10,7 @@ For a window pipeline (YSB-shaped: filter, key, 10 s tumbling count) and a proje
   position by the keep flag; windows build a selection vector per block of rows and aggregate
   the selected rows in a second loop.
 
-    python bench/filter_modes.py --rows 10000000 --repeat 5
+    python -m bench.filter_modes --rows 10000000 --repeat 5
 """
 
 from __future__ import annotations

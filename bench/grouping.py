@@ -1,8 +1,8 @@
 """Hash vs sort grouping (StreamBox-HBM figure 2 setting): window aggregation throughput of
 grizzly-py's two groupings over 100 to 10M distinct keys, and the crossing point.
 
-    python bench/grouping.py                       # 10M records, keys 100 .. 10M, 3 runs each
-    python bench/grouping.py --rows 2000000 --keys 100,10000,1000000 --repeat 5
+    python -m bench.grouping                       # 10M records, keys 100 .. 10M, 3 runs each
+    python -m bench.grouping --rows 2000000 --keys 100,10000,1000000 --repeat 5
 
 Records are YSB-like (event time, event type, campaign id, ad id, price); the query keeps the
 views (a fused filter, a third of the records), groups them by campaign id with ``D`` distinct
@@ -10,8 +10,9 @@ values in one 10 s tumbling window (the state holds every key until the window f
 computes ``count()`` (decomposable) or ``count()`` plus ``median(price)`` (holistic). Each
 (keys, query, grouping) runs once untimed (JIT compile; compiled modules are cached in-process)
 and then ``--repeat`` times; the median end-to-end time (ingest, fire, output table) counts.
-Results (both groupings must give equal tables) go to
-``bench/results/grouping-<date>-<time>.{md,json}`` and the plot to ``docs/img/grouping-hash-vs-sort.png``.
+Results (both groupings must give equal tables) go to ``grouping-<date>-<time>.{md,json}`` in
+``--out`` (default: ``output.default_results_dir()``) and the plot to
+``docs/img/grouping-hash-vs-sort.png``.
 """
 
 from __future__ import annotations
@@ -28,13 +29,12 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import grizzly_py as gz
+from grizzly_py import Time, agg, col
+from grizzly_py.windows import TumblingEventTimeWindows
 
-import grizzly_py as gz  # noqa: E402
-from bench.host import describe_host, load_average  # noqa: E402
-from grizzly_py import Time, agg, col  # noqa: E402
-from grizzly_py.windows import TumblingEventTimeWindows  # noqa: E402
+from .output import default_results_dir
+from .host import describe_host, load_average
 
 ROOT = Path(__file__).resolve().parent.parent
 QUERIES = {"count": lambda: dict(n=agg.count()),
@@ -83,7 +83,7 @@ def main(argv=None) -> int:
     p.add_argument("--keys", default="100,1000,10000,100000,1000000,10000000")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--batch-rows", type=int, default=1 << 16)
-    p.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    p.add_argument("--out", default=str(default_results_dir()))
     p.add_argument("--plot", default=str(ROOT / "docs" / "img" / "grouping-hash-vs-sort.png"))
     args = p.parse_args(argv)
     key_counts = [int(k) for k in args.keys.split(",")]

@@ -1,8 +1,8 @@
 """``grouping="auto"`` against fixed hash and sort grouping on a stream of many windows: does the
 adaptive controller end up on the faster grouping, and what does finding it cost?
 
-    python bench/grouping_auto.py                  # 8 windows of 1.5M records, 10K and 1M keys
-    python bench/grouping_auto.py --windows 4 --rows-per-window 200000 --keys 100,50000 --min-keys 1000
+    python -m bench.grouping_auto                  # 8 windows of 1.5M records, 10K and 1M keys
+    python -m bench.grouping_auto --windows 4 --rows-per-window 200000 --keys 100,50000 --min-keys 1000
 
 Each window (1 s tumbling, event time) holds ``--rows-per-window`` records whose key is uniform
 over ``K`` values, for each ``K`` of ``--keys``; the query is ``count()`` + ``median(v)`` per key
@@ -10,7 +10,8 @@ over ``K`` values, for each ``K`` of ``--keys``; the query is ``count()`` + ``me
 ``docs/benchmarks.md``). Each grouping runs once untimed (compile) and ``--repeat`` times; the
 median end-to-end time counts. ``auto`` starts with hash tables and switches after the first
 fired windows when they say so (``engine/regrouping.py``); its switches are reported. Results
-of the three must be equal. Output: ``bench/results/grouping-auto-<date>-<time>.{md,json}``.
+of the three must be equal. Output: ``grouping-auto-<date>-<time>.{md,json}`` in ``--out``
+(default: ``output.default_results_dir()``).
 """
 
 from __future__ import annotations
@@ -26,16 +27,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+import grizzly_py as gz
+from grizzly_py import Time, agg, col
+from grizzly_py.engine.adaptive import AdaptiveSettings
+from grizzly_py.windows import TumblingEventTimeWindows
 
-import grizzly_py as gz  # noqa: E402
-from bench.host import describe_host, load_average  # noqa: E402
-from grizzly_py import Time, agg, col  # noqa: E402
-from grizzly_py.engine.adaptive import AdaptiveSettings  # noqa: E402
-from grizzly_py.windows import TumblingEventTimeWindows  # noqa: E402
+from .output import default_results_dir
+from .host import describe_host, load_average
 
-ROOT = Path(__file__).resolve().parent.parent
 GROUPINGS = ("hash", "sort", "auto")
 
 
@@ -102,7 +101,7 @@ def main(argv=None) -> int:
     p.add_argument("--batch-rows", type=int, default=1 << 16)
     p.add_argument("--min-keys", type=int, default=None,
                    help="crossing point in distinct keys per window (default: the measured ones)")
-    p.add_argument("--out", default=str(ROOT / "bench" / "results"))
+    p.add_argument("--out", default=str(default_results_dir()))
     p.add_argument("--no-save", action="store_true")
     args = p.parse_args(argv)
     points = measure(args.windows, args.rows_per_window, [int(k) for k in args.keys.split(",")], args.repeat,

@@ -33,11 +33,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
-from bench.host import process_memory_gib
+from .host import process_memory_gib
+from .output import default_results_dir
 
 os.environ.setdefault("GRIZZLY_CODE_CACHE", "off")
-from bench.peers.base import Peer, PeerUnavailable, Summary, summarize
-from bench.timing import Runs, timed
+from .peers.base import Peer, PeerUnavailable, Summary, summarize
+from .timing import Runs, timed
 
 
 @dataclass
@@ -406,9 +407,6 @@ def cross_check(results: list[PeerResult]) -> CrossCheck:
     )
 
 
-RESULTS_DIR = Path(__file__).resolve().parent / "results"
-
-
 def add_common_arguments(p, peers, default_threads: int) -> None:
     """The command-line options every benchmark runner shares."""
     p.add_argument("--peers", default=",".join(peers), help=f"comma-separated, from: {', '.join(peers)}")
@@ -420,7 +418,9 @@ def add_common_arguments(p, peers, default_threads: int) -> None:
     p.add_argument("--threads", type=int, default=default_threads,
                    help="threads for polars, DuckDB and Spark local[N] (C, numpy: 1)")
     p.add_argument("--parallelism", type=int, default=1, help="grizzly-py parallelism")
-    p.add_argument("--out", type=Path, default=RESULTS_DIR, help="report directory")
+    p.add_argument("--out", type=Path, default=default_results_dir(),
+                   help="report directory (default: $GRIZZLY_CACHE_DIR/bench-results, "
+                        "~/.cache/grizzly-py/bench-results)")
     p.add_argument("--no-save", action="store_true", help="print only, write no report")
     p.add_argument("--in-process", action="store_true",
                    help="run peers in this process instead of one forked child per peer")

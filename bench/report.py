@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from bench.harness import CrossCheck, PeerResult
+from .harness import CrossCheck, PeerResult
 
 BASELINE = "grizzly"
 COLUMNS = ("peer", "status", "median s", "Mrec/s", "ns/rec", f"x {BASELINE}", "first s", "threads")

@@ -4,7 +4,7 @@ every peer, in one run, with one report.
     grizzly bench                              # every workload, default sizes, every peer
     grizzly bench ysb selection --peers c,numpy,grizzly --rows 1000000
     grizzly bench --quick                      # every workload on small data, fast peers (< 2 min)
-    python bench/suite.py --quick              # the same without the installed entry point
+    python -m grizzly_py.cli bench --quick     # the same without the installed entry point
 
 For each runnable workload: its seeded data sets are generated once (and written to Parquet for
 Spark, CSV for Flink, untimed); each peer runs in its own forked child for all cases of the
@@ -13,93 +13,26 @@ workload (set up once: imports, gcc, session start; a crash fails only the case 
 others; grizzly-py is not trusted as the reference). For grizzly-py, an extra untimed run per
 case measures window latency (``bench/latency.py``), and the first run's code generation and
 compilation time is reported. Per-record counters come last (``bench/counters.py``). The report
-goes to ``bench/results/suite-<date>-<time>.{md,json}`` and PNG plots beside them
-(``bench/suite_report.py``). Exit status 2 if peers disagree anywhere.
+goes to ``--out`` (default ``output.default_results_dir()``: ``$GRIZZLY_CACHE_DIR/bench-results``,
+``~/.cache/grizzly-py/bench-results`` without it) as ``suite-<date>-<time>.{md,json}`` and PNG
+plots beside them (``bench/suite_report.py``). Exit status 2 if peers disagree anywhere.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import os
-import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.harness import RESULTS_DIR, CrossCheck, PeerResult, run_isolated_each, run_peer
-from bench.host import describe_host, load_average
-from bench.peers.base import Peer, PeerUnavailable
-from bench.window_workloads import cross_check
-from bench.workloads import WORKLOADS, Case, Workload
-
-
-@dataclass(frozen=True)
-class PeerSpec:
-    name: str
-    cls: Callable[[], type]  # the peer class (imported lazily)
-    make: Callable[[Any], Any]  # options -> peer instance
-    fast: bool  # in --quick's default set
-
-
-def _cls(module: str, name: str) -> Callable[[], type]:
-    def load():
-        import importlib
-        return getattr(importlib.import_module(module), name)
-    return load
-
-
-_S = "bench.peers.suite"
-PEERS: dict[str, PeerSpec] = {p.name: p for p in (
-    PeerSpec("c", _cls(_S, "CSuite"), lambda o: _cls(_S, "CSuite")()("hash"), True),
-    PeerSpec("c_dense", _cls(_S, "CDenseSuite"), lambda o: _cls(_S, "CDenseSuite")()(), True),
-    PeerSpec("numpy", _cls(_S, "NumpySuite"), lambda o: _cls(_S, "NumpySuite")()(), True),
-    PeerSpec("polars", _cls(_S, "PolarsSuite"), lambda o: _cls(_S, "PolarsSuite")()(o.threads), True),
-    PeerSpec("duckdb", _cls(_S, "DuckDBSuite"), lambda o: _cls(_S, "DuckDBSuite")()(o.threads), True),
-    PeerSpec("spark", _cls(_S, "SparkSuite"), lambda o: _cls(_S, "SparkSuite")()(o.threads), False),
-    PeerSpec("flink", _cls("bench.peers.flink", "FlinkSuite"),
-             lambda o: _cls("bench.peers.flink", "FlinkSuite")()(o.threads, o.install), False),
-    PeerSpec("grizzly", _cls(_S, "GrizzlySuite"), lambda o: _cls(_S, "GrizzlySuite")()(o.parallelism), True),
-)}
-BASELINE = "grizzly"
-
-
-@dataclass
-class Options:
-    workloads: list[str] = field(default_factory=lambda: list(WORKLOADS))
-    peers: list[str] | None = None  # None: all (quick: the fast ones)
-    rows: int | None = None  # None: each workload's default
-    quick: bool = False
-    repeat: int | None = None  # None: 5 (quick: 1)
-    seed: int = 42
-    threads: int = os.cpu_count() or 1
-    parallelism: int = 1
-    out: Path = RESULTS_DIR
-    save: bool = True
-    plots: bool = True
-    latency: bool = True
-    counters: bool | None = None  # None: on unless quick
-    counter_rows: tuple[int, int] = (100_000, 500_000)
-    budget_s: float | None = 30.0  # a peer whose runs of a case took longer stops after 3 runs
-    install: bool = True  # may create Flink's virtual environment
-    in_process: bool = False
-    progress: bool = True
-    log: Callable[[str], None] = print
-
-    def resolve(self) -> "Options":
-        if self.peers is None:
-            self.peers = [n for n, p in PEERS.items() if p.fast or not self.quick]
-        if BASELINE not in self.peers:
-            self.peers.append(BASELINE)
-        if self.repeat is None:
-            self.repeat = 3 if self.quick else 5
-        if self.counters is None:
-            self.counters = not self.quick
-        return self
+from . import counters
+from .harness import CrossCheck, PeerResult, run_isolated_each, run_peer
+from .host import describe_host, load_average
+from .peers.base import Peer, PeerUnavailable
+from .suite_options import BASELINE, PEERS, Options, PeerSpec
+from .window_workloads import cross_check
+from .workloads import WORKLOADS, Case, Workload
 
 
 @dataclass
@@ -326,8 +259,6 @@ def run_suite(opts: Options) -> SuiteResult:
 def _counters(opts: Options, progress) -> dict | None:
     if not opts.counters:
         return None
-    from bench import counters
-
     task = progress.add_task("per-record counters", total=None) if progress is not None else None
     try:
         return counters.measure(opts, [w for w in opts.workloads if w in counters.WORKLOADS])
@@ -337,17 +268,3 @@ def _counters(opts: Options, progress) -> dict | None:
         if task is not None:
             progress.update(task, total=1, completed=1)
 
-
-def main(argv: list[str] | None = None) -> int:
-    """``python bench/suite.py ...``: the same as ``grizzly bench ...``."""
-    from grizzly_py.cli import main as cli_main
-
-    try:
-        cli_main(["bench", *(sys.argv[1:] if argv is None else argv)], standalone_mode=False)
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from bench.suite import BASELINE, CaseResult, SuiteResult
+from .suite import BASELINE, CaseResult, SuiteResult
 
 STATUS_SHORT = {"missing": "missing", "unsupported": "unsupported", "failed": "FAILED",
                 "no query": "–", "pending": "pending"}
@@ -109,7 +109,7 @@ def problems(suite: SuiteResult) -> list[str]:
                     lines.append(f"{w.workload.name} {c.case.label}: {r.name}: {r.status}: {r.error}")
             if c.check is not None:
                 for name in c.check.mismatches:
-                    from bench.window_workloads import mismatch_detail
+                    from .window_workloads import mismatch_detail
                     lines.append(f"{w.workload.name} {c.case.label}: MISMATCH {name} vs "
                                  f"{', '.join(c.check.agreeing)}: "
                                  f"{mismatch_detail(c.check.mismatches[name], c.check.reference)}")

@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from bench.harness import CrossCheck, PeerResult
+from .harness import CrossCheck, PeerResult
 from grizzly_py.workloads.ysb import VIEW, VIEW_CODE, WINDOW_MS, generate_ysb
 
 AGGREGATES = ("sum", "count", "avg", "stddev_pop", "median", "mode")

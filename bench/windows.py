@@ -1,8 +1,8 @@
 """Window workloads (Grizzly paper 7.3.1-7.3.3): grizzly-py against its peers, case by case.
 
-    python bench/windows.py --workload agg-types --rows 5000000 --repeat 3
-    python bench/windows.py --workload concurrent-windows --cases 1,10,100 --peers grizzly,polars
-    python bench/windows.py --workload count-windows --rows 20000000 --campaigns 1000
+    python -m bench.windows --workload agg-types --rows 5000000 --repeat 3
+    python -m bench.windows --workload concurrent-windows --cases 1,10,100 --peers grizzly,polars
+    python -m bench.windows --workload count-windows --rows 20000000 --campaigns 1000
 
 The workloads and their cases are defined in ``bench/window_workloads.py``, the peers in
 ``bench/peers/windowed.py``. The data (YSB plus a ``price`` column) is generated once; each
@@ -10,8 +10,8 @@ peer runs in its own forked child (``harness.run_isolated_each``): set up once (
 then every case is run ``--repeat`` times. A peer that raises ``NotImplementedError`` for a
 case is reported ``unsupported`` with the message. Results are cross-checked per case (exact
 on integers, relative 1e-9 on floats); the report (a table with one row per case, Mrec/s and
-ratios to grizzly-py, then per-case details) goes to
-``bench/results/<workload>-<date>-<time>.{md,json}``. Exit status 2 if peers disagree.
+ratios to grizzly-py, then per-case details) goes to ``<workload>-<date>-<time>.{md,json}`` in
+``--out`` (default: ``output.default_results_dir()``). Exit status 2 if peers disagree.
 """
 
 from __future__ import annotations
@@ -23,21 +23,17 @@ import os
 import sys
 import time
 import traceback
-from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import report
-from bench.harness import (CrossCheck, PeerResult, add_common_arguments, check_common_arguments,
-                           run_isolated_each, run_peer)
-from bench.host import describe_host, load_average
-from bench.peers.base import Peer, PeerUnavailable
-from bench.peers.windowed import PEERS, CasePeer
-from bench.window_workloads import (WORKLOADS, Case, cross_check, digest, generate,
-                                    mismatch_detail)
-from bench.ysb_data import YsbData
+from . import report
+from .harness import (CrossCheck, PeerResult, add_common_arguments, check_common_arguments,
+                      run_isolated_each, run_peer)
+from .host import describe_host, load_average
+from .peers.base import Peer, PeerUnavailable
+from .peers.windowed import PEERS, CasePeer
+from .window_workloads import (WORKLOADS, Case, cross_check, digest, generate,
+                               mismatch_detail)
+from .ysb_data import YsbData
 
 
 

@@ -19,11 +19,11 @@ from typing import Any, Callable
 import numpy as np
 import pyarrow as pa
 
-from bench.window_workloads import AGGREGATES, Digest
-from bench.window_workloads import WORKLOADS as WINDOW_WORKLOADS
-from bench.window_workloads import digest as window_digest
-from bench.window_workloads import generate as generate_priced_ysb
-from bench.ysb_data import BenchData, YsbData
+from .window_workloads import AGGREGATES, Digest
+from .window_workloads import WORKLOADS as WINDOW_WORKLOADS
+from .window_workloads import digest as window_digest
+from .window_workloads import generate as generate_priced_ysb
+from .ysb_data import BenchData, YsbData
 from grizzly_py.workloads import adaptive, nexmark, selection, streambox
 from grizzly_py.workloads.ysb import generate_ysb
 

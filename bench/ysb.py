@@ -1,10 +1,10 @@
 """YSB benchmark runner: grizzly-py against its peers on the same in-memory data.
 
-    python bench/ysb.py --rows 60000000 --repeat 5 --peers c,c_dense,numpy,polars,duckdb,spark,grizzly
+    python -m bench.ysb --rows 60000000 --repeat 5 --peers c,c_dense,numpy,polars,duckdb,spark,grizzly
 
 Scaling from one to two threads, against hand-written C with OpenMP:
 
-    python bench/ysb.py --peers grizzly_p1,grizzly,c,c_omp,c_dense,c_dense_omp --parallelism 2 --threads 2
+    python -m bench.ysb --peers grizzly_p1,grizzly,c,c_omp,c_dense,c_dense_omp --parallelism 2 --threads 2
 
 Generates the YSB data once (``bench/ysb_data.py``), runs each peer ``--repeat`` times on it
 (interleaved: one run of every peer per round, each peer in a forked child of its own),
@@ -20,22 +20,18 @@ import datetime as dt
 import os
 import sys
 import time
-from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `bench` and `grizzly_py` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench import report
-from bench.harness import add_common_arguments, check_common_arguments, cross_check, run_interleaved
-from bench.host import describe_host, load_average
-from bench.peers.ysb_c import CPeer
-from bench.peers.ysb_duckdb import DuckDBPeer
-from bench.peers.ysb_grizzly import GrizzlyPeer
-from bench.peers.ysb_numpy import NumpyPeer
-from bench.peers.ysb_omp import OmpPeer
-from bench.peers.ysb_polars import PolarsPeer
-from bench.peers.ysb_spark import SparkPeer
-from bench.ysb_data import WINDOW_MS, YsbData, generate_ysb
+from . import report
+from .harness import add_common_arguments, check_common_arguments, cross_check, run_interleaved
+from .host import describe_host, load_average
+from .peers.ysb_c import CPeer
+from .peers.ysb_duckdb import DuckDBPeer
+from .peers.ysb_grizzly import GrizzlyPeer
+from .peers.ysb_numpy import NumpyPeer
+from .peers.ysb_omp import OmpPeer
+from .peers.ysb_polars import PolarsPeer
+from .peers.ysb_spark import SparkPeer
+from .ysb_data import WINDOW_MS, YsbData, generate_ysb
 
 PEERS = {
     "c": lambda args: CPeer("hash"),

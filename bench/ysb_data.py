@@ -2,7 +2,7 @@
 
 The generator and the schema live in ``grizzly_py.workloads.ysb`` (shared with the demo and the
 tests); this module adds the data set that all peers of a run share (and its Parquet copy), and
-a command line: ``python bench/ysb_data.py --rows 1000000 --out ysb.parquet``.
+a command line: ``python -m bench.ysb_data --rows 1000000 --out ysb.parquet``.
 """
 
 from __future__ import annotations

@@ -7,9 +7,10 @@ the compiled pipelines on Arrow buffers (``engine``). ``reference`` is the plain
 """
 
 from .aggregates import agg
-from .environment import JobResult, StreamEnvironment
+from .environment import StreamEnvironment
 from .expressions import col, if_else, lit
 from .lambdas import LambdaTranslationError
+from .results import JobResult
 from .sources import BadInputError
 from .time import Duration, Time
 from .types import SchemaError

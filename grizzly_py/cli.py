@@ -11,64 +11,19 @@ and returns one. ``FILE:NAME`` splits at the last ``:`` when what follows is a P
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import os
-import runpy
 import sys
 import time
+from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 
-from .environment import StreamEnvironment
-from .stream import DataStream
-
-console = Console()
-
-
-def split_target(target: str) -> tuple[str, str]:
-    """``FILE[:NAME]`` as (FILE, NAME): split at the last ``:`` when what follows is a Python
-    identifier and the whole is not an existing file (a path may hold ``:``); NAME defaults to
-    ``query``."""
-    path, colon, name = target.rpartition(":")
-    if colon and path and name.isidentifier() and not os.path.isfile(target):
-        return path, name
-    return target, "query"
-
-
-def load_query(target: str, parallelism=None, window_state=None) -> DataStream:
-    """The stream ``NAME`` of ``FILE`` (a module-level stream, or a function taking an environment),
-    with its environment configured by the given options (None: as the file set it). ``FILE`` runs
-    as Python (trusted code)."""
-    path, name = split_target(target)
-    try:
-        namespace = runpy.run_path(path, run_name="__grizzly__")
-    except FileNotFoundError:
-        raise click.UsageError(f"no such file: {path}") from None
-    if name not in namespace:
-        raise click.UsageError(f"{path} defines no {name!r} (a stream, or a function taking a StreamEnvironment)")
-    obj = namespace[name]
-    if callable(obj) and not isinstance(obj, DataStream):
-        obj = obj(StreamEnvironment())
-    if not isinstance(obj, DataStream):
-        raise click.UsageError(f"{path}:{name} is a {type(obj).__name__}, not a stream")
-    try:
-        obj.env.configure(parallelism=parallelism, window_state=window_state)
-    except ValueError as e:
-        raise click.UsageError(str(e)) from None
-    return obj
-
-
-def print_result(table, limit: int) -> None:
-    """The first ``limit`` rows of a result table, as a rich table."""
-    rt = Table(title=f"result: {table.num_rows} rows" + (f" (first {limit})" if table.num_rows > limit else ""))
-    for name in table.column_names:
-        rt.add_column(name, justify="right")
-    for row in table.slice(0, limit).to_pylist():
-        rt.add_row(*[str(v) for v in row.values()])
-    console.print(rt)
+from .cli_common import console, load_query, print_result
 
 
 def _show(title: str, text: str, lexer: str) -> None:
@@ -204,8 +159,6 @@ def run(target, parallelism, engine, window_state, trace, limit, as_json):
 
 def print_trace(metrics: dict) -> None:
     """Each pipeline's variant history as a timeline (``grizzly run --trace``)."""
-    from rich.table import Table
-
     adaptive = metrics.get("adaptive")
     if adaptive:
         console.print(f"adaptive execution; {adaptive['counters']}")
@@ -231,15 +184,19 @@ def print_trace(metrics: dict) -> None:
 
 
 def _bench_modules():
-    """``bench/`` lives beside ``grizzly_py/`` in a source checkout (it is not installed)."""
-    from pathlib import Path
-    root = Path(__file__).resolve().parent.parent
-    if not (root / "bench" / "suite.py").exists():
-        raise click.UsageError(f"grizzly bench needs a source checkout: no bench/ beside {root / 'grizzly_py'}")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    from bench import suite, suite_report
-    return suite, suite_report
+    """The benchmark suite's modules ``suite`` and ``suite_report``: from ``grizzly_py.bench`` in
+    an installed wheel, from the checkout's top-level ``bench/`` (beside ``grizzly_py/``) in a
+    source checkout, where the package root is on ``sys.path`` (an editable install's .pth file,
+    or the checkout as the working directory)."""
+    package = f"{__package__}.bench"
+    if importlib.util.find_spec(package) is None:
+        checkout = Path(__file__).resolve().parent.parent / "bench"
+        spec = importlib.util.find_spec("bench")
+        if spec is None or spec.origin is None or Path(spec.origin).resolve().parent != checkout:
+            raise click.UsageError(f"grizzly bench: no benchmark package ({package} is not installed, "
+                                   f"and the importable 'bench' is not the checkout's {checkout})")
+        package = "bench"
+    return importlib.import_module(f"{package}.suite"), importlib.import_module(f"{package}.suite_report")
 
 
 def _csv(value):
@@ -256,7 +213,9 @@ def _csv(value):
 @click.option("--seed", type=int, default=42, show_default=True)
 @click.option("--threads", type=int, help="threads of polars, DuckDB, Spark and Flink (default: all cores)")
 @click.option("--parallelism", type=int, default=1, show_default=True, help="grizzly-py parallelism")
-@click.option("--out", type=click.Path(file_okay=False), help="report directory (default bench/results)")
+@click.option("--out", type=click.Path(file_okay=False),
+              help="report directory (default: $GRIZZLY_CACHE_DIR/bench-results, else "
+                   "~/.cache/grizzly-py/bench-results)")
 @click.option("--no-save", is_flag=True, help="print only, write no report")
 @click.option("--no-plots", is_flag=True, help="write no PNG plots")
 @click.option("--counters/--no-counters", default=None,
@@ -267,10 +226,8 @@ def _csv(value):
 @click.option("--list", "list_only", is_flag=True, help="list workloads and peers, run nothing")
 def bench(workloads, peers, rows, quick, repeat, seed, threads, parallelism, out, no_save, no_plots,
           counters, no_latency, no_install, in_process, list_only):
-    """Benchmark grizzly-py against its peers (spec: benchmarks.md); WORKLOADS default to all."""
-    import os
-    from pathlib import Path
-
+    """Benchmark grizzly-py against its peers (spec: benchmarks.md); WORKLOADS default to all.
+    Reports go to --out, by default a folder under grizzly-py's cache, never the checkout."""
     suite, suite_report = _bench_modules()
     if list_only:
         for w in suite.WORKLOADS.values():
@@ -292,9 +249,10 @@ def bench(workloads, peers, rows, quick, repeat, seed, threads, parallelism, out
     opts = suite.Options(
         workloads=list(workloads) or list(suite.WORKLOADS), peers=peer_list, rows=rows, quick=quick,
         repeat=repeat, seed=seed, threads=threads or os.cpu_count() or 1, parallelism=parallelism,
-        out=Path(out) if out else suite.RESULTS_DIR, save=not no_save, plots=not no_plots,
-        latency=not no_latency, counters=counters, install=not no_install, in_process=in_process,
-        progress=True)
+        save=not no_save, plots=not no_plots, latency=not no_latency, counters=counters,
+        install=not no_install, in_process=in_process, progress=True)
+    if out:  # (else the default folder: bench/output.py)
+        opts.out = Path(out)
     result = suite.run_suite(opts)
     suite_report.console(result)
     if opts.save:

@@ -1,38 +1,23 @@
 """``StreamEnvironment``: defines sources and sinks, and runs jobs on the embedded engine.
 
 The environment is the user's entry point (api.md). It collects the queries that end in sinks and
-hands them to the engine; it owns no execution logic itself.
+hands them to the engine; it owns no execution logic itself. It imports the engine and Spark only
+when a job needs them, so that ``import grizzly_py`` loads neither (nor LLVM).
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from .plan import PlanNode, Query, SinkSpec, SourceNode
+from .plan import PlanNode, Query, SinkSpec, SourceNode, distinct_sources
+from .results import JobResult
 from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name,
                       parquet_schema)
 from .stream import DataStream
+from .time import Time
 from .watermark import WatermarkStrategy
-
-
-@dataclass
-class JobResult:
-    """What ``execute`` returns: collected tables by sink name, and the job's metrics."""
-
-    tables: dict[str, pa.Table]
-    metrics: dict = field(default_factory=dict)
-
-    def __getitem__(self, name: str) -> pa.Table:
-        try:
-            return self.tables[name]
-        except KeyError:
-            raise KeyError(f"no collecting sink named {name!r}; sinks: {', '.join(self.tables) or '(none)'}") from None
-
-    def __contains__(self, name):
-        return name in self.tables
 
 
 class SinkHandle:
@@ -94,7 +79,6 @@ class StreamEnvironment:
         every ``interval_batches`` rounds of source batches; ``execute()`` resumes from the latest
         intact snapshot, and file sinks are written exactly once (docs/fault_tolerance.md)."""
         from .engine.checkpoint import CheckpointConfig
-        from .time import Time
         self.checkpoint = CheckpointConfig.of(path, Time.seconds(1) if interval is None else interval, interval_batches)
         return self
 
@@ -188,8 +172,11 @@ class StreamEnvironment:
                          state_memory_limit=self.state_memory_limit)
         return result["result"]
 
+    def _to_spark(self, node: PlanNode):
+        """``DataStream.to_spark``: the query ending in ``node`` as a Spark DataFrame."""
+        from .spark.planner import to_spark
+        return to_spark(node, self.spark, adaptive=self.adaptive)
+
     def _on_spark(self, queries) -> bool:
         """Whether these queries run on Spark: a Spark environment, or a Spark DataFrame source."""
-        from .plan import distinct_sources
-        return self.spark is not None or any(type(s).__name__ == "SparkSource"
-                                             for q in queries for s in distinct_sources(q.root))
+        return self.spark is not None or any(s.spark_only for q in queries for s in distinct_sources(q.root))

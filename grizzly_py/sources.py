@@ -56,6 +56,7 @@ class Source:
     watermark: WatermarkStrategy = field(default_factory=WatermarkStrategy.for_monotonous_timestamps)
     on_bad_rows: str = "error"  # or "drop": skip and count bad rows (file sources)
     reads_lists = False  # list columns (top_k results) only in the engine's own intermediate results
+    spark_only = False  # its queries run on Spark only (a Spark DataFrame: spark/sources.py)
 
     def __post_init__(self):
         if self.on_bad_rows not in ON_BAD_ROWS:
@@ -66,14 +67,7 @@ class Source:
         self.schema: Schema = schema_from_arrow(self.arrow_schema, source=self.name, lists=self.reads_lists)
         self.dictionary_columns = [(i, f.name) for i, f in enumerate(self.arrow_schema)
                                    if pa.types.is_dictionary(f.type)]  # (position, name): checked per batch
-        # set by the engine for a job whose every reader of this source is a window kernel: the
-        # compiled loops check each dictionary index they read (a column they do not read cannot
-        # change a window's result), so batches skip the Python pass over indices when their
-        # dictionary is clean (no duplicates or nulls: the kernels read the indices as they are)
-        self.kernels_check_dictionaries = False
-        # the bulk intake of the current run's batches (engine/arrow_intake.py), where the source
-        # knows them up front: their checks and descriptors in one go instead of batch by batch
-        self.intake = None
+        self.timestamp_field: int | None = None  # the event-time column's position
         self._clean: dict[tuple, tuple[pa.Array, bool]] = {}
         self._last_clean: tuple[pa.Array, bool] | None = None
         if self.timestamp is not None:
@@ -85,7 +79,7 @@ class Source:
             if not (pa.types.is_integer(t) or pa.types.is_timestamp(t)):
                 raise SchemaError(f"{self.name}: timestamp column {self.timestamp!r} has type {t}; "
                                   "expected int64 epoch milliseconds or an Arrow timestamp")
-            self._timestamp_index = self.arrow_schema.get_field_index(self.timestamp)
+            self.timestamp_field = self.arrow_schema.get_field_index(self.timestamp)
 
     @property
     def timestamp_arrow_type(self) -> pa.DataType:
@@ -111,36 +105,28 @@ class Source:
         self.rejected_records, self.rejected_examples = rejected[0], list(rejected[1])
         yield from raw
 
-    def batches(self, start: int = 0, rejected: tuple[int, list[str]] = (0, []),
-                bulk: bool = False) -> Iterator[pa.RecordBatch]:
+    def batches(self, start: int = 0, rejected: tuple[int, list[str]] = (0, []), *,
+                checked=None, kernels_check_dictionaries: bool = False) -> Iterator[pa.RecordBatch]:
         """The checked batches of this source, in order (each run restarts ``rejected_records``).
         From batch number ``start`` on when a job resumes from a checkpoint, which also restores
-        ``rejected`` (the count and examples of the rows rejected before that batch). ``bulk``
-        (the engine's jobs): the batches' checks and descriptors come from the source's bulk
-        intake where it has one (``intake`` while the run reads the batches; the reference
-        evaluator checks batch by batch)."""
+        ``rejected`` (the count and examples of the rows rejected before that batch). The
+        engine's jobs (``engine/source_reads.py``) may say which batches passed their checks in
+        bulk already (``checked``, by batch number) and that their kernels check the dictionary
+        indices they read (``check_batch``)."""
         self.rejected_records = 0
         self.rejected_examples = []
-        self.intake = self.bulk_intake() if bulk and start == 0 and self.on_bad_rows == "error" else None
-        checked = None
-        if self.intake is not None:  # the batches whose checks pass in bulk skip their own
-            checked = self.intake.checked_rows(
-                self._timestamp_index if self.timestamp is not None else None,
-                lambda dictionary: self.kernels_check_dictionaries and self._clean_dictionary(dictionary))
         raw = self.raw_batches() if start == 0 else self.raw_batches_from(start, rejected)
-        try:
-            for index, batch in enumerate(raw, start):
-                if self.on_bad_rows == "drop":
-                    batch = self._drop_null_timestamps(batch, index)
-                if checked is None or not checked[index]:
-                    self.check_batch(batch, index)
-                yield batch
-        finally:  # (the batches read keep it while their tasks run; the source does not after)
-            self.intake = None
+        for index, batch in enumerate(raw, start):
+            if self.on_bad_rows == "drop":
+                batch = self._drop_null_timestamps(batch, index)
+            if checked is None or not checked[index]:
+                self.check_batch(batch, index, kernels_check_dictionaries)
+            yield batch
 
-    def bulk_intake(self):
-        """The bulk intake of this run's batches (``engine/arrow_intake.ArrowIntake``) where the
-        source knows them up front; None (the default): batch by batch."""
+    def known_batches(self) -> list[pa.RecordBatch] | None:
+        """This source's raw batches where it knows them all up front (the engine then reads
+        their checks and descriptors in bulk: ``engine/arrow_intake.py``); None (the default):
+        they come one by one."""
         return None
 
     def _check_dictionary_indices(self, column: pa.DictionaryArray, name: str, index: int) -> None:
@@ -164,7 +150,7 @@ class Source:
         raise BadInputError(f"{self.name}: column {name!r}: dictionary index {indices[row].as_py()} is outside "
                             f"the dictionary of {size} values in batch {index}, row {row}")
 
-    def _clean_dictionary(self, dictionary: pa.Array) -> bool:
+    def clean_dictionary(self, dictionary: pa.Array) -> bool:
         """No nulls and no duplicates (remembered per dictionary: batches of a table share one,
         which answers for an equal one at the cost of a pointer comparison)."""
         if self._last_clean is not None and self._last_clean[0].equals(dictionary):
@@ -195,7 +181,11 @@ class Source:
         self.reject(ts.null_count, f"column {self.timestamp!r}: null event timestamp in batch {index}, row {row}")
         return batch.filter(pc.is_valid(ts))
 
-    def check_batch(self, batch: pa.RecordBatch, index: int) -> None:
+    def check_batch(self, batch: pa.RecordBatch, index: int, kernels_check_dictionaries: bool = False) -> None:
+        """Raise a ``BadInputError`` naming the column and row for a batch that does not fit the
+        source: another schema, a dictionary index outside its dictionary (unchecked for a clean
+        dictionary where ``kernels_check_dictionaries``: the compiled loops check each index they
+        read), a null event time."""
         if batch.schema != self.arrow_schema:
             if batch.schema.names != self.arrow_schema.names:
                 raise BadInputError(f"{self.name}: batch {index} has columns {batch.schema.names}, "
@@ -207,10 +197,10 @@ class Source:
         if batch.num_rows:  # the schema is the source's now: its dictionary columns are known
             for i, name in self.dictionary_columns:
                 column = batch.column(i)
-                if not (self.kernels_check_dictionaries and self._clean_dictionary(column.dictionary)):
+                if not (kernels_check_dictionaries and self.clean_dictionary(column.dictionary)):
                     self._check_dictionary_indices(column, name, index)
         if self.timestamp is not None and batch.num_rows:
-            ts = batch.column(self._timestamp_index)  # (the batch has the source's columns, in order)
+            ts = batch.column(self.timestamp_field)  # (the batch has the source's columns, in order)
             if ts.null_count:
                 row = pc.index(pc.is_null(ts), True).as_py()
                 raise BadInputError(f"{self.name}: column {self.timestamp!r}: null event timestamp "
@@ -222,11 +212,8 @@ class ArrowSource(Source):
     data: object = None  # list of RecordBatches, or a one-shot iterator
     consumed: bool = False
 
-    def bulk_intake(self):
-        if not isinstance(self.data, list):
-            return None
-        from .engine.arrow_intake import ArrowIntake
-        return ArrowIntake.of(self.data, self.arrow_schema)
+    def known_batches(self):
+        return self.data if isinstance(self.data, list) else None
 
     def raw_batches(self):
         if isinstance(self.data, list):

@@ -6,7 +6,7 @@ nothing runs until ``execute``. The streams only hold the plan and the environme
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
@@ -19,7 +19,19 @@ from .windows import CountWindows, WindowAssigner
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from .environment import StreamEnvironment
+
+class StreamHost(Protocol):
+    """What a stream needs of the environment that defined it (``environment.StreamEnvironment``,
+    which builds the streams: the DSL does not depend on what runs it). It registers sinks and
+    runs jobs."""
+
+    _sinks: list  # the queries registered so far
+
+    def _register_sink(self, node: PlanNode, spec: SinkSpec): ...
+
+    def _run_single(self, node: PlanNode) -> "pa.Table": ...
+
+    def _to_spark(self, node: PlanNode): ...
 
 
 def _expr(value, what: str) -> Expr:
@@ -35,7 +47,7 @@ def _expr(value, what: str) -> Expr:
 class DataStream:
     """A stream of records with a known schema."""
 
-    def __init__(self, env: "StreamEnvironment", node: PlanNode):
+    def __init__(self, env: StreamHost, node: PlanNode):
         self.env = env
         self.node = node
 
@@ -140,8 +152,7 @@ class DataStream:
     def to_spark(self):
         """This query as a Spark DataFrame (streaming if its source is), run by compiled code in
         Spark's Python workers (docs/spark.md); ``df.grizzly`` holds the job and its metrics."""
-        from .spark.planner import to_spark
-        return to_spark(self.node, getattr(self.env, "spark", None), adaptive=getattr(self.env, "adaptive", True))
+        return self.env._to_spark(self.node)
 
 
 class KeyedStream:

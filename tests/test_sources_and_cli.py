@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col
-from grizzly_py.cli import main, split_target
+from grizzly_py.cli import main
+from grizzly_py.cli_common import split_target
 from grizzly_py.windows import TumblingEventTimeWindows
 
 TEN_MS = TumblingEventTimeWindows.of(Time.milliseconds(10))

@@ -84,3 +84,26 @@ def summarize(result: pa.Table) -> Summary:
     for values in (ws, key, count):
         digest.update(values[order].tobytes())
     return Summary(total=int(count.sum()), groups=result.num_rows, fingerprint=digest.hexdigest())
+
+
+def table_of(**columns) -> pa.Table:
+    """A normalized result table: integer columns as int64, strings (plain, large, dictionary,
+    polars' views) as string, the others as float64."""
+    out = {}
+    for name, values in columns.items():
+        if hasattr(values, "to_arrow"):  # polars Series
+            values = values.to_arrow()
+        if not isinstance(values, (pa.Array, pa.ChunkedArray)):
+            values = pa.array(np.asarray(values))
+        if pa.types.is_dictionary(values.type):
+            values = values.cast(values.type.value_type)
+        if pa.types.is_timestamp(values.type):
+            values = values.cast(pa.timestamp("ms")).cast(pa.int64())
+        if pa.types.is_decimal(values.type):
+            values = values.cast(pa.float64())
+        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) \
+                or pa.types.is_string_view(values.type):
+            out[name] = values.cast(pa.string())
+        else:
+            out[name] = values.cast(pa.int64() if pa.types.is_integer(values.type) else pa.float64())
+    return pa.table(out)

@@ -34,10 +34,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.csv as pcsv
 
-from bench.peers.base import Peer, PeerUnavailable
-from bench.peers.suite import SuiteMixin, table_of
-from bench.window_workloads import ranked, slide_ms, windowed
 from grizzly_py.workloads import adaptive, nexmark, streambox
+
+from ..window_workloads import ranked, slide_ms, windowed
+from .base import Peer, PeerUnavailable, table_of
+from .suite import SuiteMixin
 
 FLINK_REQUIREMENT = "apache-flink>=2.3,<2.4"
 WORKER = Path(__file__).with_name("flink_worker.py")

@@ -3,7 +3,7 @@ hand-written C for Q7 and Q8: ``joins.c``): Nexmark Q7 and Q8 and StreamBox-HBM'
 one mixin per peer (``bench/peers/suite.py`` composes them with the peers' other workloads;
 Flink's are in ``bench/peers/flink.py``).
 
-Each method returns the normalized result (``bench.peers.suite.table_of``; the digest sorts the
+Each method returns the normalized result (``peers.base.table_of``; the digest sorts the
 rows, so the order of the pairs does not matter, duplicates do):
 
 - ``nexmark_q7``: window_end, auction, bidder, price, dateTime of the bids whose price is the
@@ -26,6 +26,8 @@ import numpy as np
 import pyarrow as pa
 
 from grizzly_py.workloads import nexmark, streambox
+
+from .base import table_of
 
 Q7_W, Q8_W, SB_W = nexmark.Q7_WINDOW_MS, nexmark.Q8_WINDOW_MS, streambox.WINDOW_MS
 C_SOURCE = Path(__file__).with_name("joins.c")
@@ -55,11 +57,6 @@ def _col(table: pa.Table, name: str) -> np.ndarray:
     return column.to_numpy() if column.num_chunks else np.empty(0, np.int64)
 
 
-def _table_of(**columns) -> pa.Table:
-    from bench.peers.suite import table_of
-    return table_of(**columns)
-
-
 def _contiguous(table: pa.Table, name: str) -> np.ndarray:
     return np.ascontiguousarray(_col(table, name), dtype=np.int64)
 
@@ -70,7 +67,7 @@ class CJoins:
     the C code returns row numbers, and the output columns are gathered with Arrow ``take``."""
 
     def setup_joins(self, out_dir: Path) -> None:
-        from bench.peers.ysb_c import compile_shared
+        from .ysb_c import compile_shared
 
         lib_path, _ = compile_shared(C_SOURCE, out_dir)
         lib = ctypes.CDLL(str(lib_path))
@@ -93,7 +90,7 @@ class CJoins:
         n = self._rows(self.joins_lib.q7_highest(ts.ctypes.data, price.ctypes.data, ts.size, Q7_W,
                                                  rows.ctypes.data), "q7")
         rows = rows[:n]
-        return _table_of(window_end=(ts[rows] // Q7_W + 1) * Q7_W, auction=t["auction"].take(rows),
+        return table_of(window_end=(ts[rows] // Q7_W + 1) * Q7_W, auction=t["auction"].take(rows),
                          bidder=t["bidder"].take(rows), price=price[rows], dateTime=ts[rows])
 
     def nexmark_q8(self, _p) -> pa.Table:
@@ -105,7 +102,7 @@ class CJoins:
                                                  seller.ctypes.data, seller.size, Q8_W, rows.ctypes.data,
                                                  counts.ctypes.data), "q8")
         rows = rows[:n]
-        return _table_of(window_start=pts[rows] // Q8_W * Q8_W, id=pid[rows], name=persons["name"].take(rows),
+        return table_of(window_start=pts[rows] // Q8_W * Q8_W, id=pid[rows], name=persons["name"].take(rows),
                          auctions=counts[:n])
 
 
@@ -118,7 +115,7 @@ class NumpyJoins:
         highest = np.full(int(window.max() - w0) + 1 if window.size else 0, np.iinfo(np.int64).min)
         np.maximum.at(highest, window - w0, price)
         rows = np.flatnonzero(price == highest[window - w0])
-        return _table_of(window_end=(window[rows] + 1) * Q7_W, auction=_col(t, "auction")[rows],
+        return table_of(window_end=(window[rows] + 1) * Q7_W, auction=_col(t, "auction")[rows],
                          bidder=_col(t, "bidder")[rows], price=price[rows], dateTime=ts[rows])
 
     def nexmark_q8(self, _p) -> pa.Table:
@@ -131,7 +128,7 @@ class NumpyJoins:
         wanted = (pw - w0) * span + pid
         pos = np.minimum(np.searchsorted(sold, wanted), max(sold.size - 1, 0))
         rows = np.flatnonzero(sold[pos] == wanted) if sold.size else np.empty(0, np.intp)
-        return _table_of(window_start=pw[rows] * Q8_W, id=pid[rows], name=persons["name"].take(rows),
+        return table_of(window_start=pw[rows] * Q8_W, id=pid[rows], name=persons["name"].take(rows),
                          auctions=counts[pos[rows]])
 
     def temporal_join(self) -> pa.Table:
@@ -148,7 +145,7 @@ class NumpyJoins:
         li = np.repeat(np.arange(lg.size), n)
         offset = np.arange(int(n.sum())) - np.repeat(np.cumsum(n) - n, n)
         ri = order[np.repeat(lo, n) + offset]
-        return _table_of(window_start=lt[li] // SB_W * SB_W, key=lk[li], event_time=lt[li], value=lv[li],
+        return table_of(window_start=lt[li] // SB_W * SB_W, key=lk[li], event_time=lt[li], value=lv[li],
                          event_time_right=rt[ri], value_right=rv[ri])
 
 
@@ -163,7 +160,7 @@ class PolarsJoins:
         out = (bids.join(highest, left_on=["w", "price"], right_on=["w", "maxprice"])
                .select(((pl.col("w") + 1) * Q7_W).alias("window_end"), "auction", "bidder", "price",
                        "dateTime").collect())
-        return _table_of(**{n: out[n] for n in out.columns})
+        return table_of(**{n: out[n] for n in out.columns})
 
     def nexmark_q8(self, _p) -> pa.Table:
         pl = self.pl
@@ -172,7 +169,7 @@ class PolarsJoins:
         auctions = self._lazy_of("auction").select(w, "seller")
         out = (persons.join(auctions, left_on=["w", "id"], right_on=["w", "seller"])
                .group_by("w", "id", "name").agg(pl.len().alias("auctions")).collect())
-        return _table_of(window_start=out["w"] * Q8_W, id=out["id"], name=out["name"], auctions=out["auctions"])
+        return table_of(window_start=out["w"] * Q8_W, id=out["id"], name=out["name"], auctions=out["auctions"])
 
     def temporal_join(self) -> pa.Table:
         pl = self.pl
@@ -180,7 +177,7 @@ class PolarsJoins:
         left = self._lazy_of("left").with_columns(w)
         right = self._lazy_of("right").with_columns(w)
         out = left.join(right, on=["w", "key"], suffix="_right").collect()
-        return _table_of(window_start=out["w"] * SB_W, key=out["key"], event_time=out["event_time"],
+        return table_of(window_start=out["w"] * SB_W, key=out["key"], event_time=out["event_time"],
                          value=out["value"], event_time_right=out["event_time_right"],
                          value_right=out["value_right"])
 
@@ -192,7 +189,7 @@ class DuckDBJoins:
                  m AS (SELECT w, max(price) AS maxprice FROM b GROUP BY w)
             SELECT (b.w + 1) * {Q7_W} AS window_end, auction, bidder, price, "dateTime"
             FROM b JOIN m ON b.w = m.w AND b.price = m.maxprice""")
-        return _table_of(**{n: out[n] for n in out.column_names})
+        return table_of(**{n: out[n] for n in out.column_names})
 
     def nexmark_q8(self, _p) -> pa.Table:
         out = self._q(f"""
@@ -200,14 +197,14 @@ class DuckDBJoins:
             FROM person p JOIN auction a
               ON p.id = a.seller AND p."dateTime" // {Q8_W} = a."dateTime" // {Q8_W}
             GROUP BY ALL""")
-        return _table_of(window_start=out["ws"], id=out["id"], name=out["name"], auctions=out["auctions"])
+        return table_of(window_start=out["ws"], id=out["id"], name=out["name"], auctions=out["auctions"])
 
     def temporal_join(self) -> pa.Table:
         out = self._q(f"""
             SELECT l.event_time // {SB_W} * {SB_W} AS ws, l.key, l.event_time, l.value,
                    r.event_time AS event_time_right, r.value AS value_right
             FROM "left" l JOIN "right" r ON l.key = r.key AND l.event_time // {SB_W} = r.event_time // {SB_W}""")
-        return _table_of(window_start=out["ws"], **{n: out[n] for n in out.column_names[1:]})
+        return table_of(window_start=out["ws"], **{n: out[n] for n in out.column_names[1:]})
 
 
 class SparkJoins:
@@ -225,7 +222,7 @@ class SparkJoins:
         out = (bids.join(highest, ["ws", "price"])
                .select((F.col("ws") + Q7_W).alias("window_end"), "auction", "bidder", "price", "dateTime")
                .toArrow())
-        return _table_of(**{n: out[n] for n in out.column_names})
+        return table_of(**{n: out[n] for n in out.column_names})
 
     def nexmark_q8(self, _p) -> pa.Table:
         F = self.F
@@ -233,7 +230,7 @@ class SparkJoins:
         auctions = self._df_of("auction").select("seller", self._window_start("dateTime", Q8_W))
         out = (persons.join(auctions, (persons.ws == auctions.ws) & (persons.id == auctions.seller))
                .groupBy(persons.ws, "id", "name").agg(F.count(F.lit(1)).alias("auctions")).toArrow())
-        return _table_of(window_start=out["ws"], id=out["id"], name=out["name"], auctions=out["auctions"])
+        return table_of(window_start=out["ws"], id=out["id"], name=out["name"], auctions=out["auctions"])
 
     def temporal_join(self) -> pa.Table:
         left = self._df_of("left").select("event_time", "key", "value", self._window_start("event_time", SB_W))
@@ -243,4 +240,4 @@ class SparkJoins:
                                             self._window_start("event_time", SB_W).alias("ws_right"))
         out = (left.join(right, (left.ws == right.ws_right) & (left.key == right.key_right))
                .select("ws", "key", "event_time", "value", "event_time_right", "value_right").toArrow())
-        return _table_of(window_start=out["ws"], **{n: out[n] for n in out.column_names[1:]})
+        return table_of(window_start=out["ws"], **{n: out[n] for n in out.column_names[1:]})

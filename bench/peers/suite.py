@@ -19,44 +19,23 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from bench.peers.joins import HOW as JOIN_HOW
-from bench.peers.joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
-from bench.peers.windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
-                                  SparkWindows)
-from bench.peers.ysb_c import CPeer, compile_shared
-from bench.peers.ysb_duckdb import DuckDBPeer
-from bench.peers.ysb_numpy import NumpyPeer, count_windows, view_rows
-from bench.peers.ysb_polars import PolarsPeer
-from bench.peers.ysb_spark import SparkPeer
-from bench.window_workloads import ranked, ranked_lists, windowed
 from grizzly_py.workloads import adaptive, nexmark, selection, streambox
+
+from ..window_workloads import ranked, ranked_lists, windowed
+from .base import table_of
+from .joins import HOW as JOIN_HOW
+from .joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
+from .windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
+                       SparkWindows)
+from .ysb_c import CPeer, compile_shared
+from .ysb_duckdb import DuckDBPeer
+from .ysb_numpy import NumpyPeer, count_windows, view_rows
+from .ysb_polars import PolarsPeer
+from .ysb_spark import SparkPeer
 
 YSB_LIKE = ("ysb", "state-size", "adaptive-range", "adaptive-skew")
 Q5_PANES = nexmark.Q5_SIZE_MS // nexmark.Q5_SLIDE_MS
 SB_W = streambox.WINDOW_MS
-
-
-def table_of(**columns) -> pa.Table:
-    """A normalized result table: integer columns as int64, strings (plain, large, dictionary,
-    polars' views) as string, the others as float64."""
-    out = {}
-    for name, values in columns.items():
-        if hasattr(values, "to_arrow"):  # polars Series
-            values = values.to_arrow()
-        if not isinstance(values, (pa.Array, pa.ChunkedArray)):
-            values = pa.array(np.asarray(values))
-        if pa.types.is_dictionary(values.type):
-            values = values.cast(values.type.value_type)
-        if pa.types.is_timestamp(values.type):
-            values = values.cast(pa.timestamp("ms")).cast(pa.int64())
-        if pa.types.is_decimal(values.type):
-            values = values.cast(pa.float64())
-        if pa.types.is_string(values.type) or pa.types.is_large_string(values.type) \
-                or pa.types.is_string_view(values.type):
-            out[name] = values.cast(pa.string())
-        else:
-            out[name] = values.cast(pa.int64() if pa.types.is_integer(values.type) else pa.float64())
-    return pa.table(out)
 
 
 def join_how(peer: str, how: dict[str, str]) -> dict[str, str]:
@@ -101,14 +80,14 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
         return f"{self.name}: {self.how['*']}"
 
     def stream(self, env, case):
-        from bench.window_workloads import grizzly_query
+        from ..window_workloads import grizzly_query
         from grizzly_py.workloads.ysb import ysb_query
 
         w, p, t = case.workload, case.param, self.data.table
         if w in YSB_LIKE:
             return ysb_query(env, t, self.data.window_ms)
         if w == "adaptive-selectivity":  # six chained filters: the engine can reorder them
-            from bench.adaptive import selectivity_stream
+            from ..adaptive import selectivity_stream
             return selectivity_stream(env, t, self.data.window_ms)
         if w in ("agg-types", "concurrent-windows", "count-windows"):
             return grizzly_query(env, t, case)
@@ -182,7 +161,7 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
 
     def latency(self) -> dict:
         """Window latency of one extra (untimed) run, measured around the engine's batch loop."""
-        from bench.latency import window_latencies
+        from ..latency import window_latencies
 
         env = self.gz.StreamEnvironment(parallelism=self.parallelism)
         return window_latencies(self.stream(env, self.case))
@@ -508,7 +487,7 @@ class DuckDBSuite(SuiteMixin, DuckDBJoins, DuckDBWindows):
         view = getattr(self.data, "view_value", None)
         if view is not None:
             literal = "'" + view.replace("'", "''") + "'" if isinstance(view, str) else str(int(view))
-            from bench.peers.ysb_duckdb import SQL
+            from .ysb_duckdb import SQL
             self.sql = SQL.format(w=int(self.data.window_ms), view=literal)
 
     def ysb(self, _p) -> pa.Table:

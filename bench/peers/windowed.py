@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from bench.peers.ysb_duckdb import DuckDBPeer
-from bench.peers.ysb_grizzly import GrizzlyPeer
-from bench.peers.ysb_numpy import NumpyPeer, view_rows
-from bench.peers.ysb_polars import PolarsPeer
-from bench.peers.ysb_spark import SparkPeer
-from bench.window_workloads import WINDOW_MS, Case, counted, grizzly_query, slide_ms, windowed
+from ..window_workloads import WINDOW_MS, Case, counted, grizzly_query, slide_ms, windowed
+from .ysb_duckdb import DuckDBPeer
+from .ysb_grizzly import GrizzlyPeer
+from .ysb_numpy import NumpyPeer, view_rows
+from .ysb_polars import PolarsPeer
+from .ysb_spark import SparkPeer
 
 
 class CasePeer:

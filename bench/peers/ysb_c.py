@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from bench.peers.base import Peer, PeerUnavailable, window_result
+from .base import Peer, PeerUnavailable, window_result
 
 SOURCE = Path(__file__).with_name("ysb.c")
 CFLAGS = ["-O3", "-march=native", "-shared", "-fPIC"]

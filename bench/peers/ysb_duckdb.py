@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from bench.peers.base import Peer, PeerUnavailable, window_result
+from .base import Peer, PeerUnavailable, window_result
 
 SQL = """
 SELECT (event_time // {w}) * {w} AS window_start, campaign_id, count(*) AS count

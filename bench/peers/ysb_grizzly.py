@@ -11,7 +11,7 @@ import time
 
 import pyarrow as pa
 
-from bench.peers.base import Peer, PeerUnavailable, window_result
+from .base import Peer, PeerUnavailable, window_result
 
 
 class GrizzlyPeer(Peer):

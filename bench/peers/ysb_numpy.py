@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from bench.peers.base import Peer, window_result
+from .base import Peer, window_result
 
 
 def view_rows(array: pa.Array, view: str | int) -> np.ndarray:

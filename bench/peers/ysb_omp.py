@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.peers.base import window_result
-from bench.peers.ysb_c import CFLAGS, CPeer, _TypeCodes, _load, _values_address, compile_shared
+from .base import window_result
+from .ysb_c import CFLAGS, CPeer, _TypeCodes, _load, _values_address, compile_shared
 
 SOURCE = Path(__file__).with_name("ysb_omp.c")
 _i64, _ptr = ctypes.c_int64, ctypes.c_void_p

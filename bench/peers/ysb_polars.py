@@ -6,7 +6,7 @@ import os
 
 import pyarrow as pa
 
-from bench.peers.base import Peer, PeerUnavailable, window_result
+from .base import Peer, PeerUnavailable, window_result
 
 
 class PolarsPeer(Peer):

@@ -13,7 +13,7 @@ import time
 
 import pyarrow as pa
 
-from bench.peers.base import Peer, PeerUnavailable, window_result
+from .base import Peer, PeerUnavailable, window_result
 
 
 def start_spark(threads: int, driver_memory: str = "4g"):

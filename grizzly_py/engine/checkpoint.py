@@ -249,10 +249,12 @@ class Checkpointer:
                         f"{reason}, whose state cannot be checkpointed yet; run this job without checkpointing "
                         f"(docs/fault_tolerance.md lists what is covered)")
 
-    def resume(self, runs, sources) -> tuple[dict, int, list]:
+    def resume(self, runs, reads) -> tuple[dict, int, list]:
         """Restore the newest intact snapshot into ``runs`` (fresh) and clean up what was written
-        after it. Returns (source iterators from their restored positions, source rows so far,
-        the sources that have not ended)."""
+        after it; ``reads``: how the job reads each source (``source_reads.py``). Returns (source
+        iterators from their restored positions, source rows so far, the sources that have not
+        ended)."""
+        sources = [r.source for r in reads]
         self.check_supported(runs)
         self.fingerprint = job_fingerprint(runs, self.parallelism)
         self.shape = job_shape(runs)
@@ -278,7 +280,7 @@ class Checkpointer:
             for qr, saved in zip(runs, doc["queries"]):
                 _restore_query(qr, saved)
         self._clean(keep=self.restored_from)
-        iterators = {id(s): self._counted(i, s.batches(self.positions[i], rejected[i]))
+        iterators = {id(s): self._counted(i, reads[i].batches(self.positions[i], rejected[i]))
                      for i, s in enumerate(sources) if not self.ended[i]}
         live = [s for i, s in enumerate(sources) if not self.ended[i]]
         return iterators, self.source_rows, live

@@ -43,11 +43,11 @@ from ..codegen.module import GeneratedPipeline, generate_pipeline
 from ..codegen.options import WINDOW_STATES, CodegenOptions
 from ..codegen.shared_window import shared_state_unsupported
 from ..codegen.sort_grouping import regrouping_unsupported
-from ..environment import JobResult
 from ..expressions import Column, ProcessingTime
 from ..physical.pipelines import (JoinInput, JoinTerminal, PhysicalPlan, Pipeline, ProjectTerminal, SourceInput,
                                   UnionInput, WindowInput, build_physical_plan, upstream_ids)
 from ..plan import Query, distinct_sources
+from ..results import JobResult
 from ..sources import TIMESTAMP_UNIT_DIVISOR, rejected_metrics
 from ..types import to_arrow_type
 from . import commit
@@ -61,6 +61,7 @@ from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 from .parallel import (CostModel, OrderedStage, WorkerPool, align_morsels, auto_parallelism, plan_morsels, run_now,
                        wait_all)
 from .sinks import open_sink
+from .source_reads import SourceRead
 from .state_memory import check_state_memory
 from .string_release import release_strings
 from .task_parts import RoundBases, TaskStart, entering_native, signal_entering_native
@@ -372,15 +373,16 @@ class QueryRun:
             raise ValueError(f"this query reads {len(self.sources)} sources")
         return self.sources[0]
 
-    def feed(self, batch: pa.RecordBatch, source=None) -> None:
+    def feed(self, batch: pa.RecordBatch, source=None, intake=None) -> None:
         """One batch of ``source`` (default: the only one): through every pipeline that reads it,
-        then the watermarks move and complete windows fire."""
+        then the watermarks move and complete windows fire. ``intake``: the job's bulk intake of
+        the source's batches, if it has one (``source_reads.py``)."""
         source = self.source if source is None else source
         self.records_in += batch.num_rows
         number = self.batch_numbers[id(source)]
         self.batch_numbers[id(source)] = number + 1
         if self.grouped is not None:
-            shared, latest = SharedBatch(batch, source.intake), _UNREAD
+            shared, latest = SharedBatch(batch, intake), _UNREAD
             # read now, while the workers run the round before: the event times _flush_group
             # will want (every batch's; chained rounds' tasks read what they need: RoundBases)
             if self.chain_delay is None:
@@ -394,7 +396,7 @@ class QueryRun:
             return
         for pid in self.readers[id(source)]:
             if self.runs[pid].kernel is not None and self.runs[pid].kernel.workers > 1:
-                self._push_morsels(pid, batch, number, source.intake)
+                self._push_morsels(pid, batch, number, intake)
             else:
                 self._push(pid, batch)
         if self.has_windows:
@@ -857,13 +859,13 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         sources = []
         for qr in runs:
             sources.extend(s for s in qr.sources if not any(s is o for o in sources))
-        for s in sources:  # the compiled loops check dictionary indices (sources.py)
-            s.kernels_check_dictionaries = all(isinstance(qr.runs[pid].kernel, WINDOWS)
-                                               for qr in runs for pid in qr.readers.get(id(s), ()))
+        reads = {id(s): SourceRead(s, kernels_check_dictionaries=all(  # (source_reads.py)
+            isinstance(qr.runs[pid].kernel, WINDOWS) for qr in runs for pid in qr.readers.get(id(s), ())))
+            for s in sources}
         if checkpoints is not None:  # from the latest snapshot, if there is one
-            iterators, source_rows, live = checkpoints.resume(runs, sources)
+            iterators, source_rows, live = checkpoints.resume(runs, [reads[id(s)] for s in sources])
         else:
-            iterators = {id(s): iter(s.batches(bulk=True)) for s in sources}
+            iterators = {id(s): iter(reads[id(s)].batches(bulk=True)) for s in sources}
             source_rows = 0
             live = sources
         while live:
@@ -881,7 +883,7 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
                             _check_state_memory(runs, state_memory_limit, flush=True)
                         qr.end(s)
                     elif batch is not None:
-                        qr.feed(batch, s)
+                        qr.feed(batch, s, reads[id(s)].intake)
             live = [s for s in live if this_round[id(s)] is not _END]
             if state_memory_limit is not None:
                 _check_state_memory(runs, state_memory_limit)
@@ -898,8 +900,6 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
             checkpoints.complete()
     finally:
         for qr in runs:
-            for s in qr.sources:
-                s.kernels_check_dictionaries = False
             qr.close()
         if pool is not None:
             pool.shutdown()

@@ -22,7 +22,7 @@ from .state_snapshot import COUNTER_WORDS, build_table, export_interner, live_en
 
 
 def export_shared(kernel) -> dict:
-    from ..spark.partials import EntryLayout
+    from .entry_layout import EntryLayout
     entry_words = EntryLayout.of(kernel.gen).entry_words
     slots = kernel.ring.slots()
     open_ = np.nonzero(slots[:, SLOT_STATUS] == SLOT_OPEN)[0]
@@ -38,7 +38,7 @@ def export_shared(kernel) -> dict:
 
 
 def restore_shared(kernel, saved: dict) -> None:
-    from ..spark.partials import EntryLayout
+    from .entry_layout import EntryLayout
     from .shared_kernel import SharedRing
     restore_counters(kernel, saved)
     entry_words = EntryLayout.of(kernel.gen).entry_words

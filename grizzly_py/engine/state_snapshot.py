@@ -7,7 +7,7 @@ A checkpoint (``checkpoint.py``) holds, for every pipeline, what its kernel keep
 - a window kernel (tumbling, sliding, session and count windows; thread-local state, any
   parallelism): per state block, the window directory in its order (window or pane starts; slot 0
   holds the key table of sessions and count windows) and each table as its live entries ``[tag,
-  key words, aggregate state words]`` (layout: ``spark.partials.EntryLayout``), each holistic
+  key words, aggregate state words]`` (layout: ``entry_layout.EntryLayout``), each holistic
   aggregate's value vector as its values, each key's session nodes (in list order) and each key's
   pane ring of a sliding count window; the string interner (string keys are ids in the entries);
   the sliding trigger's last watermark; the processing-time clock;
@@ -79,7 +79,7 @@ class _Shape:
 
 
 def _shape(kernel) -> _Shape:
-    from ..spark.partials import EntryLayout  # the entry layout, shared with Spark's partial states
+    from .entry_layout import EntryLayout  # the entry layout, shared with Spark's partial states
     layout = EntryLayout.of(kernel.gen)
     trigger = kernel.gen.trigger
     if trigger == "session":  # codegen/session_window.py: entry {tag, keys, head}, nodes {next, start, end, aggs}

@@ -5,19 +5,17 @@ from __future__ import annotations
 import json
 import time
 
+import click
+
+from ..cli_common import console, load_query, print_result
+from ..plan import Query
+from .planner import run_on_spark
+from .session import local_session, require_pyspark
+
 
 def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool) -> None:
-    import click
-    from rich.console import Console
-
-    from ..cli import load_query, print_result
-    from ..plan import Query
-    from .planner import run_on_spark
-    from .session import local_session, require_pyspark
-
     require_pyspark()
     from pyspark.sql import SparkSession
-    console = Console()
     started_here = SparkSession.getActiveSession() is None
     start = time.perf_counter()
     spark = local_session(max(1, threads))

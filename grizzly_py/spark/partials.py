@@ -21,15 +21,14 @@ their own finalizers (holistic ones included): the results are the embedded engi
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
-from ..aggregates import spec_of
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline, window_geometry
 from ..engine import native_words
+from ..engine.entry_layout import EntryLayout
 from ..engine.kernels import (
     _ResultBuffers,
     new_state_block,
@@ -43,49 +42,6 @@ _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _TAG_BIT = np.uint64(1 << 63)
 _HASH_MASK = np.uint64((1 << 48) - 1)
 _NAN_WORD = 9221120237041090560  # the one NaN key word (codegen/module.py _key_word)
-
-
-@dataclass(frozen=True)
-class AggLayout:
-    name: str
-    func: str
-    word: int      # first state word within the entry
-    words: int     # state words (holistic: the vector's {data, length, capacity})
-    shipped_values: int | None = None  # holistic: the values a partial state ships (None: all)
-
-    @property
-    def holistic(self) -> bool:
-        return spec_of(self.func).holistic
-
-
-@dataclass(frozen=True)
-class EntryLayout:
-    """Where keys and aggregate states sit in one hash-table entry of a window pipeline."""
-
-    key_words: int
-    entry_words: int
-    aggregates: tuple[AggLayout, ...]
-
-    @staticmethod
-    def of(gen: GeneratedPipeline) -> EntryLayout:
-        g = gen.grouping
-        if g is None:
-            raise RuntimeError(f"pipeline {gen.pipeline.id}: no window grouping layout")
-        aggs = []
-        offsets = [a.off for a in g.aggregates] + [g.entry_size]
-        for a, end in zip(g.aggregates, offsets[1:]):
-            aggs.append(AggLayout(a.name, a.func, a.off // 8, (end - a.off) // 8, a.spec.partial_values(a)))
-        return EntryLayout(g.key_words, g.entry_size // 8, tuple(aggs))
-
-    def columns(self) -> list[tuple[str, int | None]]:
-        """The state columns: (name, word index), or (name, None) for a value vector."""
-        out = []
-        for i, a in enumerate(self.aggregates):
-            if a.holistic:
-                out.append((f"__gz_a{i}_values", None))
-            else:
-                out.extend((f"__gz_a{i}_w{j}", a.word + j) for j in range(a.words))
-        return out
 
 
 def partial_schema(gen: GeneratedPipeline) -> pa.Schema:

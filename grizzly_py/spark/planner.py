@@ -25,8 +25,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codegen.module import generate_pipeline
-from ..environment import JobResult
-from ..expressions import Column
+from ..engine import commit
+from ..engine.kernels import sort_indices_nulls_last
+from ..engine.sinks import open_sink
+from ..expressions import Column, strip_alias
 from ..physical.pipelines import (
     ProjectTerminal,
     SourceInput,
@@ -42,24 +44,24 @@ from ..plan import (
     WindowAggregateNode,
     distinct_sources,
 )
+from ..results import JobResult
+from ..sources import TIMESTAMP_UNIT_DIVISOR, CsvSource
 from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
+from .filters import push_filters as push
 from .inputs import needed_columns, plan_splits, pushdown_source, read_split
 from .job import SparkJob, new_accumulator
 from .partials import WINDOW_START, partial_schema
-from .schema import conform, spark_struct, to_spark_batches
+from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
+from .session import configure, require_pyspark
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
+from .streaming import sequential_dataframe, streaming_dataframe
 
 RESULTS_SOURCE = "window results"
 RESULTS_TIME = "__gz_et"
-
-
-def pipeline_arrow_schema(pipeline) -> pa.Schema:
-    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
-                      for f in pipeline.output_schema])
 
 
 def _session(sources, spark):
@@ -115,11 +117,9 @@ def pipeline_arrow_schema_of_node(node: PlanNode) -> pa.Schema:
 
 def _results_batch(table: pa.Table, schema: pa.Schema, keys: list[str]) -> pa.RecordBatch:
     """Window results in the order the embedded engine fires them, with their event time."""
-    from ..engine.kernels import sort_indices_nulls_last
     table = table.take(sort_indices_nulls_last(table, [WINDOW_END] + keys)) if table.num_rows else table
     end = table.column(WINDOW_END)
     if pa.types.is_timestamp(end.type):
-        from ..sources import TIMESTAMP_UNIT_DIVISOR
         mul, div = TIMESTAMP_UNIT_DIVISOR[end.type.unit]
         ms = pc.divide(pc.multiply(end.cast(pa.int64()), mul), div) if (mul, div) != (1, 1) else end.cast(pa.int64())
     else:
@@ -127,11 +127,6 @@ def _results_batch(table: pa.Table, schema: pa.Schema, keys: list[str]) -> pa.Re
     table = table.append_column(RESULTS_TIME, pc.subtract(ms, 1))
     return table.combine_chunks().to_batches()[0] if table.num_rows else \
         pa.RecordBatch.from_pylist([], schema=table.schema)
-
-
-def _col(name: str):
-    from pyspark.sql import functions as F
-    return F.col("`" + name.replace("`", "``") + "`")
 
 
 class _Input:
@@ -142,7 +137,7 @@ class _Input:
         self.is_dataframe = isinstance(source, SparkSource)
         if self.is_dataframe:
             df = source.df if df is None else df
-            self.df = df.select(*[_col(c) for c in columns]) if columns is not None else df
+            self.df = df.select(*[spark_column(c) for c in columns]) if columns is not None else df
         else:
             master = spark.sparkContext.master
             self.splits = plan_splits(source, tasks, columns, local_master=master.startswith("local"))
@@ -170,14 +165,12 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     ``push_filters``: let Spark evaluate the filters it can on a batch DataFrame input
     (``filters.py``). ``adaptive``: the environment's setting; the tasks' kernels run their
     code variants under a controller in each Python worker (``worker.py``)."""
-    from .session import configure, require_pyspark
     require_pyspark()
     sources = distinct_sources(root)
     spark = _session(sources, spark)
     configure(spark)
     frames, notes = {}, []
     if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming:
-        from .filters import push_filters as push
         root, conditions = push(root, sources[0])
         if conditions:
             df = sources[0].df
@@ -201,7 +194,6 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         if not isinstance(s, SparkSource) and not pushdown_source(s):
             raise NotImplementedError(f"{s.name}: a {type(s).__name__} cannot run on Spark")
     if streaming:
-        from .streaming import sequential_dataframe, streaming_dataframe
         if len(sources) != 1:
             raise NotImplementedError("on a streaming DataFrame, grizzly-py runs queries with one source "
                                       "(a union or join of several streams is not supported yet)")
@@ -232,7 +224,7 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None)
                        spark_struct(partial_schema(gen)))
     keys = [f.name for f, _ in first.terminal.keys]
     results_schema = pipeline_arrow_schema(first)
-    merged = partials.repartition(tasks, *[_col(k) for k in keys], _col(WINDOW_START)) \
+    merged = partials.repartition(tasks, *[spark_column(k) for k in keys], spark_column(WINDOW_START)) \
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
     job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
     return _then(merged, job, root, physical, acc, shipped.adaptive), job
@@ -260,7 +252,7 @@ def _partition_key(name: str, dtype):
     """A key column as Spark hashes it for partitioning: floats as the compiled code groups them
     (-0.0 is 0.0, every NaN one value), so equal keys meet in one task."""
     from pyspark.sql import functions as F
-    c = _col(name)
+    c = spark_column(name)
     if not dtype.is_float:
         return c
     return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
@@ -268,13 +260,11 @@ def _partition_key(name: str, dtype):
 
 def _keyed_input(source) -> bool:
     """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
-    from ..sources import CsvSource
     return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
 
 
 def _key_columns(first) -> list[str] | None:
     """The input columns a keyed window groups by, if every key is one (else None)."""
-    from ..expressions import strip_alias
     names = []
     for _f, e in first.terminal.keys:
         e = strip_alias(e)
@@ -293,7 +283,8 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
     columns = needed_columns(first, source)
     out_schema = spark_struct(pipeline_arrow_schema(first))
     if isinstance(source, SparkSource):
-        rows = (source.df if df is None else df).select(*[_col(c) for c in columns], F.lit(0).alias(worker.BATCH))
+        rows = (source.df if df is None else df).select(*[spark_column(c) for c in columns],
+                                                         F.lit(0).alias(worker.BATCH))
         marks, input_kind = None, "dataframe"
     else:
         splits = plan_splits(source, tasks, columns, local_master=spark.sparkContext.master.startswith("local"))
@@ -310,7 +301,7 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
         input_kind = "pushdown"
     by = [_partition_key(k, source.schema.field(k).dtype) for k in keys]
-    results = rows.repartition(tasks, *by).sortWithinPartitions(_col(worker.BATCH)) \
+    results = rows.repartition(tasks, *by).sortWithinPartitions(spark_column(worker.BATCH)) \
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
     return _then(results, job, root, physical, acc, shipped.adaptive), job
@@ -481,7 +472,6 @@ def collect(df, expected: pa.Schema) -> pa.Table:
                                  schema=expected)
     order = getattr(getattr(df, "grizzly", None), "order_by", None)
     if order and table.num_rows:
-        from ..engine.kernels import sort_indices_nulls_last
         table = table.take(sort_indices_nulls_last(table, order))
     return table
 
@@ -515,8 +505,6 @@ def run_on_spark(queries: list[Query], spark=None, adaptive: object = True) -> J
     as ``StreamEnvironment.execute`` returns them."""
     import time
 
-    from ..engine import commit
-    from ..engine.sinks import open_sink
     start = time.perf_counter()
     tables, per_query, sinks = {}, [], []
     commit_dir = commit.recover([q.sink.path for q in queries if q.sink.kind != "collect"], None)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from ..types import to_arrow_type
+
 
 def spark_arrow_type(t: pa.DataType) -> pa.DataType:
     if pa.types.is_dictionary(t):
@@ -30,6 +32,18 @@ def spark_arrow_type(t: pa.DataType) -> pa.DataType:
 
 def spark_arrow_schema(schema: pa.Schema) -> pa.Schema:
     return pa.schema([pa.field(f.name, spark_arrow_type(f.type), f.nullable) for f in schema])
+
+
+def pipeline_arrow_schema(pipeline) -> pa.Schema:
+    """The Arrow schema of a compiled pipeline's output."""
+    return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
+                      for f in pipeline.output_schema])
+
+
+def spark_column(name: str):
+    """The Spark column ``name``, quoted (a name may hold dots or backticks)."""
+    from pyspark.sql import functions as F
+    return F.col("`" + name.replace("`", "``") + "`")
 
 
 def spark_struct(schema: pa.Schema):

@@ -17,6 +17,7 @@ class SparkSource(Source):
     batch per micro-batch."""
 
     df: object = None
+    spark_only = True
 
     @property
     def streaming(self) -> bool:

@@ -34,7 +34,7 @@ from . import worker
 from .inputs import needed_columns
 from .job import SparkJob
 from .partials import WINDOW_START, EntryLayout
-from .schema import spark_struct
+from .schema import pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .worker import EVENT_TIME, EVENT_TIME_SHIFT, HEARTBEAT, streaming_partial_schema
 
 STATE_COLUMN = "parts"
@@ -52,10 +52,9 @@ def _unipc(data: bytes) -> pa.Table:
 
 
 def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
-    from .planner import _col, pipeline_arrow_schema
     pipelines = physical.pipelines
     first = pipelines[0]
-    df = source.df.select(*[_col(c) for c in needed_columns(first, source)])
+    df = source.df.select(*[spark_column(c) for c in needed_columns(first, source)])
     if isinstance(first.terminal, ProjectTerminal):
         out = df.mapInArrow(lambda it: worker.stateless_task(shipped, it, acc, fault),
                             spark_struct(pipeline_arrow_schema(first)))
@@ -111,10 +110,11 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     from pyspark.sql.types import BinaryType, StructField, StructType
     out_schema = spark_struct(results_schema)
     from pyspark.sql import functions as F
-    flags = {f"__gz_null_{i}": F.isnull(_col(k)) for i, k in enumerate(keys)}
+    flags = {f"__gz_null_{i}": F.isnull(spark_column(k)) for i, k in enumerate(keys)}
     if flags:
         watermarked = watermarked.withColumns(flags)
-    merged = watermarked.groupBy(*[_col(k) for k in keys], *[_col(f) for f in flags], _col(WINDOW_START)) \
+    by = [spark_column(k) for k in keys] + [spark_column(f) for f in flags] + [spark_column(WINDOW_START)]
+    merged = watermarked.groupBy(*by) \
         .applyInPandasWithState(
         merge_group, out_schema, StructType([StructField(STATE_COLUMN, BinaryType())]), "append",
         GroupStateTimeout.EventTimeTimeout)
@@ -143,8 +143,6 @@ def sequential_dataframe(spark, shipped, physical, source, acc):
     checkpoint replays the micro-batches after it and gives the uninterrupted run's results."""
     from pyspark.sql.streaming.state import GroupStateTimeout
 
-    from .planner import pipeline_arrow_schema
-    from .schema import to_spark_batches
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     input_schema = source.arrow_schema
 

@@ -35,21 +35,25 @@ import pyarrow as pa
 
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline, generate_pipeline, window_geometry
+from ..engine.adaptive import AdaptiveSettings, generic_only
+from ..engine.incremental import IncrementalQuery
 from ..engine.kernels import ProjectKernel, make_kernel, output_arrow_schema
 from ..engine.local import batch_max_event_time, run_job
 from ..expressions import ProcessingTime
 from ..physical.pipelines import PhysicalPlan, build_physical_plan
+from ..plan import distinct_sources
 from ..sources import BadInputError
 from ..types import to_arrow_type
 from .partials import (
     WINDOW_START,
     export_windows,
     merge_partials,
+    merge_window,
     partial_schema,
     read_panes,
     window_starts,
 )
-from .schema import conform, to_spark_batches
+from .schema import conform, spark_arrow_schema, spark_arrow_type, to_spark_batches
 from .shipping import ShippedPlan
 
 _I64, _P = ctypes.c_int64, ctypes.c_void_p
@@ -151,7 +155,6 @@ _COUNTER_SOURCES: dict = {}             # counter kind -> the source this worker
 
 def adapt(kernel, shipped: ShippedPlan, pipeline_id: int) -> None:
     """Put ``kernel`` under a variant controller when the job is adaptive and it has variants."""
-    from ..engine.adaptive import AdaptiveSettings, generic_only
     if kernel is None or generic_only(kernel.gen, shipped.adaptive is not False) is not None:
         return
     settings = shipped.adaptive if isinstance(shipped.adaptive, AdaptiveSettings) else AdaptiveSettings()
@@ -296,7 +299,6 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
 
 def _for_spark(batch: pa.RecordBatch) -> pa.RecordBatch:
     """Partial rows in Spark's Arrow types (dictionary keys as strings, timestamps in us)."""
-    from .schema import spark_arrow_schema
     return conform(batch, spark_arrow_schema(batch.schema))
 
 
@@ -365,8 +367,6 @@ def merge_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accumula
 def stream_merge(shipped: ShippedPlan, key: tuple, start: int, parts: pa.Table, accumulator=None) -> pa.Table | None:
     """Streaming: one window's partial states (``parts``: the state columns of every row), of the
     key ``key``, merged and finished; the row in Spark's Arrow types."""
-    from .partials import merge_window
-    from .schema import spark_arrow_schema
     wp, _hit = worker_plan(shipped)
     gen = wp.gen(0)
     kernel = make_kernel(gen, "partial states", 1)
@@ -387,7 +387,6 @@ def stream_merge(shipped: ShippedPlan, key: tuple, start: int, parts: pa.Table, 
 
 
 def spark_arrow_type_of(t):
-    from .schema import spark_arrow_type
     return spark_arrow_type(t)
 
 
@@ -426,7 +425,6 @@ BATCH = "__gz_batch"  # keyed strategy: the number of the source batch a row cam
 def raw_task(split, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Keyed strategy, input stage: the rows of a split (only the columns the query reads), each
     with the number of its source batch, for Spark to partition by key."""
-    from .schema import spark_arrow_schema
     for piece, batch in zip(split.pieces, batches):
         if batch.num_rows:
             number = pa.array(np.full(batch.num_rows, piece, dtype=np.int64))
@@ -483,7 +481,6 @@ def run_embedded(shipped: ShippedPlan, feeds: dict[str, Iterable[pa.RecordBatch]
                  accumulator=None) -> pa.Table:
     """Run the shipped query on the embedded engine in this task; ``feeds`` gives each detached
     source (by name) its batches, in order."""
-    from ..plan import distinct_sources
     query = shipped.load()  # a fresh copy: its sources get this task's data
     report = TaskReport(stage, None, False, accumulator)
     for src in distinct_sources(query.root):
@@ -515,7 +512,6 @@ def sequential_step(shipped: ShippedPlan, state: bytes | None, batch: pa.RecordB
     """One micro-batch of a streaming query run whole (``streaming.sequential_dataframe``): the
     query's state restored from ``state``, ``batch`` fed as one batch of the stream, the new state
     and the rows the sink received. The task report counts this micro-batch's records only."""
-    from ..engine.incremental import IncrementalQuery
     report = TaskReport("sequential", None, False, accumulator)
     job = IncrementalQuery(shipped.load(), shipped.adaptive)
     try:
