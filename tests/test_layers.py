@@ -27,9 +27,6 @@ PACKAGE = "grizzly_py"
 
 # circles being removed by other work; each must match a circle of the graph exactly
 KNOWN_CIRCLES = [
-    {"grizzly_py.codegen.module", "grizzly_py.codegen.count_window", "grizzly_py.codegen.dense_pass",
-     "grizzly_py.codegen.join", "grizzly_py.codegen.session_window", "grizzly_py.codegen.shared_window",
-     "grizzly_py.codegen.sort_grouping"},
     {"grizzly_py.engine.kernels", "grizzly_py.engine.adaptive", "grizzly_py.engine.join_kernel",
      "grizzly_py.engine.shared_kernel", "grizzly_py.engine.sort_kernel"},
     {"grizzly_py.engine.state_snapshot", "grizzly_py.engine.join_snapshot", "grizzly_py.engine.shared_snapshot",

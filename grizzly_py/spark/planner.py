@@ -21,8 +21,12 @@ merge stage (``streaming.py``), or ``stateless``.
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ..aggregates import AggregateOverflowError
 
 from ..codegen.module import generate_pipeline
 from ..engine import commit
@@ -45,8 +49,8 @@ from ..plan import (
     distinct_sources,
 )
 from ..results import JobResult
-from ..sources import TIMESTAMP_UNIT_DIVISOR, CsvSource
-from ..types import to_arrow_type
+from ..sources import TIMESTAMP_UNIT_DIVISOR, BadInputError, CsvSource
+from ..types import SchemaError, to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
 from .filters import push_filters as push
@@ -476,28 +480,18 @@ def collect(df, expected: pa.Schema) -> pa.Table:
     return table
 
 
-_TASK_ERRORS = {
-    "grizzly_py.sources.BadInputError": ("grizzly_py.sources", "BadInputError"),
-    "grizzly_py.aggregates.AggregateOverflowError": ("grizzly_py.aggregates", "AggregateOverflowError"),
-    "grizzly_py.types.SchemaError": ("grizzly_py.types", "SchemaError"),
-}
+# the errors of grizzly-py that a Spark task re-raises as themselves, by the qualified name a
+# Python traceback prints for them
+_TASK_ERRORS = {f"{e.__module__}.{e.__qualname__}": e for e in (BadInputError, AggregateOverflowError, SchemaError)}
 
 
 def task_error(e: BaseException) -> BaseException | None:
     """The grizzly-py error a Spark task failed with (Spark wraps it in a Java exception that
     carries the Python traceback as text), as that exception type; None if there is none."""
-    import importlib
-    import re
-    text = str(e)
-    found = None
-    for m in re.finditer(r"(grizzly_py\.[\w.]+Error): (.+)", text):
+    for m in re.finditer(r"(grizzly_py\.[\w.]+Error): (.+)", str(e)):
         if m.group(1) in _TASK_ERRORS:
-            found = m
-            break
-    if found is None:
-        return None
-    module, name = _TASK_ERRORS[found.group(1)]
-    return getattr(importlib.import_module(module), name)(found.group(2).strip())
+            return _TASK_ERRORS[m.group(1)](m.group(2).strip())
+    return None
 
 
 def run_on_spark(queries: list[Query], spark=None, adaptive: object = True) -> JobResult:
