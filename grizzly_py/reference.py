@@ -355,7 +355,7 @@ class Pane:
     key: tuple
     start: int
     end: int
-    records: list = field(default_factory=list)  # (arrival sequence number, argument values)
+    records: list = field(default_factory=list)  # (arrival number, event time, aggregate inputs)
 
 
 class AlignedWindows:
@@ -446,7 +446,7 @@ class WindowAggregate(Operator):
     def push(self, ts, row):
         key = tuple(normalize_key(row[k]) for k in self.keys)
         group = tuple(sort_key(v) for v in key)
-        record = (self.arrivals, [a(row) for a in self.args])
+        record = (self.arrivals, ts, [a(row) for a in self.args])
         self.arrivals += 1
         if not self.state.add(group, key, ts, record, self.wm):
             self.metrics["late_records"] += 1
@@ -459,16 +459,19 @@ class WindowAggregate(Operator):
         self.downstream.watermark(wm)
 
     def result_row(self, pane: Pane) -> Row:
-        records = [values for _, values in sorted(pane.records, key=lambda r: r[0])]
+        records = sorted(pane.records, key=lambda r: r[0])
         return dict(zip(self.out_names, (*pane.key, pane.start, pane.end, *self.results(records))))
 
     def results(self, records: list) -> list:
-        """Each aggregate over ``records`` (each a list of the aggregates' inputs, ``SKIPPED``
-        where the aggregate's ``where=`` is not true for the record)."""
+        """Each aggregate over ``records`` ((arrival, event time, the aggregates' inputs) in
+        arrival order; an input is ``SKIPPED`` where the aggregate's ``where=`` is not true)."""
         results = []
         for i, (call, arg_type) in enumerate(zip(self.calls, self.arg_types)):
-            counted = [v[i] for v in records if v[i] is not SKIPPED]
-            values = [v for v in counted if v is not None]
+            counted = [(arrival, 0 if ts is None else int(ts), v[i]) for arrival, ts, v in records if v[i] is not SKIPPED]
+            if call.spec.ordered:
+                values = [(ts, arrival, x) for arrival, ts, x in counted if x is not None]
+            else:
+                values = [x for _, _, x in counted if x is not None]
             results.append(aggregate(call, arg_type, values, len(counted)))
         return results
 
@@ -488,15 +491,14 @@ class CountWindowAggregate(WindowAggregate):
         key = tuple(normalize_key(row[k]) for k in self.keys)
         group = tuple(sort_key(v) for v in key)
         recent = self.recent.setdefault(group, deque(maxlen=self.size))
-        recent.append((self.arrivals, [a(row) for a in self.args]))
+        recent.append((self.arrivals, ts, [a(row) for a in self.args]))
         self.arrivals += 1
         self.counts[group] = self.counts.get(group, 0) + 1
         if self.counts[group] % self.slide == 0:
             self.downstream.push(ts, self.result_row(Pane(key, 0, 0, list(recent))))
 
     def result_row(self, pane: Pane) -> Row:
-        records = [values for _, values in pane.records]
-        return dict(zip(self.out_names, (*pane.key, *self.results(records))))
+        return dict(zip(self.out_names, (*pane.key, *self.results(pane.records))))
 
     def watermark(self, wm):
         self.wm = wm

@@ -173,5 +173,6 @@ def test_a_registered_function_runs_on_every_window_path(sum_of_squares, window,
 
 
 def test_an_unknown_function_is_named_with_the_known_ones():
-    with pytest.raises(ValueError, match="unknown aggregate 'nope'; aggregates: count, sum"):
+    with pytest.raises(ValueError, match="unknown aggregate 'nope'; aggregates: ") as error:
         spec_of("nope")
+    assert all(spec.name in str(error.value) for spec in specs())

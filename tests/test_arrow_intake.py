@@ -227,7 +227,7 @@ def test_a_tasks_parts_table_equals_the_one_built_from_prepared_batches(n, seed,
                       data.draw(st.integers(0, rows - first))))
     bulk, has_nulls = intake.parts_table(gen, DictionaryCodes(), parts, 17)
     prepared = [prepare(p[0].batch, gen, abi.INT64_MIN, "src", DictionaryCodes()) for p in parts]
-    each = PartsTable(prepared, [p[3] for p in parts], [p[4] for p in parts], [p[2] for p in parts], 17)
+    each = PartsTable(prepared, [p[1] for p in parts], [p[3] for p in parts], [p[4] for p in parts], [p[2] for p in parts], 17)
     np.testing.assert_array_equal(bulk.columns, each.columns)
     np.testing.assert_array_equal(bulk.params, each.params)
     np.testing.assert_array_equal(bulk.rows, each.rows)

@@ -17,9 +17,9 @@ from grizzly_py import Time, WatermarkStrategy, agg, col
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.spark.partials import EntryLayout, partial_schema, window_starts
 from grizzly_py.spark.planner import run_in_process
-from grizzly_py.windows import COUNT
 from grizzly_py.spark.schema import spark_arrow_schema
 from grizzly_py.windows import (
+    COUNT,
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,

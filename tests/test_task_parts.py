@@ -186,3 +186,21 @@ def test_round_bases_wait_for_earlier_tasks_and_name_the_failure():
     with pytest.raises(RuntimeError) as failed:
         broken.base(3)
     assert isinstance(failed.value.__cause__, ValueError)
+
+
+@given(st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(0, (1 << 32) - 1)), min_size=1, max_size=40))
+def test_row_positions_order_rows_by_batch_then_row(places):
+    """A call's first-row position (abi.PARAM_ROW_POSITION) orders every row of the input as its
+    (batch number, row) does, whatever the calls' sizes (a batch holds < 2^32 rows)."""
+    numbers = np.array([n for n, _ in places], dtype=np.int64)
+    rows = np.array([r for _, r in places], dtype=np.int64)
+    positions = task_parts.row_positions(numbers, rows)
+    assert sorted(range(len(places)), key=lambda i: places[i]) == sorted(range(len(places)), key=lambda i: positions[i])
+    assert all(task_parts.row_positions(n, r) == p for (n, r), p in zip(places, positions))
+
+
+def test_a_parts_table_gives_each_part_its_first_rows_position():
+    columns = np.zeros((3, abi.COLUMN_SLOTS), dtype=np.uint64)
+    params = np.zeros((3, abi.PARAM_FIRST_DICT_CODE), dtype=np.int64)
+    table = task_parts.PartsTable.of_rows(columns, params, [4, 4, 7], [0, 6, 2], [6, 4, 3], [0, 0, 0], 0, keep=None)
+    assert list(table.params[:, abi.PARAM_ROW_POSITION]) == [(4 << 32) + 0, (4 << 32) + 6, (7 << 32) + 2]

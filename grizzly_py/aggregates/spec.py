@@ -68,6 +68,8 @@ class AggregateSpec:
     reads = "value"          # what its update reads: "value", "validity" (count) or "key" (holistic:
                              # the value as an order-preserving int64 key, runtime/vectors.ll)
     atomic = False           # its template has atomic_init/atomic_update (a shared window state)
+    ordered = False          # its update reads each record's event time (a.ts) and arrival position
+                             # (a.pos), and its reference the (event time, arrival, value) of each value
     list_result = False      # the result is a list (its emit writes an output vector)
 
     def call(self, *args, **kwargs) -> AggCall:
@@ -104,7 +106,8 @@ class AggregateSpec:
 
     def reference(self, call: AggCall, arg_type: DataType | None, values: list, rows: int):
         """The result over one group, in plain Python (the reference evaluator): ``values`` are
-        the argument's non-null values in arrival order, ``rows`` the group's records."""
+        the argument's non-null values in arrival order (for an ``ordered`` function, (event
+        time, arrival number, value) triples), ``rows`` the group's records."""
         raise NotImplementedError
 
     def call_repr(self, call: AggCall) -> str:

@@ -27,7 +27,9 @@ SLOT_LENGTH = 5     # the array's length (for diagnostics; kernels get the row c
 # --- parameters: i64 words passed per call ---------------------------------------------------
 PARAM_WATERMARK = 0      # watermark in force while the batch is processed
 PARAM_PROCESSING_TIME = 1  # wall-clock ms at which the batch is processed (processing-time windows)
-PARAM_FIRST_DICT_CODE = 2  # then one word per (dictionary column, string literal): its code or -1
+PARAM_ROW_POSITION = 2   # arrival position of the call's first row: (input batch number << 32) + its
+                         # row in that batch; row i of the call arrived at this + i (ordered aggregates)
+PARAM_FIRST_DICT_CODE = 3  # then one word per (dictionary column, string literal): its code or -1
 
 # --- state block: i64 words, then the operator's own state -----------------------------------
 STATE_ROWS_IN = 0

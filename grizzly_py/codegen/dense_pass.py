@@ -143,8 +143,9 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
     if dense["cap"] * grouping.entry_size > MAX_TABLE_BYTES or not grouping.aggregates:
         return None
     for a, call in zip(grouping.aggregates, t.aggregates):
-        if a.spec.count_slot(a.kind) is None or a.valid != "true":
-            return None  # a holistic aggregate (it branches), or an argument that may be null
+        if a.spec.count_slot(a.kind) is None or a.valid != "true" or a.spec.ordered:
+            return None  # a holistic aggregate (it branches), an argument that may be null, or one
+                         # that reads the record's event time and position (not kept in the pass)
         if call.arg is not None and not isinstance(strip_alias(call.arg), Column):
             return None
     body, row = ctx.body, ctx.row

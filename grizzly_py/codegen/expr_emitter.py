@@ -65,7 +65,7 @@ class EmitContext:
     _loaded: dict = field(default_factory=dict)
     _prepared: set = field(default_factory=set)
     _string_constants: dict = field(default_factory=dict)
-    _dict_codes: dict = field(default_factory=dict)  # (column, literal) -> register of its code
+    _dict_codes: dict = field(default_factory=dict)  # (column, literal) or ("param", i) -> its register
 
     def fresh(self, hint: str = "t") -> str:
         self._counter += 1
@@ -89,6 +89,16 @@ class EmitContext:
             self.globals.append(f"{name} = private unnamed_addr constant [{n} x i8] {text}")
             self._string_constants[s] = (name, n)
         return self._string_constants[s]
+
+    def param_word(self, index: int, hint: str) -> str:
+        """The register of parameter word ``index``, loaded once in the entry block."""
+        key = ("param", index)
+        if key not in self._dict_codes:
+            p, v = self.fresh(f"{hint}p"), self.fresh(hint)
+            self.preamble.append(f"  {p} = getelementptr inbounds i64, ptr %params, i64 {index}")
+            self.preamble.append(f"  {v} = load i64, ptr {p}")
+            self._dict_codes[key] = v
+        return self._dict_codes[key]
 
     def dict_param(self, column: str, literal: str) -> str:
         key = (column, literal)

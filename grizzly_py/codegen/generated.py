@@ -16,7 +16,7 @@ from . import abi
 from .expr_emitter import ColumnLayout
 from .options import CodegenOptions
 
-CODEGEN_VERSION = 15  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 16  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass

@@ -177,7 +177,9 @@ class AggregateArgs:
     ``kind`` ("int", "float" or None), the input's registers (``value``, ``valid``: whether the
     record counts, its ``where=`` included), its text for comments (``arg_text``), its state's
     byte offset ``off`` in the entry at ``grp``, its output slot, ``k`` (top_k), and
-    ``counts_rows``: every record counts (``count()`` without ``where=``: no validity to read)."""
+    ``counts_rows``: every record counts (``count()`` without ``where=``: no validity to read);
+    for an ordered function (``AggregateSpec.ordered``), the record's event time ``ts`` and
+    arrival position ``pos``."""
 
     idx: int | str
     name: str
@@ -192,6 +194,8 @@ class AggregateArgs:
     k: int | None = None
     grp: str = "%grp"
     counts_rows: bool = False
+    ts: str = "0"
+    pos: str = "0"
 
 
 @dataclass(frozen=True)
@@ -239,6 +243,11 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
         ctx.emit(f"{acc} = or i64 {null_mask}, {sh}")
         null_mask = acc
     key_words = len(keys)
+    # ordered aggregates read the record's event time (every window lowering names it %ts before
+    # it lowers its grouping) and its arrival position
+    ordered = any(a.spec.ordered for a in t.aggregates)
+    ts = "%ts" if ordered and pipeline.event_time is not None else "0"
+    pos = row_position(ctx) if ordered else "0"
     off = 8 * (1 + key_words + extra_words) if agg_base is None else agg_base
     aggs = []
     for n, a in enumerate(t.aggregates):
@@ -265,7 +274,8 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
             valid = _and(ctx, valid, _true(ctx, emitter.emit(a.where)))
         aggs.append(AggregateArgs(idx=n, name=a.field.name, func=a.func, spec=spec, kind=kind, value=value,
                                   valid=valid, arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k,
-                                  counts_rows=a.arg is None and a.where is None))
+                                  counts_rows=a.arg is None and a.where is None,
+                                  **(dict(ts=ts, pos=pos) if spec.ordered else {})))
         store = spec.result_store(kind)
         gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result else store))
         off += 8 * spec.state_words(kind)
@@ -273,6 +283,15 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
     updates = macro_lines("aggregates.ll.j2", "update", aggs)
     gen.grouping = Grouping(keys, null_mask, key_words, aggs, entry_size, updates)
     return gen.grouping
+
+
+def row_position(ctx: EmitContext) -> str:
+    """The register of the current row's arrival position: the call's first row's
+    (``abi.PARAM_ROW_POSITION``, set by the engine) plus the row's index."""
+    base = ctx.param_word(abi.PARAM_ROW_POSITION, "rowpos")
+    out = ctx.fresh("pos")
+    ctx.emit(f"{out} = add i64 {base}, {ctx.row}")
+    return out
 
 
 def _true(ctx: EmitContext, v: Value) -> str:

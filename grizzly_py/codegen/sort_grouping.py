@@ -104,6 +104,11 @@ def _row_layout(g) -> KpaRow:
         double = a.kind == "float" and not a.spec.holistic
         values.append(dict(idx=a.idx, value=a.value, type="double" if double else "i64", word=word))
         word += 1
+    ordered = next((a for a in g.aggregates if a.spec.ordered), None)
+    if ordered is not None:  # the row's event time and arrival position, read back as %rvts, %rvpos
+        values += [dict(idx="ts", value=ordered.ts, type="i64", word=word),
+                   dict(idx="pos", value=ordered.pos, type="i64", word=word + 1)]
+        word += 2
     return KpaRow(group_words=group_words, key_words=group_words + (first_holistic is not None), words=word + 1,
                   inputs=values, valids=valids)
 
@@ -124,7 +129,8 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     gen.trigger = "kpa"
     gen.kpa_row_words = row.words
     # the trigger's reduce applies the same update macros to the values it reads back from a row
-    reduce_aggs = [replace(a, value=f"%rv{a.idx}", valid="true" if a.counts_rows else f"%rvalid{a.idx}")
+    reduce_aggs = [replace(a, value=f"%rv{a.idx}", valid="true" if a.counts_rows else f"%rvalid{a.idx}",
+                           **(dict(ts="%rvts", pos="%rvpos") if a.spec.ordered else {}))
                    for a in g.aggregates]
     updates = macro_lines("aggregates.ll.j2", "update", reduce_aggs)
     state = render("kpa_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,

@@ -309,8 +309,9 @@ class ArrowIntake:
         at = np.asarray(index, dtype=np.int64)
         if not rows.usable[at].all() or any(self.batches[i] is not p[0].batch for i, p in zip(index, parts)):
             return None
-        table = PartsTable.of_rows(rows.words[at], rows.params[at], [p[3] for p in parts], [p[4] for p in parts],
-                                   [p[2] for p in parts], processing_time, [p[0].batch for p in parts])
+        table = PartsTable.of_rows(rows.words[at], rows.params[at], [p[1] for p in parts], [p[3] for p in parts],
+                                   [p[4] for p in parts], [p[2] for p in parts], processing_time,
+                                   [p[0].batch for p in parts])
         return table, bool(rows.has_nulls[at].any())
 
     def prepared(self, row: int, gen, codes):

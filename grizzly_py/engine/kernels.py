@@ -30,7 +30,7 @@ from . import native_words
 from .adaptive import AdaptiveSettings, Variant, VariantController
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
-from .task_parts import PartsTable, chained_watermark, signal_entering_native
+from .task_parts import PartsTable, chained_watermark, row_positions, signal_entering_native
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
@@ -246,6 +246,7 @@ class Kernel:
             if where is None:
                 where = (self.batches_processed, 0)
             self.batches_processed += 1
+            prepared.params[abi.PARAM_ROW_POSITION] = row_positions(*where)
         unit = _unit(prepared.has_nulls)
         kernel, state = self._entry(gen, unit), self.states[worker]
         measuring = self._start_measuring(variant, prepared.rows)
@@ -323,8 +324,8 @@ class Kernel:
         if bulk is not None:
             plan.table, has_nulls = bulk
         elif prepared:
-            plan.table = PartsTable(prepared, [p[3] for p in plan.parts], [p[4] for p in plan.parts],
-                                    [p[2] for p in plan.parts], now)
+            plan.table = PartsTable(prepared, [p[1] for p in plan.parts], [p[3] for p in plan.parts],
+                                    [p[4] for p in plan.parts], [p[2] for p in plan.parts], now)
             has_nulls = any(p.has_nulls for p in prepared)
         if plan.table is not None:
             plan.unit = _unit(has_nulls)

@@ -127,6 +127,12 @@ def parts_runner() -> PartsFunctions:
                           module.function("gz_task_parts_max", _I64, _P, _I64, _I64))
 
 
+def row_positions(numbers, first_rows):
+    """The arrival position of a call's first row (``abi.PARAM_ROW_POSITION``): its input batch's
+    number above bit 32, its row within that batch below (a batch holds fewer than 2^32 rows)."""
+    return (numbers << 32) + first_rows
+
+
 class PartsTable:
     """The column descriptors, parameters and (columns, rows, params) rows of ``n`` parts, each
     part a row range of a prepared batch under its own watermark; the arrays live as long as
@@ -134,23 +140,23 @@ class PartsTable:
 
     __slots__ = ("columns", "params", "table", "rows", "done", "_keep")
 
-    def __init__(self, prepared: list, offsets: list[int], lengths: list[int], watermarks: list[int],
-                 processing_time: int):
+    def __init__(self, prepared: list, numbers: list[int], offsets: list[int], lengths: list[int],
+                 watermarks: list[int], processing_time: int):
         self._fill(np.stack([p.columns for p in prepared]), np.stack([p.params for p in prepared]),
-                   offsets, lengths, watermarks, processing_time, prepared)
+                   numbers, offsets, lengths, watermarks, processing_time, prepared)
 
     @classmethod
-    def of_rows(cls, columns: np.ndarray, params: np.ndarray, offsets: list[int], lengths: list[int],
-                watermarks: list[int], processing_time: int, keep) -> "PartsTable":
+    def of_rows(cls, columns: np.ndarray, params: np.ndarray, numbers: list[int], offsets: list[int],
+                lengths: list[int], watermarks: list[int], processing_time: int, keep) -> "PartsTable":
         """A table from the parts' whole-batch descriptors and parameters as rows of two arrays
         (copies: the table writes its parts' offsets, lengths and watermarks into them);
-        ``keep``: what holds their buffers alive."""
+        ``numbers``: each part's source batch number; ``keep``: what holds their buffers alive."""
         table = cls.__new__(cls)
-        table._fill(columns, params, offsets, lengths, watermarks, processing_time, keep)
+        table._fill(columns, params, numbers, offsets, lengths, watermarks, processing_time, keep)
         return table
 
-    def _fill(self, columns: np.ndarray, params: np.ndarray, offsets, lengths, watermarks, processing_time: int,
-              keep) -> None:
+    def _fill(self, columns: np.ndarray, params: np.ndarray, numbers, offsets, lengths, watermarks,
+              processing_time: int, keep) -> None:
         n = len(columns)
         self._keep = keep
         self.columns, self.params = columns, params
@@ -159,6 +165,8 @@ class PartsTable:
         self.columns[:, abi.SLOT_LENGTH::abi.COLUMN_SLOTS] = self.rows.astype(np.uint64)[:, None]
         self.params[:, abi.PARAM_WATERMARK] = watermarks
         self.params[:, abi.PARAM_PROCESSING_TIME] = processing_time
+        self.params[:, abi.PARAM_ROW_POSITION] = row_positions(np.asarray(numbers, dtype=np.int64),
+                                                               np.asarray(offsets, dtype=np.int64))
         self.table = np.empty((n, 3), dtype=np.int64)
         self.table[:, 0] = self.columns.ctypes.data + np.arange(n, dtype=np.int64) * self.columns.strides[0]
         self.table[:, 1] = self.rows

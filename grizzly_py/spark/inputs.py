@@ -59,6 +59,12 @@ class Split:
     reader: object = field(default=None, repr=False)  # file sources: a copy of the source (its checks)
 
 
+def split_numbers(split: Split) -> tuple[int, ...] | None:
+    """The numbers in the source of the batches ``read_split`` gives (one per piece), or None for
+    a CSV split (one task reads the whole file, numbering its blocks from 0)."""
+    return None if split.kind == "csv" else split.pieces
+
+
 def read_split(split: Split, rejected: dict | None = None) -> Iterator[pa.RecordBatch]:
     """The batches of ``split``, one per row group / Arrow batch / CSV block (the source's
     watermark steps), checked as the source checks them (``on_bad_rows``); rows dropped by

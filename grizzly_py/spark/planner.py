@@ -54,7 +54,7 @@ from ..types import SchemaError, to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
 from .filters import push_filters as push
-from .inputs import needed_columns, plan_splits, pushdown_source, read_split
+from .inputs import needed_columns, plan_splits, pushdown_source, read_split, split_numbers
 from .job import SparkJob, new_accumulator
 from .partials import WINDOW_START, partial_schema
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
@@ -147,17 +147,19 @@ class _Input:
             self.splits = plan_splits(source, tasks, columns, local_master=master.startswith("local"))
 
     def map(self, body, schema, single: bool = False):
-        """``mapInArrow`` over the input: ``body(batches, watermark_before)`` per task."""
+        """``mapInArrow`` over the input: ``body(batches, watermark_before, numbers)`` per task
+        (``numbers``: the batches' numbers in the source, None for a DataFrame's partitions)."""
         if self.is_dataframe:
             df = self.df.coalesce(1) if single else self.df
-            return df.mapInArrow(lambda it: body(it, None), schema)
+            return df.mapInArrow(lambda it: body(it, None, None), schema)
         splits, acc = self.splits, self.acc
 
         def by_split(it):
             for ids in it:
                 for i in ids.column(0).to_pylist():
                     rejected: dict = {}
-                    yield from body(read_split(splits[i], rejected), splits[i].watermark_before)
+                    yield from body(read_split(splits[i], rejected), splits[i].watermark_before,
+                                    split_numbers(splits[i]))
                     worker.report_rejected(acc, rejected)
         n = len(splits)
         return self.spark.range(0, n, 1, n).mapInArrow(by_split, schema)
@@ -207,7 +209,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:
         inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks, frames.get(sources[0].name), acc)
-        df = inp.map(lambda it, _w: worker.stateless_task(shipped, it, acc, fault), spark_struct(final_schema))
+        df = inp.map(lambda it, _w, _n: worker.stateless_task(shipped, it, acc, fault), spark_struct(final_schema))
         job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
     elif chain and kind is not None and kind.spark == "partials":
         df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name))
@@ -224,7 +226,7 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None)
     first = physical.pipelines[0]
     gen = generate_pipeline(first)
     inp = _Input(spark, source, needed_columns(first, source), tasks, df, acc)
-    partials = inp.map(lambda it, w: worker.partial_task(shipped, it, w, acc, fault=fault),
+    partials = inp.map(lambda it, w, numbers: worker.partial_task(shipped, it, w, acc, fault=fault, numbers=numbers),
                        spark_struct(partial_schema(gen)))
     keys = [f.name for f, _ in first.terminal.keys]
     results_schema = pipeline_arrow_schema(first)
@@ -367,7 +369,8 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
         return [buckets[k] for k in sorted(buckets)]
     kind = first.terminal.assigner.kind
     if kind.spark == "partials":
-        partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc)]
+        partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc,
+                                                                    numbers=split_numbers(sp))]
         results = [m for part in shuffle(partials, keys + [WINDOW_START]) for m in worker.merge_task(shipped, part, acc)]
     elif kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
         raw = [b for sp in splits for b in worker.raw_task(sp, read_split(sp))]

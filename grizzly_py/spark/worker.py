@@ -24,6 +24,7 @@ whether its plan was cached, the pipelines' variant history) through an accumula
 from __future__ import annotations
 
 import ctypes
+import itertools
 import os
 import time
 from collections import OrderedDict
@@ -234,7 +235,8 @@ def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accu
 
 
 def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], watermark_before: int | None = None,
-                 accumulator=None, with_event_time: bool = False, fault=None) -> Iterator[pa.RecordBatch]:
+                 accumulator=None, with_event_time: bool = False, fault=None,
+                 numbers: Iterable[int] | None = None) -> Iterator[pa.RecordBatch]:
     """Pre-aggregate the task's batches in the first (window) pipeline and emit partial states.
 
     ``watermark_before``: the source's watermark before the task's first batch (the batches of
@@ -246,9 +248,14 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
 
     ``with_event_time`` (streaming): each row also carries the task's largest event time (all
     records, filtered ones too) for Spark's watermark, and a task whose windows hold nothing
-    sends one heartbeat row instead."""
+    sends one heartbeat row instead.
+
+    ``numbers``: each batch's number in the source (a split's pieces), which places its rows in
+    arrival order among every task's (``abi.PARAM_ROW_POSITION``: first/last break ties by it);
+    None: the Spark partition's batches, numbered after the partition's index."""
     wp, hit = worker_plan(shipped)
     report = TaskReport("partial", wp, hit, accumulator)
+    numbers = iter(numbers) if numbers is not None else itertools.count(partition_batch_base())
     pipeline = wp.physical.pipelines[0]
     gen = wp.gen(0)
     source = _source_of(wp)
@@ -265,7 +272,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
         for i, batch in enumerate(batches):
             batch = _check(source, batch, i)
             rows += batch.num_rows
-            kernel.process(batch, watermark)
+            kernel.process(batch, watermark, where=(next(numbers), 0))
             _maybe_fail(fault, i)
             latest = batch_max_event_time(batch, source.timestamp) \
                 if (track or with_event_time) and source.timestamp is not None and batch.num_rows else None
@@ -295,6 +302,17 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
     finally:
         kernel.close()
     report.send()
+
+
+def partition_batch_base() -> int:
+    """The number of the first batch of this Spark task's partition: partitions in their order,
+    2^24 batches apart (0 outside Spark)."""
+    try:
+        from pyspark import TaskContext
+    except ImportError:
+        return 0
+    context = TaskContext.get()
+    return context.partitionId() << 24 if context is not None else 0
 
 
 def _for_spark(batch: pa.RecordBatch) -> pa.RecordBatch:

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v15, variant optimized
+; grizzly-py codegen v16, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -45,7 +45,7 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
-  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictp19 = getelementptr inbounds i64, ptr %params, i64 3
   %dictcode20 = load i64, ptr %dictp19
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
@@ -414,7 +414,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v15, variant optimized
+; grizzly-py codegen v16, variant optimized
 define i64 @p0_optimized_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -856,7 +856,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v15, variant optimized
+; grizzly-py codegen v16, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -898,7 +898,7 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
-  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictp13 = getelementptr inbounds i64, ptr %params, i64 3
   %dictcode14 = load i64, ptr %dictp13
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
