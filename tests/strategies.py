@@ -464,8 +464,8 @@ def can_be_key(f) -> bool:
     return not (f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms")
 
 
-WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg",
-                     "var_pop", "var_samp", "stddev_pop", "stddev_samp", "median", "mode", "count_distinct", "top_k")
+WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop", "var_samp", "stddev_pop",
+                     "stddev_samp", "median", "mode", "count_distinct", "top_k", "first", "last")
 
 
 @st.composite
