@@ -104,7 +104,7 @@ def _after_first_window(root: PlanNode, first: WindowAggregateNode, bound_ms: in
     ``window_end - 1`` in a hidden column, as the embedded engine gives window results)."""
     schema = pipeline_arrow_schema_of_node(first)
     src = DetachedSource(RESULTS_SOURCE, schema.append(pa.field(RESULTS_TIME, pa.int64(), nullable=False)),
-                         RESULTS_TIME, WatermarkStrategy.for_bounded_out_of_orderness(bound_ms))
+                         RESULTS_TIME, WatermarkStrategy(bound_ms))
     replacement = ProjectNode(SourceNode(src), tuple((n, Column(n)) for n in schema.names))
 
     def walk(node):
