@@ -124,7 +124,8 @@ class TaskReport:
         controller = getattr(kernel, "controller", None)
         if controller is not None:
             history, deopts = controller.variant_history(), controller.deopts
-            self.data["counters"] = kernel.counters.describe() if kernel.counters is not None else "none"
+            self.data["counters"] = kernel.counters.describe(notes=False) if kernel.counters is not None else "none"
+            self.data["counter_notes"] = kernel.counters.notes() if kernel.counters is not None else []
         else:
             history, deopts = [{"stage": variant, "reason": "initial", "records": rows_in}], 0
         late = kernel.counter(abi.STATE_LATE) if kernel is not None else 0
