@@ -127,11 +127,16 @@ class StreamEnvironment:
     @classmethod
     def for_spark(cls, spark, **options) -> "StreamEnvironment":
         """An environment whose jobs run on ``spark`` (a ``pyspark.sql.SparkSession``); it also
-        sets the session's Arrow transfer settings (docs/spark.md)."""
+        sets the session's Arrow transfer settings, and checks with one small job (once per
+        session) that Spark's Python workers run grizzly-py at this version: a local session
+        whose workers run another interpreter is switched to this one, with a warning; otherwise
+        ``SparkWorkersError`` says how to fix it (docs/spark.md, "Setup")."""
+        from .spark.probe import check_workers
         from .spark.session import configure
         env = cls(**options)
         env.spark = spark
         configure(spark)
+        check_workers(spark)
         return env
 
     def from_spark(self, df, timestamp: str | None = None,
