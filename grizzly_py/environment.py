@@ -42,7 +42,7 @@ class StreamEnvironment:
         self.configure(parallelism=parallelism, window_state=window_state, grouping=grouping,
                        state_memory_limit=state_memory_limit)
         self._sinks: list[Query] = []
-        self._printed: set[str] = set()  # the sinks of print(): their rows go to stdout after the job
+        self._printed: list[str] = []  # the sinks of print(), in order: their rows go to stdout after the job
         self._jobs_run = 0
 
     def configure(self, parallelism: int | str | None = None, window_state: str | None = None,
@@ -164,7 +164,7 @@ class StreamEnvironment:
             raise ValueError(f"a collecting sink named {spec.name!r} already exists")
         self._sinks.append(Query(node, spec))
         if printed:
-            self._printed.add(spec.name)
+            self._printed.append(spec.name)
         return SinkHandle(spec)
 
     def execute(self, job_name: str | None = None) -> JobResult:
@@ -179,11 +179,12 @@ class StreamEnvironment:
             raise ValueError("nothing to execute: register a sink with collect(), sink_to_parquet(), "
                              "sink_to_csv() or print()")
         result = self._run(self._sinks, self.checkpoint)
-        self._sinks, printed, self._printed = [], self._printed, set()  # only once the job succeeded:
-        self._jobs_run += 1                                             # a failed job can be run again
+        # the sinks go only once the job succeeded: a failed job can be run again
+        self._sinks, printed, self._printed = [], self._printed, []
+        self._jobs_run += 1
         if job_name is not None:
             result.metrics["job_name"] = job_name
-        for name in sorted(printed, key=lambda n: int(n.split("#")[1])):
+        for name in printed:
             print_rows(result.tables.pop(name))
         return result
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
 from .plan import (FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode,
@@ -199,7 +200,6 @@ class WindowedStream:
 
 def _named_suggestion(unnamed) -> str:
     """``.aggregate(n=agg.count(), sum_v=agg.sum(col("v")))`` for aggregates given unnamed."""
-    from .aggregates import AggCall
     parts = []
     for i, a in enumerate(unnamed):
         if isinstance(a, AggCall):
