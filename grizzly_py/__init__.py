@@ -10,13 +10,13 @@ from .aggregates import agg
 from .environment import StreamEnvironment
 from .expressions import col, if_else, lit
 from .lambdas import LambdaTranslationError
-from .results import JobResult
+from .results import JobResult, LateRecordsWarning, job_metrics
 from .sources import BadInputError
 from .time import Duration, Time
 from .types import SchemaError
+from .version import __version__
 from .watermark import WatermarkStrategy
 
-__version__ = "0.1.0"
 
-__all__ = ["StreamEnvironment", "JobResult", "col", "lit", "if_else", "agg", "Time", "Duration",
-           "WatermarkStrategy", "SchemaError", "BadInputError", "LambdaTranslationError"]
+__all__ = ["StreamEnvironment", "JobResult", "job_metrics", "col", "lit", "if_else", "agg", "Time", "Duration",
+           "WatermarkStrategy", "SchemaError", "BadInputError", "LambdaTranslationError", "LateRecordsWarning"]

@@ -23,7 +23,9 @@ import click
 from rich.syntax import Syntax
 from rich.table import Table
 
-from .cli_common import console, load_query, print_result
+from .cli_common import console, load_query, one_line_errors, print_result, records_per_second, without_notes
+
+DEBUG = click.option("--debug", is_flag=True, help="on an error, print the full trace (default: one line)")
 
 
 def _show(title: str, text: str, lexer: str) -> None:
@@ -52,11 +54,14 @@ def main():
 @click.option("--grouping", type=click.Choice(["auto", "hash", "sort"]), default=None,
               help="window grouping: chosen while running, hash tables or sorted key/pointer arrays "
                    "(default: as the environment says)")
-def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, variant, grouping):
+@DEBUG
+@one_line_errors
+def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, variant, grouping, debug):
     """Show how FILE[:NAME] is compiled (default: plan and pipelines).
 
-    FILE is a Python file and runs as Python (trusted code); NAME (default: query) is a stream it
-    defines, or a function taking a StreamEnvironment. FILE:NAME splits at the last ':'."""
+    FILE is a Python file and runs as Python (trusted code), with its folder on the module search
+    path; NAME (default: query) is a stream it defines, or a function taking a StreamEnvironment
+    and returning one. FILE:NAME splits at the last ':'."""
     from .codegen.module import generate_pipeline
     from .jit import compile_ir
     from .physical import build_physical_plan
@@ -121,22 +126,28 @@ def variant_options(pipeline, variant: str):
 @main.command()
 @click.argument("target")
 @click.option("--parallelism", default=None, help="worker threads, or 'auto' (default: as the query's environment says)")
-@click.option("--engine", type=click.Choice(["local", "spark"]), default="local")
+@click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
+              help="the embedded engine, or a local Spark session (local[N], N = --parallelism)")
 @click.option("--window-state", type=click.Choice(["thread_local", "shared", "auto"]), default=None,
               help="window state under parallelism: per-worker states merged at fire, one atomic state, "
                    "or chosen while running")
 @click.option("--trace", is_flag=True, help="print each pipeline's variant history")
 @click.option("--limit", default=20, show_default=True, help="result rows to print")
 @click.option("--json", "as_json", is_flag=True, help="print metrics as JSON")
-def run(target, parallelism, engine, window_state, trace, limit, as_json):
-    """Run FILE[:NAME] on the embedded engine and print its result and throughput.
+@click.option("--verbose", is_flag=True, help="also print diagnostics (why counter sources were passed over)")
+@DEBUG
+@one_line_errors
+def run(target, parallelism, engine, window_state, trace, limit, as_json, verbose, debug):
+    """Run FILE[:NAME] and print its result and throughput.
 
-    FILE is a Python file and runs as Python (trusted code); NAME (default: query) is a stream it
-    defines, or a function taking a StreamEnvironment. FILE:NAME splits at the last ':'."""
+    FILE is a Python file and runs as Python (trusted code), with its folder on the module search
+    path; NAME (default: query) is a stream it defines, or a function taking a StreamEnvironment
+    and returning one. FILE:NAME splits at the last ':'. The query runs on the embedded engine,
+    or with --engine spark on a local Spark session."""
     if engine == "spark":  # local[N] with N = --parallelism (docs/spark.md)
         from .spark.cli import run_spark
         return run_spark(target, (os.cpu_count() or 1) if parallelism == "auto" else int(parallelism or 1),
-                         limit, as_json, trace)
+                         limit, as_json, trace, verbose)
     par = parallelism if parallelism in (None, "auto") else int(parallelism)
     stream = load_query(target, par, window_state)
     stream.collect("result")
@@ -145,16 +156,19 @@ def run(target, parallelism, engine, window_state, trace, limit, as_json):
     seconds = time.perf_counter() - start
     table, m = result["result"], result.metrics
     if as_json:
-        click.echo(json.dumps({"seconds": seconds, **m}, indent=2, default=str))
+        click.echo(json.dumps({"seconds": seconds, **(m if verbose else without_notes(m))}, indent=2, default=str))
         return
     print_result(table, limit)
-    rate = m["records_in"] / seconds if seconds else float("inf")
     compile_ms = sum(p["codegen_ms"] + p["compile_ms"] for q in m["queries"] for p in q["pipelines"])
-    console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s = [bold green]{rate / 1e6:,.1f} M records/s[/] "
+    console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s = "
+                  f"[bold green]{records_per_second(m['records_in'], seconds)}[/] "
                   f"(including {compile_ms:.0f} ms of code generation and compilation); out {m['records_out']:,}, "
                   f"filtered {m['filtered_records']:,}, late {m['late_records']:,}")
     if trace:
         print_trace(m)
+    if verbose:
+        for note in (m.get("adaptive") or {}).get("counter_notes", []):
+            console.print(f"counters: {note}")
 
 
 def print_trace(metrics: dict) -> None:

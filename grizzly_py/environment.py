@@ -12,9 +12,9 @@ import os
 import pyarrow as pa
 
 from .plan import PlanNode, Query, SinkSpec, SourceNode, distinct_sources
-from .results import JobResult
-from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, csv_schema, next_source_name,
-                      parquet_schema)
+from .results import JobResult, print_rows, warn_if_late, with_metrics
+from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, collection_table, csv_schema,
+                      next_source_name, parquet_schema)
 from .stream import DataStream
 from .time import Time
 from .watermark import WatermarkStrategy
@@ -42,6 +42,8 @@ class StreamEnvironment:
         self.configure(parallelism=parallelism, window_state=window_state, grouping=grouping,
                        state_memory_limit=state_memory_limit)
         self._sinks: list[Query] = []
+        self._printed: list[str] = []  # the sinks of print(), in order: their rows go to stdout after the job
+        self._jobs_run = 0
 
     def configure(self, parallelism: int | str | None = None, window_state: str | None = None,
                   grouping: str | None = None, state_memory_limit: int | str | None = None) -> "StreamEnvironment":
@@ -85,11 +87,22 @@ class StreamEnvironment:
     # --- sources -----------------------------------------------------------------------------
     def from_arrow(self, data, timestamp: str | None = None,
                    watermark: WatermarkStrategy | None = None) -> DataStream:
+        """Records from Arrow data: a ``pyarrow.Table`` (one batch of the stream per record batch),
+        a ``RecordBatch``, a list, iterator or reader of RecordBatches, a pandas or polars
+        DataFrame, or any object that exports an Arrow stream (``__arrow_c_stream__``)."""
         name = next_source_name("arrow")
         schema, batches = arrow_batches(data, name=name)
         src = ArrowSource(name, schema, timestamp, watermark or WatermarkStrategy.for_monotonous_timestamps(),
                           data=batches)
         return DataStream(self, SourceNode(src))
+
+    def from_collection(self, rows, schema=None, timestamp: str | None = None,
+                        watermark: WatermarkStrategy | None = None) -> DataStream:
+        """Records from Python values (PyFlink's ``from_collection``), as one batch: ``rows`` of
+        dicts (``schema`` optional), or of tuples with ``schema`` naming their columns: a
+        ``pyarrow.Schema``, a dict of column types (``{"ts": "int64", "k": "string"}``) or a list
+        of names (types inferred from the values)."""
+        return self.from_arrow(collection_table(rows, schema), timestamp, watermark)
 
     def from_parquet(self, path, timestamp: str | None = None,
                      watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error") -> DataStream:
@@ -114,11 +127,16 @@ class StreamEnvironment:
     @classmethod
     def for_spark(cls, spark, **options) -> "StreamEnvironment":
         """An environment whose jobs run on ``spark`` (a ``pyspark.sql.SparkSession``); it also
-        sets the session's Arrow transfer settings (docs/spark.md)."""
+        sets the session's Arrow transfer settings, and checks with one small job (once per
+        session) that Spark's Python workers run grizzly-py at this version: a local session
+        whose workers run another interpreter is switched to this one, with a warning; otherwise
+        ``SparkWorkersError`` says how to fix it (docs/spark.md, "Setup")."""
+        from .spark.probe import check_workers
         from .spark.session import configure
         env = cls(**options)
         env.spark = spark
         configure(spark)
+        check_workers(spark)
         return env
 
     def from_spark(self, df, timestamp: str | None = None,
@@ -141,36 +159,54 @@ class StreamEnvironment:
         return self.from_spark(df, timestamp, watermark)
 
     # --- sinks and execution -----------------------------------------------------------------
-    def _register_sink(self, node: PlanNode, spec: SinkSpec) -> SinkHandle:
+    def _register_sink(self, node: PlanNode, spec: SinkSpec, printed: bool = False) -> SinkHandle:
         if any(q.sink.kind == "collect" and q.sink.name == spec.name for q in self._sinks) and spec.kind == "collect":
             raise ValueError(f"a collecting sink named {spec.name!r} already exists")
         self._sinks.append(Query(node, spec))
+        if printed:
+            self._printed.append(spec.name)
         return SinkHandle(spec)
 
-    def execute(self) -> JobResult:
-        """Run every registered sink's query to the end of its bounded input."""
+    def execute(self, job_name: str | None = None) -> JobResult:
+        """Run every registered sink's query to the end of its bounded input. The sinks belong to
+        that one job: a later ``execute()`` runs the sinks registered after it. ``job_name``
+        (PyFlink's ``execute("name")``) is kept in ``metrics["job_name"]``."""
         if not self._sinks:
-            raise ValueError("nothing to execute: register a sink with collect(), sink_to_parquet() or sink_to_csv()")
-        if self._on_spark(self._sinks):
+            if self._jobs_run:
+                raise ValueError("nothing to execute: the sinks registered so far were run (and used up) by the "
+                                 "previous execute(); register sinks again (collect(), sink_to_parquet(), "
+                                 "sink_to_csv(), print()) to run another job")
+            raise ValueError("nothing to execute: register a sink with collect(), sink_to_parquet(), "
+                             "sink_to_csv() or print()")
+        result = self._run(self._sinks, self.checkpoint)
+        # the sinks go only once the job succeeded: a failed job can be run again
+        self._sinks, printed, self._printed = [], self._printed, []
+        self._jobs_run += 1
+        if job_name is not None:
+            result.metrics["job_name"] = job_name
+        for name in printed:
+            print_rows(result.tables.pop(name))
+        return result
+
+    def _run(self, queries: list[Query], checkpoint=None, stacklevel: int = 3) -> JobResult:
+        """Run ``queries`` on Spark or the embedded engine; a job that dropped late records warns
+        (``stacklevel``: the user's frame that started the job, counted from here)."""
+        if self._on_spark(queries):
             from .spark.planner import run_on_spark
-            result, self._sinks = run_on_spark(self._sinks, self.spark, self.adaptive), []
-            return result
-        from .engine.local import run_job
-        result = run_job(self._sinks, parallelism=self.parallelism, adaptive=self.adaptive,
-                         window_state=self.window_state, grouping=self.grouping, checkpoint=self.checkpoint,
-                         state_memory_limit=self.state_memory_limit)
-        self._sinks = []  # only once the job succeeded: a failed job can be run again
+            result = run_on_spark(queries, self.spark, self.adaptive)
+        else:
+            from .engine.local import run_job
+            result = run_job(queries, parallelism=self.parallelism, adaptive=self.adaptive,
+                             window_state=self.window_state, grouping=self.grouping, checkpoint=checkpoint,
+                             state_memory_limit=self.state_memory_limit)
+        warn_if_late(result.metrics, [s for q in queries for s in distinct_sources(q.root)], stacklevel)
         return result
 
     def _run_single(self, node: PlanNode) -> pa.Table:
-        if self._on_spark([Query(node)]):
-            from .spark.planner import run_on_spark
-            return run_on_spark([Query(node, SinkSpec("collect", "result"))], self.spark, self.adaptive)["result"]
-        from .engine.local import run_job
-        result = run_job([Query(node, SinkSpec("collect", "result"))], parallelism=self.parallelism,
-                         adaptive=self.adaptive, window_state=self.window_state, grouping=self.grouping,
-                         state_memory_limit=self.state_memory_limit)
-        return result["result"]
+        """``execute_and_collect``: the query's table, with the job's metrics in its metadata (no
+        checkpoints: they belong to the jobs of ``execute()``)."""
+        result = self._run([Query(node, SinkSpec("collect", "result"))], stacklevel=4)
+        return with_metrics(result["result"], result.metrics)
 
     def _to_spark(self, node: PlanNode):
         """``DataStream.to_spark``: the query ending in ``node`` as a Spark DataFrame."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from .expr_misuse import number_error, truth_value_error
 from .types import (BOOL, CAST_TARGETS, FLOAT64, INT64, TIMESTAMP, DataType, Schema,
                     SchemaError, common_numeric, type_named)
 
@@ -60,8 +61,15 @@ class Expr:
     def __abs__(self): return UnaryOp("abs", self)
 
     def __bool__(self):
-        raise TypeError("an expression has no truth value: use & | ~ instead of and/or/not, "
-                        "and gz.if_else instead of if")
+        raise truth_value_error(self)
+
+    def __float__(self):
+        raise number_error(self, "a number")
+
+    def __int__(self):
+        raise number_error(self, "an integer")
+
+    __index__ = __int__
 
     __hash__ = object.__hash__  # dataclasses below re-enable value hashing via eq=False + _key
 

@@ -16,6 +16,7 @@ The catalogue of hostile inputs and what each gives: docs/semantics.md, "Bad and
 from __future__ import annotations
 
 import itertools
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
@@ -415,7 +416,15 @@ def _convert_csv_column(raw: pa.Array, target: pa.DataType, nulls: pa.Array) -> 
 
 
 def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
-    """Normalize what ``from_arrow`` accepts to (schema, iterable of RecordBatches)."""
+    """Normalize what ``from_arrow`` accepts to (schema, iterable of RecordBatches). A pandas
+    DataFrame becomes a table without its index; another object that exports an Arrow stream
+    (``__arrow_c_stream__``: polars, DuckDB, ...) is read into a table once, so that its query
+    can run more than once."""
+    if _is_pandas_frame(data):
+        data = pa.Table.from_pandas(data, preserve_index=False)
+    elif hasattr(data, "__arrow_c_stream__") and not isinstance(data, (pa.Table, pa.RecordBatch,
+                                                                        pa.RecordBatchReader)):
+        data = pa.table(data)
     if isinstance(data, pa.Table):
         batches = data.to_batches()
         return data.schema, batches
@@ -437,10 +446,77 @@ def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
         except StopIteration:
             raise SchemaError(f"{name}: an empty iterator has no schema; pass a pyarrow.Table instead") from None
         if not isinstance(first, pa.RecordBatch):
-            raise TypeError(f"{name}: expected pyarrow.RecordBatch items, got {type(first).__name__}")
+            raise TypeError(f"{name}: expected pyarrow.RecordBatch items, got {type(first).__name__} ({_ACCEPTED}; "
+                            f"Python rows: from_collection)")
         return first.schema, itertools.chain([first], it)
-    raise TypeError(f"{name}: from_arrow takes a pyarrow.Table, RecordBatch, or a list/iterator of "
-                    f"RecordBatches, got {type(data).__name__}")
+    raise TypeError(f"{name}: from_arrow takes {_ACCEPTED}, got {type(data).__name__}")
+
+
+_ACCEPTED = ("a pyarrow.Table, a RecordBatch, a list, iterator or reader of RecordBatches, a pandas or polars "
+             "DataFrame, or an object with __arrow_c_stream__")
+
+
+def _is_pandas_frame(data) -> bool:
+    """Whether ``data`` is a pandas DataFrame (without importing pandas where it is not loaded)."""
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and isinstance(data, pandas.DataFrame)
+
+
+def arrow_schema(schema, what: str) -> pa.Schema:
+    """A ``pyarrow.Schema`` from one, or from a dict of column types (Arrow types or their names,
+    ``"int64"``, ``"string"``, ``"timestamp[ms]"``)."""
+    if isinstance(schema, dict):
+        fields = []
+        for k, v in schema.items():
+            try:
+                fields.append(pa.field(k, v if isinstance(v, pa.DataType) else pa.type_for_alias(v)))
+            except (ValueError, TypeError):
+                raise SchemaError(f"{what}: column {k!r}: {v!r} is not an Arrow type or a type name "
+                                  f"such as 'int64', 'float64', 'string', 'timestamp[ms]'") from None
+        schema = pa.schema(fields)
+    if not isinstance(schema, pa.Schema):
+        raise TypeError(f"{what}: schema must be a pyarrow.Schema or a dict of column types, got {schema!r}")
+    return schema
+
+
+def collection_table(rows, schema) -> pa.Table:
+    """``from_collection``'s rows (dicts, or tuples/lists in ``schema``'s column order) as a table
+    of ``schema`` (a pyarrow.Schema, a dict of column types, or a list of names: types inferred)."""
+    what = "from_collection"
+    if isinstance(rows, (str, bytes, dict)) or not isinstance(rows, Iterable):
+        raise TypeError(f"{what}: expected a list of rows (dicts or tuples), got {type(rows).__name__}")
+    rows = list(rows)
+    names = list(schema) if isinstance(schema, (list, tuple)) else None
+    typed = None if schema is None or names is not None else arrow_schema(schema, what)
+    if names is None and typed is not None:
+        names = typed.names
+    if not rows and typed is None:
+        raise SchemaError(f"{what}: an empty collection has no column types; pass schema= as a pyarrow.Schema "
+                          "or a dict of column types")
+    if all(isinstance(r, dict) for r in rows):
+        columns = names or list(dict.fromkeys(k for r in rows for k in r))
+        for i, r in enumerate(rows):
+            extra = [k for k in r if k not in columns]
+            if extra:
+                raise SchemaError(f"{what}: row {i} has column(s) {extra} that schema= does not name "
+                                  f"({', '.join(columns)})")
+        values = {c: [r.get(c) for r in rows] for c in columns}
+    elif names is None:
+        raise SchemaError(f"{what}: rows given as tuples need schema= to name their columns, e.g. "
+                          "schema={'ts': 'int64', 'k': 'string'} (or give the rows as dicts)")
+    else:
+        for i, r in enumerate(rows):
+            if isinstance(r, dict) or not isinstance(r, (tuple, list)) or len(r) != len(names):
+                raise SchemaError(f"{what}: row {i} is {r!r}; expected a tuple of {len(names)} values "
+                                  f"({', '.join(names)})")
+        values = {c: [r[j] for r in rows] for j, c in enumerate(names)}
+    arrays = []
+    for c, column in values.items():
+        try:
+            arrays.append(pa.array(column, type=typed.field(c).type if typed is not None else None))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, OverflowError) as e:
+            raise SchemaError(f"{what}: column {c!r}: {e}") from None
+    return pa.Table.from_arrays(arrays, names=list(values))
 
 
 def csv_schema(path: str, schema, block_size: int = 1 << 22) -> tuple[pa.Schema, dict | None]:
@@ -460,11 +536,16 @@ def csv_schema(path: str, schema, block_size: int = 1 << 22) -> tuple[pa.Schema,
             reader = pcsv.open_csv(path)
         except pa.ArrowInvalid as e:  # e.g. an empty file: no header to infer columns from
             raise BadInputError(f"csv:{path}: cannot infer the schema: {e}") from e
+        untyped = [f.name for f in reader.schema if pa.types.is_null(f.type)]
+        if untyped:
+            first = next(iter(reader), None)
+            why = ("the file has a header but no data rows" if first is None or first.num_rows == 0 else
+                   "they have no values in the block of the file that types are inferred from")
+            example = ", ".join(f"{n!r}: 'int64'" for n in reader.schema.names[:3])
+            raise SchemaError(f"csv:{path}: cannot infer the type of column(s) {', '.join(map(repr, untyped))}: {why}; "
+                              f"declare the columns' types with from_csv(..., schema={{{example}, ...}})")
         return reader.schema, None
-    if isinstance(schema, dict):
-        schema = pa.schema([(k, v if isinstance(v, pa.DataType) else pa.type_for_alias(v)) for k, v in schema.items()])
-    if not isinstance(schema, pa.Schema):
-        raise TypeError(f"from_csv: schema must be a pyarrow.Schema or a dict of column types, got {schema!r}")
+    schema = arrow_schema(schema, "from_csv")
     missing = [n for n in schema.names if n not in header]
     if missing:
         raise SchemaError(f"csv:{path}: declared column(s) {missing} are not in the file's header; "

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
 from .plan import (FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode,
@@ -27,7 +28,7 @@ class StreamHost(Protocol):
 
     _sinks: list  # the queries registered so far
 
-    def _register_sink(self, node: PlanNode, spec: SinkSpec): ...
+    def _register_sink(self, node: PlanNode, spec: SinkSpec, printed: bool = False): ...
 
     def _run_single(self, node: PlanNode) -> "pa.Table": ...
 
@@ -146,7 +147,15 @@ class DataStream:
                               "write Parquet, or select the other columns")
         return self.env._register_sink(self.node, SinkSpec("csv", str(path), str(path)))
 
+    def print(self):
+        """Print this stream's records to standard output when the job runs (``env.execute()``),
+        one line per record (PyFlink's ``DataStream.print()``)."""
+        return self.env._register_sink(self.node, SinkSpec("collect", f"print#{len(self.env._sinks)}"),
+                                       printed=True)
+
     def execute_and_collect(self) -> "pa.Table":
+        """Run this query alone and return its result; the job's metrics travel in the table's
+        schema metadata (``grizzly_py.job_metrics(table)``)."""
         return self.env._run_single(self.node)
 
     def to_spark(self):
@@ -180,9 +189,26 @@ class WindowedStream:
     def __init__(self, env, node: PlanNode, keys: tuple[str, ...], assigner: WindowAssigner):
         self.env, self.node, self.keys, self.assigner = env, node, keys, assigner
 
-    def aggregate(self, **aggregates) -> DataStream:
+    def aggregate(self, *unnamed, **aggregates) -> DataStream:
+        """One output column per ``name=agg.<func>(...)``, per window (and key)."""
+        if unnamed:
+            raise TypeError(f"aggregate() takes its aggregates by name, as the result columns they make: "
+                            f"{_named_suggestion(unnamed)}")
         return DataStream(self.env, WindowAggregateNode(self.node, self.keys, self.assigner,
                                                         tuple(aggregates.items())))
+
+
+def _named_suggestion(unnamed) -> str:
+    """``.aggregate(n=agg.count(), sum_v=agg.sum(col("v")))`` for aggregates given unnamed."""
+    parts = []
+    for i, a in enumerate(unnamed):
+        if isinstance(a, AggCall):
+            arg = a.arg.output_name() if a.arg is not None else None
+            name = {"count": "n"}.get(a.func, a.func) if arg is None else f"{a.func}_{arg}"
+            parts.append(f"{name if name.isidentifier() else f'a{i}'}={a!r}")
+        else:
+            parts.append(f"name={a!r}")
+    return f".aggregate({', '.join(parts)})"
 
 
 def _join_other(stream: DataStream, other, what: str) -> PlanNode:

@@ -135,7 +135,7 @@ def test_join_needs_event_time_on_both_inputs():
     with pytest.raises(SchemaError, match="no event time"):
         a.join(b).where("k").equal_to("k").window(tumbling(10))
     with pytest.raises(SchemaError, match="no event time"):
-        b.interval_join(a).between(0, 1)
+        b.interval_join(a).between(ms(0), ms(1))
 
 
 def test_join_inputs_of_other_environments_and_kinds_are_rejected():

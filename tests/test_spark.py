@@ -338,6 +338,90 @@ def test_filters_spark_can_evaluate_run_before_the_transfer(spark):
     assert any("filter" in n for n in metrics["queries"][0]["notes"])
 
 
+def test_a_dataframe_read_twice_keeps_each_branchs_filters(spark):
+    """A union of a DataFrame with a filtered branch of itself: the branch's filter is not pushed
+    into Spark, where it would drop the other branch's rows too."""
+    table = _events(300)
+    df = spark.createDataFrame(table)
+
+    def build(source):
+        def query(env):
+            s = source(env)
+            return s.union(s.filter(col("i") > 20))
+        return query
+    expected, _ = embedded(build(lambda env: env.from_arrow(table, timestamp="ts")))
+    actual, metrics = on_spark(spark, build(lambda env: env.from_spark(df, timestamp="ts")))
+    assert actual.num_rows == expected.num_rows > table.num_rows
+    assert_tables_equal(actual.sort_by([("ts", "ascending"), ("i", "ascending")]),
+                        as_types_of(expected, actual).sort_by([("ts", "ascending"), ("i", "ascending")]))
+
+
+def test_to_spark_actions_raise_grizzly_errors(spark, tmp_path):
+    """A task's grizzly-py error is raised as itself by the DataFrame's actions, writes included."""
+    from grizzly_py.aggregates import AggregateOverflowError
+    big = 2**62
+    table = pa.table({"ts": pa.array([1, 2, 3, 4], pa.int64()), "v": pa.array([big, big, big, -big], pa.int64())})
+    df = gz.StreamEnvironment.for_spark(spark).from_arrow(table.to_batches(max_chunksize=1), timestamp="ts") \
+        .window_all(TumblingEventTimeWindows.of(Time.milliseconds(10))).aggregate(s=agg.sum("v")).to_spark()
+    with pytest.raises(AggregateOverflowError, match="int64 sum overflow"):
+        df.show()
+    with pytest.raises(AggregateOverflowError, match="int64 sum overflow"):
+        df.write.mode("overwrite").parquet(str(tmp_path / "out"))
+
+
+def test_metrics_are_the_last_actions_and_say_when_it_read_part(spark):
+    """show(3) stops the output tasks early (they send no report): records_out is unknown, not 0;
+    each action's metrics are its own, not a sum over every action run so far."""
+    table = _events(400)
+    q = gz.StreamEnvironment.for_spark(spark).from_arrow(table.to_batches(max_chunksize=50), timestamp="ts") \
+        .key_by("g").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count())
+    expected = q.execute_and_collect()
+    df = q.to_spark()
+    df.show(3)
+    m = df.grizzly.metrics()
+    assert m["records_out"] is None and m["records_in"] == table.num_rows and m.get("action") == "show"
+    assert any("show() may read only part of the output" in n for n in m["notes"]), m["notes"]
+    for action in (df.collect, df.count, df.collect):
+        action()
+        m = df.grizzly.metrics()
+        assert m["records_in"] == table.num_rows and m["records_out"] == expected.num_rows, (action, m)
+
+
+def test_workers_that_cannot_import_grizzly_py_are_found_before_any_job(spark, tmp_path, monkeypatch):
+    """A session whose Python workers run another interpreter (a bare virtualenv): for_spark's
+    probe finds it before any job; a local session is switched to this interpreter with a
+    one-line warning, and its jobs run. A worker at another grizzly-py version than the driver
+    (the driver's version changed here) is refused in one line that says how to fix it."""
+    import subprocess
+    import sys
+
+    from grizzly_py.spark import probe
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "bare")], check=True, timeout=120)
+    bare = str(tmp_path / "bare" / "bin" / "python")
+    sc = spark.sparkContext
+    monkeypatch.setattr(probe, "_CHECKED", set())
+    monkeypatch.setattr(sc, "pythonExec", bare)  # as a session built without PYSPARK_PYTHON would
+    with pytest.warns(probe.SparkWorkersWarning) as caught:
+        env = gz.StreamEnvironment.for_spark(spark)
+    message = str(caught[0].message)
+    assert len(caught) == 1 and "\n" not in message
+    assert f"workers ran {bare}, which cannot import grizzly-py: ModuleNotFoundError: No module named" in message
+    assert f"now run the driver's interpreter {sys.executable}" in message and sc.pythonExec == sys.executable
+    table = _events(100)
+    q = env.from_arrow(table, timestamp="ts").filter(col("i") > 0)
+    assert q.execute_and_collect().num_rows == sum(1 for i in table.column("i").to_pylist() if i > 0)
+
+    monkeypatch.setattr(probe, "_CHECKED", set())
+    monkeypatch.setattr(gz.version, "__version__", "0.0.1")  # the workers now have another version than the driver
+    with pytest.raises(probe.SparkWorkersError) as refused:
+        gz.StreamEnvironment.for_spark(spark)
+    message = str(refused.value)
+    assert "\n" not in message
+    assert f"Spark's Python workers ({sys.executable}) cannot run the driver's plans: grizzly-py 0.1.0" in message
+    assert "0.0.1 (codegen" in message and "PYSPARK_PYTHON=" in message and "spark.pyspark.python" in message
+    assert "spark.archives" in message and "spark.submit.pyFiles" in message
+
+
 def test_to_spark_gives_a_dataframe_with_the_job(spark):
     df = spark.createDataFrame(_events(200))
     env = gz.StreamEnvironment.for_spark(spark)

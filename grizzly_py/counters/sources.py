@@ -149,15 +149,19 @@ class CounterSource:
 
     # -- reporting and closing ------------------------------------------------------------------
 
-    def describe(self) -> str:
-        """One line for reports: the source, its events and figures, why earlier ones lost."""
+    def describe(self, notes: bool = True) -> str:
+        """One line for reports: the source, its events and figures, and (``notes``) the
+        diagnostics of ``notes()``."""
         text = f"counters: {self.name}"
         if self.events:
             text += f" ({', '.join(self.events)}; watching {', '.join(self.figures)})"
-        notes = list(self.rejected)
-        if self.failures:
-            notes += [f"{n} thread(s) without counters: {why}" for why, n in self.failures.items()]
-        return text + (f"; {'; '.join(notes)}" if notes else "")
+        diagnostics = self.notes() if notes else []
+        return text + (f"; {'; '.join(diagnostics)}" if diagnostics else "")
+
+    def notes(self) -> list[str]:
+        """Diagnostics: why the sources tried before this one were not used, and threads that
+        could not open counters (``grizzly run --verbose`` shows them)."""
+        return list(self.rejected) + [f"{n} thread(s) without counters: {why}" for why, n in self.failures.items()]
 
     def close(self) -> None:
         """Close every thread's counters (call it once the tasks are done); samples of tasks

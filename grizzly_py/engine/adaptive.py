@@ -107,7 +107,8 @@ class Adaptivity:
         return cls(settings, counters)
 
     def describe(self) -> dict:
-        return {"counters": self.counters.describe() if self.counters is not None else "none",
+        return {"counters": self.counters.describe(notes=False) if self.counters is not None else "none",
+                "counter_notes": self.counters.notes() if self.counters is not None else [],
                 "profile_records": self.settings.profile_records}
 
     def close(self) -> None:

@@ -10,6 +10,9 @@
   sequential strategy for queries that need the stream in order).
 - ``kafka.py``: Kafka topics through Spark's Kafka source, values parsed into columns.
 - ``job.py``: the driver's view of a job: strategy and the tasks' metrics.
+- ``dataframe.py``: the DataFrame of ``to_spark``, whose actions raise grizzly-py's errors.
+- ``errors.py``: grizzly-py's exceptions out of failed tasks.
+- ``probe.py``: the check, before a session's first job, that its Python workers run grizzly-py.
 
 PySpark is an optional dependency (``pip install 'grizzly-py[spark]'``); importing this package
 does not import it.

@@ -7,13 +7,13 @@ import time
 
 import click
 
-from ..cli_common import console, load_query, print_result
+from ..cli_common import console, load_query, print_result, records_per_second, without_notes
 from ..plan import Query
 from .planner import run_on_spark
 from .session import local_session, require_pyspark
 
 
-def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool) -> None:
+def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool, verbose: bool = False) -> None:
     require_pyspark()
     from pyspark.sql import SparkSession
     started_here = SparkSession.getActiveSession() is None
@@ -31,12 +31,12 @@ def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool)
     table, m = result["result"], result.metrics
     q = m["queries"][0]
     if as_json:
-        click.echo(json.dumps({"seconds": seconds, "session_start_seconds": session_s, **m}, indent=2, default=str))
+        click.echo(json.dumps({"seconds": seconds, "session_start_seconds": session_s,
+                               **(m if verbose else without_notes(m))}, indent=2, default=str))
         return
     print_result(table, limit)
-    rate = m["records_in"] / seconds if seconds else float("inf")
     console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s on Spark ({spark.sparkContext.master if not started_here else f'local[{threads}]'}, "
-                  f"{q['strategy']} strategy, {q['input']} input) = [bold green]{rate / 1e6:,.1f} M records/s[/]; "
+                  f"{q['strategy']} strategy, {q['input']} input) = [bold green]{records_per_second(m['records_in'], seconds)}[/]; "
                   f"out {m['records_out']:,}, filtered {m['filtered_records']:,}, late {m['late_records']:,}; "
                   f"{q['tasks']} tasks in {q['worker_processes']} Python workers, {q['plan_cache_hits']} found "
                   f"their plan compiled (session start {session_s:.1f} s, not counted)")

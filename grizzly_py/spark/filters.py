@@ -9,7 +9,9 @@ comparisons stay in compiled code (Spark orders NaN above every number and equat
 Remaining conjuncts stay in the compiled pipeline.
 
 Rows dropped by pushed filters never reach a task, so ``filtered_records`` does not count them.
-Streaming DataFrames get no pushdown: a filtered record still moves the watermark.
+Streaming DataFrames get no pushdown: a filtered record still moves the watermark. Nor does a
+query that reads its DataFrame twice (a union or join of two branches of it): the filters of one
+branch do not hold for the other.
 """
 
 from __future__ import annotations
@@ -83,7 +85,11 @@ def spark_condition(e: Expr, schema: Schema):
 
 def push_filters(root: PlanNode, source) -> tuple[PlanNode, list]:
     """``root`` without the pushable conjuncts of the filters right above ``source``'s node, and
-    those conjuncts as Spark Columns (to apply to the DataFrame in order)."""
+    those conjuncts as Spark Columns (to apply to the DataFrame in order). A query that reads the
+    source more than once (a union or join of two of its branches) keeps its filters: a filter
+    of one branch would drop the rows of the other."""
+    if _reads(root, source) != 1:
+        return root, []
     pushed: list = []
 
     def walk(node: PlanNode) -> PlanNode:
@@ -115,3 +121,10 @@ def _above_source(node: PlanNode, source) -> bool:
     while isinstance(node, FilterNode):
         node = node.input
     return isinstance(node, SourceNode) and node.source is source
+
+
+def _reads(node: PlanNode, source) -> int:
+    """How many times the query reads ``source`` (once per path from the root to its node)."""
+    if isinstance(node, SourceNode):
+        return int(node.source is source)
+    return sum(_reads(i, source) for i in node.inputs)

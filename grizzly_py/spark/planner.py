@@ -21,12 +21,8 @@ merge stage (``streaming.py``), or ``stateless``.
 
 from __future__ import annotations
 
-import re
-
 import pyarrow as pa
 import pyarrow.compute as pc
-
-from ..aggregates import AggregateOverflowError
 
 from ..codegen.module import generate_pipeline
 from ..engine import commit
@@ -49,14 +45,17 @@ from ..plan import (
     distinct_sources,
 )
 from ..results import JobResult
-from ..sources import TIMESTAMP_UNIT_DIVISOR, BadInputError, CsvSource
-from ..types import SchemaError, to_arrow_type
+from ..sources import TIMESTAMP_UNIT_DIVISOR, CsvSource
+from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
+from .dataframe import with_job
+from .errors import task_error
 from .filters import push_filters as push
 from .inputs import needed_columns, plan_splits, pushdown_source, read_split, split_numbers
 from .job import SparkJob, new_accumulator
 from .partials import WINDOW_START, partial_schema
+from .probe import check_workers
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
 from .session import configure, require_pyspark
@@ -104,7 +103,7 @@ def _after_first_window(root: PlanNode, first: WindowAggregateNode, bound_ms: in
     ``window_end - 1`` in a hidden column, as the embedded engine gives window results)."""
     schema = pipeline_arrow_schema_of_node(first)
     src = DetachedSource(RESULTS_SOURCE, schema.append(pa.field(RESULTS_TIME, pa.int64(), nullable=False)),
-                         RESULTS_TIME, WatermarkStrategy.for_bounded_out_of_orderness(bound_ms))
+                         RESULTS_TIME, WatermarkStrategy(bound_ms))
     replacement = ProjectNode(SourceNode(src), tuple((n, Column(n)) for n in schema.names))
 
     def walk(node):
@@ -175,6 +174,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     sources = distinct_sources(root)
     spark = _session(sources, spark)
     configure(spark)
+    check_workers(spark)
     frames, notes = {}, []
     if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming:
         root, conditions = push(root, sources[0])
@@ -218,8 +218,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     else:
         df, job = _whole(spark, shipped, physical, sources, acc, frames)
     job.notes.extend(notes)
-    df.grizzly = job
-    return df
+    return with_job(df, job)
 
 
 def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None):
@@ -481,20 +480,6 @@ def collect(df, expected: pa.Schema) -> pa.Table:
     if order and table.num_rows:
         table = table.take(sort_indices_nulls_last(table, order))
     return table
-
-
-# the errors of grizzly-py that a Spark task re-raises as themselves, by the qualified name a
-# Python traceback prints for them
-_TASK_ERRORS = {f"{e.__module__}.{e.__qualname__}": e for e in (BadInputError, AggregateOverflowError, SchemaError)}
-
-
-def task_error(e: BaseException) -> BaseException | None:
-    """The grizzly-py error a Spark task failed with (Spark wraps it in a Java exception that
-    carries the Python traceback as text), as that exception type; None if there is none."""
-    for m in re.finditer(r"(grizzly_py\.[\w.]+Error): (.+)", str(e)):
-        if m.group(1) in _TASK_ERRORS:
-            return _TASK_ERRORS[m.group(1)](m.group(2).strip())
-    return None
 
 
 def run_on_spark(queries: list[Query], spark=None, adaptive: object = True) -> JobResult:

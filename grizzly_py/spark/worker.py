@@ -113,19 +113,14 @@ class TaskReport:
                      "records_in": 0, "records_out": 0, "filtered": 0, "late": 0,
                      "codegen_ms": round(wp.codegen_ms, 3) if wp is not None else 0.0,
                      "compile_ms": 0.0, "pipelines": []}
-        try:
-            from pyspark import TaskContext
-            ctx = TaskContext.get()
-            if ctx is not None:
-                self.data.update(partition=ctx.partitionId(), attempt=ctx.attemptNumber(), stage_id=ctx.stageId())
-        except ImportError:  # pragma: no cover - outside Spark (direct calls in tests)
-            pass
+        self.data.update(_task_ids())
 
     def kernel(self, kernel, pipeline_id: int, rows_in: int, variant: str = "generic") -> None:
         controller = getattr(kernel, "controller", None)
         if controller is not None:
             history, deopts = controller.variant_history(), controller.deopts
-            self.data["counters"] = kernel.counters.describe() if kernel.counters is not None else "none"
+            self.data["counters"] = kernel.counters.describe(notes=False) if kernel.counters is not None else "none"
+            self.data["counter_notes"] = kernel.counters.notes() if kernel.counters is not None else []
         else:
             history, deopts = [{"stage": variant, "reason": "initial", "records": rows_in}], 0
         late = kernel.counter(abi.STATE_LATE) if kernel is not None else 0
@@ -420,13 +415,25 @@ def quiet_pandas() -> None:
         _QUIET.append(True)
 
 
+def _task_ids() -> dict:
+    """The running Spark task's partition, attempt and stage id (none outside Spark)."""
+    try:
+        from pyspark import TaskContext
+    except ImportError:  # pragma: no cover - outside Spark (direct calls in tests)
+        return {}
+    ctx = TaskContext.get()
+    if ctx is None:
+        return {}
+    return {"partition": ctx.partitionId(), "attempt": ctx.attemptNumber(), "stage_id": ctx.stageId()}
+
+
 def report_rejected(accumulator, rejected: dict) -> None:
     """Rows a task's split dropped with ``on_bad_rows="drop"``, by source."""
     if accumulator is not None and rejected and any(rejected.values()):
         accumulator.add([{"stage": "read", "pid": os.getpid(), "plan_cached": False, "plan_id": None,
                           "records_in": 0, "records_out": 0, "filtered": 0, "late": 0,
                           "rejected": sum(rejected.values()), "rejected_by_source": dict(rejected),
-                          "codegen_ms": 0.0, "compile_ms": 0.0, "pipelines": []}])
+                          "codegen_ms": 0.0, "compile_ms": 0.0, "pipelines": [], **_task_ids()}])
 
 
 def report_late(accumulator, rows: int) -> None:
