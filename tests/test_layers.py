@@ -28,16 +28,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "grizzly_py"
 
 # circles being removed by other work; each must match a circle of the graph exactly
-KNOWN_CIRCLES = [
-    {"grizzly_py.engine.kernels", "grizzly_py.engine.adaptive", "grizzly_py.engine.join_kernel",
-     "grizzly_py.engine.shared_kernel", "grizzly_py.engine.sort_kernel"},
-    {"grizzly_py.engine.state_snapshot", "grizzly_py.engine.join_snapshot", "grizzly_py.engine.shared_snapshot",
-     "grizzly_py.engine.sort_snapshot"},
-]
+KNOWN_CIRCLES: list[set[str]] = []
 # modules that may edit sys.path, and why: cli_common loads a query file as `python FILE` would
 SYS_PATH_EDITORS = {"grizzly_py.cli_common"}
 # modules that still choose by a class's name (being replaced by isinstance there)
-KNOWN_NAME_DISPATCH = {"grizzly_py.engine.state_snapshot"}
+KNOWN_NAME_DISPATCH: set[str] = set()
 
 DSL = ["stream", "sources", "plan", "expressions", "windows", "aggregates", "types", "time", "lambdas",
        "watermark"]

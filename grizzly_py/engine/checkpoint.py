@@ -31,11 +31,11 @@ everything written after it (newer parts, in-progress parts) is removed; the sou
 batches the snapshot had consumed. The restarted job thus writes exactly what an uninterrupted run
 writes, in the same order. A snapshot of a different job (another plan or sink) is refused with an
 error rather than restored; one of the same job at another parallelism is restored, its per-worker
-state blocks spread over the workers' blocks and idle ones (``state_snapshot.restore_kernel``).
+state blocks spread over the workers' blocks and idle ones (``WindowKernel.restore_state``).
 
-Every kernel kind is snapshotted, under hash and sort-based grouping (``sort_snapshot.py``); a kind
-without an export (``state_snapshot.unsupported_reason``: one added later) makes the job refuse
-to start, naming the pipeline.
+Every kernel exports and restores its own state (``PipelineKernel.export_state``, under hash and
+sort-based grouping); a kernel whose state cannot be snapshotted (``snapshot_unsupported``: a
+layout chosen while the job runs) makes the job refuse to start, naming the pipeline.
 """
 
 from __future__ import annotations
@@ -57,7 +57,6 @@ from . import snapshot
 from .checkpoint_errors import CheckpointCorruptError, CheckpointError
 from .ownership import Owner
 from .sinks import Sink, open_sink
-from .state_snapshot import export_kernel, restore_kernel, unsupported_reason
 
 KEPT_SNAPSHOTS = 2
 _SNAPSHOT_NAME = re.compile(r"^chk-(\d{8})\.snap$")
@@ -82,6 +81,21 @@ class CheckpointConfig:
         return CheckpointConfig(os.fspath(path), ms, interval_batches)
 
 
+def unsupported_reason(kernel) -> str | None:
+    """Why ``kernel``'s state cannot be checkpointed (None: it can, or there is none)."""
+    return kernel.snapshot_unsupported if kernel is not None else None
+
+
+def export_kernel(kernel) -> dict:
+    """Everything ``kernel`` keeps between batches (``PipelineKernel.export_state``)."""
+    return kernel.export_state()
+
+
+def restore_kernel(kernel, saved: dict) -> None:
+    """``export_kernel``'s ``saved`` into the fresh ``kernel`` (``PipelineKernel.restore_state``)."""
+    kernel.restore_state(saved)
+
+
 def job_fingerprint(runs, parallelism: int) -> str:
     """A hash of the job's shape: its sinks, sources' schemas and pipelines (inputs, filters, event
     time, outputs, state layout) and parallelism. Sources are named by position, not by their
@@ -91,15 +105,16 @@ def job_fingerprint(runs, parallelism: int) -> str:
 
 def job_shape(runs) -> str:
     """``job_fingerprint`` without the parallelism: a snapshot with the same shape restores at
-    another parallelism (``state_snapshot.restore_kernel`` spreads the per-worker state blocks).
-    Tumbling windows' kernel class differs by parallelism (``make_kernel``), their state does not."""
-    from .kernels import SlidingWindowKernel
+    another parallelism (``PipelineKernel.restore_state`` spreads the per-worker state blocks):
+    kernels are named by the state they keep (``PipelineKernel.state_kind``), which one class keeps
+    whatever the parallelism (tumbling windows' kernel class differs by it: ``kernel_table.py``)."""
+    return _fingerprint(runs, {"queries": []}, state_kind)
 
-    def kind(kernel) -> str:
-        if type(kernel) is SlidingWindowKernel and kernel.gen.trigger == "tumbling":
-            return "WindowKernel"
-        return type(kernel).__name__
-    return _fingerprint(runs, {"queries": []}, kind)
+
+def state_kind(kernel) -> str:
+    """What snapshots call a pipeline's kernel (``PipelineKernel.state_kind``; an identity
+    projection has none: ``NoneType``)."""
+    return kernel.state_kind if kernel is not None else type(kernel).__name__
 
 
 def _fingerprint(runs, shape: dict, kind) -> str:
@@ -488,4 +503,5 @@ def _restore_query(qr, saved: dict) -> None:
 
 
 __all__ = ["CheckpointConfig", "CheckpointCorruptError", "CheckpointError", "Checkpointer", "PartSink",
-           "export_query_state", "job_fingerprint", "job_shape", "restore_query_state"]
+           "export_kernel", "export_query_state", "job_fingerprint", "job_shape", "restore_kernel",
+           "restore_query_state", "state_kind", "unsupported_reason"]

@@ -54,21 +54,16 @@ from . import commit
 from .accounting import check_accounting
 from .adaptive import Adaptivity, generic_only
 from .checkpoint import CheckpointConfig, Checkpointer
-from .join_kernel import JoinKernel
-from .kernels import (PARALLEL_TRIGGERS, CountWindowKernel, PlannedParts, ProjectKernel, SharedBatch, WindowKernel,
-                      make_kernel, output_arrow_schema)
+from .kernel_protocol import PipelineKernel, WindowAggregateKernel
+from .kernel_table import make_join_kernel, make_kernel
+from .kernels import PlannedParts, ProjectKernel, SharedBatch, output_arrow_schema
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 from .parallel import (CostModel, OrderedStage, WorkerPool, align_morsels, auto_parallelism, plan_morsels, run_now,
                        wait_all)
 from .sinks import open_sink
 from .source_reads import SourceRead
 from .state_memory import check_state_memory
-from .string_release import release_strings
 from .task_parts import RoundBases, TaskStart, entering_native, signal_entering_native
-
-WINDOWS = (WindowKernel, RegroupingKernel)            # kernels of window aggregates
-STATEFUL = (WindowKernel, RegroupingKernel, JoinKernel)  # kernels with windows that fire
-
 
 @dataclass
 class PipelineRun:
@@ -76,7 +71,7 @@ class PipelineRun:
 
     pipeline: Pipeline
     gen: GeneratedPipeline
-    kernel: ProjectKernel | WindowKernel | None  # None: an identity projection, nothing to run
+    kernel: PipelineKernel | None  # None: an identity projection, nothing to run
     codegen_ms: float
     output_schema: pa.Schema
     watermark: int = abi.INT64_MIN  # windows: the last one fired at; projections: their input's
@@ -90,35 +85,30 @@ class PipelineRun:
         k = self.kernel
         late = k.counter(abi.STATE_LATE) if k is not None else 0
         filtered = k.counter(abi.STATE_FILTERED) if k is not None else 0
-        window_state = getattr(k, "window_state", "thread_local") if isinstance(k, WINDOWS) else None
-        controller = getattr(k, "controller", None)
-        deopts = controller.deopts if controller is not None else 0
-        if isinstance(k, RegroupingKernel):  # every kernel's stages, each with its own layout
-            history, deopts = k.variant_history(self.generic_note), k.deopts
-            variant = history[-1]["stage"]
-        elif controller is not None:
-            history, variant = controller.variant_history(), controller.current.stage
-        else:
+        window_state = k.window_state if k is not None else None
+        history = k.variant_history(self.generic_note) if k is not None else None  # (a switching
+        # layout: every kernel's stages, each with its own layout)
+        if history is None:
             history = [{"stage": "generic", "reason": self.generic_note or "initial", "at_s": 0.0,
                         "at_record": 0, "records": self.rows_in}]
-            variant = "generic"
         for h in history:
             h.setdefault("window_state", window_state)
         out = {"id": self.pipeline.id, "kind": self.pipeline.terminal.kind,
-               "variant": variant, "window_state": window_state,
-               "grouping": getattr(k, "grouping", "hash") if isinstance(k, STATEFUL) else None,
+               "variant": history[-1]["stage"], "window_state": window_state,
+               "grouping": k.grouping if k is not None else None,
                "rows_in": self.rows_in, "rows_out": self.rows_out,
                "filtered": filtered, "late": late, "codegen_ms": round(self.codegen_ms, 3),
                "compile_ms": round(k.compile_ms if k is not None else 0.0, 3),
                "seconds": round(self.seconds, 6),
                "variant_history": history,
-               "deoptimizations": deopts}
+               "deoptimizations": k.deopts if k is not None else 0}
         if self.window_state_note is not None:
             out["window_state_fallback"] = self.window_state_note
         if window_state == "shared":
             out["shared_state"] = k.metrics()
-        if isinstance(k, RegroupingKernel):
-            out["layout_history"] = k.layout_history()
+        layouts = k.layout_history() if k is not None else None
+        if layouts is not None:
+            out["layout_history"] = layouts
         return out
 
 
@@ -130,10 +120,7 @@ def _instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
     "shared": a window pipeline that supports it keeps one state that every worker updates
     atomically (``codegen/shared_window.py``); the others keep thread-local state, and say why."""
     if isinstance(pipeline.terminal, JoinTerminal):  # one compiled kernel per input (join_kernel.py)
-        from ..codegen.sort_merge_join import sort_merge_unsupported
-        from .sort_kernel import SortMergeJoinKernel
-        sort_merge = grouping == "sort" and sort_merge_unsupported(pipeline) is None
-        join = (SortMergeJoinKernel if sort_merge else JoinKernel)(pipeline, input_name)
+        join = make_join_kernel(pipeline, input_name, grouping)
         return PipelineRun(pipeline, join.gen, join, join.codegen_ms, join.schema)
     start = time.perf_counter()
     note = None
@@ -176,14 +163,14 @@ def _kernel(pipeline: Pipeline, input_name: str, workers: int, shared: bool, gro
         kernel = None if (not pipeline.filters and t.is_identity(pipeline.input_schema)) \
             else ProjectKernel(gen, input_name, workers)
     else:
-        kernel = make_kernel(gen, input_name, workers if gen.trigger in PARALLEL_TRIGGERS else 1)
+        kernel = make_kernel(gen, input_name, workers)
     generic_note = generic_only(gen, adaptive is not None)
     if kernel is not None and generic_note is None:
         kernel.make_adaptive(adaptive.settings, adaptive.counters)
     return gen, kernel, generic_note
 
 
-def _resume(kernel: WindowKernel, batch: pa.RecordBatch, watermark: int, rest: int | None, where: tuple[int, int]) -> None:
+def _resume(kernel: WindowAggregateKernel, batch: pa.RecordBatch, watermark: int, rest: int | None, where: tuple[int, int]) -> None:
     """A kernel over a shared window state that stopped at row ``rest`` of ``batch`` (its state
     must grow first; nothing else runs in it now): grow, and run the rest of the batch again."""
     batch_no, first = where
@@ -235,7 +222,7 @@ class SourceClock:
     driver computes it per batch)."""
 
     source: object
-    tracker: WindowKernel | None = None
+    tracker: WindowAggregateKernel | None = None
     max_event_time: int | None = None
     watermark: int = abi.INT64_MIN
     ended: bool = False
@@ -299,7 +286,7 @@ class QueryRun:
             self.readers[id(pipelines[pid].input.source)].append(pid)
         self.clocks = {id(s): SourceClock(s, self._tracker(s)) for s in self.sources}
         # watermarks matter only to windows; a query without any skips them
-        self.has_windows = any(isinstance(r.kernel, STATEFUL) for r in self.runs)
+        self.has_windows = any(r.kernel is not None and r.kernel.fires for r in self.runs)
         self.sink_schema = self.runs[-1].output_schema
         self.sink = sink_factory(query.sink, self.sink_schema)  # checkpointing: part files (checkpoint.py)
         self.records_in = 0
@@ -308,7 +295,7 @@ class QueryRun:
         self.stages: dict[int, OrderedStage] = {}
         if pool is not None:
             for run in self.runs:
-                if isinstance(run.kernel, ProjectKernel) and run.kernel.workers > 1 \
+                if run.kernel is not None and not run.kernel.fires and run.kernel.workers > 1 \
                         and self.consumer[run.pipeline.id] is None:
                     self.stages[run.pipeline.id] = OrderedStage(pool, self._sink_writer(run), 4 * pool.workers)
         # a parallel tumbling event-time window that alone reads the query's only source takes
@@ -332,16 +319,16 @@ class QueryRun:
         self.chain_delay: int | None = None
         if self.grouped is not None:
             clock, kernel = self.clocks[id(self.sources[0])], self.runs[self.grouped].kernel
-            if clock.tracker is kernel and getattr(kernel, "window_state", "thread_local") != "shared":
+            if clock.tracker is kernel and kernel.window_state != "shared":
                 self.chain_delay = self.sources[0].watermark.out_of_orderness_ms + 1
             else:
                 clock.tracker = None
 
-    def _tracker(self, source) -> WindowKernel | None:
+    def _tracker(self, source) -> WindowAggregateKernel | None:
         for pid in self.readers[id(source)]:
             run = self.runs[pid]
             event_time = run.pipeline.event_time
-            if isinstance(run.kernel, WINDOWS) and isinstance(event_time, Column) \
+            if isinstance(run.kernel, WindowAggregateKernel) and isinstance(event_time, Column) \
                     and event_time.name == source.timestamp:
                 return run.kernel
         return None
@@ -359,10 +346,9 @@ class QueryRun:
             return None
         run = self.runs[readers[0]]
         k = run.kernel
-        if not (isinstance(k, WINDOWS) and isinstance(run.pipeline.event_time, Column)):
+        if not (isinstance(k, WindowAggregateKernel) and isinstance(run.pipeline.event_time, Column)):
             return None
-        tumbling = k.gen.trigger == "tumbling" or getattr(k, "pane", None) == k.window_size  # (merging, shared, sort)
-        if not tumbling:
+        if not k.tumbling:
             return None
         return readers[0]
 
@@ -449,7 +435,7 @@ class QueryRun:
         except BaseException:
             pass  # the job's own error matters more
         for r in self.runs:
-            if isinstance(r.kernel, STATEFUL):
+            if r.kernel is not None and r.kernel.fires:
                 try:
                     r.kernel.close()
                 except Exception:  # keep freeing the others; the job's own error matters more
@@ -464,7 +450,7 @@ class QueryRun:
         if run.kernel is None:  # identity: the batch as it is, under the pipeline's (nullable) schema
             out = batch if batch.schema == run.output_schema else pa.RecordBatch.from_arrays(
                 batch.columns, schema=run.output_schema)
-        elif isinstance(run.kernel, (ProjectKernel, CountWindowKernel)):  # rows out per batch
+        elif run.kernel.emits_per_batch:  # rows out per batch
             out = run.kernel.process(batch)
         else:
             where = (run.kernel.batches_processed, 0)
@@ -487,7 +473,7 @@ class QueryRun:
         pieces = plan_morsels(batch.num_rows, self.cost.morsel_count(batch.num_rows, kernel.workers))
         cost = self.cost
         start = time.perf_counter()
-        if isinstance(kernel, ProjectKernel):
+        if not kernel.fires:  # a projection: outputs in order
             def task(offset, length):
                 def run_morsel(worker: int) -> pa.RecordBatch:
                     t0 = time.perf_counter()
@@ -770,7 +756,7 @@ class QueryRun:
         """Move the watermarks through the pipelines, producers first, firing complete windows."""
         for i, run in enumerate(self.runs):
             upstream = self._input_watermark(run.pipeline)
-            if not isinstance(run.kernel, STATEFUL):
+            if run.kernel is None or not run.kernel.fires:
                 run.watermark = max(run.watermark, upstream)  # stateless: its input's watermark
                 continue
             if isinstance(run.pipeline.event_time, ProcessingTime) and upstream != abi.INT64_MAX:
@@ -797,7 +783,8 @@ class QueryRun:
         batches grouped for its next round (prepared ahead: ``feed``) hold, when its interner is
         due or ``force`` (``string_release.py``). No task may be running on its kernel."""
         pending = [shared for shared, _, _ in self.group] if index == self.grouped else ()
-        return release_strings(self.runs[index].kernel, pending, force)
+        kernel = self.runs[index].kernel
+        return kernel.release_strings(pending, force) if kernel is not None else 0
 
     def metrics(self) -> dict:
         pipelines = [r.metrics() for r in self.runs]
@@ -860,7 +847,7 @@ def run_job(queries: list[Query], parallelism=1, adaptive=True, window_state: st
         for qr in runs:
             sources.extend(s for s in qr.sources if not any(s is o for o in sources))
         reads = {id(s): SourceRead(s, kernels_check_dictionaries=all(  # (source_reads.py)
-            isinstance(qr.runs[pid].kernel, WINDOWS) for qr in runs for pid in qr.readers.get(id(s), ())))
+            isinstance(qr.runs[pid].kernel, WindowAggregateKernel) for qr in runs for pid in qr.readers.get(id(s), ())))
             for s in sources}
         if checkpoints is not None:  # from the latest snapshot, if there is one
             iterators, source_rows, live = checkpoints.resume(runs, [reads[id(s)] for s in sources])
