@@ -55,8 +55,10 @@ import pyarrow as pa
 from ..time import to_millis
 from . import snapshot
 from .checkpoint_errors import CheckpointCorruptError, CheckpointError
+from .job_observers import JobObserver
 from .ownership import Owner
 from .sinks import Sink, open_sink
+from .source_loop import SourceLoop
 
 KEPT_SNAPSHOTS = 2
 _SNAPSHOT_NAME = re.compile(r"^chk-(\d{8})\.snap$")
@@ -224,8 +226,14 @@ class PartSink(Sink):
             self.output.abort()
 
 
-class Checkpointer:
-    """Takes and restores the checkpoints of one job (``run_job``'s list of ``QueryRun``)."""
+class Checkpointer(JobObserver):
+    """Takes and restores the checkpoints of one job (``run_job``'s list of ``QueryRun``); the
+    job's observer (``job_observers.py``): its queries write part files (``sink_factory``), keep
+    one state layout, resume from the latest snapshot (``on_start``), are snapshotted between
+    rounds (``on_round_end``), publish only while the directory is theirs (``before_publish``)
+    and leave no checkpoint when they finish (``on_finish``)."""
+
+    keeps_layout = True  # a snapshot holds one kernel per pipeline: no switch under way (regrouping.py)
 
     def __init__(self, config: CheckpointConfig, parallelism: int):
         self.config, self.parallelism = config, parallelism
@@ -252,6 +260,27 @@ class Checkpointer:
 
     def sink_factory(self, query: int):
         return lambda spec, schema: PartSink(self, query, spec, schema)
+
+    @property
+    def commit_dir(self) -> str:
+        return self.dir  # (the owner's lock covers the commit record)
+
+    # --- the job's observer ----------------------------------------------------------------------
+    def on_start(self, job) -> None:
+        iterators, source_rows, live = self.resume(job.runs, [job.reads[id(s)] for s in job.sources])
+        job.loop = SourceLoop(live, iterators, source_rows)
+
+    def on_round_end(self, job) -> None:
+        self.after_round(job.runs, job.loop.rows)
+
+    def before_publish(self, job) -> None:
+        self.owner.check()
+
+    def on_finish(self, job) -> None:
+        self.complete()
+
+    def add_metrics(self, metrics: dict) -> None:
+        metrics["checkpoints"] = self.metrics()
 
     # --- before the job runs ---------------------------------------------------------------------
     def check_supported(self, runs) -> None:

@@ -228,7 +228,7 @@ class Kernel:
     def raise_max_event_time(self, block: int, at_least: int) -> None:
         """Block ``block`` takes ``at_least`` (the largest event time of the rows before its next
         task, read by other blocks) as read, so that the task's chained watermarks count those
-        rows too (``local.QueryRun._flush_group``). No task may be running on the block."""
+        rows too (``rounds.RoundPlanner.flush``). No task may be running on the block."""
         state = self.states[block]
         state[abi.STATE_MAX_EVENT_TIME] = max(int(state[abi.STATE_MAX_EVENT_TIME]), at_least)
 
@@ -501,7 +501,7 @@ def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None 
             rows = min(step, length - done)
             rest = kernel.process(batch.morsel(offset + done, rows), watermark, worker, (number, offset + done))
             if rest is not None:
-                if chain_delay is not None:  # (a chained task runs no shared state: local._round_task)
+                if chain_delay is not None:  # (a chained task runs no shared state: rounds.RoundPlanner)
                     raise RuntimeError("a kernel stopped in a task whose watermark moves between its parts")
                 return [(batch, number, watermark, offset + done + rest, length - done - rest)] + parts[i + 1:]
     return None

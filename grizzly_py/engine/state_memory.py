@@ -28,6 +28,7 @@ import numpy as np
 
 from ..codegen import abi
 from . import native_words
+from .job_observers import JobObserver
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -142,5 +143,27 @@ def check_state_memory(runs, limit: int) -> int:
     return total
 
 
-__all__ = ["StateMemoryLimitError", "check_state_memory", "kept_batch_bytes", "kpa_bytes", "parse_memory_size",
+class StateMemoryLimit(JobObserver):
+    """``state_memory_limit`` as a job's observer (``job_observers.py``): checked after every round
+    of source batches, and when a source ends (its batches grouped for a round go through first,
+    before their windows fire). The tables are read between tasks: no round may run then."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+
+    def before_source_end(self, job) -> None:
+        for qr in job.runs:
+            qr.flush()
+        check_state_memory(job.runs, self.limit)
+
+    def on_round_end(self, job) -> None:
+        for qr in job.runs:
+            qr.finish_round()
+        check_state_memory(job.runs, self.limit)
+
+    def add_metrics(self, metrics: dict) -> None:
+        metrics["state_memory_limit"] = self.limit
+
+
+__all__ = ["StateMemoryLimit", "StateMemoryLimitError", "check_state_memory", "kept_batch_bytes", "kpa_bytes", "parse_memory_size",
            "state_bytes", "table_bytes", "vector_bytes"]

@@ -20,7 +20,7 @@ table.
 
 Batches prepared but not run yet hold ids too: the driver prepares the batches of a parallel
 tumbling window's next round while the round before runs, and fires that round's windows before
-the next one starts (``local.QueryRun._flush_group``); it passes them in (``pending``). Every
+the next one starts (``rounds.RoundPlanner.flush``); it passes them in (``pending``). Every
 other batch runs right after it is prepared, before the next firing.
 
 The driver calls ``PipelineKernel.release_strings`` after every firing (``QueryRun.release_strings``),
