@@ -950,7 +950,7 @@ class SessionWindowKernel(_OneWorker, WindowKernel):
     end."""
 
     writes_window_ends = True
-    state_kind = "WindowKernel"  # (what snapshots have always called it)
+    state_kind = "WindowKernel"  # the name snapshots give its state (its layout is in their fingerprint)
 
     @functools.cached_property
     def table_shape(self) -> TableShape:

@@ -18,6 +18,10 @@ keeps for its open windows; the strings a kernel interned for its string keys
 interner's tables), which are released when the windows holding them fire
 (``string_release.py``). Outside the budget: allocations that live only during a call (a
 firing's merge buffers, result buffers).
+
+Each kernel class measures its own state (``PipelineKernel.state_bytes``) with this module's
+readers (``table_bytes``, ``vector_bytes``, ``kpa_bytes``, ``kept_batch_bytes``);
+``StateMemoryLimit``, a job observer (``job_observers.py``), checks the job's total.
 """
 
 from __future__ import annotations
