@@ -5,11 +5,10 @@
 A ``RegroupingKernel`` stands where a tumbling event-time window's kernel stands in the driver
 and answers the same protocol (``kernel_protocol.WindowAggregateKernel``): from the kernel in use,
 or from every kernel holding state while a switch is under way. It starts with hash grouping
-over thread-local state. After every firing it reads
-what the fired windows held: their distinct keys (the groups each emitted: exact, not an
-estimate), the bytes a hash table of that many entries takes against the host's last-level
-cache, the aggregate kinds, and the share of the most frequent key among records sampled since
-the last firing (``KeySampler``):
+over thread-local state. After every firing it reads what the fired windows held: their
+distinct keys (the groups each emitted: exact, not an estimate), the bytes a hash table of that
+many entries takes against the host's last-level cache, the aggregate kinds, and the share of
+the most frequent key among records sampled since the last firing (``KeySampler``):
 
 - ``GroupingChooser`` asks ``codegen.sort_grouping.choose_grouping`` (crossing points measured by
   ``bench/grouping.py``): sorted key/pointer arrays once the keys are many;
