@@ -103,7 +103,8 @@ def variant_options(pipeline, variant: str):
     optimized variant comes from profiling the pipeline's source with the instrumented variant
     (the first ``AdaptiveSettings.profile_records`` records), as a running job would."""
     from .codegen.module import CodegenOptions, adaptable
-    from .engine.adaptive import AdaptiveSettings, profile_offline
+    from .engine.adaptive import AdaptiveSettings
+    from .engine.profiling import profile_offline
     from .physical.pipelines import SourceInput
 
     if variant == "generic":

@@ -324,7 +324,7 @@ def test_short_jobs_never_build_other_variants():
 # the profile and the decisions taken from it
 # ----------------------------------------------------------------------------------------------
 def _profile_of(table, build_filters, sample=1):
-    from grizzly_py.engine.adaptive import profile_offline
+    from grizzly_py.engine.profiling import profile_offline
     from grizzly_py.physical.pipelines import build_physical_plan
     from grizzly_py.plan import Query
     env = gz.StreamEnvironment()

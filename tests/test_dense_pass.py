@@ -22,7 +22,7 @@ from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.codegen.module import CodegenOptions, generate_pipeline
 from grizzly_py.codegen.specialize import Specialization, simd_select_available
-from grizzly_py.engine import kernels
+from grizzly_py.engine import kernel_table, kernels
 from grizzly_py.engine.adaptive import AdaptiveSettings
 from grizzly_py.time import Time
 from grizzly_py.windows import SlidingEventTimeWindows
@@ -196,7 +196,7 @@ def test_claimed_state_is_the_general_paths_state():
                                                          block_rows=block_rows, dense_select=select))
         assert ("fp.loop:" in gen.units["process_nonnull"].ir) and gen.claim_unit == "process_nonnull"
         assert ("fp.upd:" in gen.units["process_nonnull"].ir) == select
-        kernel = kernels.make_kernel(gen, "arrow#0")
+        kernel = kernel_table.make_kernel(gen, "arrow#0")
         assert kernel.run(batch, abi.INT64_MIN, 0) == 0
         words = gen.grouping.entry_size // 8
         tables.append([(int(start), int(size), live_entries(int(entries), int(cap), words))

@@ -241,17 +241,18 @@ def test_the_first_grouped_round_is_shorter_than_the_next(monkeypatch):
     # count the rows of each round the driver starts (the cost model's estimate held fixed)
     import functools
     from grizzly_py.engine import local
+    from grizzly_py.engine.rounds import RoundPlanner
     monkeypatch.setattr(CostModel, "observe", lambda self, records, seconds, code=None: None)
     # rounds of 40 us of work at 2 ns a record: 20,000 rows a worker; morsels of 1,000 rows or more
     monkeypatch.setattr(local, "CostModel", functools.partial(
         CostModel, round_ms=0.04, round_overhead_ns=1000.0, task_overhead_ns=100.0, min_rows=1000))
-    rounds, flush = [], local.QueryRun._flush_group
+    rounds, flush = [], RoundPlanner.flush
 
     def counted(self):
         if self.group:
             rounds.append(self.group_rows)
         flush(self)
-    monkeypatch.setattr(local.QueryRun, "_flush_group", counted)
+    monkeypatch.setattr(RoundPlanner, "flush", counted)
     n, rng = 200_000, np.random.default_rng(9)
     data = {"ts": np.sort(rng.integers(0, 20_000, n)), "k": rng.integers(0, 50, n)}
 
@@ -272,12 +273,13 @@ def test_chained_rounds_read_the_event_times_before_each_task_once(monkeypatch):
     # (a controller that has not settled) have the driver read those before the round's last
     # task; batches too large to cut whole are read one by one by the driver. All equal the
     # reference, late records included.
-    from grizzly_py.engine import local, task_parts
+    from grizzly_py.engine import task_parts, watermarks
     from grizzly_py.engine.adaptive import AdaptiveSettings
     monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 60_000)
     reads, native = [], []
-    real, column_max = local.batch_max_event_time, task_parts.PartsTable.column_max
-    monkeypatch.setattr(local, "batch_max_event_time", lambda batch, column: reads.append(1) or real(batch, column))
+    real, column_max = watermarks.batch_max_event_time, task_parts.PartsTable.column_max
+    monkeypatch.setattr(watermarks, "batch_max_event_time",
+                        lambda batch, column: reads.append(1) or real(batch, column))
     monkeypatch.setattr(task_parts.PartsTable, "column_max", lambda self, slot: native.append(len(self.rows))
                         or column_max(self, slot))
     n, rng = 300_000, np.random.default_rng(11)

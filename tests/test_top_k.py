@@ -17,7 +17,7 @@ from strategies import assert_tables_equal
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, reference
-from grizzly_py.engine import kernels
+from grizzly_py.engine import kernel_table, kernels
 from grizzly_py.windows import (
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
@@ -191,7 +191,7 @@ def test_output_vector_is_freed_and_oom_is_reported():
     from grizzly_py.physical import build_physical_plan
     from grizzly_py.plan import Query
     gen = generate_pipeline(build_physical_plan(Query(q.node)).pipelines[0])
-    kernel = kernels.make_kernel(gen, "arrow")
+    kernel = kernel_table.make_kernel(gen, "arrow")
     try:
         kernel.process(_data().to_batches()[0], kernels.abi.INT64_MIN)
         out = kernel.fire(10**6)

@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from ..codegen import abi
 from ..physical.pipelines import SourceInput
-from .join_kernel import JoinKernel
-from .kernels import ProjectKernel
 
 
 class AccountingError(RuntimeError):
@@ -48,13 +46,11 @@ def pipeline_account(run) -> dict:
     filtered = k.counter(abi.STATE_FILTERED) if k is not None else 0
     late = k.counter(abi.STATE_LATE) if k is not None else 0
     seen = k.counter(abi.STATE_ROWS_IN) if k is not None else run.rows_in
-    stateful = not (k is None or isinstance(k, ProjectKernel))  # a window or a join
+    stateful = k is not None and k.fires  # a window or a join
     if not stateful:
         contributing, what = run.rows_out, "output rows"
-    elif isinstance(k, JoinKernel):
-        contributing, what = seen - filtered - late, "rows inserted into join tables"
     else:
-        contributing, what = seen - filtered - late, "rows aggregated into windows"
+        contributing, what = seen - filtered - late, k.contributing_means
     return {"pipeline": run.pipeline.id, "kind": run.pipeline.terminal.kind,
             "reads_source": isinstance(run.pipeline.input, SourceInput),
             "stateful": stateful, "rows_in": run.rows_in,

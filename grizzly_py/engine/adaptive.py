@@ -531,34 +531,3 @@ def generic_only(gen: GeneratedPipeline, adaptive: bool) -> str | None:
         return "shared window state: one variant (its state cannot move between placements while tasks run)"
     kind = getattr(getattr(t, "assigner", None), "kind", t.kind)
     return f"{kind} pipelines have one variant (no speculation for them yet)"
-
-
-def profile_offline(pipeline, batches, records: int = AdaptiveSettings.profile_records,
-                    base: CodegenOptions | None = None) -> tuple[Profile, Specialization]:
-    """Run the instrumented variant of ``pipeline`` (which reads a source) over the first
-    ``records`` records of ``batches`` and return the profile with the specialization it leads
-    to (``grizzly explain --variant optimized``: what the optimized variant would be)."""
-    from .kernels import ProjectKernel, make_kernel
-    from ..codegen import abi
-    base = base or CodegenOptions()
-    gen = generate_pipeline(pipeline, replace(base, variant="instrumented"))
-    kernel = ProjectKernel(gen, "profile") if pipeline.terminal.kind == "project" else make_kernel(gen, "profile")
-    try:
-        kernel.reset_profiles()
-        seen = 0
-        for batch in batches:
-            if seen >= records:
-                break
-            batch = batch.slice(0, records - seen)
-            if pipeline.terminal.kind == "project":
-                kernel.process(batch)
-            else:
-                kernel.process(batch, abi.INT64_MIN)
-            seen += batch.num_rows
-        profile = kernel.read_profile()
-        profile.sample_every = gen.options.profile_sample
-    finally:
-        if hasattr(kernel, "close"):
-            kernel.close()
-    entry = getattr(gen.grouping, "entry_size", 0) or 0
-    return profile, specialize(pipeline, profile, base, entry)

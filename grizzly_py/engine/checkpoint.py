@@ -31,11 +31,11 @@ everything written after it (newer parts, in-progress parts) is removed; the sou
 batches the snapshot had consumed. The restarted job thus writes exactly what an uninterrupted run
 writes, in the same order. A snapshot of a different job (another plan or sink) is refused with an
 error rather than restored; one of the same job at another parallelism is restored, its per-worker
-state blocks spread over the workers' blocks and idle ones (``state_snapshot.restore_kernel``).
+state blocks spread over the workers' blocks and idle ones (``WindowKernel.restore_state``).
 
-Every kernel kind is snapshotted, under hash and sort-based grouping (``sort_snapshot.py``); a kind
-without an export (``state_snapshot.unsupported_reason``: one added later) makes the job refuse
-to start, naming the pipeline.
+Every kernel exports and restores its own state (``PipelineKernel.export_state``, under hash and
+sort-based grouping); a kernel whose state cannot be snapshotted (``snapshot_unsupported``: a
+layout chosen while the job runs) makes the job refuse to start, naming the pipeline.
 """
 
 from __future__ import annotations
@@ -55,9 +55,10 @@ import pyarrow as pa
 from ..time import to_millis
 from . import snapshot
 from .checkpoint_errors import CheckpointCorruptError, CheckpointError
+from .job_observers import JobObserver
 from .ownership import Owner
 from .sinks import Sink, open_sink
-from .state_snapshot import export_kernel, restore_kernel, unsupported_reason
+from .source_loop import SourceLoop
 
 KEPT_SNAPSHOTS = 2
 _SNAPSHOT_NAME = re.compile(r"^chk-(\d{8})\.snap$")
@@ -82,6 +83,21 @@ class CheckpointConfig:
         return CheckpointConfig(os.fspath(path), ms, interval_batches)
 
 
+def unsupported_reason(kernel) -> str | None:
+    """Why ``kernel``'s state cannot be checkpointed (None: it can, or there is none)."""
+    return kernel.snapshot_unsupported if kernel is not None else None
+
+
+def export_kernel(kernel) -> dict:
+    """Everything ``kernel`` keeps between batches (``PipelineKernel.export_state``)."""
+    return kernel.export_state()
+
+
+def restore_kernel(kernel, saved: dict) -> None:
+    """``export_kernel``'s ``saved`` into the fresh ``kernel`` (``PipelineKernel.restore_state``)."""
+    kernel.restore_state(saved)
+
+
 def job_fingerprint(runs, parallelism: int) -> str:
     """A hash of the job's shape: its sinks, sources' schemas and pipelines (inputs, filters, event
     time, outputs, state layout) and parallelism. Sources are named by position, not by their
@@ -91,15 +107,16 @@ def job_fingerprint(runs, parallelism: int) -> str:
 
 def job_shape(runs) -> str:
     """``job_fingerprint`` without the parallelism: a snapshot with the same shape restores at
-    another parallelism (``state_snapshot.restore_kernel`` spreads the per-worker state blocks).
-    Tumbling windows' kernel class differs by parallelism (``make_kernel``), their state does not."""
-    from .kernels import SlidingWindowKernel
+    another parallelism (``PipelineKernel.restore_state`` spreads the per-worker state blocks):
+    kernels are named by the state they keep (``PipelineKernel.state_kind``), which one class keeps
+    whatever the parallelism (tumbling windows' kernel class differs by it: ``kernel_table.py``)."""
+    return _fingerprint(runs, {"queries": []}, state_kind)
 
-    def kind(kernel) -> str:
-        if type(kernel) is SlidingWindowKernel and kernel.gen.trigger == "tumbling":
-            return "WindowKernel"
-        return type(kernel).__name__
-    return _fingerprint(runs, {"queries": []}, kind)
+
+def state_kind(kernel) -> str:
+    """What snapshots call a pipeline's kernel (``PipelineKernel.state_kind``; an identity
+    projection has none: ``NoneType``)."""
+    return kernel.state_kind if kernel is not None else type(kernel).__name__
 
 
 def _fingerprint(runs, shape: dict, kind) -> str:
@@ -209,8 +226,14 @@ class PartSink(Sink):
             self.output.abort()
 
 
-class Checkpointer:
-    """Takes and restores the checkpoints of one job (``run_job``'s list of ``QueryRun``)."""
+class Checkpointer(JobObserver):
+    """Takes and restores the checkpoints of one job (``run_job``'s list of ``QueryRun``); the
+    job's observer (``job_observers.py``): its queries write part files (``sink_factory``), keep
+    one state layout, resume from the latest snapshot (``on_start``), are snapshotted between
+    rounds (``on_round_end``), publish only while the directory is theirs (``before_publish``)
+    and leave no checkpoint when they finish (``on_finish``)."""
+
+    keeps_layout = True  # a snapshot holds one kernel per pipeline: no switch under way (regrouping.py)
 
     def __init__(self, config: CheckpointConfig, parallelism: int):
         self.config, self.parallelism = config, parallelism
@@ -237,6 +260,27 @@ class Checkpointer:
 
     def sink_factory(self, query: int):
         return lambda spec, schema: PartSink(self, query, spec, schema)
+
+    @property
+    def commit_dir(self) -> str:
+        return self.dir  # (the owner's lock covers the commit record)
+
+    # --- the job's observer ----------------------------------------------------------------------
+    def on_start(self, job) -> None:
+        iterators, source_rows, live = self.resume(job.runs, [job.reads[id(s)] for s in job.sources])
+        job.loop = SourceLoop(live, iterators, source_rows)
+
+    def on_round_end(self, job) -> None:
+        self.after_round(job.runs, job.loop.rows)
+
+    def before_publish(self, job) -> None:
+        self.owner.check()
+
+    def on_finish(self, job) -> None:
+        self.complete()
+
+    def add_metrics(self, metrics: dict) -> None:
+        metrics["checkpoints"] = self.metrics()
 
     # --- before the job runs ---------------------------------------------------------------------
     def check_supported(self, runs) -> None:
@@ -488,4 +532,5 @@ def _restore_query(qr, saved: dict) -> None:
 
 
 __all__ = ["CheckpointConfig", "CheckpointCorruptError", "CheckpointError", "Checkpointer", "PartSink",
-           "export_query_state", "job_fingerprint", "job_shape", "restore_query_state"]
+           "export_kernel", "export_query_state", "job_fingerprint", "job_shape", "restore_kernel",
+           "restore_query_state", "state_kind", "unsupported_reason"]

@@ -17,9 +17,9 @@ import pyarrow as pa
 from ..plan import Query
 from . import snapshot
 from .adaptive import Adaptivity
-from .checkpoint import CheckpointError, export_query_state, restore_query_state, state_layout
+from .checkpoint import (CheckpointError, export_query_state, restore_query_state, state_kind, state_layout,
+                         unsupported_reason)
 from .local import QueryRun
-from .state_snapshot import unsupported_reason
 
 FORMAT = "grizzly-incremental"
 
@@ -35,7 +35,7 @@ class IncrementalQuery:
             self.close()
             raise NotImplementedError(f"an incremental query reads one source, this one reads {len(self.qr.sources)}")
         for r in self.qr.runs:
-            why = unsupported_reason(r.kernel) if r.kernel is not None else None
+            why = unsupported_reason(r.kernel)
             if why is not None:
                 self.close()
                 raise NotImplementedError(f"pipeline {r.pipeline.id}: its state cannot be carried between "
@@ -44,7 +44,7 @@ class IncrementalQuery:
         # state block; key words, entry bytes and aggregate offsets per entry), so that state
         # saved by a grizzly-py whose layout differs (e.g. before float sums were compensated)
         # is refused rather than read with the wrong offsets
-        self.shape = [[type(r.pipeline.terminal).__name__, type(r.kernel).__name__,
+        self.shape = [[type(r.pipeline.terminal).__name__, state_kind(r.kernel),
                        getattr(r.gen, "state_words", None), state_layout(r.gen)] for r in self.qr.runs]
 
     @property

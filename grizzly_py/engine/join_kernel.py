@@ -23,14 +23,18 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen import abi
-from ..codegen.join import (J_LIVE, J_MIN_OPEN_END, J_MIN_REF, J_OUT, J_WORDS, S_BASE, S_INSERTED, S_SHARED,
-                            GeneratedJoin, generate_join)
+from ..codegen.join import (J_DIR, J_LIVE, J_MIN_OPEN_END, J_MIN_REF, J_OUT, J_TABLE, J_WORDS, S_BASE, S_INSERTED,
+                            S_SHARED, SLOT_WORDS, GeneratedJoin, generate_join)
 from ..jit import compile_ir, compile_ir_async
 from ..physical.pipelines import JoinTerminal, Pipeline
 from ..plan import WINDOW_START
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from . import native_words
+from .join_snapshot import export_join, restore_join
+from .kernel_protocol import PipelineKernel
 from .kernels import Kernel, output_arrow_schema, sort_indices_nulls_last
+from .state_memory import kept_batch_bytes, vector_bytes
+from .string_release import concat_ids, string_key_positions, table_keys
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -118,10 +122,12 @@ class SideStore:
         return out
 
 
-class JoinKernel:
+class JoinKernel(PipelineKernel):
     """A join pipeline's kernel (see the module docstring)."""
 
     workers = 1
+    grouping = "hash"
+    contributing_means = "rows inserted into join tables"
 
     def __init__(self, pipeline: Pipeline, input_name: str):
         start = time.perf_counter()
@@ -285,6 +291,50 @@ class JoinKernel:
     def state_rows(self) -> tuple[int, int]:
         """Rows of the batches each side keeps (for tests and metrics)."""
         return self.stores[0].rows, self.stores[1].rows
+
+    @property
+    def interner(self):
+        """The interner of both sides' string keys (one id space)."""
+        return self.sides[0].interner
+
+    def export_state(self) -> dict:
+        return export_join(self)
+
+    def restore_state(self, saved: dict) -> None:
+        restore_join(self, saved)
+
+    def _tables(self) -> list[tuple[int, int]]:
+        """(entries, capacity) of the join's hash tables: its key table (interval and session
+        joins) and its window directory's tables (window joins)."""
+        shared = self.shared
+        tables = [(int(shared[J_TABLE]), int(shared[J_TABLE + 1]))]
+        slots, length = int(shared[J_DIR]), int(shared[J_DIR + 1])
+        if slots and length:
+            words = native_words.view(slots, length * SLOT_WORDS).reshape(length, SLOT_WORDS)
+            tables += [(int(a), int(c)) for a, c in words[:, 1:3]]
+        return tables
+
+    def structure_bytes(self) -> int:
+        """The shared state's tables, window directory and ref vectors (a one-ref vector is
+        inline: no bytes of its own), a session join's nodes (native walk), an interval join's
+        output vector; and the batches the inputs keep."""
+        shared, entry = self.shared, self.gen.entry_size
+        tables = self._tables()  # the key table, then one per directory slot
+        total = sum(c for _, c in tables) * entry + 8 * SLOT_WORDS * (len(tables) - 1) + 8 * int(shared[J_OUT + 2])
+        if self.terminal.join_kind == "session":
+            if self._allocated and int(shared[J_TABLE + 1]):
+                total += int(self._function("heap_bytes", _I64, _P)(shared.ctypes.data))
+        else:
+            refs = 1 + self.gen.key_words  # the first ref vector's entry word (windows, interval)
+            total += sum(vector_bytes(a, c, entry // 8, [refs + 2, refs + 5]) for a, c in tables)
+        return total + kept_batch_bytes(self.stores)
+
+    def held_string_ids(self) -> np.ndarray:
+        keys = string_key_positions(self.terminal.sides[0].keys)
+        if not keys:
+            return np.zeros(0, dtype=np.int64)
+        entry_words = self.gen.entry_size // 8
+        return concat_ids([table_keys(a, c, entry_words, keys, nullable=False) for a, c in self._tables()])
 
     def close(self) -> None:
         if not self._closed:

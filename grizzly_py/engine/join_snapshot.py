@@ -47,7 +47,7 @@ def export_join(kernel) -> dict:
     out = {"sides": [{"counters": [int(k.state[w]) for w in COUNTER_WORDS], "batches_processed": k.batches_processed}
                      for k in kernel.sides],
            "shared": shared, "inserted_since_expire": kernel.inserted_since_expire,
-           "stores": [_export_store(store) for store in kernel.stores],
+           "stores": [export_store(store) for store in kernel.stores],
            "interner": export_interner(kernel.sides[0].interner)}
     if kind in ("tumbling", "sliding"):
         slots_ptr, length = int(kernel.shared[J_DIR]), int(kernel.shared[J_DIR + 1])
@@ -79,7 +79,7 @@ def restore_join(kernel, saved: dict) -> None:
     kernel.shared[keep] = saved["shared"][keep]
     kernel.inserted_since_expire = saved["inserted_since_expire"]
     for store, s in zip(kernel.stores, saved["stores"]):
-        _restore_store(store, s)
+        restore_store(store, s)
     restore_interner(kernel.sides[0].interner, saved["interner"])
     entries = saved["entries"].copy()
     kernel._allocated = True  # close() frees what is restored
@@ -101,7 +101,7 @@ def restore_join(kernel, saved: dict) -> None:
     kernel.shared[J_TABLE:J_TABLE + 3] = build_table(entries, entry_words)
 
 
-def _export_store(store) -> dict:
+def export_store(store) -> dict:
     """The stored batches, each as an Arrow IPC stream of its own (batches may differ in their
     dictionaries), with the ref of their first rows."""
     streams = []
@@ -114,10 +114,10 @@ def _export_store(store) -> dict:
             "batches": streams}
 
 
-def _restore_store(store, saved: dict) -> None:
+def restore_store(store, saved: dict) -> None:
     batches = [pa.ipc.open_stream(pa.py_buffer(s.tobytes())).read_next_batch() for s in saved["batches"]]
     store.batches = [(int(b), batch) for b, batch in zip(saved["bases"], batches)]
     store.next_base = saved["next_base"]
 
 
-__all__ = ["export_join", "restore_join"]
+__all__ = ["export_join", "export_store", "restore_join", "restore_store"]

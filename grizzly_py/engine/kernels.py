@@ -1,14 +1,25 @@
 """Callable wrappers around compiled pipelines: one object per pipeline instance, owning its
-state block (counters, hash table) and turning kernel outputs into Arrow data.
+state blocks (counters, window directories, hash tables) and turning kernel outputs into Arrow data.
 
-``ProjectKernel`` runs a stateless pipeline over a batch and returns the output batch.
-``WindowKernel`` folds batches into its window state and, when asked for a watermark, fires the
-complete windows as a table sorted by (window_end, keys) with nulls last.
+``Kernel`` holds what every compiled pipeline has: its functions (compiled on first use), one
+state block per worker, batch preparation, code variants and error reporting. On it:
+
+- ``ProjectKernel`` runs a stateless pipeline over a batch and returns the output batch;
+- ``WindowKernel`` (tumbling windows) folds batches into its window state and, when asked for a
+  watermark, fires the complete windows as a table sorted by (window_end, keys) with nulls last;
+  ``SlidingWindowKernel`` fires by merging panes (and several workers' blocks),
+  ``SessionWindowKernel`` and ``CountWindowKernel`` keep one key table.
+
+Each is a ``kernel_protocol.PipelineKernel``: it exports, restores and measures its own state
+(its ``table_shape``: ``window_tables.py``) and names the interned ids it holds. Which class runs
+a pipeline is ``kernel_table.py``'s choice; the shared state and sort grouping have their own
+modules (``shared_kernel.py``, ``sort_kernel.py``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 import threading
 import time
@@ -30,7 +41,13 @@ from . import native_words
 from .adaptive import AdaptiveSettings, Variant, VariantController
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
+from .kernel_protocol import PipelineKernel, WindowAggregateKernel
+from .state_memory import table_bytes
+from .state_snapshot import (export_counters, export_interner, export_window_block, restore_counters,
+                             restore_interner, restore_window_block)
+from .string_release import concat_ids, string_key_positions, table_keys
 from .task_parts import PartsTable, chained_watermark, row_positions, signal_entering_native
+from .window_tables import TableShape
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 _NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
@@ -211,7 +228,7 @@ class Kernel:
     def raise_max_event_time(self, block: int, at_least: int) -> None:
         """Block ``block`` takes ``at_least`` (the largest event time of the rows before its next
         task, read by other blocks) as read, so that the task's chained watermarks count those
-        rows too (``local.QueryRun._flush_group``). No task may be running on the block."""
+        rows too (``rounds.RoundPlanner.flush``). No task may be running on the block."""
         state = self.states[block]
         state[abi.STATE_MAX_EVENT_TIME] = max(int(state[abi.STATE_MAX_EVENT_TIME]), at_least)
 
@@ -484,7 +501,7 @@ def process_parts(kernel, parts: list, worker: int = 0, chain_delay: int | None 
             rows = min(step, length - done)
             rest = kernel.process(batch.morsel(offset + done, rows), watermark, worker, (number, offset + done))
             if rest is not None:
-                if chain_delay is not None:  # (a chained task runs no shared state: local._round_task)
+                if chain_delay is not None:  # (a chained task runs no shared state: rounds.RoundPlanner)
                     raise RuntimeError("a kernel stopped in a task whose watermark moves between its parts")
                 return [(batch, number, watermark, offset + done + rest, length - done - rest)] + parts[i + 1:]
     return None
@@ -559,8 +576,20 @@ class Morsel:
         return self.shared.batch.slice(self.offset, self.length)
 
 
-class ProjectKernel(Kernel):
+class ProjectKernel(Kernel, PipelineKernel):
     """A stateless pipeline: filters, then a selection vector plus computed columns."""
+
+    fires = False
+    emits_per_batch = True
+
+    def export_state(self) -> dict:
+        return export_counters(self)
+
+    def restore_state(self, saved: dict) -> None:
+        restore_counters(self, saved)
+
+    def structure_bytes(self) -> int:
+        return 0
 
     def process(self, batch: pa.RecordBatch, worker: int = 0, where: tuple[int, int] | None = None) -> pa.RecordBatch:
         n = batch.num_rows
@@ -589,9 +618,17 @@ class ProjectKernel(Kernel):
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
-class WindowKernel(Kernel):
-    """A pipeline ending in a window aggregation. Its trigger (the ``state`` unit) compiles on a
-    background thread while the first batches run; the first firing waits for it."""
+class WindowKernel(Kernel, WindowAggregateKernel):
+    """A pipeline ending in a window aggregation: tumbling windows, each emitted from one state
+    block (several workers' blocks merge as panes do: ``SlidingWindowKernel``). Its trigger (the
+    ``state`` unit) compiles on a background thread while the first batches run; the first
+    firing waits for it."""
+
+    window_state = "thread_local"
+    grouping = "hash"
+    tumbling = True
+    #: the emit writes each window's end (sessions); else a window ends ``window_size`` after its start
+    writes_window_ends = False
 
     def __init__(self, gen, input_name, workers: int = 1):
         super().__init__(gen, input_name, workers)
@@ -723,6 +760,82 @@ class WindowKernel(Kernel):
             return pa.array(scaled, type=pa.int64()).cast(t)
         return pa.array(ms, type=pa.int64())
 
+    # --- its state (checkpoints, the state-memory limit, the string release) --------------------
+    @functools.cached_property
+    def table_shape(self) -> TableShape:
+        """How the kernel's hash tables hold its state (``window_tables.py``)."""
+        return TableShape.of_windows(self.gen)
+
+    def _window_blocks(self) -> list[np.ndarray]:
+        """The state blocks whose window directories hold the windows: every worker's (idle
+        blocks included)."""
+        return self.states
+
+    def export_state(self) -> dict:
+        out = export_counters(self)
+        out["blocks"] = [self._export_block(state) for state in self.states]
+        out["interner"] = export_interner(self.interner)
+        out["previous_watermark"] = getattr(self, "previous_watermark", None)
+        out["clock_last"] = self.clock.last if self.clock is not None else None
+        return out
+
+    def _export_block(self, state: np.ndarray) -> dict:
+        return export_window_block(self.windows(state), self.table_shape)
+
+    def restore_state(self, saved: dict) -> None:
+        """``export_state``'s ``saved``, at any parallelism: per-worker blocks beyond the
+        kernel's workers become idle blocks (``_make_room``); counters are folded or spread
+        (``state_snapshot.restore_counters``)."""
+        if len(saved["blocks"]) > len(self.states):
+            self._make_room(len(saved["blocks"]))
+        restore_counters(self, saved)
+        for state, block in zip(self.states, saved["blocks"]):
+            self._restore_block(state, block)
+        restore_interner(self.interner, saved["interner"])
+        if saved["previous_watermark"] is not None:
+            self.previous_watermark = saved["previous_watermark"]
+        if saved["clock_last"] is not None:
+            self.clock.last = saved["clock_last"]
+
+    def _restore_block(self, state: np.ndarray, block: dict) -> None:
+        restore_window_block(state, block, self.table_shape)
+
+    def _make_room(self, blocks: int) -> None:
+        """A snapshot taken at a higher parallelism holds ``blocks`` per-worker blocks of windows,
+        more than the kernel has: the rest become idle blocks (no worker writes them; their
+        windows fire merged with the workers' ones, as under the parallelism that wrote them).
+        Tumbling windows of one block fire without merging: the kernel takes the merging trigger
+        of several workers' tumbling windows first (``SlidingWindowKernel``; the same compiled
+        units: the tumbling trigger has ``merge_emit``)."""
+        self.__class__ = SlidingWindowKernel
+        _, self.slide, self.pane = window_geometry(self.gen.pipeline.terminal.assigner)
+        self.previous_watermark = None
+        self.add_idle_blocks(blocks - len(self.states))
+
+    def structure_bytes(self) -> int:
+        """The window directories, their tables (capacity x entry), the holistic aggregates'
+        value vectors in the entries, and what only native code walks (``_heap_bytes``)."""
+        shape = self.table_shape
+        heap = self._heap_bytes()
+        total = 0
+        for state in self._window_blocks():
+            total += table_bytes(self.windows(state), 8 * shape.entry_words, shape.entry_vector_words)
+            if heap is not None:
+                total += int(heap(state.ctypes.data))
+        return total
+
+    def _heap_bytes(self):
+        """The state unit's ``heap_bytes`` where the state reaches past its tables through
+        pointers that only native code walks cheaply (session nodes, a sliding count window's
+        pane rings); None for the others."""
+        return None
+
+    def held_string_ids(self) -> np.ndarray | None:
+        keys = string_key_positions(self.gen.pipeline.terminal.keys)
+        shape = self.table_shape
+        return concat_ids([table_keys(int(entries), int(capacity), shape.entry_words, keys, shape.head_word)
+                           for state in self._window_blocks() for _, entries, capacity, _ in self.windows(state)])
+
     def close(self):
         if not self._closed:
             close = self.function("state", "close", None, _P)
@@ -752,6 +865,18 @@ class SlidingWindowKernel(WindowKernel):
         super().__init__(gen, input_name, workers)
         _, self.slide, self.pane = window_geometry(gen.pipeline.terminal.assigner)
         self.previous_watermark = None  # windows complete at it have fired (empty ones too)
+
+    @property
+    def tumbling(self) -> bool:
+        return self.pane == self.window_size
+
+    @property
+    def state_kind(self) -> str:
+        # several workers' tumbling windows keep the state of one worker's, in more blocks
+        return "WindowKernel" if type(self) is SlidingWindowKernel and self.tumbling else type(self).__name__
+
+    def _make_room(self, blocks: int) -> None:
+        self.add_idle_blocks(blocks - len(self.states))
 
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         previous, self.previous_watermark = self.previous_watermark, watermark
@@ -808,30 +933,52 @@ class SlidingWindowKernel(WindowKernel):
         return np.unique(starts)
 
 
-def make_kernel(gen: GeneratedPipeline, input_name: str, workers: int = 1) -> Kernel:
-    """The kernel object for a generated window pipeline: several workers' tumbling windows merge
-    at fire time like panes, so they take the merging trigger; a shared window state has a
-    kernel of its own (``shared_kernel.py``)."""
-    if gen.trigger == "kpa":  # sort-based grouping (codegen/sort_grouping.py)
-        from .sort_kernel import SortWindowKernel
-        return SortWindowKernel(gen, input_name, workers)
-    if gen.trigger == "shared":
-        from .shared_kernel import SharedWindowKernel
-        return SharedWindowKernel(gen, input_name, workers)
-    if gen.trigger == "panes" or (gen.trigger == "tumbling" and workers > 1):
-        return SlidingWindowKernel(gen, input_name, workers)
-    if gen.trigger == "count":
-        return CountWindowKernel(gen, input_name)
-    return WindowKernel(gen, input_name, workers if gen.trigger == "tumbling" else 1)
+class _OneWorker:
+    """A window kernel whose records one worker takes in stream order (a key's windows depend on
+    the order of its records): one state block, no idle blocks to restore into."""
+
+    tumbling = False
+
+    def _make_room(self, blocks: int) -> None:
+        raise ValueError(f"pipeline {self.gen.pipeline.id}: the checkpoint has {blocks} state blocks of "
+                         f"{self.gen.pipeline.terminal.assigner.kind.label} windows, the job {len(self.states)}")
 
 
-PARALLEL_TRIGGERS = ("tumbling", "panes", "shared", "kpa")  # windows whose records may be cut into morsels
+class SessionWindowKernel(_OneWorker, WindowKernel):
+    """Session windows (``codegen/session_window.py``): one key table whose entries point to the
+    key's sessions (a list of nodes, merged as records arrive); the emit writes each session's
+    end."""
+
+    writes_window_ends = True
+    state_kind = "WindowKernel"  # the name snapshots give its state (its layout is in their fingerprint)
+
+    @functools.cached_property
+    def table_shape(self) -> TableShape:
+        return TableShape.of_sessions(self.gen)
+
+    def _heap_bytes(self):
+        return self.function("state", "heap_bytes", _I64, _P)
 
 
-class CountWindowKernel(WindowKernel):
+class CountWindowKernel(_OneWorker, WindowKernel):
     """Keyed count windows, tumbling and sliding (``codegen/count_window.py``): the kernel fires
     them as records arrive, so processing a batch returns the windows it completed, in the order
-    they completed (at most one per record). One worker: a key's records count in stream order."""
+    they completed (at most one per record). One worker: a key's records count in stream order.
+    A key's entry stays for good (its count goes on across its windows), and so do its interned
+    strings."""
+
+    emits_per_batch = True
+
+    @functools.cached_property
+    def table_shape(self) -> TableShape:
+        return TableShape.of_count_windows(self.gen)
+
+    def _heap_bytes(self):
+        # sliding count windows keep pane rings; tumbling ones everything in the key table
+        return self.function("state", "heap_bytes", _I64, _P) if self.table_shape.ring_word is not None else None
+
+    def held_string_ids(self) -> None:
+        return None
 
     def process(self, batch: pa.RecordBatch, watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
         out = _ResultBuffers(self, batch.num_rows)
@@ -870,7 +1017,7 @@ class _ResultBuffers:
             self.aggs.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
         self.window_end = None  # session windows write their ends; other windows have a fixed size
-        if kernel.gen.trigger == "session":
+        if kernel.writes_window_ends:
             self.window_end = np.empty(size, dtype=np.int64)
             ptrs.append(self.window_end.ctypes.data)
         self._descriptor = np.array(ptrs, dtype=np.uint64)

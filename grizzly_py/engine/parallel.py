@@ -231,7 +231,7 @@ class CostModel:
         ``w = (work + driver) / pieces``, the driver's ``w - driver``; without room for a
         morsel of ``min_rows`` there, the workers take it all. (The driver's comes first: the
         rows before the workers' are then the only ones whose event times the driver reads,
-        ``local.QueryRun._flush_group``.)"""
+        ``rounds.RoundPlanner.flush``.)"""
         per = max(self.per_record_ns, 0.1)
         share = (rows * per + self.driver_ns) / max(pieces, 1) - self.driver_ns
         driver_rows = min(rows, int(share / per))

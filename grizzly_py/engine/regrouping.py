@@ -3,12 +3,12 @@
 (``window_state="auto"``, Grizzly 6.2.3).
 
 A ``RegroupingKernel`` stands where a tumbling event-time window's kernel stands in the driver
-and answers the same calls (``process``, ``fire``, ``grow``, ``counter``, ``max_event_time``,
-``close``). It starts with hash grouping over thread-local state. After every firing it reads
-what the fired windows held: their distinct keys (the groups each emitted: exact, not an
-estimate), the bytes a hash table of that many entries takes against the host's last-level
-cache, the aggregate kinds, and the share of the most frequent key among records sampled since
-the last firing (``KeySampler``):
+and answers the same protocol (``kernel_protocol.WindowAggregateKernel``): from the kernel in use,
+or from every kernel holding state while a switch is under way. It starts with hash grouping
+over thread-local state. After every firing it reads what the fired windows held: their
+distinct keys (the groups each emitted: exact, not an estimate), the bytes a hash table of that
+many entries takes against the host's last-level cache, the aggregate kinds, and the share of
+the most frequent key among records sampled since the last firing (``KeySampler``):
 
 - ``GroupingChooser`` asks ``codegen.sort_grouping.choose_grouping`` (crossing points measured by
   ``bench/grouping.py``): sorted key/pointer arrays once the keys are many;
@@ -62,6 +62,7 @@ from ..expressions import Column
 from ..physical.pipelines import Pipeline
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from .adaptive import generic_only, yielding_gil
+from .kernel_protocol import WindowAggregateKernel
 from .kernels import _SUMMED_COUNTERS, Morsel, process_parts
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -268,7 +269,7 @@ class _Pending:
     result: list = field(default_factory=list)  # [kernel] or [exception]
 
 
-class RegroupingKernel:
+class RegroupingKernel(WindowAggregateKernel):
     """A tumbling window pipeline's kernel whose layout is chosen while it runs (see the module
     docstring). ``build(layout)`` makes a window kernel of that ``Layout`` over the same pipeline;
     ``choose_grouping``/``choose_state``: the controller chooses that part of the layout (else it
@@ -314,10 +315,17 @@ class RegroupingKernel:
         self._closed = False
         self._open_seen = None  # (kernel, its rows in, the largest open table) at the last look
 
-    # --- what the driver reads -------------------------------------------------------------------
+    # --- the protocol: the kernel in use answers, or every kernel holding state ---------------------
+    tumbling = True
+    snapshot_unsupported = "a state layout chosen while it runs (grouping or window_state \"auto\")"
+
     @property
     def grouping(self) -> str:
         return self.layout.grouping
+
+    @property
+    def window_state(self) -> str:
+        return self.layout.window_state
 
     @property
     def gen(self):
@@ -328,28 +336,8 @@ class RegroupingKernel:
         return self.current.workers
 
     @property
-    def window_size(self) -> int:
-        return self.size
-
-    @property
-    def pane(self):
-        return getattr(self.current, "pane", None)
-
-    @property
-    def window_state(self) -> str:
-        return self.layout.window_state
-
-    @property
-    def controller(self):
-        return getattr(self.current, "controller", None)
-
-    @property
     def compile_ms(self) -> float:
         return self._retired_compile_ms + sum(k.compile_ms for k in self.live_kernels())
-
-    @property
-    def max_event_time(self) -> int:
-        return self.counter(abi.STATE_MAX_EVENT_TIME)
 
     def block_max_event_time(self, block: int) -> int:
         return max(k.block_max_event_time(block) for k in self.live_kernels())
@@ -369,6 +357,22 @@ class RegroupingKernel:
         if index == abi.STATE_MIN_OPEN_END:
             return min(k.counter(index) for k in self.live_kernels())
         return self.current.counter(index)
+
+    def export_state(self) -> dict:
+        raise NotImplementedError(self.snapshot_unsupported)
+
+    def restore_state(self, saved: dict) -> None:
+        raise NotImplementedError(self.snapshot_unsupported)
+
+    def structure_bytes(self) -> int:
+        return sum(k.structure_bytes() for k in self.live_kernels())
+
+    def interned_bytes(self) -> int:
+        return sum(k.interned_bytes() for k in self.live_kernels())
+
+    def release_strings(self, pending=(), force: bool = False) -> int:
+        # each kernel has its own interner, and reads its own state's ids
+        return sum(k.release_strings(pending, force) for k in self.live_kernels())
 
     def layout_history(self) -> list[dict]:
         return [dict(h) for h in self._history]
@@ -391,13 +395,12 @@ class RegroupingKernel:
     @property
     def deopts(self) -> int:
         """Deoptimizations over every kernel the pipeline has had."""
-        return self._retired_deopts + sum(k.controller.deopts for k in self.live_kernels()
-                                          if getattr(k, "controller", None) is not None)
+        return self._retired_deopts + sum(k.deopts for k in self.live_kernels())
 
     def _stages_of(self, kernel, records_before: int, note: str | None = None) -> tuple[list[dict], int]:
         """``kernel``'s stages (shifted to count from the pipeline's start) and its records."""
         layout, began = self._began[id(kernel)]
-        controller = getattr(kernel, "controller", None)
+        controller = kernel.controller
         if controller is None:
             records = kernel.counter(abi.STATE_ROWS_IN)
             note = generic_only(kernel.gen, True) or note or "initial"
@@ -417,8 +420,7 @@ class RegroupingKernel:
     def grow(self) -> None:
         """Grow a shared state that stopped (no task runs now; growing one that did not stop is harmless)."""
         for k in self.live_kernels():
-            if hasattr(k, "grow"):
-                k.grow()
+            k.grow()
 
     # --- records ---------------------------------------------------------------------------------
     def process(self, batch, watermark: int, worker: int = 0, where: tuple[int, int] | None = None) -> int | None:
@@ -605,7 +607,7 @@ class RegroupingKernel:
         stages, records = self._stages_of(old, self._retired_records)
         self._retired_stages += stages
         self._retired_records += records
-        self._retired_deopts += old.controller.deopts if getattr(old, "controller", None) is not None else 0
+        self._retired_deopts += old.deopts
         del self._began[id(old)]
         for i in _SUMMED_COUNTERS:
             self._retired[i] += old.counter(i)

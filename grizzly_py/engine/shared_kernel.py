@@ -30,6 +30,7 @@ from ..codegen.shared_window import (RING_HEADER_WORDS, RING_OPEN, RING_OPEN_LIM
                                      RING_TABLE_CAPACITY, SLOT_CAPACITY, SLOT_FREE, SLOT_LIMIT, SLOT_OPEN,
                                      SLOT_SIZE, SLOT_START, SLOT_STATUS, SLOT_USERS, SLOT_WORDS)
 from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers
+from .shared_snapshot import export_shared, restore_shared
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -107,9 +108,26 @@ class SharedWindowKernel(WindowKernel):
         self.table_grows = 0    # tables rehashed into bigger ones
         self.ring_grows = 0     # times the ring doubled
 
+    @property
+    def tumbling(self) -> bool:
+        return self.pane == self.window_size
+
     def _point_states(self) -> None:
         for state in self.states:
             state[abi.STATE_WINDOWS] = self.ring.address
+
+    # --- its state: one ring for every worker (shared_snapshot.py) ------------------------------
+    def _window_blocks(self) -> list[np.ndarray]:
+        return [self.state]  # (every block points to the one ring)
+
+    def export_state(self) -> dict:
+        return export_shared(self)
+
+    def restore_state(self, saved: dict) -> None:
+        ring = SharedRing(int(saved["ring_slots"]), 2)
+        restore_shared(self, saved, ring)
+        self.ring = ring
+        self._point_states()
 
     def process(self, batch: pa.RecordBatch, watermark: int, worker: int = 0,
                 where: tuple[int, int] | None = None) -> int | None:

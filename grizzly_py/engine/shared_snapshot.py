@@ -18,17 +18,19 @@ import numpy as np
 
 from ..codegen.shared_window import (RING_HEADER_WORDS, SLOT_CAPACITY, SLOT_CLAIM, SLOT_ENTRIES, SLOT_OPEN,
                                      SLOT_STATUS, SLOT_USERS)
-from .state_snapshot import COUNTER_WORDS, build_table, export_interner, live_entries, restore_counters, restore_interner
+from .state_snapshot import (build_table, export_counters, export_interner, live_entries, restore_counters,
+                             restore_interner)
 
 
 def export_shared(kernel) -> dict:
-    from .entry_layout import EntryLayout
-    entry_words = EntryLayout.of(kernel.gen).entry_words
+    """A ``SharedWindowKernel``'s state: counters, the ring's header and open slots, their tables'
+    live entries (``kernel.table_shape``), the interned strings, the sliding trigger's last
+    watermark."""
+    entry_words = kernel.table_shape.entry_words
     slots = kernel.ring.slots()
     open_ = np.nonzero(slots[:, SLOT_STATUS] == SLOT_OPEN)[0]
     tables = [live_entries(int(slots[i, SLOT_ENTRIES]), int(slots[i, SLOT_CAPACITY]), entry_words) for i in open_]
-    return {"counters": [[int(s[w]) for w in COUNTER_WORDS] for s in kernel.states],
-            "batches_processed": kernel.batches_processed,
+    return {**export_counters(kernel),
             "header": kernel.ring.header.copy(), "ring_slots": kernel.ring.size,
             "open": open_.astype(np.int64), "slots": slots[open_].copy(),
             "counts": np.array([len(t) for t in tables], dtype=np.int64),
@@ -37,12 +39,11 @@ def export_shared(kernel) -> dict:
             "previous_watermark": kernel.previous_watermark}
 
 
-def restore_shared(kernel, saved: dict) -> None:
-    from .entry_layout import EntryLayout
-    from .shared_kernel import SharedRing
+def restore_shared(kernel, saved: dict, ring) -> None:
+    """The inverse of ``export_shared``, into the fresh ``kernel`` and ``ring``, a fresh, empty
+    ``SharedRing`` of ``saved["ring_slots"]`` slots (the kernel's ring to be)."""
     restore_counters(kernel, saved)
-    entry_words = EntryLayout.of(kernel.gen).entry_words
-    ring = SharedRing(int(saved["ring_slots"]), 2)
+    entry_words = kernel.table_shape.entry_words
     ring.header[:RING_HEADER_WORDS] = saved["header"]
     slots = ring.slots()
     bounds = np.concatenate([[0], np.cumsum(saved["counts"])]).astype(np.int64)
@@ -52,8 +53,6 @@ def restore_shared(kernel, saved: dict) -> None:
         row[SLOT_ENTRIES] = build_table(rows, entry_words, int(row[SLOT_CAPACITY]))[0]
         row[SLOT_USERS] = row[SLOT_CLAIM] = 0
         slots[int(index)] = row
-    kernel.ring = ring
-    kernel._point_states()
     restore_interner(kernel.interner, saved["interner"])
     kernel.previous_watermark = saved["previous_watermark"]
 

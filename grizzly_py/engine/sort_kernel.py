@@ -24,6 +24,9 @@ from ..physical.pipelines import Pipeline
 from . import native_words
 from .join_kernel import JoinKernel
 from .kernels import SlidingWindowKernel
+from .sort_snapshot import export_kpa_block, export_sort_merge_join, restore_kpa_block, restore_sort_merge_join
+from .state_memory import kept_batch_bytes, kpa_bytes
+from .string_release import concat_ids, kpa_keys, string_key_positions
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
@@ -40,6 +43,20 @@ class SortWindowKernel(SlidingWindowKernel):
         state = self.states[worker]
         if state[abi.STATE_ERROR_CODE] == abi.ERROR_OUT_OF_MEMORY:  # the epilogue's sort failed
             self._raise(abi.ERROR_OUT_OF_MEMORY, batch, state, where)
+
+    # --- its state: key/pointer arrays per pane (sort_snapshot.py) ------------------------------
+    def _export_block(self, state: np.ndarray) -> dict:
+        return export_kpa_block(state, self.gen.kpa_row_words)
+
+    def _restore_block(self, state: np.ndarray, block: dict) -> None:
+        restore_kpa_block(state, block, self.gen.kpa_row_words, f"pipeline {self.gen.pipeline.id}")
+
+    def structure_bytes(self) -> int:
+        return sum(kpa_bytes(state, self.gen.kpa_row_words) for state in self.states)
+
+    def held_string_ids(self) -> np.ndarray:
+        keys = string_key_positions(self.gen.pipeline.terminal.keys)  # rows: {key null mask, key words, ...}
+        return concat_ids([kpa_keys(s, self.gen.kpa_row_words, [1 + k for k in keys], keys) for s in self.states])
 
 
 class SortMergeJoinKernel(JoinKernel):
@@ -59,6 +76,20 @@ class SortMergeJoinKernel(JoinKernel):
 
     def generate(self, pipeline: Pipeline):
         return generate_sort_merge_join(pipeline)
+
+    # --- its state: each side's key/pointer arrays, the kept batches (sort_snapshot.py) ----------
+    def export_state(self) -> dict:
+        return export_sort_merge_join(self)
+
+    def restore_state(self, saved: dict) -> None:
+        restore_sort_merge_join(self, saved)
+
+    def structure_bytes(self) -> int:
+        return sum(kpa_bytes(k.state, self.row_words) for k in self.sides) + kept_batch_bytes(self.stores)
+
+    def held_string_ids(self) -> np.ndarray:
+        words = string_key_positions(self.terminal.sides[0].keys)  # rows: {key words, ref}
+        return concat_ids([kpa_keys(k.state, self.row_words, words, None) for k in self.sides])
 
     def counter(self, index: int) -> int:
         if index == abi.STATE_MIN_OPEN_END:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..codegen import abi
 from . import native_words
+from .join_snapshot import export_store, restore_store
 from .state_snapshot import COUNTER_WORDS, allocated, directory_capacity, export_interner, restore_interner
 
 KPA_PANE_WORDS = 8   # runtime/kpa.ll: %gz.kpa
@@ -83,17 +84,15 @@ def restore_kpa_block(state: np.ndarray, block: dict, row_words: int, what: str)
 
 # --- the sort-merge join ----------------------------------------------------------------------
 def export_sort_merge_join(kernel) -> dict:
-    from .join_snapshot import _export_store
     return {"kind": "sort_merge_join",
             "sides": [{"counters": [int(k.state[w]) for w in COUNTER_WORDS], "batches_processed": k.batches_processed,
                        "block": export_kpa_block(k.state, kernel.row_words)} for k in kernel.sides],
-            "stores": [_export_store(store) for store in kernel.stores],
+            "stores": [export_store(store) for store in kernel.stores],
             "interner": export_interner(kernel.sides[0].interner),
             "previous_watermark": kernel.previous_watermark}
 
 
 def restore_sort_merge_join(kernel, saved: dict) -> None:
-    from .join_snapshot import _restore_store
     if saved.get("kind") != "sort_merge_join":
         raise ValueError(f"pipeline {kernel.pipeline.id}: the checkpoint does not hold a sort-merge join's state")
     for k, side, name in zip(kernel.sides, saved["sides"], ("left", "right")):
@@ -103,7 +102,7 @@ def restore_sort_merge_join(kernel, saved: dict) -> None:
         restore_kpa_block(k.state, side["block"], kernel.row_words, f"pipeline {kernel.pipeline.id} ({name} input)")
     kernel._allocated = True  # close() frees what is restored
     for store, s in zip(kernel.stores, saved["stores"]):
-        _restore_store(store, s)
+        restore_store(store, s)
     restore_interner(kernel.sides[0].interner, saved["interner"])
     kernel.previous_watermark = saved["previous_watermark"]
 

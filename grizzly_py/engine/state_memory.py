@@ -18,21 +18,21 @@ keeps for its open windows; the strings a kernel interned for its string keys
 interner's tables), which are released when the windows holding them fire
 (``string_release.py``). Outside the budget: allocations that live only during a call (a
 firing's merge buffers, result buffers).
+
+Each kernel class measures its own state (``PipelineKernel.state_bytes``) with this module's
+readers (``table_bytes``, ``vector_bytes``, ``kpa_bytes``, ``kept_batch_bytes``);
+``StateMemoryLimit``, a job observer (``job_observers.py``), checks the job's total.
 """
 
 from __future__ import annotations
 
-import ctypes
 import re
 
 import numpy as np
 
 from ..codegen import abi
-from ..codegen.join import J_DIR, J_OUT, J_TABLE, SLOT_WORDS
 from . import native_words
-from .join_kernel import JoinKernel
-from .kernels import WindowKernel
-from .string_release import interner_of
+from .job_observers import JobObserver
 
 _UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "kib": 1 << 10, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20,
           "g": 1 << 30, "gb": 1 << 30, "gib": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tib": 1 << 40}
@@ -62,87 +62,36 @@ def parse_memory_size(value) -> int:
 
 
 def state_bytes(kernel) -> int:
-    """The bytes of state ``kernel`` holds: what its state blocks point to (tables, directories,
-    value vectors, session nodes, pane rings, key/pointer arrays, ref vectors), the Arrow
-    batches a join keeps and its interned strings (module docstring)."""
-    live = getattr(kernel, "live_kernels", None)
-    if live is not None:  # grouping="auto": both kernels while a switch is under way (regrouping.py)
-        return sum(state_bytes(k) for k in live())
-    return _structure_bytes(kernel) + interned_bytes(kernel)
+    """The bytes of state ``kernel`` holds (``PipelineKernel.state_bytes``: what its state blocks
+    point to, the Arrow batches a join keeps, its interned strings; module docstring)."""
+    return kernel.state_bytes()
 
 
-def interned_bytes(kernel) -> int:
-    """The bytes of the strings ``kernel`` interned for its string keys."""
-    live = getattr(kernel, "live_kernels", None)
-    if live is not None:
-        return sum(interned_bytes(k) for k in live())
-    interner = interner_of(kernel)
-    return interner.nbytes if interner is not None else 0
-
-
-def _structure_bytes(kernel) -> int:
-    from .sort_kernel import SortMergeJoinKernel  # (sort_kernel imports this package's join kernel)
-    if isinstance(kernel, SortMergeJoinKernel):
-        return sum(kpa_bytes(k.state, kernel.row_words) for k in kernel.sides) + _kept_batch_bytes(kernel)
-    if isinstance(kernel, JoinKernel):
-        return _join_bytes(kernel) + _kept_batch_bytes(kernel)
-    if not isinstance(kernel, WindowKernel):
-        return 0
-    trigger = kernel.gen.trigger
-    if trigger == "kpa":  # sort-based grouping: key/pointer arrays per pane, no tables
-        return sum(kpa_bytes(state, kernel.gen.kpa_row_words) for state in kernel.states)
-    if kernel.gen.grouping is None or trigger not in ("tumbling", "panes", "shared", "session", "count"):
-        return 0
-    entry = kernel.gen.grouping.entry_size
-    if trigger == "session":  # the key table's entries: tag, keys, the head of the key's sessions
-        entry = 8 * (kernel.gen.grouping.key_words + 2)
-    total = 0
-    blocks = [kernel.state] if trigger == "shared" else kernel.states
-    vectors = _vector_words(kernel) if trigger in ("tumbling", "panes", "count") else []
-    heap = _heap_function(kernel)
-    for state in blocks:
-        windows = kernel.windows(state)
-        total += int(windows[:, 2].sum()) * entry + len(windows) * DIRECTORY_SLOT_BYTES
-        if vectors:
-            total += sum(_vector_bytes(int(address), int(capacity), entry, vectors)
-                         for _, address, capacity, _ in windows)
-        if heap is not None:
-            total += int(heap(state.ctypes.data))
+def table_bytes(windows: np.ndarray, entry_bytes: int, vector_words: list[int]) -> int:
+    """The bytes of one state block's window directory (``windows``: rows of (window or pane
+    start, entries, capacity, size)) and its tables of ``entry_bytes`` entries, and of the value
+    vectors whose capacities sit at ``vector_words`` of the live entries (one pass over the
+    tables)."""
+    total = int(windows[:, 2].sum()) * entry_bytes + len(windows) * DIRECTORY_SLOT_BYTES
+    if vector_words:
+        capacities = [w + 2 for w in vector_words]  # a vector is {data, length, capacity}
+        total += sum(vector_bytes(int(address), int(capacity), entry_bytes // 8, capacities)
+                     for _, address, capacity, _ in windows)
     return total
 
 
-def _heap_function(kernel):
-    """The state unit's ``heap_bytes`` of a kernel whose state reaches past its tables through
-    pointers that only native code walks cheaply (session nodes; a sliding count window's pane
-    rings); None for the others."""
-    trigger = kernel.gen.trigger
-    if trigger == "session":
-        pass
-    elif trigger == "count":
-        assigner = kernel.gen.pipeline.terminal.assigner
-        if assigner.size == assigner.slide:
-            return None  # tumbling count windows keep everything in the key table
-    else:
-        return None
-    return kernel.function("state", "heap_bytes", ctypes.c_int64, ctypes.c_void_p)
-
-
-def _vector_words(kernel) -> list[int]:
-    """Per holistic aggregate, the entry word holding its value vector's capacity (a vector is
-    {data, length, capacity} in the entry: codegen/module.py)."""
-    return [a.off // 8 + 2 for a in kernel.gen.grouping.aggregates if a.spec.holistic]
-
-
-def _vector_bytes(address: int, capacity: int, entry: int, words: list[int]) -> int:
-    """The bytes the value vectors of one table's live entries hold (8 per value slot)."""
+def vector_bytes(address: int, capacity: int, entry_words: int, capacity_words: list[int]) -> int:
+    """The bytes the vectors of one hash table's live entries hold: 8 per slot of the capacities
+    at ``capacity_words`` (value vectors; a join's ref vectors)."""
     if not address or not capacity:
         return 0
-    table = _table(address, capacity, entry // 8)
+    table = _table(address, capacity, entry_words)
     live = table[:, 0].view(np.uint64) > 1
-    return 8 * int(sum(int(table[live, w].sum()) for w in words))
+    return 8 * int(sum(int(table[live, w].sum()) for w in capacity_words))
 
 
 def _table(address: int, capacity: int, entry_words: int) -> np.ndarray:
+    """A hash table's entries at ``address`` (a view)."""
     return native_words.view(address, capacity * entry_words).reshape(capacity, entry_words)
 
 
@@ -167,51 +116,26 @@ def kpa_bytes(state: np.ndarray, row_words: int) -> int:
     return total
 
 
-def _kept_batch_bytes(kernel) -> int:
-    return sum(b.nbytes for store in kernel.stores for _, b in store.batches)
-
-
-def _join_bytes(kernel) -> int:
-    """A hash join's shared state: its tables, window directory and ref vectors (a one-ref vector
-    is inline: no bytes of its own), a session join's nodes (native walk), an interval join's
-    output vector."""
-    shared, entry = kernel.shared, kernel.gen.entry_size
-    kind = kernel.terminal.join_kind
-    refs = 1 + kernel.gen.key_words  # the first ref vector's entry word (windows, interval)
-    total = int(shared[J_TABLE + 1]) * entry + 8 * int(shared[J_OUT + 2])
-    tables = [(int(shared[J_TABLE]), int(shared[J_TABLE + 1]))]
-    slots, length = int(shared[J_DIR]), int(shared[J_DIR + 1])
-    if slots and length:
-        words = native_words.view(slots, length * SLOT_WORDS).reshape(length, SLOT_WORDS)
-        total += int(words[:, 2].sum()) * entry + length * 8 * SLOT_WORDS
-        tables += [(int(a), int(c)) for a, c in words[:, 1:3]]
-    if kind == "session":
-        if kernel._allocated and int(shared[J_TABLE + 1]):
-            total += int(kernel._function("heap_bytes", ctypes.c_int64, ctypes.c_void_p)(shared.ctypes.data))
-        return total
-    for address, capacity in tables:
-        if address and capacity:
-            table = _table(address, capacity, entry // 8)
-            live = table[:, 0].view(np.uint64) > 1
-            total += 8 * int(table[live, refs + 2].sum() + table[live, refs + 5].sum())
-    return total
+def kept_batch_bytes(stores) -> int:
+    """The bytes of the Arrow batches a join's inputs keep (``join_kernel.SideStore``)."""
+    return sum(b.nbytes for store in stores for _, b in store.batches)
 
 
 def check_state_memory(runs, limit: int) -> int:
     """The job's state bytes; ``StateMemoryLimitError`` when they exceed ``limit`` even once the
     strings of fired windows are released. No task may be running."""
     kernels = [(qr, r) for qr in runs for r in qr.runs if r.kernel is not None]
-    total = sum(state_bytes(r.kernel) for _, r in kernels)
+    total = sum(r.kernel.state_bytes() for _, r in kernels)
     if total <= limit:
         return total
     for qr in runs:  # strings are released at a firing only once enough of them went
         for index in range(len(qr.runs)):
             qr.release_strings(index, force=True)
-    usage = [(state_bytes(r.kernel), qr, r) for qr, r in kernels]
+    usage = [(r.kernel.state_bytes(), qr, r) for qr, r in kernels]
     total = sum(u for u, _, _ in usage)
     if total > limit:
         used, qr, r = max(usage, key=lambda u: u[0])
-        strings = sum(interned_bytes(r.kernel) for _, r in kernels)
+        strings = sum(r.kernel.interned_bytes() for _, r in kernels)
         of_strings = f" ({strings} of them interned string keys)" if strings else ""
         raise StateMemoryLimitError(
             f"state_memory_limit exceeded: the job holds {total} bytes of window/join state{of_strings}, the limit "
@@ -223,5 +147,27 @@ def check_state_memory(runs, limit: int) -> int:
     return total
 
 
-__all__ = ["StateMemoryLimitError", "check_state_memory", "interned_bytes", "kpa_bytes", "parse_memory_size",
-           "state_bytes"]
+class StateMemoryLimit(JobObserver):
+    """``state_memory_limit`` as a job's observer (``job_observers.py``): checked after every round
+    of source batches, and when a source ends (its batches grouped for a round go through first,
+    before their windows fire). The tables are read between tasks: no round may run then."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+
+    def before_source_end(self, job) -> None:
+        for qr in job.runs:
+            qr.flush()
+        check_state_memory(job.runs, self.limit)
+
+    def on_round_end(self, job) -> None:
+        for qr in job.runs:
+            qr.finish_round()
+        check_state_memory(job.runs, self.limit)
+
+    def add_metrics(self, metrics: dict) -> None:
+        metrics["state_memory_limit"] = self.limit
+
+
+__all__ = ["StateMemoryLimit", "StateMemoryLimitError", "check_state_memory", "kept_batch_bytes", "kpa_bytes", "parse_memory_size",
+           "state_bytes", "table_bytes", "vector_bytes"]

@@ -1,6 +1,6 @@
 """A task's parts in one native call: the table of parts and the runtime loop that runs them.
 
-A task of the grouped window rounds (``local.QueryRun._flush_group``) covers several parts:
+A task of the grouped window rounds (``rounds.RoundPlanner.flush``) covers several parts:
 row ranges of consecutive source batches, each under the watermark in force after the batch
 before it. Run one by one, each part costs a Python round trip (variant choice, descriptors,
 counters, a ctypes call) that holds the GIL; here the descriptors of every part are built in
@@ -195,7 +195,7 @@ class PartsTable:
 def chained_watermark(watermark: int, max_event_time: int, delay: int) -> int:
     """The watermark after a batch when the largest event time read so far is ``max_event_time``
     (``INT64_MIN``: none yet): what ``gz_run_parts`` computes between parts, and the driver's
-    clock (``local.SourceClock``) after every batch."""
+    clock (``watermarks.SourceClock``) after every batch."""
     if max_event_time == abi.INT64_MIN:
         return watermark
     return max(watermark, max(abi.INT64_MIN, max_event_time - delay))
@@ -204,7 +204,7 @@ def chained_watermark(watermark: int, max_event_time: int, delay: int) -> int:
 class RoundBases:
     """The largest event time of a chained round's rows before each of its tasks (the base of
     its watermarks, ``chained_watermark``), worked out by the tasks themselves
-    (``local.QueryRun._flush_group``): task ``k`` reads the event times of task ``k - 1``'s parts
+    (``rounds.RoundPlanner.flush``): task ``k`` reads the event times of task ``k - 1``'s parts
     (``PartsTable.column_max``: native, without the GIL) and takes the largest of what tasks
     ``1..k`` found, so that each row before the round's last task is read once, by one task, and
     the tasks read in parallel. (The driver used to read them, one batch at a time with numpy,

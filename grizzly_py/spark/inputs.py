@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from ..codegen import abi
-from ..engine.local import batch_max_event_time
+from ..engine.watermarks import batch_max_event_time
 from ..expressions import Column
 from ..physical.pipelines import Pipeline, ProjectTerminal
 from ..sources import (

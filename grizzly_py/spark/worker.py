@@ -38,8 +38,10 @@ from ..codegen import abi
 from ..codegen.module import GeneratedPipeline, generate_pipeline, window_geometry
 from ..engine.adaptive import AdaptiveSettings, generic_only
 from ..engine.incremental import IncrementalQuery
-from ..engine.kernels import ProjectKernel, make_kernel, output_arrow_schema
-from ..engine.local import batch_max_event_time, run_job
+from ..engine.kernel_table import make_kernel
+from ..engine.kernels import ProjectKernel, output_arrow_schema
+from ..engine.local import run_job
+from ..engine.watermarks import batch_max_event_time
 from ..expressions import ProcessingTime
 from ..physical.pipelines import PhysicalPlan, build_physical_plan
 from ..plan import distinct_sources
