@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .time import to_millis
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WindowKind:
     """One kind of window, described for every layer (as Flink's ``WindowAssigner`` describes its
     windows, trigger and serializer).
@@ -59,6 +59,15 @@ class WindowKind:
 
     def __str__(self):
         return self.name
+
+    def __eq__(self, other):
+        if isinstance(other, str):  # (a kind is asked for what it can do, not compared with a name)
+            raise TypeError(f"a WindowKind compared with the string {other!r}: ask its capabilities "
+                            f"(kind.clock, kind.shared_state, ...) or compare it with a WindowKind")
+        return isinstance(other, WindowKind) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
 
 
 TUMBLING = WindowKind("tumbling", "event", parallel=True, shared_state=True, sort_grouping=True, regrouping=True,

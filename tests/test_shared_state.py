@@ -28,7 +28,7 @@ from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.codegen import abi
 from grizzly_py.codegen.module import CodegenOptions, generate_pipeline
-from grizzly_py.codegen.shared_window import SLOT_CLAIM, SLOT_OPEN, SLOT_STATUS, SLOT_USERS
+from grizzly_py.codegen.shared_window import SLOT_CLAIM, SLOT_OPEN, SLOT_STATUS, SLOT_USERS, shared_state_unsupported
 from grizzly_py.engine.kernels import _ResultBuffers
 from grizzly_py.engine.local import run_job
 from grizzly_py.engine.shared_kernel import SharedWindowKernel
@@ -411,3 +411,11 @@ def test_a_worker_that_fails_leaves_its_window(every_row_a_morsel):
         assert (slots[:, SLOT_USERS] == 0).all() and (slots[:, SLOT_STATUS] == SLOT_OPEN).sum() == 1
     finally:
         kernel.close()
+
+
+def test_sliding_windows_with_gaps_say_why_they_keep_no_shared_state():
+    env = gz.StreamEnvironment()
+    s = env.from_arrow(pa.table({"ts": [1, 2], "k": [1, 2]}), timestamp="ts").key_by("k")
+    gaps = s.window(SlidingEventTimeWindows.of(gz.Time.milliseconds(5), gz.Time.milliseconds(10))).aggregate(n=agg.count())
+    pipeline = build_physical_plan(Query(gaps.node)).pipelines[0]
+    assert shared_state_unsupported(pipeline) == "sliding windows with gaps (slide longer than the window)"

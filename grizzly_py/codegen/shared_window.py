@@ -54,7 +54,7 @@ def shared_state_unsupported(pipeline: Pipeline) -> str | None:
     kind = t.assigner.kind
     if not kind.shared_state:
         return f"{kind.label} windows keep thread-local state"
-    if kind == "sliding" and t.assigner.slide_ms > t.assigner.size_ms:
+    if getattr(t.assigner, "slide_ms", 0) > t.assigner.size_ms:
         return "sliding windows with gaps (slide longer than the window)"
     if not isinstance(pipeline.input, SourceInput):
         return "its input is another pipeline's output (one worker, in stream order)"
