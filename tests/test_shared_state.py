@@ -28,7 +28,7 @@ from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.codegen import abi
 from grizzly_py.codegen.module import CodegenOptions, generate_pipeline
-from grizzly_py.codegen.shared_window import SLOT_CLAIM, SLOT_OPEN, SLOT_STATUS, SLOT_USERS, shared_state_unsupported
+from grizzly_py.codegen.shared_window import shared_state_unsupported
 from grizzly_py.engine.kernels import _ResultBuffers
 from grizzly_py.engine.local import run_job
 from grizzly_py.engine.shared_kernel import SharedWindowKernel
@@ -331,7 +331,7 @@ def test_concurrent_triggers_emit_each_window_exactly_once():
     kernel, n = _loaded_kernel()
     try:
         slots = kernel.ring.slots()
-        assert (slots[slots[:, SLOT_STATUS] == SLOT_OPEN, SLOT_USERS] == 0).all()  # every worker left
+        assert (slots[slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN, abi.RING_SLOT_USERS] == 0).all()  # every worker left
         emit = kernel.function("state", "shared_emit", _I64, _P, _I64, _P, _P)
         outs, counts = [], []
         barrier = threading.Barrier(6)
@@ -356,7 +356,7 @@ def test_concurrent_triggers_emit_each_window_exactly_once():
         views = np.concatenate([o.aggs[0][0][:c] for o, c in zip(outs, counts)])
         assert len(set(zip(starts.tolist(), keys.tolist()))) == 24 * 13
         assert views.sum() == n
-        assert (kernel.ring.slots()[:, SLOT_STATUS] != SLOT_OPEN).all()
+        assert (kernel.ring.slots()[:, abi.RING_SLOT_STATUS] != abi.RING_SLOT_OPEN).all()
     finally:
         kernel.close()
 
@@ -365,16 +365,16 @@ def test_a_window_with_a_worker_inside_is_not_emitted():
     kernel, n = _loaded_kernel(workers=2, windows=3)
     try:
         slots = kernel.ring.slots()
-        inside = int(np.nonzero(slots[:, SLOT_STATUS] == SLOT_OPEN)[0][0])
-        slots[inside, SLOT_USERS] = 1  # as if a worker still held it
+        inside = int(np.nonzero(slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN)[0][0])
+        slots[inside, abi.RING_SLOT_USERS] = 1  # as if a worker still held it
         with pytest.raises(RuntimeError, match="still inside"):
             kernel.fire(abi.INT64_MAX)
         emit = kernel.function("state", "shared_emit", _I64, _P, _I64, _P, _P)
         out = _ResultBuffers(kernel, n)
         got = emit(kernel.ring.address, abi.INT64_MAX, out.descriptor, kernel.state_ptr)
         assert got == 2 * 13  # the two other windows; the held one stays open, its claim given back
-        assert slots[inside, SLOT_STATUS] == SLOT_OPEN and slots[inside, SLOT_CLAIM] == 0
-        slots[inside, SLOT_USERS] = 0  # the last worker leaves: now it fires
+        assert slots[inside, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN and slots[inside, abi.RING_SLOT_CLAIM] == 0
+        slots[inside, abi.RING_SLOT_USERS] = 0  # the last worker leaves: now it fires
         table = kernel.fire(abi.INT64_MAX)
         assert table.num_rows == 13 and sum(table.column("n").to_pylist()) == 50
     finally:
@@ -408,7 +408,7 @@ def test_a_worker_that_fails_leaves_its_window(every_row_a_morsel):
         with pytest.raises(gz.BadInputError, match="row 3"):
             kernel.process(pa.record_batch(data), abi.INT64_MIN, 1)
         slots = kernel.ring.slots()
-        assert (slots[:, SLOT_USERS] == 0).all() and (slots[:, SLOT_STATUS] == SLOT_OPEN).sum() == 1
+        assert (slots[:, abi.RING_SLOT_USERS] == 0).all() and (slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN).sum() == 1
     finally:
         kernel.close()
 

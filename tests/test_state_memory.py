@@ -179,7 +179,7 @@ def measured():
 
 
 def _tables_and_batches(kernel) -> int:
-    from grizzly_py.codegen.join import J_DIR, J_TABLE, SLOT_WORDS
+    from grizzly_py.codegen import abi
     from grizzly_py.engine.join_kernel import JoinKernel
     from grizzly_py.engine.state_memory import _table
     if isinstance(kernel, JoinKernel):
@@ -187,10 +187,10 @@ def _tables_and_batches(kernel) -> int:
         if type(kernel).__name__ == "SortMergeJoinKernel":
             return total
         shared, entry = kernel.shared, kernel.gen.entry_size
-        total += int(shared[J_TABLE + 1]) * entry
-        if int(shared[J_DIR + 1]):
-            slots = _table(int(shared[J_DIR]), int(shared[J_DIR + 1]), SLOT_WORDS)
-            total += int(slots[:, 2].sum()) * entry + len(slots) * 8 * SLOT_WORDS
+        total += int(shared[abi.J_TABLE + 1]) * entry
+        if int(shared[abi.J_DIR + 1]):
+            slots = _table(int(shared[abi.J_DIR]), int(shared[abi.J_DIR + 1]), abi.J_SLOT_WORDS)
+            total += int(slots[:, 2].sum()) * entry + len(slots) * 8 * abi.J_SLOT_WORDS
         return total
     if kernel.gen.trigger == "kpa":
         return 0

@@ -43,37 +43,14 @@ from .lowering import (MAX_KEYS, column_layouts, columns_to_decode, emit_filters
 from .options import CodegenOptions
 from .templates import render, runtime_declarations
 
-# shared join state
-J_MIN_OPEN_END = 0   # earliest window end held (interval: earliest expiry); INT64_MAX when none
-J_DIR = 1            # window directory {slots, length, capacity} (tumbling, sliding)
-J_TABLE = 4          # key table {entries, capacity, size} (session, interval)
-J_OUT = 7            # interval: output vector of (left ref, right ref, event time)
-J_MIN_REF = 10       # smallest ref still held, left then right (written by emit / expire)
-J_LIVE = 12          # interval: records held after the last expire
-J_WORDS = 16
-
-# a side's own state block: the abi header, then
-S_SHARED = abi.STATE_WORDS       # address of the shared join state
-S_BASE = abi.STATE_WORDS + 1     # ref of the batch's first row
-S_INSERTED = abi.STATE_WORDS + 2  # records the last call inserted into the join state
-S_WORDS = abi.STATE_WORDS + 4
-
-# window directory slot
-SLOT_WORDS = 8
-SLOT_PAIRS = 4
-SLOT_FIRST = 5
-
-# session node
-NODE_MIN = 3
-NODE_REFS = 5
-NODE_WORDS = 11
-
 INT64_MIN, INT64_MAX = abi.INT64_MIN, abi.INT64_MAX
 
-LAYOUT = dict(J_MIN_OPEN_END=J_MIN_OPEN_END, J_DIR=J_DIR, J_TABLE=J_TABLE, J_OUT=J_OUT, J_MIN_REF=J_MIN_REF,
-              J_LIVE=J_LIVE, S_SHARED=S_SHARED, S_BASE=S_BASE, S_INSERTED=S_INSERTED, SLOT_WORDS=SLOT_WORDS,
-              SLOT_PAIRS=SLOT_PAIRS, SLOT_FIRST=SLOT_FIRST, NODE_MIN=NODE_MIN, NODE_REFS=NODE_REFS,
-              NODE_WORDS=NODE_WORDS)
+# the layout's words, by the names the join templates use
+LAYOUT = dict(J_MIN_OPEN_END=abi.J_MIN_OPEN_END, J_DIR=abi.J_DIR, J_TABLE=abi.J_TABLE, J_OUT=abi.J_OUT,
+              J_MIN_REF=abi.J_MIN_REF, J_LIVE=abi.J_LIVE, S_SHARED=abi.J_SIDE_SHARED, S_BASE=abi.J_SIDE_BASE,
+              S_INSERTED=abi.J_SIDE_INSERTED, SLOT_WORDS=abi.J_SLOT_WORDS, SLOT_PAIRS=abi.J_SLOT_PAIRS,
+              SLOT_FIRST=abi.J_SLOT_FIRST, NODE_MIN=abi.J_NODE_MIN, NODE_REFS=abi.J_NODE_REFS,
+              NODE_WORDS=abi.J_NODE_WORDS)
 
 
 @dataclass
@@ -150,7 +127,7 @@ def side_kernels(pipeline: Pipeline, options: CodegenOptions, prefix: str, heade
         units: dict[str, CodeUnit] = {}
         gen = None
         for name, assume_valid in KERNELS:
-            gen = GeneratedPipeline(sp, options, units, sprefix, layouts, sorted(decode), [], state_words=S_WORDS)
+            gen = GeneratedPipeline(sp, options, units, sprefix, layouts, sorted(decode), [], state_words=abi.J_SIDE_WORDS)
             ctx = EmitContext(f"{sprefix}.{name}", {c.name: c for c in layouts}, assume_valid=assume_valid)
             code = _lower_side(sp, side, options, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts, *templates)
             code.name, code.globals = name, "\n".join(ctx.globals)
@@ -200,4 +177,4 @@ def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitConte
     return KernelCode("", [], ctx.body)
 
 
-__all__ = ["GeneratedJoin", "generate_join", "J_WORDS", "S_WORDS"]
+__all__ = ["GeneratedJoin", "generate_join"]

@@ -38,13 +38,6 @@ from .lowering import lower_time_window_parts, macro_lines, template_lines
 from .options import CodegenOptions
 from .templates import render, resource_dir
 
-# The ring (see runtime/shared/concurrent_table.ll): header words, then slots of SLOT_WORDS words.
-RING_HEADER_WORDS = 8
-RING_SLOTS, RING_OPEN, RING_OPEN_LIMIT, RING_TABLE_CAPACITY = 0, 1, 2, 3
-SLOT_WORDS = 8
-SLOT_STATUS, SLOT_START, SLOT_ENTRIES, SLOT_CAPACITY, SLOT_SIZE, SLOT_LIMIT, SLOT_USERS, SLOT_CLAIM = range(8)
-SLOT_FREE, SLOT_BUSY, SLOT_OPEN = 0, 1, 2
-
 
 def shared_state_unsupported(pipeline: Pipeline) -> str | None:
     """Why ``pipeline`` cannot run over a shared window state, or None when it can."""

@@ -23,8 +23,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen import abi
-from ..codegen.join import (J_DIR, J_LIVE, J_MIN_OPEN_END, J_MIN_REF, J_OUT, J_TABLE, J_WORDS, S_BASE, S_INSERTED,
-                            S_SHARED, SLOT_WORDS, GeneratedJoin, generate_join)
+from ..codegen.join import GeneratedJoin, generate_join
 from ..jit import compile_ir, compile_ir_async
 from ..physical.pipelines import JoinTerminal, Pipeline
 from ..plan import WINDOW_START
@@ -47,16 +46,16 @@ class JoinSideKernel(Kernel):
 
     def __init__(self, gen, input_name: str, shared: np.ndarray):
         super().__init__(gen, input_name, 1)
-        self.state[S_SHARED] = shared.ctypes.data
+        self.state[abi.J_SIDE_SHARED] = shared.ctypes.data
 
     def insert(self, batch: pa.RecordBatch, watermark: int, base: int) -> tuple[int, int]:
         """Insert ``batch`` (its first row has ref ``base``); returns (records inserted, pairs
         written to the output vector)."""
-        self.state[S_BASE] = base
+        self.state[abi.J_SIDE_BASE] = base
         if not batch.num_rows:
             return 0, 0
         pairs = self.run(batch, watermark, 0)
-        return int(self.state[S_INSERTED]), pairs
+        return int(self.state[abi.J_SIDE_INSERTED]), pairs
 
 
 class SideStore:
@@ -136,9 +135,9 @@ class JoinKernel(PipelineKernel):
         self.pipeline = pipeline
         t: JoinTerminal = pipeline.terminal
         self.terminal = t
-        self.shared = np.zeros(J_WORDS, dtype=np.int64)
-        self.shared[J_MIN_OPEN_END] = abi.INT64_MAX
-        self.shared[J_MIN_REF:J_MIN_REF + 2] = abi.INT64_MAX
+        self.shared = np.zeros(abi.J_WORDS, dtype=np.int64)
+        self.shared[abi.J_MIN_OPEN_END] = abi.INT64_MAX
+        self.shared[abi.J_MIN_REF:abi.J_MIN_REF + 2] = abi.INT64_MAX
         names = ("left", "right")
         self.sides = [JoinSideKernel(g, f"{input_name} ({names[i]} input)", self.shared)
                       for i, g in enumerate(self.gen.sides)]
@@ -163,7 +162,7 @@ class JoinKernel(PipelineKernel):
         if index in _SUMMED:
             return sum(k.counter(index) for k in self.sides)
         if index == abi.STATE_MIN_OPEN_END:
-            return int(self.shared[J_MIN_OPEN_END])
+            return int(self.shared[abi.J_MIN_OPEN_END])
         return 0
 
     @property
@@ -199,9 +198,9 @@ class JoinKernel(PipelineKernel):
         return self._interval_pairs(pairs)
 
     def _interval_pairs(self, pairs: int) -> pa.RecordBatch:
-        vec = self.shared[J_OUT:J_OUT + 3]
+        vec = self.shared[abi.J_OUT:abi.J_OUT + 3]
         words = native_words.copy(int(vec[0]), 3 * pairs).reshape(pairs, 3)
-        self.shared[J_OUT + 1] = 0  # the vector is empty again (its memory is reused)
+        self.shared[abi.J_OUT + 1] = 0  # the vector is empty again (its memory is reused)
         return self._rows(None, None, words[:, 0], words[:, 1], words[:, 2])
 
     # --- firing -------------------------------------------------------------------------
@@ -215,7 +214,7 @@ class JoinKernel(PipelineKernel):
         if not self.terminal.is_window:
             self._expire(watermark)
             return None
-        if watermark < int(self.shared[J_MIN_OPEN_END]) - 1:
+        if watermark < int(self.shared[abi.J_MIN_OPEN_END]) - 1:
             return None
         count_ready = self._function("count_ready", _I64, _P, _I64)
         ready = count_ready(self.shared.ctypes.data, watermark)
@@ -251,9 +250,9 @@ class JoinKernel(PipelineKernel):
     def _expire(self, watermark: int) -> None:
         """Compact the interval join's state once the watermark passed the earliest expiry and
         as many records came in as were held after the last compaction (amortized O(1))."""
-        if watermark <= int(self.shared[J_MIN_OPEN_END]):
+        if watermark <= int(self.shared[abi.J_MIN_OPEN_END]):
             return
-        if self.inserted_since_expire < int(self.shared[J_LIVE]):
+        if self.inserted_since_expire < int(self.shared[abi.J_LIVE]):
             return
         expire = self._function("expire", _I64, _P, _I64)
         expire(self.shared.ctypes.data, watermark)
@@ -262,7 +261,7 @@ class JoinKernel(PipelineKernel):
 
     def _drop_batches(self) -> None:
         for side, store in enumerate(self.stores):
-            store.drop_below(int(self.shared[J_MIN_REF + side]))
+            store.drop_below(int(self.shared[abi.J_MIN_REF + side]))
 
     # --- output rows --------------------------------------------------------------------
     def _rows(self, starts, ends, lrefs, rrefs, times) -> pa.RecordBatch:
@@ -307,10 +306,10 @@ class JoinKernel(PipelineKernel):
         """(entries, capacity) of the join's hash tables: its key table (interval and session
         joins) and its window directory's tables (window joins)."""
         shared = self.shared
-        tables = [(int(shared[J_TABLE]), int(shared[J_TABLE + 1]))]
-        slots, length = int(shared[J_DIR]), int(shared[J_DIR + 1])
+        tables = [(int(shared[abi.J_TABLE]), int(shared[abi.J_TABLE + 1]))]
+        slots, length = int(shared[abi.J_DIR]), int(shared[abi.J_DIR + 1])
         if slots and length:
-            words = native_words.view(slots, length * SLOT_WORDS).reshape(length, SLOT_WORDS)
+            words = native_words.view(slots, length * abi.J_SLOT_WORDS).reshape(length, abi.J_SLOT_WORDS)
             tables += [(int(a), int(c)) for a, c in words[:, 1:3]]
         return tables
 
@@ -320,9 +319,9 @@ class JoinKernel(PipelineKernel):
         output vector; and the batches the inputs keep."""
         shared, entry = self.shared, self.gen.entry_size
         tables = self._tables()  # the key table, then one per directory slot
-        total = sum(c for _, c in tables) * entry + 8 * SLOT_WORDS * (len(tables) - 1) + 8 * int(shared[J_OUT + 2])
+        total = sum(c for _, c in tables) * entry + 8 * abi.J_SLOT_WORDS * (len(tables) - 1) + 8 * int(shared[abi.J_OUT + 2])
         if self.terminal.join_kind == "session":
-            if self._allocated and int(shared[J_TABLE + 1]):
+            if self._allocated and int(shared[abi.J_TABLE + 1]):
                 total += int(self._function("heap_bytes", _I64, _P)(shared.ctypes.data))
         else:
             refs = 1 + self.gen.key_words  # the first ref vector's entry word (windows, interval)

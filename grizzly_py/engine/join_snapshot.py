@@ -6,7 +6,7 @@ A ``JoinKernel`` keeps (layouts: ``codegen/join.py``):
 - per side, its kernel's record counters;
 - the shared join state: the earliest window end (interval: expiry) held, the smallest ref held per
   side, the records held; and its structures, by join kind:
-  - tumbling and sliding: the window directory, slots of ``SLOT_WORDS`` words ``{start, table,
+  - tumbling and sliding: the window directory, slots of ``abi.J_SLOT_WORDS`` words ``{start, table,
     pairs, smallest ref per side, ...}``; each table's entries ``{tag, keys, left refs, right refs}``;
   - interval: one key table, entries ``{tag, keys, left (ref, time) vector, right (ref, time) vector}``;
   - session: one key table, entries ``{tag, keys, head}``, and per key a list of session nodes
@@ -24,13 +24,13 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from ..codegen.join import J_DIR, J_OUT, J_TABLE, NODE_REFS, NODE_WORDS, SLOT_WORDS
+from ..codegen import abi
 from . import native_words
 from .state_snapshot import (COUNTER_WORDS, export_interner, restore_interner, allocated, build_table,
                              directory_capacity, export_lists, export_vectors, live_entries, restore_lists,
                              restore_vectors)
 
-_POINTER_WORDS = (*range(J_DIR, J_DIR + 3), *range(J_TABLE, J_TABLE + 3), *range(J_OUT, J_OUT + 3))
+_POINTER_WORDS = (*range(abi.J_DIR, abi.J_DIR + 3), *range(abi.J_TABLE, abi.J_TABLE + 3), *range(abi.J_OUT, abi.J_OUT + 3))
 
 
 def _geometry(kernel) -> tuple[str, int, list[int]]:
@@ -50,19 +50,19 @@ def export_join(kernel) -> dict:
            "stores": [export_store(store) for store in kernel.stores],
            "interner": export_interner(kernel.sides[0].interner)}
     if kind in ("tumbling", "sliding"):
-        slots_ptr, length = int(kernel.shared[J_DIR]), int(kernel.shared[J_DIR + 1])
-        slots = native_words.copy(slots_ptr, length * SLOT_WORDS).reshape(-1, SLOT_WORDS)
+        slots_ptr, length = int(kernel.shared[abi.J_DIR]), int(kernel.shared[abi.J_DIR + 1])
+        slots = native_words.copy(slots_ptr, length * abi.J_SLOT_WORDS).reshape(-1, abi.J_SLOT_WORDS)
         tables = [live_entries(int(s[1]), int(s[2]), entry_words) for s in slots]
         entries = np.concatenate(tables) if tables else np.zeros((0, entry_words), dtype=np.int64)
         out.update(slots=slots, counts=np.array([len(t) for t in tables], dtype=np.int64), entries=entries,
                    vectors=export_vectors(entries, vectors))
         return out
-    t = kernel.shared[J_TABLE:J_TABLE + 3]
+    t = kernel.shared[abi.J_TABLE:abi.J_TABLE + 3]
     entries = live_entries(int(t[0]), int(t[1]), entry_words)
     out["entries"] = entries
     if kind == "session":
-        nodes, per_entry = export_lists(entries[:, entry_words - 1], NODE_WORDS)
-        out.update(nodes=nodes, nodes_per_entry=per_entry, vectors=export_vectors(nodes, [NODE_REFS, NODE_REFS + 3]))
+        nodes, per_entry = export_lists(entries[:, entry_words - 1], abi.J_NODE_WORDS)
+        out.update(nodes=nodes, nodes_per_entry=per_entry, vectors=export_vectors(nodes, [abi.J_NODE_REFS, abi.J_NODE_REFS + 3]))
     else:
         out["vectors"] = export_vectors(entries, vectors)
     return out
@@ -85,20 +85,20 @@ def restore_join(kernel, saved: dict) -> None:
     kernel._allocated = True  # close() frees what is restored
     if kind in ("tumbling", "sliding"):
         restore_vectors(entries, vectors, saved["vectors"])
-        slots = np.zeros((directory_capacity(len(saved["slots"])), SLOT_WORDS), dtype=np.int64)
+        slots = np.zeros((directory_capacity(len(saved["slots"])), abi.J_SLOT_WORDS), dtype=np.int64)
         slots[:len(saved["slots"])] = saved["slots"]
         bounds = np.concatenate([[0], np.cumsum(saved["counts"])]).astype(np.int64)
         for i in range(len(saved["slots"])):
             slots[i, 1:4] = build_table(entries[bounds[i]:bounds[i + 1]], entry_words)
-        kernel.shared[J_DIR:J_DIR + 3] = (allocated(slots.reshape(-1)), len(saved["slots"]), len(slots))
+        kernel.shared[abi.J_DIR:abi.J_DIR + 3] = (allocated(slots.reshape(-1)), len(saved["slots"]), len(slots))
         return
     if kind == "session":
         nodes = saved["nodes"].copy()
-        restore_vectors(nodes, [NODE_REFS, NODE_REFS + 3], saved["vectors"])
+        restore_vectors(nodes, [abi.J_NODE_REFS, abi.J_NODE_REFS + 3], saved["vectors"])
         entries[:, entry_words - 1] = restore_lists(nodes, saved["nodes_per_entry"])
     else:
         restore_vectors(entries, vectors, saved["vectors"])
-    kernel.shared[J_TABLE:J_TABLE + 3] = build_table(entries, entry_words)
+    kernel.shared[abi.J_TABLE:abi.J_TABLE + 3] = build_table(entries, entry_words)
 
 
 def export_store(store) -> dict:

@@ -26,9 +26,6 @@ import pyarrow as pa
 
 from ..codegen import abi
 from ..codegen.module import window_geometry
-from ..codegen.shared_window import (RING_HEADER_WORDS, RING_OPEN, RING_OPEN_LIMIT, RING_SLOTS,
-                                     RING_TABLE_CAPACITY, SLOT_CAPACITY, SLOT_FREE, SLOT_LIMIT, SLOT_OPEN,
-                                     SLOT_SIZE, SLOT_START, SLOT_STATUS, SLOT_USERS, SLOT_WORDS)
 from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers
 from .shared_snapshot import export_shared, restore_shared
 
@@ -45,14 +42,14 @@ class SharedRing:
     """The ring of window slots: a 64-byte aligned block of int64 words (header, then slots)."""
 
     def __init__(self, slots: int, table_capacity: int):
-        words = RING_HEADER_WORDS + slots * SLOT_WORDS
+        words = abi.RING_HEADER_WORDS + slots * abi.RING_SLOT_WORDS
         self._buffer = np.zeros(words + 8, dtype=np.int64)
         skip = (-self._buffer.ctypes.data % 64) // 8  # slots on cache lines of their own
         self.words = self._buffer[skip:skip + words]
-        self.header = self.words[:RING_HEADER_WORDS]
-        self.header[RING_SLOTS] = slots
-        self.header[RING_OPEN_LIMIT] = slots // 2
-        self.header[RING_TABLE_CAPACITY] = table_capacity
+        self.header = self.words[:abi.RING_HEADER_WORDS]
+        self.header[abi.RING_SLOTS] = slots
+        self.header[abi.RING_OPEN_LIMIT] = slots // 2
+        self.header[abi.RING_TABLE_CAPACITY] = table_capacity
 
     @property
     def address(self) -> int:
@@ -60,31 +57,31 @@ class SharedRing:
 
     @property
     def size(self) -> int:
-        return int(self.header[RING_SLOTS])
+        return int(self.header[abi.RING_SLOTS])
 
     def slots(self) -> np.ndarray:
-        """The slots as rows of SLOT_WORDS words (a view: writes go to the ring)."""
-        return self.words[RING_HEADER_WORDS:].reshape(self.size, SLOT_WORDS)
+        """The slots as rows of abi.RING_SLOT_WORDS words (a view: writes go to the ring)."""
+        return self.words[abi.RING_HEADER_WORDS:].reshape(self.size, abi.RING_SLOT_WORDS)
 
     def slot_address(self, index: int) -> int:
-        return self.address + 8 * (RING_HEADER_WORDS + index * SLOT_WORDS)
+        return self.address + 8 * (abi.RING_HEADER_WORDS + index * abi.RING_SLOT_WORDS)
 
     def rebuilt(self, slots: int, pane: int) -> "SharedRing":
         """A ring of ``slots`` slots holding this ring's open windows (panes), each in the first
         free slot from its home (window number, start / pane, mod slots), so that no probe chain
         has a hole."""
-        ring = SharedRing(slots, int(self.header[RING_TABLE_CAPACITY]))
+        ring = SharedRing(slots, int(self.header[abi.RING_TABLE_CAPACITY]))
         old = self.slots()
         new = ring.slots()
-        held = np.nonzero(old[:, SLOT_STATUS] != SLOT_FREE)[0]
-        if np.any(old[held, SLOT_STATUS] != SLOT_OPEN):
+        held = np.nonzero(old[:, abi.RING_SLOT_STATUS] != abi.RING_SLOT_FREE)[0]
+        if np.any(old[held, abi.RING_SLOT_STATUS] != abi.RING_SLOT_OPEN):
             raise RuntimeError("shared window state: a slot is still being opened between tasks")
         for index in held:
-            pos = (int(old[index, SLOT_START]) // pane) & (slots - 1)
-            while new[pos, SLOT_STATUS] != SLOT_FREE:
+            pos = (int(old[index, abi.RING_SLOT_START]) // pane) & (slots - 1)
+            while new[pos, abi.RING_SLOT_STATUS] != abi.RING_SLOT_FREE:
                 pos = (pos + 1) & (slots - 1)
             new[pos] = old[index]
-        ring.header[RING_OPEN] = len(held)
+        ring.header[abi.RING_OPEN] = len(held)
         return ring
 
 
@@ -146,17 +143,17 @@ class SharedWindowKernel(WindowKernel):
         while half or more of its slots are open."""
         slots = self.ring.slots()
         grow = self.function("state", "shared_grow", _I64, _P, _I64)
-        over = np.nonzero((slots[:, SLOT_STATUS] == SLOT_OPEN) & (slots[:, SLOT_SIZE] > slots[:, SLOT_LIMIT]))[0]
+        over = np.nonzero((slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN) & (slots[:, abi.RING_SLOT_SIZE] > slots[:, abi.RING_SLOT_LIMIT]))[0]
         for index in over:
-            size, capacity = int(slots[index, SLOT_SIZE]), int(slots[index, SLOT_CAPACITY])
+            size, capacity = int(slots[index, abi.RING_SLOT_SIZE]), int(slots[index, abi.RING_SLOT_CAPACITY])
             new = max(2 * capacity, _pow2_at_least(2 * size + 2))  # at most half full, as hashtable.ll
             if grow(self.ring.slot_address(int(index)), new) != 0:
                 raise MemoryError(f"pipeline {self.gen.pipeline.id}: out of memory growing a window's table")
             self.table_grows += 1
             header = self.ring.header
-            header[RING_TABLE_CAPACITY] = min(max(int(header[RING_TABLE_CAPACITY]), new), MAX_INITIAL_TABLE_CAPACITY)
+            header[abi.RING_TABLE_CAPACITY] = min(max(int(header[abi.RING_TABLE_CAPACITY]), new), MAX_INITIAL_TABLE_CAPACITY)
         slots_now = self.ring.size
-        while int(self.ring.header[RING_OPEN]) >= slots_now // 2:
+        while int(self.ring.header[abi.RING_OPEN]) >= slots_now // 2:
             slots_now *= 2
         if not len(over) and slots_now == self.ring.size:
             slots_now *= 2  # a kernel stopped, so something must grow (a probe found no slot)
@@ -175,12 +172,12 @@ class SharedWindowKernel(WindowKernel):
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
         slots = self.ring.slots()
-        open_ = slots[:, SLOT_STATUS] == SLOT_OPEN
-        ready = open_ & (slots[:, SLOT_START] <= watermark - (self.window_size - 1))
+        open_ = slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN
+        ready = open_ & (slots[:, abi.RING_SLOT_START] <= watermark - (self.window_size - 1))
         if not ready.any():
             return None
         self._check_left(slots[ready])
-        rows = int(slots[ready, SLOT_SIZE].sum())
+        rows = int(slots[ready, abi.RING_SLOT_SIZE].sum())
         out = _ResultBuffers(self, rows)
         emit = self.function("state", "shared_emit", _I64, _P, _I64, _P, _P)
         n = self._checked(emit(self.ring.address, watermark, out.descriptor, self.state_ptr))
@@ -191,7 +188,7 @@ class SharedWindowKernel(WindowKernel):
 
     def _check_left(self, slots: np.ndarray) -> None:
         """Every worker has left these windows (panes): their trigger counters are zero."""
-        if np.any(slots[:, SLOT_USERS] != 0):
+        if np.any(slots[:, abi.RING_SLOT_USERS] != 0):
             raise RuntimeError(f"pipeline {self.gen.pipeline.id}: a worker is still inside a complete window")
 
     def _compact(self) -> None:
@@ -199,7 +196,7 @@ class SharedWindowKernel(WindowKernel):
         window that holds an open pane (a lower bound) in every worker's state block."""
         self._replace_ring(self.ring.size)
         remaining = self.ring.slots()
-        starts = remaining[remaining[:, SLOT_STATUS] == SLOT_OPEN, SLOT_START]
+        starts = remaining[remaining[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN, abi.RING_SLOT_START]
         min_open_end = int(starts.min()) + self.pane if len(starts) else abi.INT64_MAX
         for state in self.states:
             state[abi.STATE_MIN_OPEN_END] = min_open_end
@@ -211,14 +208,14 @@ class SharedWindowKernel(WindowKernel):
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
         slots = self.ring.slots()
-        panes = slots[slots[:, SLOT_STATUS] == SLOT_OPEN]
+        panes = slots[slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN]
         self._check_left(panes)
-        starts = SlidingWindowKernel._ready_starts(self, np.unique(panes[:, SLOT_START]), previous, watermark)
+        starts = SlidingWindowKernel._ready_starts(self, np.unique(panes[:, abi.RING_SLOT_START]), previous, watermark)
         merge_emit = self.function("state", "shared_merge_emit", _I64, _P, _I64, _P, _P)
         tables = []
         for lo in starts:
-            inside = (panes[:, SLOT_START] >= lo) & (panes[:, SLOT_START] < lo + self.window_size)
-            capacity = int(panes[inside, SLOT_SIZE].sum())
+            inside = (panes[:, abi.RING_SLOT_START] >= lo) & (panes[:, abi.RING_SLOT_START] < lo + self.window_size)
+            capacity = int(panes[inside, abi.RING_SLOT_SIZE].sum())
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
@@ -239,15 +236,15 @@ class SharedWindowKernel(WindowKernel):
         """The open windows as rows of (window start, entries, capacity, size), like the
         directory of the thread-local variant."""
         slots = self.ring.slots()
-        held = slots[slots[:, SLOT_STATUS] == SLOT_OPEN]
-        return held[:, [SLOT_START, 2, SLOT_CAPACITY, SLOT_SIZE]].copy()
+        held = slots[slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN]
+        return held[:, [abi.RING_SLOT_START, 2, abi.RING_SLOT_CAPACITY, abi.RING_SLOT_SIZE]].copy()
 
     def all_windows(self) -> np.ndarray:
         return self.windows()
 
     def metrics(self) -> dict:
         return {"stops": sum(self._stops), "table_grows": self.table_grows, "ring_grows": self.ring_grows,
-                "ring_slots": self.ring.size, "table_capacity": int(self.ring.header[RING_TABLE_CAPACITY])}
+                "ring_slots": self.ring.size, "table_capacity": int(self.ring.header[abi.RING_TABLE_CAPACITY])}
 
     def close(self):
         if not self._closed:

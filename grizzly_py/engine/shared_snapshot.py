@@ -16,8 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..codegen.shared_window import (RING_HEADER_WORDS, SLOT_CAPACITY, SLOT_CLAIM, SLOT_ENTRIES, SLOT_OPEN,
-                                     SLOT_STATUS, SLOT_USERS)
+from ..codegen import abi
 from .state_snapshot import (build_table, export_counters, export_interner, live_entries, restore_counters,
                              restore_interner)
 
@@ -28,8 +27,8 @@ def export_shared(kernel) -> dict:
     watermark."""
     entry_words = kernel.table_shape.entry_words
     slots = kernel.ring.slots()
-    open_ = np.nonzero(slots[:, SLOT_STATUS] == SLOT_OPEN)[0]
-    tables = [live_entries(int(slots[i, SLOT_ENTRIES]), int(slots[i, SLOT_CAPACITY]), entry_words) for i in open_]
+    open_ = np.nonzero(slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN)[0]
+    tables = [live_entries(int(slots[i, abi.RING_SLOT_ENTRIES]), int(slots[i, abi.RING_SLOT_CAPACITY]), entry_words) for i in open_]
     return {**export_counters(kernel),
             "header": kernel.ring.header.copy(), "ring_slots": kernel.ring.size,
             "open": open_.astype(np.int64), "slots": slots[open_].copy(),
@@ -44,14 +43,14 @@ def restore_shared(kernel, saved: dict, ring) -> None:
     ``SharedRing`` of ``saved["ring_slots"]`` slots (the kernel's ring to be)."""
     restore_counters(kernel, saved)
     entry_words = kernel.table_shape.entry_words
-    ring.header[:RING_HEADER_WORDS] = saved["header"]
+    ring.header[:abi.RING_HEADER_WORDS] = saved["header"]
     slots = ring.slots()
     bounds = np.concatenate([[0], np.cumsum(saved["counts"])]).astype(np.int64)
     for k, index in enumerate(saved["open"]):
         row = saved["slots"][k].copy()
         rows = saved["entries"][bounds[k]:bounds[k + 1]]
-        row[SLOT_ENTRIES] = build_table(rows, entry_words, int(row[SLOT_CAPACITY]))[0]
-        row[SLOT_USERS] = row[SLOT_CLAIM] = 0
+        row[abi.RING_SLOT_ENTRIES] = build_table(rows, entry_words, int(row[abi.RING_SLOT_CAPACITY]))[0]
+        row[abi.RING_SLOT_USERS] = row[abi.RING_SLOT_CLAIM] = 0
         slots[int(index)] = row
     restore_interner(kernel.interner, saved["interner"])
     kernel.previous_watermark = saved["previous_watermark"]

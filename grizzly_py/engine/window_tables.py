@@ -6,7 +6,7 @@ or (sessions, count windows) one key table in slot 0. Its entries are ``[tag, ke
 and what follows the keys depends on the layout:
 
 - tumbling and sliding windows (either window state), tumbling count windows: the aggregate
-  states (``entry_layout.EntryLayout``), a holistic aggregate's value vector ``{data, length,
+  states (``abi.EntryLayout``), a holistic aggregate's value vector ``{data, length,
   capacity}`` among them;
 - session windows (``codegen/session_window.py``): the head of the key's list of session nodes,
   each node ``{next, start, end, aggregate states}`` (``layout.entry_words`` words);
@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..codegen.abi import EntryLayout
 from ..codegen.module import GeneratedPipeline
-from .entry_layout import EntryLayout
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen import abi
+from ..codegen.abi import EntryLayout
 from ..codegen.module import GeneratedPipeline, window_geometry
 from ..engine import native_words
-from ..engine.entry_layout import EntryLayout
 from ..engine.kernels import (
     _ResultBuffers,
     new_state_block,
