@@ -8,7 +8,7 @@ the compiled pipelines on Arrow buffers (``engine``). ``reference`` is the plain
 
 from .aggregates import agg
 from .environment import StreamEnvironment
-from .expressions import col, if_else, lit
+from .expressions import col, concat_str, if_else, lit
 from .lambdas import LambdaTranslationError
 from .results import JobResult, LateRecordsWarning, job_metrics
 from .sources import BadInputError
@@ -18,5 +18,5 @@ from .version import __version__
 from .watermark import WatermarkStrategy
 
 
-__all__ = ["StreamEnvironment", "JobResult", "job_metrics", "col", "lit", "if_else", "agg", "Time", "Duration",
+__all__ = ["StreamEnvironment", "JobResult", "job_metrics", "col", "lit", "if_else", "concat_str", "agg", "Time", "Duration",
            "WatermarkStrategy", "SchemaError", "BadInputError", "LambdaTranslationError", "LateRecordsWarning"]

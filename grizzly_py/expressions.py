@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .expr_misuse import number_error, truth_value_error
+from .functions import function_spec
 from .types import (BOOL, CAST_TARGETS, FLOAT64, INT64, TIMESTAMP, DataType, Schema,
                     SchemaError, common_numeric, type_named)
 
@@ -100,6 +101,16 @@ class Expr:
 
     def alias(self, name: str) -> Expr:
         return Alias(self, name)
+
+    @property
+    def str(self) -> StringFunctions:
+        """String functions (polars names): ``col("url").str.contains("/item/")``."""
+        return StringFunctions(self)
+
+    @property
+    def dt(self) -> DateTimeFunctions:
+        """Date and time functions of a timestamp or int64 epoch-milliseconds expression (UTC)."""
+        return DateTimeFunctions(self)
 
     # --- analysis --------------------------------------------------------------------------
     def dtype(self, schema: Schema) -> DataType:
@@ -300,7 +311,9 @@ class IfElse(Expr):
         if _is_null_literal(self.otherwise):
             return a
         if a.is_string or b.is_string:
-            raise SchemaError("if_else producing strings is not supported in compiled code")
+            if not (a.is_string and b.is_string):
+                raise SchemaError(f"if_else: branches have different types {a.name} and {b.name}")
+            return a
         if a == b:
             return a
         if (a.is_numeric or a.is_timestamp) and (b.is_numeric or b.is_timestamp):
@@ -330,6 +343,134 @@ class Alias(Expr):
 
     def __repr__(self):
         return f"{self.operand!r}.alias({self.name!r})"
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Call(Expr):
+    """A scalar function (``grizzly_py/functions/``: its spec says the result's type, the
+    options it takes and its reference) applied to ``args``, with literal ``options``."""
+
+    func: str
+    args: tuple[Expr, ...]
+    options: tuple[tuple[str, Any], ...] = ()
+
+    def __post_init__(self):
+        spec = function_spec(self.func)
+        if spec.arity >= 0 and len(self.args) != spec.arity:
+            raise TypeError(f"{self.func} takes {spec.arity} argument(s), got {len(self.args)}")
+        if spec.arity < 0 and not self.args:
+            raise TypeError(f"{self.func} takes at least one argument")
+        spec.check_options(dict(self.options))
+
+    def option(self, name: str, default=None):
+        return dict(self.options).get(name, default)
+
+    def children(self):
+        return self.args
+
+    def substitute(self, mapping):
+        return Call(self.func, tuple(a.substitute(mapping) for a in self.args), self.options)
+
+    def dtype(self, schema):
+        return function_spec(self.func).output_type(self, [_scalar(a, schema) for a in self.args])
+
+    def __repr__(self):
+        return function_spec(self.func).describe(self)
+
+
+class StringFunctions:
+    """``expr.str``: string functions. Every one is null-in, null-out; lengths and offsets count
+    code points (UTF-8); a ``pattern`` is a Python regular expression unless ``literal=True``
+    (backreferences and lookaround are refused when the query is defined)."""
+
+    def __init__(self, expr: Expr):
+        self._expr = expr
+
+    def _call(self, name: str, **options) -> Call:
+        return Call(f"str.{name}", (self._expr,), tuple(options.items()))
+
+    def contains(self, pattern: str, literal: bool = False) -> Expr:
+        """Whether the string matches ``pattern`` somewhere (contains the text, with ``literal=True``)."""
+        return self._call("contains", pattern=pattern, literal=literal)
+
+    def starts_with(self, prefix: str) -> Expr:
+        """Whether the string starts with the text ``prefix``."""
+        return self._call("starts_with", prefix=prefix)
+
+    def ends_with(self, suffix: str) -> Expr:
+        """Whether the string ends with the text ``suffix``."""
+        return self._call("ends_with", suffix=suffix)
+
+    def to_lowercase(self) -> Expr:
+        """The string in lower case (ASCII and Latin-1 letters; other code points unchanged)."""
+        return self._call("to_lowercase")
+
+    def to_uppercase(self) -> Expr:
+        """The string in upper case (ASCII and Latin-1 letters; other code points unchanged)."""
+        return self._call("to_uppercase")
+
+    def len_chars(self) -> Expr:
+        """The number of code points (int64)."""
+        return self._call("len_chars")
+
+    def slice(self, offset: int, length: int | None = None) -> Expr:
+        """The code points from ``offset`` (negative: counted from the end), at most ``length``."""
+        return self._call("slice", offset=offset, length=length)
+
+    def replace(self, pattern: str, value: str, literal: bool = False) -> Expr:
+        """The string with its first match of ``pattern`` replaced by the text ``value``."""
+        return self._call("replace", pattern=pattern, value=value, literal=literal)
+
+    def replace_all(self, pattern: str, value: str, literal: bool = False) -> Expr:
+        """The string with every non-overlapping match of ``pattern`` replaced by the text ``value``."""
+        return self._call("replace_all", pattern=pattern, value=value, literal=literal)
+
+    def extract(self, pattern: str, group_index: int = 1) -> Expr:
+        """Capture group ``group_index`` (0: the whole match) of the first match of ``pattern``;
+        null where nothing matches."""
+        return self._call("extract", pattern=pattern, group_index=group_index)
+
+    def split_part(self, separator: str, index: int) -> Expr:
+        """Piece ``index`` (0-based) of the string split at ``separator``; null if there is none,
+        and for an empty string."""
+        return self._call("split_part", separator=separator, index=index)
+
+    def count_matches(self, pattern: str, literal: bool = False) -> Expr:
+        """The number of non-overlapping matches of ``pattern`` (int64)."""
+        return self._call("count_matches", pattern=pattern, literal=literal)
+
+
+class DateTimeFunctions:
+    """``expr.dt``: functions of a timestamp (or int64 epoch milliseconds), in UTC."""
+
+    def __init__(self, expr: Expr):
+        self._expr = expr
+
+    def _call(self, name: str, **options) -> Call:
+        return Call(f"dt.{name}", (self._expr,), tuple(options.items()))
+
+    def strftime(self, format: str) -> Expr:  # noqa: A002 - polars' name
+        """The time as text: ``%Y %m %d %H %M %S %j %a %b %%`` and literal text."""
+        return self._call("strftime", format=format)
+
+    def year(self) -> Expr:
+        return self._call("year")
+
+    def month(self) -> Expr:
+        return self._call("month")
+
+    def day(self) -> Expr:
+        return self._call("day")
+
+    def hour(self) -> Expr:
+        return self._call("hour")
+
+    def minute(self) -> Expr:
+        return self._call("minute")
+
+    def weekday(self) -> Expr:
+        """1 for Monday to 7 for Sunday."""
+        return self._call("weekday")
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -384,6 +525,13 @@ def if_else(cond, then, otherwise) -> Expr:
     return IfElse(as_expr(cond), as_expr(then), as_expr(otherwise))
 
 
+def concat_str(*exprs, separator: str = "") -> Expr:
+    """The strings of ``exprs`` (column names, expressions or literals) joined by ``separator``;
+    null where any of them is null."""
+    return Call("concat_str", tuple(col(e) if isinstance(e, str) else as_expr(e) for e in exprs),
+                (("separator", separator),))
+
+
 def strip_alias(e: Expr) -> Expr:
     while isinstance(e, Alias):
         e = e.operand
@@ -435,7 +583,10 @@ def structural_key(e: Expr):
         return ("alias", e.name, structural_key(e.operand))
     if isinstance(e, ProcessingTime):
         return ("processing_time",)
+    if isinstance(e, Call):
+        return ("call", e.func, e.options, tuple(structural_key(a) for a in e.args))
     raise TypeError(e)
 
-__all__ = ["Expr", "Column", "Literal", "BinaryOp", "UnaryOp", "IsIn", "Cast", "IfElse", "Alias",
-           "col", "lit", "if_else", "as_expr", "strip_alias", "walk", "structural_key", "ProcessingTime"]
+__all__ = ["Expr", "Column", "Literal", "BinaryOp", "UnaryOp", "IsIn", "Cast", "IfElse", "Alias", "Call",
+           "StringFunctions", "DateTimeFunctions", "col", "lit", "if_else", "concat_str", "as_expr", "strip_alias",
+           "walk", "structural_key", "ProcessingTime"]

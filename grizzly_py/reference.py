@@ -62,7 +62,8 @@ from typing import Callable
 import pyarrow as pa
 
 from .aggregates import AggCall
-from .expressions import Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
+from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
+from .functions import function_spec
 from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode,
                    SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
@@ -141,6 +142,10 @@ def compile_expr(expr: Expr, schema: Schema) -> Evaluator:
         return _compile_cast(expr, schema)
     if isinstance(expr, IfElse):
         return _compile_if_else(expr, schema)
+    if isinstance(expr, Call):
+        spec = function_spec(expr.func)
+        return _null_propagating(lambda *values: spec.reference(expr, *values),
+                                 *(compile_expr(a, schema) for a in expr.args))
     raise TypeError(f"reference: unknown expression node {expr!r}")
 
 

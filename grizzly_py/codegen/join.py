@@ -132,7 +132,7 @@ def side_kernels(pipeline: Pipeline, options: CodegenOptions, prefix: str, heade
             code = _lower_side(sp, side, options, ctx, ExprEmitter(ctx, sp.input_schema), gen, consts, *templates)
             code.name, code.globals = name, "\n".join(ctx.globals)
             code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
-            code.epilogue = list(epilogue)
+            code.epilogue = list(epilogue) + ctx.epilogue
             kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, p=sprefix, kernels=[code],
                             block=options.block_rows,
                             title=f"{title}, {('left', 'right')[side]} input over {sp.input_schema}")

@@ -50,24 +50,27 @@ def column_layouts(pipeline: Pipeline, decode: set[str]) -> list[ColumnLayout]:
 
 
 def columns_to_decode(pipeline: Pipeline) -> set[str]:
-    """Dictionary columns compared with other string columns are decoded to plain strings."""
+    """Dictionary columns whose text generated code reads are decoded to plain strings: compared
+    with anything but a string literal, given to a string function, or chosen by ``if_else``
+    (a comparison with a literal compares codes instead)."""
     out = set()
     exprs = list(pipeline.filters)
     t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
-        exprs += [e for _, e in t.outputs]
+        exprs += [e for f, e in t.outputs if not isinstance(e, Column)]
     else:
         exprs += [e for _, e in t.keys] + [e for a in t.aggregates for e in (a.arg, a.where) if e is not None]
     for root in exprs:
         for e in walk(root):
             if isinstance(e, E.BinaryOp) and e.op in ("==", "!="):
                 sides = [strip_alias(e.left), strip_alias(e.right)]
-                if all(isinstance(s, Column) for s in sides):
-                    for s in sides:
-                        f = pipeline.input_schema.field(s.name)
-                        if f.is_dictionary:
-                            out.add(s.name)
-    return out
+                if not any(isinstance(s, E.Literal) for s in sides):
+                    out.update(s.name for s in sides if isinstance(s, Column))
+            elif isinstance(e, E.Call):
+                out.update(a.name for a in map(strip_alias, e.args) if isinstance(a, Column))
+            elif isinstance(e, E.IfElse):
+                out.update(a.name for a in map(strip_alias, (e.then, e.otherwise)) if isinstance(a, Column))
+    return {name for name in out if pipeline.input_schema.field(name).is_dictionary}
 
 
 # --- filters -------------------------------------------------------------------------------------

@@ -123,6 +123,7 @@ def _render_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) 
         code, state = rule(pipeline, options, ctx, ExprEmitter(ctx, pipeline.input_schema), gen)
         code.name, code.globals = name, "\n".join(ctx.globals)
         code.preamble, code.error_blocks = ctx.preamble, ctx.error_blocks
+        code.epilogue = code.epilogue + ctx.epilogue
         kernel = render("pipeline.ll.j2", abi=abi, id=pipeline.id, title=_title(pipeline), p=prefix,
                         kernels=[code], block=options.block_rows)
         gen.dict_params = list(ctx.dict_params)  # the same in every kernel: same expressions, same order

@@ -1,12 +1,19 @@
 """The lowering rule of a pipeline that ends in a projection (``ProjectTerminal``): its filters,
 then every computed output column written to its output buffer; pass-through columns are
-gathered by the engine with the selection vector the kernel writes."""
+gathered by the engine with the selection vector the kernel writes.
+
+The output descriptor: the selection vector, then per computed column its values and its
+validity bytes; a string column's values are int64 offsets (the engine zeroes the first) and a
+third pointer is its growable data buffer ``{data, length, capacity}`` (``gz_strbuf_put``), which
+the engine turns into the column and frees."""
 
 from __future__ import annotations
 
 from ..expressions import Column
 from ..physical.pipelines import Pipeline, ProjectTerminal
-from .expr_emitter import EmitContext, ExprEmitter, Value
+from .expr_emitter import ExprEmitter, Value
+from . import abi
+from .emit_context import EmitContext
 from .generated import GeneratedPipeline, KernelCode, OutputColumn
 from .lowering import emit_filters, template_lines
 from .options import CodegenOptions
@@ -21,17 +28,42 @@ def lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
     t: ProjectTerminal = pipeline.terminal
     predicated = options.filter_mode == "predicated"
     keep = emit_filters(pipeline, options, ctx, emitter, predicated)
-    outputs = []
+    outputs, texts, slot = [], [], 1
     for f, e in t.outputs:
         if isinstance(e, Column):
             continue  # pass-through columns are gathered by the engine with the selection vector
-        if f.dtype.is_string:
-            raise NotImplementedError(f"output column {f.name!r}: computed string columns are not supported")
         v: Value = emitter.emit_typed(e, f.dtype)
-        store_type, convert, reg_type = _STORE[f.dtype.name]
-        outputs.append(dict(value=v.val, valid=v.valid, store_type=store_type, convert=convert, reg_type=reg_type))
+        if f.dtype.is_string:
+            texts.append(dict(value=v.val, length=v.length, valid=v.valid, slot=slot, index=len(outputs)))
+            store_type = "str"
+        else:
+            store_type, convert, reg_type = _STORE[f.dtype.name]
+            outputs.append(dict(value=v.val, valid=v.valid, store_type=store_type, convert=convert, reg_type=reg_type,
+                                slot=slot))
         gen.outputs.append(OutputColumn(f.name, f.arrow_type, store_type))
-    ctx.preamble.extend(template_lines("project_preamble.ll.j2", outputs=outputs))
+        slot += 3 if store_type == "str" else 2
+    ctx.preamble.extend(template_lines("project_preamble.ll.j2", outputs=outputs, texts=texts))
     ctx.body.extend(template_lines("project.ll.j2", p="prj", outputs=outputs, keep=None if keep == "true" else keep))
+    for i, s in enumerate(texts):
+        _write_text(ctx, i, s)
     code = KernelCode("", [], ctx.body, counted_filter=predicated and bool(pipeline.filters))
     return code, ""
+
+
+def _write_text(ctx: EmitContext, i: int, s: dict) -> None:
+    """String output ``i`` of the row at output position ``%prj.n`` (see project.ll.j2): its bytes
+    after the end of the previous row's (offset ``n``), its end at offset ``n + 1``; a null is
+    empty and invalid. A row the filters drop is written over by the next (offset ``n`` again)."""
+    o = f"%prj.t{i}"
+    ctx.emit(f"{o}.n = select i1 {s['valid']}, i64 {s['length']}, i64 0")
+    ctx.emit(f"{o}.at.p = getelementptr inbounds i64, ptr %out.t{i}, i64 %prj.n")
+    ctx.emit(f"{o}.at = load i64, ptr {o}.at.p")
+    ctx.emit(f"{o}.end = call i64 @gz_strbuf_put(ptr %out.tb{i}, i64 {o}.at, ptr {s['value']}, i64 {o}.n)")
+    ctx.emit(f"{o}.oom = icmp slt i64 {o}.end, 0")
+    ctx.error_branch(f"{o}.oom", abi.ERROR_OUT_OF_MEMORY)
+    ctx.emit(f"{o}.k = add i64 %prj.n, 1")
+    ctx.emit(f"{o}.next.p = getelementptr inbounds i64, ptr %out.t{i}, i64 {o}.k")
+    ctx.emit(f"store i64 {o}.end, ptr {o}.next.p")
+    ctx.emit(f"{o}.mp = getelementptr inbounds i8, ptr %out.tm{i}, i64 %prj.n")
+    ctx.emit(f"{o}.m = zext i1 {s['valid']} to i8")
+    ctx.emit(f"store i8 {o}.m, ptr {o}.mp")

@@ -108,6 +108,20 @@ def _already_sorted(table: pa.Table, names: list[str]) -> bool:
     return bool(np.all((e[1:] > e[:-1]) | ((e[1:] == e[:-1]) & (k[1:] > k[:-1]))))
 
 
+def _text_column(buffers: tuple, count: int, arrow_type: pa.DataType) -> pa.Array:
+    """A computed string column from its (offsets, validity bytes, data buffer {data, length,
+    capacity}) as the kernel wrote them (``codegen/project.py``); the data is copied out (the
+    caller frees the buffer)."""
+    offsets, valid, data = buffers
+    size = int(offsets[count])
+    text = pa.py_buffer(ctypes.string_at(int(data[0]), size)) if size else pa.py_buffer(b"")
+    mask = valid[:count].astype(bool)
+    nulls = count - int(mask.sum())
+    bitmap = pa.array(mask, pa.bool_()).buffers()[1] if nulls else None
+    array = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets[:count + 1].tobytes()), text, bitmap, nulls)
+    return array.cast(arrow_type)
+
+
 def _masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
     mask = None if valid.all() else (valid == 0)
     return pa.array(values, type=arrow_type, mask=mask)
@@ -595,27 +609,38 @@ class ProjectKernel(Kernel, PipelineKernel):
         n = batch.num_rows
         sel = np.empty(max(n, 1), dtype=np.int64)
         bufs, ptrs = [], [sel.ctypes.data]
-        for o in self.gen.outputs:
-            values = np.empty(max(n, 1), dtype=_NP_STORE[o.store_type])
-            valid = np.empty(max(n, 1), dtype=np.uint8)
-            bufs.append((values, valid))
-            ptrs += [values.ctypes.data, valid.ctypes.data]
-        out = np.array(ptrs, dtype=np.uint64)
-        count = self.run(batch, abi.INT64_MIN, out.ctypes.data, worker, where) if n else 0
-        computed = {o.name: (o, values[:count], valid[:count]) for o, (values, valid) in zip(self.gen.outputs, bufs)}
-        taken = None if count == n else pa.array(sel[:count])
-        arrays = []
-        for f, e in self.gen.pipeline.terminal.outputs:
-            if f.name in computed:
-                o, values, valid = computed[f.name]
-                arrow_type = self.schema.field(f.name).type
-                if o.store_type == "i8":
-                    values = values.astype(bool)
-                arrays.append(_masked(values, valid, arrow_type))
+        for o in self.gen.outputs:  # (codegen/project.py: the output descriptor)
+            if o.store_type == "str":  # int64 offsets, validity bytes, a growable data buffer
+                b = (np.zeros(n + 1, dtype=np.int64), np.empty(max(n, 1), dtype=np.uint8), np.zeros(3, dtype=np.int64))
             else:
-                column = batch.column(e.name)
-                arrays.append(column if taken is None else column.take(taken))
-        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+                b = (np.empty(max(n, 1), dtype=_NP_STORE[o.store_type]), np.empty(max(n, 1), dtype=np.uint8))
+            bufs.append(b)
+            ptrs += [a.ctypes.data for a in b]
+        out = np.array(ptrs, dtype=np.uint64)
+        try:
+            count = self.run(batch, abi.INT64_MIN, out.ctypes.data, worker, where) if n else 0
+            computed = {o.name: (o, b) for o, b in zip(self.gen.outputs, bufs)}
+            taken = None if count == n else pa.array(sel[:count])
+            arrays = []
+            for f, e in self.gen.pipeline.terminal.outputs:
+                if f.name in computed:
+                    o, b = computed[f.name]
+                    arrow_type = self.schema.field(f.name).type
+                    if o.store_type == "str":
+                        arrays.append(_text_column(b, count, arrow_type))
+                        continue
+                    values, valid = b[0][:count], b[1][:count]
+                    if o.store_type == "i8":
+                        values = values.astype(bool)
+                    arrays.append(_masked(values, valid, arrow_type))
+                else:
+                    column = batch.column(e.name)
+                    arrays.append(column if taken is None else column.take(taken))
+            return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+        finally:
+            for o, b in zip(self.gen.outputs, bufs):
+                if o.store_type == "str" and b[2][0]:
+                    _libc_free(int(b[2][0]))
 
 
 class WindowKernel(Kernel, WindowAggregateKernel):
