@@ -424,7 +424,7 @@ def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
         data = pa.Table.from_pandas(data, preserve_index=False)
     elif hasattr(data, "__arrow_c_stream__") and not isinstance(data, (pa.Table, pa.RecordBatch,
                                                                         pa.RecordBatchReader)):
-        data = pa.table(data)
+        data = _without_string_views(pa.table(data))
     if isinstance(data, pa.Table):
         batches = data.to_batches()
         return data.schema, batches
@@ -454,6 +454,15 @@ def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
 
 _ACCEPTED = ("a pyarrow.Table, a RecordBatch, a list, iterator or reader of RecordBatches, a pandas or polars "
              "DataFrame, or an object with __arrow_c_stream__")
+
+
+def _without_string_views(table: pa.Table) -> pa.Table:
+    """``table`` with its ``string_view`` columns (what polars exports) as plain strings: the
+    compiled code reads Arrow's offsets-and-data layout."""
+    if not any(pa.types.is_string_view(t) for t in table.schema.types):
+        return table
+    return table.cast(pa.schema([f.with_type(pa.string()) if pa.types.is_string_view(f.type) else f
+                                 for f in table.schema]))
 
 
 def _is_pandas_frame(data) -> bool:

@@ -464,6 +464,8 @@ def can_be_key(f) -> bool:
     return not (f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) and f.arrow_type.unit != "ms")
 
 
+# the aggregates that take a string column (api.md, "Aggregates over strings")
+STRING_AGGREGATES = ("count_arg", "min", "max", "mode", "count_distinct", "first", "last")
 WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop", "var_samp", "stddev_pop",
                      "stddev_samp", "median", "mode", "count_distinct", "top_k", "first", "last")
 
@@ -475,6 +477,10 @@ def aggregate_calls(draw, schema: Schema) -> AggCall:
     where = draw(expressions(schema, "bool", depth=2)) if draw(st.integers(0, 2)) == 0 else None
     if func == "count":
         return agg.count(where=where)
+    strings = columns_of_kind(schema, "string")
+    if func in STRING_AGGREGATES and strings and draw(st.integers(0, 2)) == 0:  # a string column
+        arg = col(draw(st.sampled_from(strings)))
+        return agg.count(arg, where=where) if func == "count_arg" else getattr(agg, func)(arg, where=where)
     arg = draw(expressions(schema, draw(st.sampled_from(NUMERIC)), depth=2))
     if func == "top_k":  # k of 1, a few, and more than a group holds
         return agg.top_k(arg, draw(st.sampled_from([1, 2, 3, 50])), where=where)

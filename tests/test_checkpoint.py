@@ -326,9 +326,17 @@ def _session(env, data):
             .aggregate(c=agg.count(), s=agg.sum("v"), m=agg.median("n"), t=agg.top_k("n", 2)))
 
 
+def _strings(env, data):
+    """Aggregates of strings: interned ids in entries and value vectors, the strings in the snapshot."""
+    return (_bounded(env, data).key_by("k").window(SlidingEventTimeWindows.of(Time.seconds(3), Time.seconds(1)))
+            .aggregate(d=agg.count_distinct("name"), mo=agg.mode("name"), lo=agg.min("name"), hi=agg.max("name"),
+                       fi=agg.first("name"), la=agg.last("name")))
+
+
 def _count(env, data):
     return _bounded(env, data).key_by("k").count_window(7).aggregate(c=agg.count(), d=agg.count_distinct("n"),
-                                                                     s=agg.sum("v"))
+                                                                     s=agg.sum("v"), la=agg.last("name"),
+                                                                     dn=agg.count_distinct("name"))
 
 
 def _sliding_count(env, data):
@@ -358,7 +366,7 @@ def _interval_join(env, data):
         Time.milliseconds(-40), Time.milliseconds(15))
 
 
-OPERATORS = {"tumbling_holistic": _tumbling_holistic, "sliding": _sliding, "chained": _chained, "union": _union,
+OPERATORS = {"tumbling_holistic": _tumbling_holistic, "sliding": _sliding, "strings": _strings, "chained": _chained, "union": _union,
              "stateless": _stateless, "session": _session, "count": _count, "sliding_count": _sliding_count,
              "window_join": _window_join, "session_join": _session_join, "interval_join": _interval_join}
 
@@ -394,7 +402,7 @@ def test_every_supported_operator_resumes_exactly(name, parallelism, tmp_path):
     assert result.metrics["checkpoints"]["restored_from"] == 19
 
 
-SORT_OPERATORS = ("tumbling_holistic", "sliding", "chained", "union", "window_join")
+SORT_OPERATORS = ("tumbling_holistic", "sliding", "strings", "chained", "union", "window_join")
 
 
 @pytest.mark.parametrize("parallelism", [1, 2])

@@ -6,8 +6,8 @@ Aggregates skip nulls; a group whose inputs are all null gets a null result, exc
 which gives 0, ``count_distinct`` 0 and ``top_k`` an empty list.
 """
 
-from .spec import AggCall, AggregateOverflowError, AggregateSpec, agg, register, spec_of, specs
+from .spec import AggCall, AggregateOverflowError, AggregateSpec, agg, as_spec, register, spec_of, specs
 from . import functions  # noqa: F401  (registers every function)
 from .functions.top_k import MAX_TOP_K
 
-__all__ = ["AggCall", "AggregateOverflowError", "AggregateSpec", "MAX_TOP_K", "agg", "register", "spec_of", "specs"]
+__all__ = ["AggCall", "AggregateOverflowError", "AggregateSpec", "MAX_TOP_K", "agg", "as_spec", "register", "spec_of", "specs"]

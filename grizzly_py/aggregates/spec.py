@@ -11,7 +11,11 @@ function lives in a module of its own under ``aggregates/functions/`` and regist
 nothing else names an aggregate.
 
 ``kind`` below is what the update reads: ``"int"`` (integers and bools as int64), ``"float"``
-(float64) or ``None`` (``count``, which reads the validity only).
+(float64), ``"str"`` (a string, as the id the engine interns it to: ``engine/interning.py``) or
+``None`` (``count``, which reads the validity only). Ids compare equal where strings do, so a
+function that only tells values apart (``count_distinct``, ``first``, ``last``) runs on them as
+on integers; one that orders strings (``min``, ``max``, ``mode``'s ties) names a string variant
+(``for_argument``: ``aggregates/string_values.py``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, replace
 from typing import Iterator
+
+import pyarrow as pa
 
 from ..expressions import Expr, as_expr, col
 from ..lambdas import translate
@@ -76,6 +82,11 @@ class AggregateSpec:
         """The constructor users call as ``agg.<name>(...)``."""
         raise NotImplementedError
 
+    def for_argument(self, arg_type: DataType | None) -> AggregateSpec:
+        """The descriptor that runs this function over an argument of ``arg_type`` (None:
+        ``count()``): itself, unless it orders strings (see the module docstring)."""
+        return self
+
     def output_type(self, call: AggCall, arg_type: DataType) -> DataType:
         """The result's type for an argument of ``arg_type``; a ``SchemaError`` if it takes none such."""
         raise NotImplementedError
@@ -86,8 +97,15 @@ class AggregateSpec:
 
     def result_store(self, kind: str | None) -> str:
         """How the finalizer stores a result: ``"i64"`` or ``"double"`` (a list's elements, for a
-        list result)."""
+        list result); ``"string"``: an interned id the engine decodes, ``"strings"``: a list of
+        interned ids the engine decodes and hands to ``finish``."""
+        if kind == "str":
+            return "strings" if self.list_result else "string"
         return "double" if kind == "float" else "i64"
+
+    def finish(self, values: pa.ListArray) -> pa.Array:
+        """A ``"strings"`` result: each group's result from its list of strings."""
+        raise NotImplementedError
 
     def count_slot(self, kind: str | None) -> int | None:
         """The state word that counts the group's non-null inputs, where the update is branch-free
@@ -146,6 +164,11 @@ def spec_of(name: str) -> AggregateSpec:
         return _REGISTRY[name]
     except KeyError:
         raise ValueError(f"unknown aggregate {name!r}; aggregates: {', '.join(_REGISTRY)}") from None
+
+
+def as_spec(function: str | AggregateSpec) -> AggregateSpec:
+    """A descriptor, from itself or its function's name."""
+    return function if isinstance(function, AggregateSpec) else spec_of(function)
 
 
 def specs() -> Iterator[AggregateSpec]:

@@ -109,6 +109,7 @@ class AggLayout:
     words: int     # state words (holistic: the vector's {data, length, capacity})
     holistic: bool = False
     shipped_values: int | None = None  # holistic: the values a partial state ships (None: all)
+    interned: bool = False  # its argument is a string: its value word (else its vector) holds interned ids
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,7 @@ class EntryLayout:
         offsets = [a.off for a in g.aggregates] + [g.entry_size]
         for a, end in zip(g.aggregates, offsets[1:]):
             aggs.append(AggLayout(a.name, a.func, a.off // 8, (end - a.off) // 8, a.spec.holistic,
-                                  a.spec.partial_values(a)))
+                                  a.spec.partial_values(a), a.kind == "str"))
         return EntryLayout(g.key_words, g.entry_size // 8, tuple(aggs))
 
     def columns(self) -> list[tuple[str, int | None]]:

@@ -112,11 +112,12 @@ class GeneratedPipeline:
     # windows: (name, i64|double), or list:i64|list:double for a list of values (agg.top_k)
     aggregate_types: list[tuple[str, str]] = field(default_factory=list)
     trigger: str = ""  # windows: "tumbling" (emit per window) or "panes" (merge panes per window)
-    interned_keys: dict[str, str] = field(default_factory=dict)  # id column -> string key column
+    interned_columns: dict[str, str] = field(default_factory=dict)  # id column -> string column (a key, an aggregate argument)
     state_words: int = abi.STATE_WORDS
     grouping: object = None  # windows: the key table's entry layout (a ``lowering.Grouping``), read by grizzly_py.spark
     profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)
     kpa_row_words: int = 0  # sort grouping: words per key/pointer row (sort_grouping.py)
+    kpa_string_words: tuple[int, ...] = ()  # sort grouping: the row words holding interned ids
     # the unit whose kernel has the dense pass: the engine calls its claim function after the
     # native calls of that kernel (dense_pass.py), None where no kernel has the pass
     claim_unit: str | None = None

@@ -38,7 +38,7 @@ from ..types import INT64
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import CODEGEN_VERSION, KERNELS, CodeUnit, GeneratedPipeline, KernelCode
-from .lowering import (MAX_KEYS, column_layouts, columns_to_decode, emit_filters, interned_key_column, key_word,
+from .lowering import (MAX_KEYS, column_layouts, columns_to_decode, emit_filters, interned_column, key_word,
                        template_lines)
 from .options import CodegenOptions
 from .templates import render, runtime_declarations
@@ -156,7 +156,7 @@ def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitConte
     keys, any_null = [], "false"
     for f, e in sp.terminal.keys:
         if f.dtype.is_string:  # both sides intern into one id space (the engine shares the interner)
-            e = interned_key_column(gen, ctx, e, f.name)
+            e = interned_column(gen, ctx, e, f"key {f.name!r}")
             word = key_word(emitter, ctx, e, INT64)
         else:
             word = key_word(emitter, ctx, e, f.dtype)

@@ -4,7 +4,7 @@
 - templates: ``template_lines`` (a template rendered as lines), ``macro_lines`` (an aggregate
   macro for each aggregate);
 - filters: ``emit_filters`` (branching, combined or predicated);
-- window keys and aggregates: ``key_word``, ``interned_key_column``, ``aggregate_input``,
+- window keys and aggregates: ``key_word``, ``interned_column``, ``aggregate_input``,
   ``holistic_key``, ``lower_grouping`` (a ``Grouping``: key words, null mask, ``AggregateArgs``,
   the entry layout);
 - time windows: ``window_geometry``, ``lower_time_and_filters``, ``lower_time_window_parts``.
@@ -157,11 +157,12 @@ def holistic_key(ctx: EmitContext, emitter: ExprEmitter, v: Value) -> str:
     return emitter.convert(v, "int").val
 
 
-def interned_key_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, key: str) -> Column:
-    """A virtual int64 input column holding the interned ids of the string key column ``expr``."""
+def interned_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, what: str) -> Column:
+    """A virtual int64 input column holding the interned ids of the string column ``expr`` (a
+    key or an aggregate's argument: ``what`` names it in errors)."""
     inner = strip_alias(expr)
     if not isinstance(inner, Column):
-        raise NotImplementedError(f"key {key!r}: a string key must be a column, not {expr!r}")
+        raise NotImplementedError(f"{what}: a string key or aggregate argument must be a column, not {expr!r}")
     name = f"__gz_key_id_{inner.name}"
     if name not in ctx.columns:
         layout = next((c for c in gen.columns if c.name == name), None)
@@ -169,7 +170,7 @@ def interned_key_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, ke
             layout = ColumnLayout(name, len(gen.columns) * abi.COLUMN_SLOTS, pa.int64())
             gen.columns.append(layout)
         ctx.columns[name] = layout
-    gen.interned_keys[name] = inner.name
+    gen.interned_columns[name] = inner.name
     return Column(name)
 
 
@@ -227,7 +228,7 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
     keys = []
     for f, e in t.keys:
         if f.dtype.is_string:  # grouped by the id the engine interns the string to
-            e = interned_key_column(gen, ctx, e, f.name)
+            e = interned_column(gen, ctx, e, f"key {f.name!r}")
             keys.append(key_word(emitter, ctx, e, INT64))
             gen.key_types.append(f.arrow_type)
             continue
@@ -262,9 +263,11 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
             if spec.reads == "validity":
                 inner = strip_alias(a.arg)
                 valid = emitter.validity(inner.name) if isinstance(inner, Column) else emitter.emit(a.arg).valid
+            elif dtype.is_string:  # the interned id (aggregates/spec.py: kind "str")
+                arg = interned_column(gen, ctx, a.arg, f"aggregate {a.field.name!r}")
+                v = emitter.emit_typed(arg, INT64)
+                kind, value, valid = "str", v.val, v.valid
             elif spec.reads == "key":  # the value as an order-preserving i64 key
-                if dtype.is_string:
-                    raise NotImplementedError(f"aggregate {a.field.name}={a.func}(...) of strings is not compiled yet")
                 v = emitter.emit_typed(a.arg, dtype)
                 kind = "float" if v.kind == "float" else "int"
                 value, valid = holistic_key(ctx, emitter, v), v.valid
@@ -280,7 +283,7 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
                                   counts_rows=a.arg is None and a.where is None,
                                   **(dict(ts=ts, pos=pos) if spec.ordered else {})))
         store = spec.result_store(kind)
-        gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result else store))
+        gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result and kind != "str" else store))
         off += 8 * spec.state_words(kind)
     entry_size = off
     updates = macro_lines("aggregates.ll.j2", "update", aggs)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ..aggregates import spec_of
+from ..aggregates import as_spec
 from ..expressions import Column
 from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
@@ -128,6 +128,8 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     gen.trigger = "kpa"
     gen.kpa_row_words = row.words
+    strings = {a.idx for a in g.aggregates if a.kind == "str"}
+    gen.kpa_string_words = tuple(v["word"] for v in row.inputs if v["idx"] in strings)
     # the trigger's reduce applies the same update macros to the values it reads back from a row
     reduce_aggs = [replace(a, value=f"%rv{a.idx}", valid="true" if a.counts_rows else f"%rvalid{a.idx}",
                            **(dict(ts="%rvts", pos="%rvpos") if a.spec.ordered else {}))
@@ -161,7 +163,7 @@ def choose_grouping(distinct_keys: int | None, state_bytes: int | None, cache_by
     measured ones (``AdaptiveSettings``: tests, other hosts)."""
     if distinct_keys is None:
         return "hash", "no distinct-key estimate yet"
-    holistic = [k for k in aggregate_kinds if spec_of(k).holistic]
+    holistic = [as_spec(k).name for k in aggregate_kinds if as_spec(k).holistic]
     if not holistic and state_bytes is not None and state_bytes <= cache_bytes:
         return "hash", f"state of {state_bytes:,} bytes fits the {cache_bytes:,}-byte cache"
     plain, with_holistic = thresholds or (SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC)

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import jinja2
 
-from ..aggregates import spec_of
 from . import ir_text
 
 _PACKAGE = Path(__file__).resolve().parent.parent
@@ -45,7 +44,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(resource_dir("codegen_templates"))),
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                              keep_trailing_newline=True, bytecode_cache=_bytecode_cache(), auto_reload=False)
-    env.globals["aggregate_macros"] = lambda a: env.get_template(spec_of(a.func).template).module
+    env.globals["aggregate_macros"] = lambda a: env.get_template(a.spec.template).module
     env.filters["comment"] = ir_text.comment
     return env
 

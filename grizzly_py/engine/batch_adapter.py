@@ -135,7 +135,7 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
     for lay in gen.columns:
         literals = tuple((abi.PARAM_FIRST_DICT_CODE + n, literal)
                          for n, (column, literal) in enumerate(gen.dict_params) if column == lay.name)
-        if lay.name in gen.interned_keys:
+        if lay.name in gen.interned_columns:
             plans.append(_ColumnPlan(lay.name, -1, _INTERNED, literals))  # int64 ids
             continue
         index = schema.get_field_index(lay.name)
@@ -162,7 +162,7 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
 def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str,
             codes: DictionaryCodes | None = None, interner=None, processing_time: int = 0) -> PreparedBatch:
     """Descriptors of ``batch`` for the kernels of ``gen``. String keys are interned to the
-    virtual id columns the kernels read (``gen.interned_keys``) with ``interner``."""
+    virtual id columns the kernels read (``gen.interned_columns``) with ``interner``."""
     try:
         batch.validate()
     except pa.ArrowInvalid as e:
@@ -178,7 +178,7 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
     for i, plan in enumerate(_batch_plan(gen, batch)):
         kind = plan.kind
         if kind == _INTERNED:
-            arr = interner.ids(batch.column(gen.interned_keys[plan.name]), codes)
+            arr = interner.ids(batch.column(gen.interned_columns[plan.name]), codes)
             interned.append((interner, arr))
         else:
             arr = batch.column(plan.index)

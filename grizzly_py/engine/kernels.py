@@ -45,12 +45,12 @@ from .kernel_protocol import PipelineKernel, WindowAggregateKernel
 from .state_memory import table_bytes
 from .state_snapshot import (export_counters, export_interner, export_window_block, restore_counters,
                              restore_interner, restore_window_block)
-from .string_release import concat_ids, string_key_positions, table_keys
+from .string_release import aggregate_ids, concat_ids, string_key_positions, table_keys
 from .task_parts import PartsTable, chained_watermark, row_positions, signal_entering_native
 from .window_tables import TableShape
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
-_NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64}
+_NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64, "string": np.int64}
 
 
 def wall_clock_ms() -> int:
@@ -162,7 +162,7 @@ class Kernel:
         self._functions: dict[str, object] = {}
         self._modules: list[CompiledModule] = []  # the machine code the function pointers point into
         self._codes = DictionaryCodes()
-        self.interner = StringInterner() if gen.interned_keys else None
+        self.interner = StringInterner() if gen.interned_columns else None
         self.clock = ProcessingClock() if isinstance(gen.pipeline.event_time, ProcessingTime) else None
         self.controller: VariantController | None = None   # adaptive: picks each task's variant
         self.counters = None                               # adaptive: measures optimized tasks
@@ -858,8 +858,12 @@ class WindowKernel(Kernel, WindowAggregateKernel):
     def held_string_ids(self) -> np.ndarray | None:
         keys = string_key_positions(self.gen.pipeline.terminal.keys)
         shape = self.table_shape
-        return concat_ids([table_keys(int(entries), int(capacity), shape.entry_words, keys, shape.head_word)
-                           for state in self._window_blocks() for _, entries, capacity, _ in self.windows(state)])
+        held = [table_keys(int(entries), int(capacity), shape.entry_words, keys, shape.head_word)
+                for state in self._window_blocks() for _, entries, capacity, _ in self.windows(state)]
+        if shape.interns_values:
+            held += [aggregate_ids(export_window_block(self.windows(state), shape), shape)
+                     for state in self._window_blocks()]
+        return concat_ids(held)
 
     def close(self):
         if not self._closed:
@@ -1002,8 +1006,12 @@ class CountWindowKernel(_OneWorker, WindowKernel):
         # sliding count windows keep pane rings; tumbling ones everything in the key table
         return self.function("state", "heap_bytes", _I64, _P) if self.table_shape.ring_word is not None else None
 
-    def held_string_ids(self) -> None:
-        return None
+    def held_string_ids(self) -> np.ndarray | None:
+        """Key strings stay for good (see ``string_release``); with aggregates of strings, their
+        values go once no pane holds them."""
+        if not self.table_shape.interns_values:
+            return None
+        return super().held_string_ids()
 
     def process(self, batch: pa.RecordBatch, watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
         out = _ResultBuffers(self, batch.num_rows)
@@ -1034,7 +1042,7 @@ class _ResultBuffers:
             self.keys.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
         for _, store in kernel.gen.aggregate_types:
-            if store.startswith("list:"):  # top_k: an output vector {data, length, capacity} the
+            if _is_list(store):  # top_k, strings: an output vector {data, length, capacity} the
                 # emit appends to (malloc'd there, freed here) and {first value, count} per row
                 b = (np.zeros(3, dtype=np.int64), np.zeros(2 * size, dtype=np.int64))
             else:
@@ -1058,9 +1066,17 @@ class _ResultBuffers:
             arrays.append(k.time_array(self.window_start[:n]))
             ends = self.window_start[:n] + k.window_size if self.window_end is None else self.window_end[:n]
             arrays.append(k.time_array(ends))
-        for (name, store), (values, valid) in zip(k.gen.aggregate_types, self.aggs):
+        for (name, store), (values, valid), a in zip(k.gen.aggregate_types, self.aggs, k.gen.grouping.aggregates):
             t = k.schema.field(name).type
-            if store.startswith("list:"):
+            if store == "strings":  # each row's interned ids, finished by the function
+                ids = self._list_array(name, "i64", values, valid[:2 * n], pa.list_(pa.int64()))
+                strings = k.interner.values(pc.list_flatten(ids).to_numpy(), np.ones(len(ids.values), np.uint8),
+                                            pa.string())
+                lists = pa.ListArray.from_arrays(ids.offsets, strings)
+                arrays.append(a.spec.finish(lists).cast(t))
+            elif store == "string":  # an interned id
+                arrays.append(k.interner.values(values[:n], valid[:n], t))
+            elif _is_list(store):
                 arrays.append(self._list_array(name, store[len("list:"):], values, valid[:2 * n], t))
             else:
                 arrays.append(_masked(values[:n], valid[:n], t))
@@ -1096,8 +1112,13 @@ class _ResultBuffers:
 
     def __del__(self):  # a firing that failed before its table was built
         for (_, store), (values, _) in zip(self.kernel.gen.aggregate_types, self.aggs):
-            if store.startswith("list:") and values[0]:
+            if _is_list(store) and values[0]:
                 self._take_words(values)
+
+
+def _is_list(store: str) -> bool:
+    """Whether an aggregate's emit appends to an output vector (``AggregateSpec.result_store``)."""
+    return store.startswith("list:") or store == "strings"
 
 
 _LIBC = ctypes.CDLL(None)

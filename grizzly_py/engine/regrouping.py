@@ -55,7 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..codegen import abi
-from ..aggregates import spec_of
+from ..aggregates import as_spec
 from ..codegen.sort_grouping import SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC, choose_grouping
 from ..codegen.shared_window import shared_state_unsupported
 from ..expressions import Column
@@ -129,7 +129,7 @@ class GroupingChooser(_Confirming):
 
     @property
     def threshold(self) -> int:
-        return self.min_keys_holistic if any(spec_of(k).holistic for k in self.aggregate_kinds) else self.min_keys
+        return self.min_keys_holistic if want_holistic(self.aggregate_kinds) else self.min_keys
 
     @property
     def fewest_keys_for_sort(self) -> int:
@@ -168,7 +168,7 @@ class GroupingChooser(_Confirming):
 
 
 def want_holistic(kinds) -> bool:
-    return any(spec_of(k).holistic for k in kinds)
+    return any(as_spec(k).holistic for k in kinds)
 
 
 class Layout(NamedTuple):
@@ -286,7 +286,7 @@ class RegroupingKernel(WindowAggregateKernel):
         cache = settings.cache_bytes or host_cache_bytes()
         confirm = max(1, settings.grouping_confirm_windows)
         self.chooser = GroupingChooser(
-            aggregate_kinds=tuple(a.func for a in pipeline.terminal.aggregates), hash_entry_bytes=entry,
+            aggregate_kinds=tuple(a.spec for a in pipeline.terminal.aggregates), hash_entry_bytes=entry,
             cache_bytes=cache, confirm_windows=confirm,
             min_keys=settings.sort_min_distinct_keys or SORT_MIN_DISTINCT_KEYS,
             min_keys_holistic=settings.sort_min_distinct_keys_holistic or SORT_MIN_DISTINCT_KEYS_HOLISTIC) \

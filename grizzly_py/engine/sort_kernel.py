@@ -56,7 +56,9 @@ class SortWindowKernel(SlidingWindowKernel):
 
     def held_string_ids(self) -> np.ndarray:
         keys = string_key_positions(self.gen.pipeline.terminal.keys)  # rows: {key null mask, key words, ...}
-        return concat_ids([kpa_keys(s, self.gen.kpa_row_words, [1 + k for k in keys], keys) for s in self.states])
+        values = list(self.gen.kpa_string_words)  # (an aggregate's value word, null or not)
+        return concat_ids([kpa_keys(s, self.gen.kpa_row_words, [1 + k for k in keys], keys) for s in self.states]
+                          + [kpa_keys(s, self.gen.kpa_row_words, values, None) for s in self.states])
 
 
 class SortMergeJoinKernel(JoinKernel):

@@ -15,8 +15,15 @@ A string key lives in native state as its interned id (``interning.py``), in the
   enter a join).
 
 Count windows keep every key's entry for good (a key's count goes on across its windows), so
-their strings stay as long as the job runs; the state-memory limit counts them like the key
+their key strings stay as long as the job runs; the state-memory limit counts them like the key
 table.
+
+An aggregate of strings (``AggLayout.interned``) holds ids in its state: ``first``/``last`` in
+its value word, the holistic ones (``count_distinct``, the string variants of ``min``, ``max``,
+``mode``) in their value vectors, wherever the layout keeps aggregate states (table entries,
+session nodes, the pane rings of sliding count windows: ``aggregate_ids`` reads them from the
+block a snapshot would copy, ``state_snapshot.export_window_block``); sort-based grouping keeps
+them in the rows' value words.
 
 Batches prepared but not run yet hold ids too: the driver prepares the batches of a parallel
 tumbling window's next round while the round before runs, and fires that round's windows before
@@ -96,8 +103,27 @@ def kpa_keys(state: np.ndarray, row_words: int, words: list[int], null_bits: lis
     return concat_ids(out)
 
 
+def aggregate_ids(block: dict, shape) -> np.ndarray:
+    """The interned ids the aggregate states of one exported state block hold (``block``:
+    ``state_snapshot.export_window_block``; ``shape``: the kernel's ``TableShape``)."""
+    ids = []
+
+    def read(rows: np.ndarray, vectors: list[dict], offset: int = 0) -> None:
+        ids.extend(rows[:, w - offset] for w in shape.string_words)
+        string_vectors = set(shape.string_vector_words)
+        ids.extend(v["values"] for w, v in zip(shape.vector_words, vectors) if w in string_vectors)
+
+    if shape.head_word is not None:  # session nodes
+        read(block["nodes"], block["vectors"])
+    else:
+        read(block["entries"], block["vectors"])
+    if shape.ring_word is not None:  # pane states, laid out as the entry's aggregates after the ring's words
+        read(block["rings"], block["ring_vectors"], shape.ring_word + 2)
+    return concat_ids(ids)
+
+
 def concat_ids(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
-__all__ = ["concat_ids", "kpa_keys", "release_unheld", "string_key_positions", "table_keys"]
+__all__ = ["aggregate_ids", "concat_ids", "kpa_keys", "release_unheld", "string_key_positions", "table_keys"]

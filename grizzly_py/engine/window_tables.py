@@ -69,6 +69,22 @@ class TableShape:
         return [a.word for a in self.layout.aggregates if a.holistic]
 
     @property
+    def string_words(self) -> list[int]:
+        """Where an aggregate of strings keeps an interned id in its state words (the first:
+        ``first``/``last``; a holistic one keeps them in its vector: ``string_vector_words``)."""
+        return [a.word for a in self.layout.aggregates if a.interned and not a.holistic]
+
+    @property
+    def string_vector_words(self) -> list[int]:
+        """The ``vector_words`` whose vectors hold interned ids."""
+        return [a.word for a in self.layout.aggregates if a.interned and a.holistic]
+
+    @property
+    def interns_values(self) -> bool:
+        """Whether aggregate states hold interned ids."""
+        return any(a.interned for a in self.layout.aggregates)
+
+    @property
     def entry_vector_words(self) -> list[int]:
         """``vector_words`` of the table entries (none where the aggregates sit in session nodes)."""
         return [] if self.head_word is not None else self.vector_words

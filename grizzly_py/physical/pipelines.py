@@ -17,7 +17,7 @@ from ..aggregates import AggregateSpec, spec_of
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
 from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
                     UnionNode, WindowAggregateNode, WindowJoinNode)
-from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, Field, Schema
+from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
 from ..windows import WindowAssigner
 
 
@@ -108,10 +108,12 @@ class BoundAggregate:
     arg: Expr | None      # over the pipeline input; None for count(*)
     k: int | None = None  # top_k: how many values
     where: Expr | None = None  # over the pipeline input: only records for which it is true count
+    arg_type: DataType | None = None  # the argument's type (None: count(*))
 
     @property
     def spec(self) -> AggregateSpec:
-        return spec_of(self.func)
+        """The function's descriptor for its argument's type (``AggregateSpec.for_argument``)."""
+        return spec_of(self.func).for_argument(self.arg_type)
 
 
 @dataclass(frozen=True, eq=False)
@@ -330,7 +332,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
         aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
                                    None if call.arg is None else call.arg.substitute(o.columns), call.k,
-                                   None if call.where is None else call.where.substitute(o.columns))
+                                   None if call.where is None else call.where.substitute(o.columns),
+                                   None if call.arg is None else call.arg.dtype(node.input.schema))
                      for name, call in node.aggregates)
         lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema))
         return None

@@ -7,7 +7,9 @@ Arrow row: the key values (decoded, so string ids and float normalization do not
 process), the start of the window it belongs to (``WINDOW_START``), each decomposable aggregate's
 state words as int64 columns (doubles as their bits) and each holistic aggregate's value vector
 (order-preserving int64 keys) as a list column; a ``top_k`` vector ships only its k largest
-values (the top k of a union is the top k of the parts' top k). Pane entries are written once per
+values (the top k of a union is the top k of the parts' top k). An aggregate of strings ships
+strings where its state holds interned ids (its value word, or its vector: ``string_column``),
+and the merging kernel interns them again. Pane entries are written once per
 window they belong to, so every row names exactly one window.
 
 ``export_windows`` reads partial states out of a kernel (no generated code is needed: the words
@@ -49,9 +51,24 @@ def partial_schema(gen: GeneratedPipeline) -> pa.Schema:
     out = output_arrow_schema(gen)
     keys = [out.field(f.name) for f, _ in gen.pipeline.terminal.keys]
     fields = keys + [pa.field(WINDOW_START, pa.int64(), nullable=False)]
-    for name, word in EntryLayout.of(gen).columns():
-        fields.append(pa.field(name, pa.list_(pa.int64()) if word is None else pa.int64(), nullable=False))
+    layout = EntryLayout.of(gen)
+    for name, word in layout.columns():
+        value = pa.string() if string_column(layout, name, word) else pa.int64()
+        fields.append(pa.field(name, pa.list_(value) if word is None else value, nullable=word is not None
+                               and value == pa.string()))
     return pa.schema(fields)
+
+
+def _aggregate_of(layout: EntryLayout, name: str):
+    """The aggregate whose partial-state column is ``name`` (``__gz_a<i>_...``)."""
+    return layout.aggregates[int(name[len("__gz_a"):].split("_")[0])]
+
+
+def string_column(layout: EntryLayout, name: str, word: int | None) -> bool:
+    """Whether partial-state column ``name`` (at entry ``word``; None: a vector) holds interned
+    ids, shipped as strings: an aggregate of strings' vector, or its value word."""
+    a = _aggregate_of(layout, name)
+    return a.interned and (word is None or word == a.word)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -135,10 +152,17 @@ def export_windows(kernel, starts: np.ndarray, panes=None) -> pa.RecordBatch | N
         arrays.append(kernel.key_array(f, rows[:, 1 + i].copy(), valid.astype(np.uint8)))
     arrays.append(pa.array(np.concatenate(window_of), pa.int64()))
     for name, word in layout.columns():
+        strings = string_column(layout, name, word)
         if word is None:
-            a = layout.aggregates[int(name[len("__gz_a"):].split("_")[0])]
+            a = _aggregate_of(layout, name)
             offsets, values = _vector_values(rows, a.word, a.shipped_values)
-            arrays.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(values, pa.int64())))
+            values = kernel.interner.values(values, np.ones(len(values), np.uint8), pa.string()) if strings \
+                else pa.array(values, pa.int64())
+            arrays.append(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values))
+        elif strings:  # (a state without a value holds id 0, which means nothing: shipped as null)
+            a = _aggregate_of(layout, name)
+            held = rows[:, a.word + a.words - 1] != 0  # first/last: the count is its last word
+            arrays.append(kernel.interner.values(rows[:, word].copy(), held.astype(np.uint8), pa.string()))
         else:
             arrays.append(pa.array(rows[:, word].copy(), pa.int64()))
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
@@ -196,12 +220,18 @@ def _entries(kernel, layout: EntryLayout, table: pa.Table) -> tuple[np.ndarray, 
     rows[:, 0] = tags.view(np.int64)
     for name, word in layout.columns():
         column = table.column(name).combine_chunks()
+        strings = string_column(layout, name, word)
         if word is not None:
+            if strings:
+                column = kernel.interner.ids(column).fill_null(0)
             rows[:, word] = column.to_numpy(zero_copy_only=False)
             continue
-        agg_word = layout.aggregates[int(name[len("__gz_a"):].split("_")[0])].word
+        agg_word = _aggregate_of(layout, name).word
         offsets = column.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
-        values = np.ascontiguousarray(column.flatten().to_numpy(zero_copy_only=False), dtype=np.int64)
+        flat = column.flatten()
+        if strings:
+            flat = kernel.interner.ids(flat)
+        values = np.ascontiguousarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
         if not len(values):
             values = np.zeros(1, dtype=np.int64)
         keep.append(values)

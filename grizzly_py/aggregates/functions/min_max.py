@@ -1,12 +1,13 @@
 """``agg.min(c)`` and ``agg.max(c)``: state ``[value, n]``. Float extremes ignore NaN unless every
-value is NaN (LLVM's minnum/maxnum)."""
+value is NaN (LLVM's minnum/maxnum). Strings order byte-wise (UTF-8 bytes: code point order) and
+run as a string variant (``aggregates/string_values.py``)."""
 
 from __future__ import annotations
 
 import math
 
-from ...types import SchemaError
 from ..spec import AggCall, AggregateSpec, argument, register
+from ..string_values import StringValues
 
 NAN = float("nan")
 
@@ -20,9 +21,10 @@ class Extremum(AggregateSpec):
         return AggCall(self.name, argument(c))
 
     def output_type(self, call, arg_type):
-        if arg_type.is_string:
-            raise SchemaError(f"agg.{self.name} needs a numeric column, but {call.arg!r} is a string")
         return arg_type
+
+    def for_argument(self, arg_type):
+        return StringValues(self, self.name) if arg_type is not None and arg_type.is_string else self
 
     def state_words(self, kind):
         return 2

@@ -7,6 +7,7 @@ from collections import Counter
 
 from ...value_order import normalize_key, sort_key
 from ..spec import AggCall, AggregateSpec, argument, register
+from ..string_values import StringValues
 
 NAN = float("nan")
 
@@ -23,6 +24,10 @@ class Mode(AggregateSpec):
 
     def output_type(self, call, arg_type):
         return arg_type
+
+    def for_argument(self, arg_type):
+        """Strings: ties go to the smallest string, not id (``aggregates/string_values.py``)."""
+        return StringValues(self, "mode") if arg_type is not None and arg_type.is_string else self
 
     def reference(self, call, arg_type, values, rows):
         if not values:
