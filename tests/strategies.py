@@ -26,8 +26,8 @@ from hypothesis import strategies as st
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg
 from grizzly_py.aggregates import AggCall
-from grizzly_py.expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp, col,
-                                    if_else, lit)
+from grizzly_py.expressions import (Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp, col,
+                                    concat_str, if_else, lit)
 from grizzly_py.reference import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from grizzly_py.types import Schema
 from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -180,7 +180,7 @@ def leaves(draw, schema: Schema, kind: str) -> Expr:
 @st.composite
 def expressions(draw, schema: Schema, kind: str, depth: int = 3) -> Expr:
     """A well-typed expression of ``kind`` ("int", "float", "bool", "string") over ``schema``."""
-    if kind == "string" or depth <= 0 or draw(st.integers(0, 2)) == 0:
+    if depth <= 0 or draw(st.integers(0, 2)) == 0:
         return draw(leaves(schema, kind))
     builder = draw(st.sampled_from(BUILDERS[kind]))
     return builder(draw, schema, depth - 1)
@@ -292,11 +292,48 @@ def _bool_if_else(draw, schema, depth):
     return if_else(*(_sub(draw, schema, "bool", depth) for _ in range(3)))
 
 
+# --- string functions (literal patterns; tests/test_regex.py draws regular expressions) ------
+PIECES = ["", "a", "b", "é", "ab", "\x00"]
+
+
+def _string_function(draw, schema, depth):
+    s = _sub(draw, schema, "string", depth)
+    which = draw(st.integers(0, 5))
+    if which == 0:
+        return s.str.to_lowercase() if draw(st.booleans()) else s.str.to_uppercase()
+    if which == 1:
+        return s.str.slice(draw(st.integers(-3, 3)), draw(st.sampled_from([None, 0, 1, 2, 5])))
+    if which == 2:
+        return s.str.split_part(draw(st.sampled_from(PIECES[1:])), draw(st.integers(0, 3)))
+    if which == 3:
+        method = draw(st.sampled_from(["replace", "replace_all"]))
+        return getattr(s.str, method)(draw(st.sampled_from(PIECES[1:])), draw(st.sampled_from(PIECES)), literal=True)
+    if which == 4:
+        parts = [s] + [_sub(draw, schema, "string", depth) for _ in range(draw(st.integers(0, 2)))]
+        return concat_str(*parts, separator=draw(st.sampled_from(PIECES)))
+    return if_else(_sub(draw, schema, "bool", depth), s, _sub(draw, schema, "string", depth))
+
+
+def _string_measure(draw, schema, depth):
+    s = _sub(draw, schema, "string", depth)
+    if draw(st.booleans()):
+        return s.str.len_chars()
+    return s.str.count_matches(draw(st.sampled_from(PIECES[1:])), literal=True)
+
+
+def _string_test(draw, schema, depth):
+    s = _sub(draw, schema, "string", depth)
+    piece = draw(st.sampled_from(PIECES))
+    method = draw(st.sampled_from(["contains", "starts_with", "ends_with"]))
+    return s.str.contains(piece, literal=True) if method == "contains" else getattr(s.str, method)(piece)
+
+
 BUILDERS = {
-    "int": [_int_arith, _int_unary, _int_cast, _int_if_else],
+    "int": [_int_arith, _int_unary, _int_cast, _int_if_else, _string_measure],
     "float": [_float_arith, _int_division, _float_unary, _float_cast, _float_if_else],
     "bool": [_compare_numbers, _compare_bools, _compare_strings, _logic, _not, _isin, _between,
-             _null_test, _bool_cast, _bool_if_else],
+             _null_test, _bool_cast, _bool_if_else, _string_test],
+    "string": [_string_function],
 }
 
 
@@ -322,6 +359,11 @@ def expr_code(e: Expr) -> str:
         return f"if_else({expr_code(e.cond)}, {expr_code(e.then)}, {expr_code(e.otherwise)})"
     if isinstance(e, Alias):
         return f"{expr_code(e.operand)}.alias({e.name!r})"
+    if isinstance(e, Call):
+        options = ", ".join(f"{k}={v!r}" for k, v in e.options)
+        if e.func == "concat_str":
+            return f"concat_str({', '.join(map(expr_code, e.args))}, {options})"
+        return f"{expr_code(e.args[0])}.{e.func}({options})"  # "str.slice" -> x.str.slice(...)
     raise TypeError(e)
 
 
@@ -396,7 +438,7 @@ class QueryCase:
             "",
             "import pyarrow as pa",
             "import grizzly_py as gz",
-            "from grizzly_py import col, lit, agg, if_else, Time, WatermarkStrategy",
+            "from grizzly_py import col, lit, agg, if_else, concat_str, Time, WatermarkStrategy",
             "from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows",
             "from grizzly_py import reference",
             "nan, inf = float('nan'), float('inf')",
@@ -431,7 +473,7 @@ def fresh_name(schema: Schema, prefix: str, taken=()) -> str:
 
 
 def _any_expression(draw, schema: Schema, depth: int = 3) -> Expr:
-    return draw(expressions(schema, draw(st.sampled_from(["int", "float", "bool"])), depth))
+    return draw(expressions(schema, draw(st.sampled_from(["int", "float", "bool", "string"])), depth))
 
 
 @st.composite
@@ -478,8 +520,8 @@ def aggregate_calls(draw, schema: Schema) -> AggCall:
     if func == "count":
         return agg.count(where=where)
     strings = columns_of_kind(schema, "string")
-    if func in STRING_AGGREGATES and strings and draw(st.integers(0, 2)) == 0:  # a string column
-        arg = col(draw(st.sampled_from(strings)))
+    if func in STRING_AGGREGATES and strings and draw(st.integers(0, 2)) == 0:  # a string, often computed
+        arg = draw(expressions(schema, "string", depth=2)) if draw(st.booleans()) else col(draw(st.sampled_from(strings)))
         return agg.count(arg, where=where) if func == "count_arg" else getattr(agg, func)(arg, where=where)
     arg = draw(expressions(schema, draw(st.sampled_from(NUMERIC)), depth=2))
     if func == "top_k":  # k of 1, a few, and more than a group holds

@@ -145,6 +145,17 @@ QUERIES = {
                                 .aggregate(**{n.out: agg.max(n.out)}),
     "window_join": lambda a, b, n: a.join(b).where(n.k).equal_to(n.k).window(_tumbling()),
     "interval_join": lambda a, b, n: a.interval_join(b).where(n.k).equal_to(n.k).between(ms(-3), ms(3)),
+    # the literal as the text options of string functions (patterns, values, separators, formats)
+    "strings": lambda a, b, n: a.filter(col(n.s).str.contains(n.literal, literal=True) | col(n.s).str.ends_with(n.literal))
+                                .with_columns(**{n.out: gz.concat_str(
+                                    col(n.s).str.replace_all(n.literal or "x", f"<{n.literal}>", literal=True),
+                                    col(n.ts).dt.strftime(f"%Y{n.literal.replace('%', '')}%j"),
+                                    separator=n.literal)})
+                                .select(n.ts, n.out),
+    "string_aggregate": lambda a, b, n: a.with_columns(**{n.out: col(n.s).str.split_part(n.literal or ",", 0)})
+                                         .key_by(n.out).window(_tumbling())
+                                         .aggregate(**{n.v: agg.count_distinct(col(n.s).str.to_uppercase()),
+                                                       n.k: agg.max(lit(n.literal), where=col(n.v) > 0)}),
 }
 
 # engine configurations: (parallelism, window_state, grouping)
@@ -369,6 +380,15 @@ def test_a_byte_constant_holds_exactly_the_bytes(data):
     module = jit.compile_ir(ir, 0)
     address = module.function("p0_generic_f", ctypes.c_void_p)()
     assert ctypes.string_at(address, len(data) + 1) == data + b"x"
+
+
+@pytest.mark.parametrize("s, v", [("", "__gz_key_id_"), ("s", "__gz_key_id_s"), ("s", "__gz_key_id1_s")])
+@pytest.mark.parametrize("config", CONFIGS, ids=str)
+def test_a_column_named_like_an_id_column_is_read_as_itself(s, v, config, tmp_path):
+    """The engine's virtual id column of a string key is named after the key: an input column
+    of that name (found by the property below) was read as the ids instead of its values."""
+    n = Names(ts="ts", k="k", v=v, s=s, extra="e", out="o", literal="x")
+    assert run_and_compare("string_key", "arrow", n, tmp_path, config) == "ran"
 
 
 def test_string_literals_are_byte_constants_in_the_ir(tmp_path):

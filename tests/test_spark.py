@@ -27,7 +27,7 @@ if shutil.which("java") is None:  # pragma: no cover - depends on the host
     pytest.skip("no Java runtime (Spark needs Java 17)", allow_module_level=True)
 
 import grizzly_py as gz
-from grizzly_py import Time, WatermarkStrategy, agg, col
+from grizzly_py import Time, WatermarkStrategy, agg, col, reference
 from grizzly_py.physical import build_physical_plan
 from grizzly_py.plan import Query
 from grizzly_py.spark.planner import collect, pipeline_arrow_schema, to_spark
@@ -237,6 +237,21 @@ def test_dataframe_input_and_count_windows(spark):
     expected, _ = embedded(count_windows(lambda env: env.from_arrow(table, timestamp="ts")))
     actual, metrics = on_spark(spark, count_windows(lambda env: env.from_spark(df, timestamp="ts")))
     assert_tables_equal(actual, expected)
+    assert metrics["queries"][0]["strategy"] == "whole"
+
+
+def test_windows_over_computed_strings_run_in_one_task(spark):
+    """A string key or aggregate argument computed by a string function is materialized before the
+    window (the engine interns what a pipeline reads); on Spark the query runs in one task."""
+    table = pa.table({"ts": list(range(0, 3000, 10)), "url": [f"/Shop/{i % 7}/item{i % 5}" for i in range(300)]})
+
+    def build(env):
+        s = env.from_arrow(table, timestamp="ts").with_columns(shop=col("url").str.split_part("/", 2))
+        return s.key_by("shop").window(TumblingEventTimeWindows.of(Time.milliseconds(500))).aggregate(
+            items=agg.count_distinct(col("url").str.to_lowercase()), top=agg.max(col("url").str.slice(-5)))
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    actual, metrics = on_spark(spark, build)
+    assert_tables_equal(actual, as_types_of(expected, actual))
     assert metrics["queries"][0]["strategy"] == "whole"
 
 

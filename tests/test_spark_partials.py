@@ -15,6 +15,9 @@ from strategies import assert_tables_equal, query_cases
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col
 from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.physical import build_physical_plan
+from grizzly_py.physical.pipelines import WindowTerminal
+from grizzly_py.plan import Query
 from grizzly_py.spark.partials import EntryLayout, partial_schema, window_starts
 from grizzly_py.spark.planner import run_in_process
 from grizzly_py.spark.schema import spark_arrow_schema
@@ -63,6 +66,9 @@ def _kind(case) -> str | None:
 @given(query_cases(windowed=True, max_rows=40), st.integers(1, 4))
 def test_window_queries_split_into_tasks_match_the_embedded_engine(case, tasks):
     assume(_kind(case) is not None and _kind(case).spark == "partials")
+    # a window over a computed string key reads a materializing pipeline: one task (docs/spark.md)
+    assume(isinstance(build_physical_plan(Query(case.build(gz.StreamEnvironment()).node)).pipelines[0].terminal,
+                      WindowTerminal))
     check(case.build, tasks)
 
 

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import grizzly_py as gz
-from grizzly_py import Time, agg, col, reference
+from grizzly_py import Time, agg, col, lit, reference
 from grizzly_py.engine import interning
 from grizzly_py.spark.planner import run_in_process
 from grizzly_py.spark.schema import spark_arrow_schema
@@ -156,3 +156,56 @@ def test_spark_partial_states_ship_strings(window):
     for tasks in (1, 3):
         actual, _reports = run_in_process(node, tasks)
         assert_tables_equal(actual, expected.cast(spark_arrow_schema(expected.schema)))
+
+
+# --- computed strings: keys and arguments the pipeline computes --------------------------------
+def _computed(window: str, chunk: int = 5):
+    """A key made by a string function (``with_columns`` then ``key_by``) and aggregates of
+    computed strings: the engine interns what a pipeline reads, so both are materialized by a
+    projection first (physical/pipelines.py)."""
+    def build(env):
+        s = _source(env, chunk).with_columns(low=col("s").str.to_lowercase(),
+                                             head=col("s").str.slice(0, 1))
+        keyed = s.key_by("head") if window != "global" else s
+        windowed = {
+            "tumbling": lambda: keyed.window(TumblingEventTimeWindows.of(ms(4))),
+            "sliding": lambda: keyed.window(SlidingEventTimeWindows.of(ms(6), ms(2))),
+            "session": lambda: keyed.window(EventTimeSessionWindows.with_gap(ms(1))),
+            "count": lambda: keyed.count_window(4, 2),
+            "global": lambda: keyed.window_all(TumblingEventTimeWindows.of(ms(5))),
+        }[window]()
+        return windowed.aggregate(d=agg.count_distinct(gz.concat_str("low", lit("!"))), lo=agg.min("low"),
+                                  mo=agg.mode(col("s").str.to_uppercase()), la=agg.last(col("head")),
+                                  hi=agg.max(lit("x"), where=col("v") > 30),
+                                  n=agg.count(col("s").str.slice(1)))
+    return build
+
+
+@pytest.mark.parametrize("window", ["tumbling", "sliding", "session", "count", "global"])
+@pytest.mark.parametrize("options", [dict(), dict(parallelism=2), dict(grouping="sort")], ids=str)
+def test_computed_string_keys_and_arguments(window, options):
+    build = _computed(window)
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    env = gz.StreamEnvironment(**options)
+    build(env).collect("out")
+    actual = env.execute()["out"]
+    assert_tables_equal(actual, expected)
+    assert actual.num_rows > 0 and set(actual.column("lo").to_pylist()) - {None}
+
+
+def test_computed_strings_are_materialized_once_before_the_window():
+    plan = gz.StreamEnvironment()
+    node = _computed("tumbling")(plan).node
+    from grizzly_py.physical.pipelines import ProjectTerminal, UnionInput, build_physical_plan
+    from grizzly_py.plan import Query, SinkSpec
+    pipelines = build_physical_plan(Query(node, SinkSpec("collect", "out"))).pipelines
+    assert len(pipelines) == 2
+    first, window = pipelines
+    assert isinstance(first.terminal, ProjectTerminal)
+    assert isinstance(window.input, UnionInput) and window.input.pipeline_ids == (first.id,)
+    # one hidden column per interned argument the pipeline computes: d, lo, mo, la (``low`` and
+    # ``head`` are computed columns) and hi (a literal); count() of a computed string reads only
+    # its validity and stays in the window pipeline
+    hidden = [f.name for f, _ in first.terminal.outputs if f.name.startswith("__gz_arg")]
+    assert len(hidden) == 5
+

@@ -157,13 +157,23 @@ def holistic_key(ctx: EmitContext, emitter: ExprEmitter, v: Value) -> str:
     return emitter.convert(v, "int").val
 
 
+def interned_prefix(schema) -> str:
+    """The prefix of the virtual id columns of a pipeline reading ``schema``: the first of
+    ``__gz_key_id_``, ``__gz_key_id1_``, ... that begins no input column's name (any text can
+    be a column's name), so that prefix + a column's name names one virtual column only."""
+    n = 0
+    while any(name.startswith(f"__gz_key_id{n or ''}_") for name in schema.names):
+        n += 1
+    return f"__gz_key_id{n or ''}_"
+
+
 def interned_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, what: str) -> Column:
     """A virtual int64 input column holding the interned ids of the string column ``expr`` (a
     key or an aggregate's argument: ``what`` names it in errors)."""
     inner = strip_alias(expr)
     if not isinstance(inner, Column):
         raise NotImplementedError(f"{what}: a string key or aggregate argument must be a column, not {expr!r}")
-    name = f"__gz_key_id_{inner.name}"
+    name = interned_prefix(gen.pipeline.input_schema) + inner.name
     if name not in ctx.columns:
         layout = next((c for c in gen.columns if c.name == name), None)
         if layout is None:

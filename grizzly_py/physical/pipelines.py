@@ -326,12 +326,12 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
     if isinstance(node, WindowAggregateNode):
         processing = node.assigner.kind.clock == "processing"
         needs = time_needed if node.assigner.kind.clock == "count" else not processing
-        o = _open_after(node.input, lw, needs)
+        o, args = _with_interned_strings_read(node, _open_after(node.input, lw, needs), lw, needs)
         if processing:  # the window's time is the clock at processing
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
         aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
-                                   None if call.arg is None else call.arg.substitute(o.columns), call.k,
+                                   None if args[name] is None else args[name].substitute(o.columns), call.k,
                                    None if call.where is None else call.where.substitute(o.columns),
                                    None if call.arg is None else call.arg.dtype(node.input.schema))
                      for name, call in node.aggregates)
@@ -383,22 +383,58 @@ def _lower_union(node: UnionNode, lw: _Lowering, time_needed: bool) -> _Open:
     every input (the source's timestamp column kept as it is, or ``window_end`` of window
     results), or else through the hidden int64 column ``EVENT_TIME_COLUMN``."""
     branches = [_open_after(i, lw, time_needed) for i in node.inputs]
+    return _materialized(node.schema, [i.schema for i in node.inputs], branches, lw, time_needed)
+
+
+def _materialized(schema: Schema, branch_schemas: list[Schema], branches: list[_Open], lw: _Lowering,
+                  time_needed: bool) -> _Open:
+    """Close each open branch with a projection to its columns (``branch_schemas``: in its own
+    Arrow types) and open one pipeline that reads them all, as columns of ``schema``."""
     event_time, hidden = None, None
     if time_needed and all(b.event_time is not None for b in branches):
-        event_time = _shared_time_column(node.schema, branches)
+        event_time = _shared_time_column(schema, branches)
         if event_time is None:
-            hidden = _fresh_name(node.schema, EVENT_TIME_COLUMN)
+            hidden = _fresh_name(schema, EVENT_TIME_COLUMN)
             event_time = Column(hidden)
     ids = []
-    for i, b in zip(node.inputs, branches):
-        outputs = tuple((f, b.columns[f.name]) for f in i.schema)
+    for branch_schema, b in zip(branch_schemas, branches):
+        outputs = tuple((f, b.columns[f.name]) for f in branch_schema)
         if hidden is not None:
             outputs += ((Field(hidden, INT64, pa.int64()), _as_int64(b.event_time, b.input_schema)),)
         ids.append(lw.close(b, ProjectTerminal(outputs)).id)
-    schema = node.schema
+    read_schema = schema
     if hidden is not None:
-        schema = Schema(tuple(schema) + (Field(hidden, INT64, pa.int64()),))
-    return _Open(UnionInput(tuple(ids)), schema, event_time, 0, [], _identity(node.schema))
+        read_schema = Schema(tuple(schema) + (Field(hidden, INT64, pa.int64()),))
+    return _Open(UnionInput(tuple(ids)), read_schema, event_time, 0, [], _identity(schema))
+
+
+def _with_interned_strings_read(node: WindowAggregateNode, o: _Open, lw: _Lowering,
+                                time_needed: bool) -> tuple[_Open, dict[str, Expr | None]]:
+    """The open pipeline the window reads and each aggregate's argument in its columns. The
+    engine interns strings as it reads a pipeline's input, so a string key or interned string
+    argument computed in ``o`` is materialized first: ``o`` closes with a projection to the
+    window's input columns plus one hidden column per such argument."""
+    schema = node.input.schema
+
+    def computed(e: Expr) -> bool:
+        return not isinstance(strip_alias(e.substitute(o.columns)), Column)
+
+    def interned(call) -> bool:
+        return call.arg is not None and call.arg.dtype(schema).is_string \
+            and spec_of(call.func).for_argument(call.arg.dtype(schema)).reads != "validity"
+
+    args = {name: call.arg for name, call in node.aggregates}
+    computed_args = [(name, call.arg) for name, call in node.aggregates if interned(call) and computed(call.arg)]
+    if not computed_args and not any(schema.field(k).dtype.is_string and computed(Column(k)) for k in node.keys):
+        return o, args
+    hidden = []
+    for name, arg in computed_args:
+        column = _fresh_name(Schema(tuple(schema) + tuple(hidden)), f"__gz_arg_{len(hidden)}")
+        o.columns[column] = arg.substitute(o.columns)
+        hidden.append(Field(column, STRING, pa.string()))
+        args[name] = Column(column)
+    read = Schema(tuple(schema) + tuple(hidden))
+    return _materialized(read, [read], [o], lw, time_needed), args
 
 
 _KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool": BOOL, "string": STRING}
