@@ -192,11 +192,13 @@ def _same_array(x: pa.Array, y: pa.Array) -> bool:
 
 @given(case=query_cases(), parallelism=st.sampled_from([1, 2]), window_state=st.sampled_from(["thread_local", "shared"]),
        data=st.data())
+@pytest.mark.slow
 def test_resume_after_crashes_matches_reference(case, parallelism, window_state, data):
     check_resume(case, parallelism, data, window_state=window_state)
 
 
 @given(case=query_cases(), parallelism=st.sampled_from([1, 2]), data=st.data())
+@pytest.mark.slow
 def test_sort_grouping_resumes_after_crashes(case, parallelism, data):
     """grouping="sort": the key/pointer arrays of every pane (rows, sealed runs) per worker, for
     the window pipelines that group by sorting (the others, e.g. count or session windows in a
@@ -206,6 +208,7 @@ def test_sort_grouping_resumes_after_crashes(case, parallelism, data):
 
 @given(case=query_cases(), grouping=st.sampled_from(["hash", "sort"]),
        window_state=st.sampled_from(["thread_local", "shared"]), data=st.data())
+@pytest.mark.slow
 def test_resume_at_other_parallelisms_matches_reference(case, grouping, window_state, data):
     """Each run (crashed or final) at a drawn parallelism: snapshots restore at another one."""
     batches = case.batches()
@@ -237,18 +240,21 @@ def test_resume_at_other_parallelisms_matches_reference(case, grouping, window_s
 
 
 @given(case=query_cases(count_windows=True), data=st.data())
+@pytest.mark.slow
 def test_count_windows_resume_after_crashes(case, data):
     """Count windows (state inline in the key table; sliding ones with a ring of panes per key)."""
     check_resume(case, 1, data)
 
 
 @given(case=session_cases(), data=st.data())
+@pytest.mark.slow
 def test_session_windows_resume_after_crashes(case, data):
     """Session windows (a list of session nodes per key, value vectors in the nodes)."""
     check_resume(case, 1, data)
 
 
 @given(case=join_cases(), grouping=st.sampled_from(["hash", "sort"]), data=st.data())
+@pytest.mark.slow
 def test_joins_resume_after_crashes(case, grouping, data):
     """Window (tumbling, sliding, session) and interval joins: the join state, and the input
     batches that its refs point into; under grouping="sort" tumbling and sliding window joins are
@@ -1066,6 +1072,7 @@ def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int, grouping: s
 
 
 @pytest.mark.parametrize("grouping", ["hash", "sort"])
+@pytest.mark.slow
 def test_kill_9_at_random_points(grouping, tmp_path):
     """A Parquet-writing job killed with SIGKILL at random moments (start-up, compiling, mid-run,
     while a snapshot or the output is written) and restarted until it completes writes the same
@@ -1077,6 +1084,7 @@ def test_kill_9_at_random_points(grouping, tmp_path):
     assert time.monotonic() - start < 120
 
 
+@pytest.mark.slow
 def test_chaos_two_sinks_and_concurrent_resumers(tmp_path):
     """A job with two sinks (a window query to Parquet, a map to CSV) killed with SIGKILL at
     random moments, a third of its restarts launching two resumers at once, the last one's owner

@@ -253,6 +253,7 @@ def hostile_names(draw) -> Names:
           deadline=None)
 @given(n=hostile_names(), query=st.sampled_from(sorted(QUERIES)), source_kind=st.sampled_from(["arrow", "parquet", "csv"]),
        config=st.sampled_from(CONFIGS))
+@pytest.mark.slow
 def test_hostile_names_and_literals_run_or_fail_clearly(n, query, source_kind, config, tmp_path_factory, compiled_symbols):
     folder = tmp_path_factory.mktemp("hostile")
     compiled_symbols.clear()
@@ -274,6 +275,7 @@ def variant_options() -> list[CodegenOptions]:
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
           deadline=None)
 @given(n=hostile_names(), query=st.sampled_from(sorted(QUERIES)))
+@pytest.mark.slow
 def test_every_code_variant_over_hostile_names_compiles_generated_symbols_only(n, query, tmp_path_factory,
                                                                                compiled_symbols):
     folder = tmp_path_factory.mktemp("variants")

@@ -547,22 +547,26 @@ def check(case: JoinCase) -> None:
 
 
 @given(join_cases(kinds=("tumbling", "sliding")))
+@pytest.mark.slow
 def test_aligned_window_joins_match_reference(case):
     check(case)
 
 
 @given(join_cases(kinds=("session",)))
+@pytest.mark.slow
 def test_session_window_joins_match_reference(case):
     check(case)
 
 
 @given(join_cases(kinds=("interval",)))
+@pytest.mark.slow
 def test_interval_joins_match_reference(case):
     check(case)
 
 
 @settings(max_examples=10)
 @given(st.data())
+@pytest.mark.slow
 def test_big_inputs_grow_the_join_tables(data):
     # many keys per window: tables grow past their first 1024 entries, vectors past 8 refs
     n = data.draw(st.integers(2000, 6000))
@@ -649,6 +653,7 @@ def test_nexmark_examples_match_the_reference():
         assert table.num_rows > 0
 
 
+@pytest.mark.slow
 def test_streambox_examples_match_the_reference():
     """examples/streambox.py: the temporal join and the windowed filter (a few windows)."""
     import importlib.util

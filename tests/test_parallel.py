@@ -217,6 +217,7 @@ def test_grouped_tumbling_batches_fire_like_one_batch_at_a_time(monkeypatch):
     assert metrics["late_records"] == expected_metrics["late_records"] == 2  # 12 and 5
 
 
+@pytest.mark.slow
 def test_the_driver_runs_a_share_of_each_grouped_round_itself(monkeypatch):
     # rounds of 60,000 rows: the driver runs a (smaller) morsel of each round itself while the
     # other worker runs its own, and the windows equal the reference
@@ -266,6 +267,7 @@ def test_the_first_grouped_round_is_shorter_than_the_next(monkeypatch):
     assert rounds[0] == 10_000 and set(rounds[1:-1]) == {40_000} and sum(rounds) == n
 
 
+@pytest.mark.slow
 def test_chained_rounds_read_the_event_times_before_each_task_once(monkeypatch):
     # rounds of 60,000 rows cut at batch boundaries; out-of-order event times with late records,
     # so every batch's watermark matters. Planned tasks read the largest event time of the rows

@@ -47,6 +47,7 @@ def test_session_windows_match_reference(case):
 
 
 @given(session_cases(max_rows=12, max_repeat=300))
+@pytest.mark.slow
 def test_session_windows_over_bigger_inputs_match_reference(case):
     check_against_reference(case.build)
 

@@ -132,6 +132,7 @@ def test_random_shared_windows_match_reference(every_row_a_morsel, random_delays
 
 @settings(**SETTINGS)
 @given(shared_cases(max_rows=20, max_repeat=4), st.integers(1, 8))
+@pytest.mark.slow
 def test_random_shared_windows_match_reference_while_the_state_grows(every_row_a_morsel, tiny_state, case,
                                                                        parallelism):
     check_shared(case.build, parallelism, expect_shared=reads_the_source(case))

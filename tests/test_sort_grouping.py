@@ -167,6 +167,7 @@ _PARALLEL = settings(suppress_health_check=[HealthCheck.function_scoped_fixture]
 
 @_PARALLEL
 @given(query_cases(windowed=True), st.integers(1, 4))
+@pytest.mark.slow
 def test_sort_grouping_matches_reference(every_row_a_morsel, case, parallelism):
     try:
         expected, expected_metrics = reference.run(case.build(gz.StreamEnvironment(parallelism=1)).node)
@@ -183,6 +184,7 @@ def test_sort_grouping_matches_reference(every_row_a_morsel, case, parallelism):
 
 @settings(max_examples=max(settings().max_examples // 2, 3))
 @given(query_cases(windowed=True, max_rows=12, max_repeat=200))
+@pytest.mark.slow
 def test_sort_and_hash_grouping_give_the_same_results(case):
     try:
         hashed, hash_metrics = run_engine(case.build, 1, "hash")

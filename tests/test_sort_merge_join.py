@@ -91,6 +91,7 @@ def test_merge_join_pairs_every_equal_key_in_arrival_order():
 
 
 @given(tj.join_cases(kinds=("tumbling", "sliding")))
+@pytest.mark.slow
 def test_sort_merge_joins_match_reference_and_the_hash_join(case):
     expected, ref_metrics = reference.run(case.build(gz.StreamEnvironment()).node)
     table, metrics = run(case.build, "sort", case.parallelism)

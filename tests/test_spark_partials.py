@@ -64,6 +64,7 @@ def _kind(case) -> str | None:
 
 
 @given(query_cases(windowed=True, max_rows=40), st.integers(1, 4))
+@pytest.mark.slow
 def test_window_queries_split_into_tasks_match_the_embedded_engine(case, tasks):
     assume(_kind(case) is not None and _kind(case).spark == "partials")
     # a window over a computed string key reads a materializing pipeline: one task (docs/spark.md)

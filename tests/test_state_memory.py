@@ -223,6 +223,7 @@ def test_over_the_limit_fails_naming_the_pipeline(name, parallelism, measured, e
 
 @pytest.mark.parametrize("parallelism", [1, 2])
 @pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.slow
 def test_under_the_limit_succeeds(name, parallelism, measured):
     build, grouping, _, _ = KINDS[name]
     total, _, _ = measured[name]
