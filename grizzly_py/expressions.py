@@ -464,26 +464,32 @@ class DateTimeFunctions:
         return Call(f"dt.{name}", (self._expr,), tuple(options.items()))
 
     def strftime(self, format: str) -> Expr:  # noqa: A002 - polars' name
-        """The time as text: ``%Y %m %d %H %M %S %j %a %b %%`` and literal text."""
+        """The time as text (a string): ``format`` takes the directives ``%Y %m %d %H %M %S %j
+        %a %b %%`` and literal text; another directive is a ``ValueError`` when the query is defined."""
         return self._call("strftime", format=format)
 
     def year(self) -> Expr:
+        """The year (int64; proleptic Gregorian, astronomical: 0 is 1 BC)."""
         return self._call("year")
 
     def month(self) -> Expr:
+        """The month, 1 to 12 (int64)."""
         return self._call("month")
 
     def day(self) -> Expr:
+        """The day of the month, 1 to 31 (int64)."""
         return self._call("day")
 
     def hour(self) -> Expr:
+        """The hour, 0 to 23 (int64)."""
         return self._call("hour")
 
     def minute(self) -> Expr:
+        """The minute, 0 to 59 (int64)."""
         return self._call("minute")
 
     def weekday(self) -> Expr:
-        """1 for Monday to 7 for Sunday."""
+        """The ISO day of the week: 1 for Monday to 7 for Sunday (int64)."""
         return self._call("weekday")
 
 

@@ -4,7 +4,8 @@
   docstrings) builds with ``mkdocs build --strict``: a broken link, a missing anchor or a
   docstring the reference cannot render fails the test.
 - Every public name has a docstring and a place in the reference: ``grizzly_py.__all__``, the
-  stream classes' public methods, every ``agg`` function, the window assigners, the CLI commands.
+  stream classes' public methods, the expression methods and the ``.str`` and ``.dt`` functions,
+  every ``agg`` function, the window assigners, the CLI commands.
 - The tutorial's Python blocks run, in order, in one namespace, and print what the ``text`` block
   under each shows; its ``grizzly explain`` output is the command's. The Spark block runs in its
   own (slow) test.
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 
 import grizzly_py
-from grizzly_py import agg, stream, windows
+from grizzly_py import agg, expressions, stream, windows
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -35,6 +36,7 @@ USER_DOCS = ["README.md", "docs/api.md", "docs/tutorial.md", "docs/semantics.md"
 
 STREAM_CLASSES = [grizzly_py.StreamEnvironment, stream.DataStream, stream.KeyedStream, stream.WindowedStream,
                   stream.JoinBuilder, stream.IntervalJoinBuilder]
+EXPRESSION_CLASSES = [expressions.Expr, expressions.StringFunctions, expressions.DateTimeFunctions]
 ASSIGNERS = [windows.TumblingEventTimeWindows, windows.SlidingEventTimeWindows, windows.EventTimeSessionWindows,
              windows.TumblingProcessingTimeWindows, windows.SlidingProcessingTimeWindows, windows.CountWindows]
 
@@ -67,7 +69,7 @@ def documented_objects():
     """(qualified name, object) of every public name that needs a docstring and a reference entry."""
     for name in grizzly_py.__all__:
         yield f"grizzly_py.{name}", getattr(grizzly_py, name)
-    for cls in STREAM_CLASSES + ASSIGNERS:
+    for cls in STREAM_CLASSES + EXPRESSION_CLASSES + ASSIGNERS:
         qual = "grizzly_py.StreamEnvironment" if cls is grizzly_py.StreamEnvironment else f"{cls.__module__}.{cls.__name__}"
         yield qual, cls
         for member in public_members(cls):
@@ -133,6 +135,28 @@ def test_site_builds_strictly_and_the_reference_covers_every_public_name(site):
             for opt in param.opts:
                 if opt.startswith("--"):
                     assert opt in cli, f"grizzly {command} {opt} is missing from the CLI reference"
+
+
+def markdown_section(path: Path, heading: str) -> str:
+    """The text of the ``##`` section ``heading`` of a Markdown file (up to the next ``##``)."""
+    text = path.read_text()
+    start = text.index(f"\n## {heading}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end >= 0 else len(text)]
+
+
+def test_every_function_is_listed_in_the_readme_and_the_api_page():
+    """Each registered scalar function (``grizzly_py/functions/``) has its line in README's
+    "Functions" and its row in api.md's "String and date functions"."""
+    from grizzly_py.functions import function_specs
+    readme = markdown_section(ROOT / "README.md", "Functions")
+    api = markdown_section(DOCS / "api.md", "String and date functions")
+    names = [spec.name for spec in function_specs()]
+    assert {"str.contains", "dt.strftime", "concat_str"} <= set(names)
+    for name in names:
+        call = name if "." not in name else f".{name}"
+        assert f"{call}(" in readme, f"README.md, Functions: {name} is missing"
+        assert f"{name.rsplit('.', 1)[-1]}(" in api, f"docs/api.md, String and date functions: {name} is missing"
 
 
 def test_user_docs_point_inside_the_repository():
