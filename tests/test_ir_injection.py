@@ -44,6 +44,7 @@ from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows
                                 TumblingEventTimeWindows)
 
 from strategies import assert_tables_equal
+from marks import slow
 
 ms = Time.milliseconds
 
@@ -210,7 +211,7 @@ def assert_only_generated_symbols(defined: list[str], forbidden=("calloc", "syst
 # ----------------------------------------------------------------------------------------------
 # The exploit
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("source_kind", ["arrow", "parquet", "csv"])
+@pytest.mark.parametrize("source_kind", ["arrow", slow("parquet"), slow("csv")])
 @pytest.mark.parametrize("query", sorted(QUERIES))
 def test_a_column_name_that_defines_calloc_runs_as_data(query, source_kind, tmp_path, compiled_symbols):
     """The name ends an IR comment and defines ``calloc`` to call ``system("touch marker")``: on

@@ -29,6 +29,7 @@ from grizzly_py.plan import Query
 from grizzly_py.types import SchemaError
 from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows,
                                 TumblingProcessingTimeWindows)
+from marks import slow
 
 i64 = pa.int64()
 
@@ -346,7 +347,7 @@ def test_join_of_window_results():
     assert rows(table, "window_start", "n", "ts") == [(0, 2, 3), (10, 1, 14)]
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("parallelism", [slow(1), 2])
 def test_parallel_inputs_give_the_same_pairs(parallelism):
     n = 20_000
 
@@ -640,6 +641,7 @@ def test_generated_code_of_a_join_pipeline():
             compile_ir(unit.ir, unit.opt_level)
 
 
+@pytest.mark.slow
 def test_nexmark_examples_match_the_reference():
     import importlib.util
     from pathlib import Path

@@ -274,6 +274,7 @@ def test_host_cache_size_is_read():
     assert host_cache_bytes() >= 64 * 1024
 
 
+@pytest.mark.slow
 def test_grouping_auto_benchmark_runs_and_switches_where_keys_are_many():
     """bench/grouping_auto.py on small data with a small crossing point: all three groupings agree,
     auto stays on hash with few keys and moves to sort with many."""

@@ -42,6 +42,7 @@ def session_cases(draw, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
 
 
 @given(session_cases())
+@pytest.mark.slow
 def test_session_windows_match_reference(case):
     check_against_reference(case.build)
 

@@ -111,6 +111,7 @@ def test_radix_sort_of_all_equal_keys_keeps_the_rows_in_place(kpa_runtime):
     assert (got == rows).all()
 
 
+@pytest.mark.slow
 def test_radix_sort_of_a_huge_run(kpa_runtime):
     _, sort, _, _ = kpa_runtime
     n = 3_000_000
@@ -329,6 +330,7 @@ except MemoryError as e:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc to size the address-space limit")
+@pytest.mark.slow
 def test_running_out_of_memory_is_an_error_not_a_crash(tmp_path):
     """Under an address-space limit the key/pointer arrays cannot grow: the kernel returns the
     out-of-memory code and the job raises MemoryError (in a child process: the limit is its own)."""
