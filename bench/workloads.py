@@ -1,4 +1,5 @@
-"""Every workload of ``/work/shared/spec/benchmarks.md``, defined once, for ``grizzly bench``.
+"""Every benchmark workload (docs/benchmarks.md, "Workloads, pending features, peers"), defined
+once, for ``grizzly bench``.
 
 A workload is a list of cases (one parameter each: an aggregate, a number of concurrent windows,
 a count-window size, a number of keys, a selectivity, a StreamBox benchmark), the seeded data

@@ -32,7 +32,15 @@ class SinkHandle:
 
 
 class StreamEnvironment:
-    """The embedded engine's environment."""
+    """Where queries are defined and run: sources (``from_arrow``, ``from_parquet``, ...), sinks
+    registered by the streams, and ``execute``. Jobs run on the embedded engine, or on Spark for an
+    environment made by ``for_spark``.
+
+    ``parallelism``: worker threads (an int >= 1, or ``"auto"``: the cost model chooses);
+    ``adaptive``: False pins the generic code variant (docs/adaptive.md); ``window_state``,
+    ``grouping`` and ``state_memory_limit``: see ``configure``. ``ValueError`` for a value outside
+    these choices.
+    """
 
     def __init__(self, parallelism: int | str = 1, adaptive: bool = True, window_state: str = "thread_local",
                  grouping: str = "auto", state_memory_limit: int | str | None = None):
@@ -106,6 +114,11 @@ class StreamEnvironment:
 
     def from_parquet(self, path, timestamp: str | None = None,
                      watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error") -> DataStream:
+        """Records from the Parquet file ``path``, one batch per row group. ``timestamp`` names the
+        event-time column (int64 epoch milliseconds or an Arrow timestamp), ``watermark`` its
+        ``WatermarkStrategy`` (default: monotonous timestamps); ``on_bad_rows="drop"`` skips rows
+        with a null event time and counts them. ``BadInputError`` for a file that is not readable
+        Parquet, ``SchemaError`` for an unknown or unsuitable event-time column."""
         path = os.fspath(path)
         schema = parquet_schema(path)
         src = ParquetSource(f"parquet:{path}", schema, timestamp,
@@ -115,6 +128,13 @@ class StreamEnvironment:
     def from_csv(self, path, schema=None, timestamp: str | None = None,
                  watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error",
                  block_size: int = 1 << 22) -> DataStream:
+        """Records from the CSV file ``path`` (a header line first), one batch per block of
+        ``block_size`` bytes. ``schema`` names the columns to read and their types (a
+        ``pyarrow.Schema`` or a dict such as ``{"ts": "int64", "kind": "string"}``); without it
+        every column is read, with types inferred from the first block; ``timestamp``
+        and ``watermark`` as for ``from_parquet``; ``on_bad_rows="drop"`` skips malformed rows and
+        counts them (docs/semantics.md, "Bad and hostile input"). ``SchemaError`` for declared
+        columns missing from the header, ``BadInputError`` for an empty file."""
         path = os.fspath(path)
         arrow_schema, column_types = csv_schema(path, schema, block_size)
         src = CsvSource(f"csv:{path}", arrow_schema, timestamp,

@@ -76,15 +76,20 @@ class Expr:
 
     # --- methods ---------------------------------------------------------------------------
     def abs(self) -> Expr:
+        """The absolute value (``abs(col("x"))`` too)."""
         return UnaryOp("abs", self)
 
     def is_null(self) -> Expr:
+        """True where the value is null (never null itself)."""
         return UnaryOp("is_null", self)
 
     def is_not_null(self) -> Expr:
+        """True where the value is not null (never null itself)."""
         return UnaryOp("is_not_null", self)
 
     def isin(self, values) -> Expr:
+        """True where the value equals one of the literal ``values`` (SQL ``IN``: null where
+        it is not found and ``values`` holds ``None``). ``TypeError`` for an expression among them."""
         values = tuple(values)
         for v in values:
             if isinstance(v, Expr):
@@ -92,14 +97,18 @@ class Expr:
         return IsIn(self, values)
 
     def between(self, lo, hi) -> Expr:
+        """``lo <= self <= hi`` (both ends inclusive)."""
         return (self >= as_expr(lo)) & (self <= as_expr(hi))
 
     def cast(self, type_name: str) -> Expr:
+        """The value as ``"int32"``, ``"int64"``, ``"float64"`` or ``"bool"`` (docs/semantics.md,
+        "Expressions"). ``SchemaError`` for another type name."""
         if type_name not in CAST_TARGETS:
             raise SchemaError(f"cannot cast to {type_name!r}; cast targets: {', '.join(CAST_TARGETS)}")
         return Cast(self, type_name)
 
     def alias(self, name: str) -> Expr:
+        """The same expression, named ``name`` as a ``select`` output column."""
         return Alias(self, name)
 
     @property
@@ -114,12 +123,16 @@ class Expr:
 
     # --- analysis --------------------------------------------------------------------------
     def dtype(self, schema: Schema) -> DataType:
+        """The expression's type over ``schema``; ``SchemaError`` naming the column or operand
+        that does not fit."""
         raise NotImplementedError
 
     def children(self) -> tuple[Expr, ...]:
+        """The operand expressions."""
         return ()
 
     def columns(self) -> set[str]:
+        """The names of the columns the expression reads."""
         out: set[str] = set()
         stack: list[Expr] = [self]
         while stack:
@@ -134,6 +147,7 @@ class Expr:
         raise NotImplementedError
 
     def output_name(self) -> str | None:
+        """The column name ``select`` gives the expression: a column's or an alias's name, else None."""
         return None
 
 
@@ -450,26 +464,32 @@ class DateTimeFunctions:
         return Call(f"dt.{name}", (self._expr,), tuple(options.items()))
 
     def strftime(self, format: str) -> Expr:  # noqa: A002 - polars' name
-        """The time as text: ``%Y %m %d %H %M %S %j %a %b %%`` and literal text."""
+        """The time as text (a string): ``format`` takes the directives ``%Y %m %d %H %M %S %j
+        %a %b %%`` and literal text; another directive is a ``ValueError`` when the query is defined."""
         return self._call("strftime", format=format)
 
     def year(self) -> Expr:
+        """The year (int64; proleptic Gregorian, astronomical: 0 is 1 BC)."""
         return self._call("year")
 
     def month(self) -> Expr:
+        """The month, 1 to 12 (int64)."""
         return self._call("month")
 
     def day(self) -> Expr:
+        """The day of the month, 1 to 31 (int64)."""
         return self._call("day")
 
     def hour(self) -> Expr:
+        """The hour, 0 to 23 (int64)."""
         return self._call("hour")
 
     def minute(self) -> Expr:
+        """The minute, 0 to 59 (int64)."""
         return self._call("minute")
 
     def weekday(self) -> Expr:
-        """1 for Monday to 7 for Sunday."""
+        """The ISO day of the week: 1 for Monday to 7 for Sunday (int64)."""
         return self._call("weekday")
 
 
@@ -497,6 +517,8 @@ def col(name: str) -> Column:
 
 
 def lit(value) -> Literal:
+    """A literal: an int (int64), float (float64), bool, str (string), None (null) or a numpy
+    scalar. ``TypeError`` for other values, ``SchemaError`` for an int beyond int64."""
     if isinstance(value, Expr):
         raise TypeError("lit() takes a Python value, not an expression")
     if value is None:
@@ -522,6 +544,9 @@ def as_expr(value) -> Expr:
 
 
 def if_else(cond, then, otherwise) -> Expr:
+    """``then`` where ``cond`` is true, else ``otherwise`` (a null condition takes ``otherwise``,
+    as SQL ``CASE``); the branches are expressions or literals whose types mix (an int and a float
+    give float64). ``SchemaError`` for a condition that is not boolean or branches that do not mix."""
     return IfElse(as_expr(cond), as_expr(then), as_expr(otherwise))
 
 

@@ -54,9 +54,11 @@ class DataStream:
 
     @property
     def schema(self):
+        """The stream's columns and their types (a ``Schema``)."""
         return self.node.schema
 
     def explain(self) -> str:
+        """The logical plan that ends in this stream, as indented text (``grizzly explain --plan``)."""
         return self.node.explain()
 
     def __repr__(self):
@@ -64,15 +66,24 @@ class DataStream:
 
     # --- stateless operators ---------------------------------------------------------------
     def filter(self, predicate) -> "DataStream":
+        """The records for which ``predicate`` (a boolean expression or a restricted lambda) is true;
+        false and null drop the record. ``SchemaError`` for an unknown column or a predicate that
+        is not boolean."""
         return DataStream(self.env, FilterNode(self.node, _expr(predicate, "filter")))
 
     def with_columns(self, **columns) -> "DataStream":
+        """Add or replace columns: ``with_columns(total=col("price") * col("qty"))``; each value is an
+        expression, a restricted lambda, a column name (a string) or a literal. The event time
+        stays the one fixed at the source."""
         if not columns:
             raise SchemaError("with_columns() needs at least one name=expression")
         return DataStream(self.env, MapNode(self.node, tuple(
             (name, _expr(e, f"with_columns({name}=...)")) for name, e in columns.items())))
 
     def select(self, *columns, **named) -> "DataStream":
+        """Keep and compute columns, in order: column names, named expressions (``.alias``) and
+        ``name=expression`` (a string there is a column name: ``select(cost="price")`` renames).
+        ``SchemaError`` for an expression without a name."""
         out: list[tuple[str, Expr]] = []
         for c in columns:
             e = Column(c) if isinstance(c, str) else _expr(c, "select")
@@ -116,6 +127,8 @@ class DataStream:
         return IntervalJoinBuilder(self.env, self.node, _join_other(self, other, "interval_join"))
 
     def key_by(self, *columns) -> "KeyedStream":
+        """Partition the stream by one or more key columns (names or ``col(...)``), for ``window``,
+        ``count_window`` and ``interval_join``. ``SchemaError`` for an unknown or repeated column."""
         if not columns:
             raise SchemaError("key_by() needs at least one column")
         names = []
@@ -131,16 +144,26 @@ class DataStream:
         return KeyedStream(self.env, self.node, tuple(names))
 
     def window_all(self, assigner: WindowAssigner) -> "WindowedStream":
+        """Window the whole stream without keys (one group per window), e.g.
+        ``window_all(TumblingEventTimeWindows.of(Time.seconds(10))).aggregate(n=agg.count())``."""
         return WindowedStream(self.env, self.node, (), _check_assigner(assigner))
 
     # --- sinks -------------------------------------------------------------------------------
     def collect(self, name: str | None = None):
+        """Register a sink that collects this stream into a ``pyarrow.Table``, under ``name`` in the
+        ``JobResult`` of the next ``env.execute()``; returns its ``SinkHandle``. ``ValueError`` if a
+        collecting sink of that name exists."""
         return self.env._register_sink(self.node, SinkSpec("collect", name or f"sink{len(self.env._sinks)}"))
 
     def sink_to_parquet(self, path: str):
+        """Register a sink that writes this stream to the Parquet file ``path`` when the job runs
+        (exactly once with checkpoints: docs/fault_tolerance.md); returns its ``SinkHandle``."""
         return self.env._register_sink(self.node, SinkSpec("parquet", str(path), str(path)))
 
     def sink_to_csv(self, path: str):
+        """Register a sink that writes this stream to the CSV file ``path`` when the job runs; returns
+        its ``SinkHandle``. ``SchemaError`` for list columns (``agg.top_k`` results), which CSV
+        cannot hold."""
         lists = [f.name for f in self.node.schema if f.dtype.is_list]
         if lists:
             raise SchemaError(f"sink_to_csv: column(s) {lists} are lists (top_k results), which CSV cannot hold; "
@@ -165,10 +188,14 @@ class DataStream:
 
 
 class KeyedStream:
+    """A stream partitioned by key columns (``DataStream.key_by``): windows and joins per key."""
+
     def __init__(self, env, node: PlanNode, keys: tuple[str, ...]):
         self.env, self.node, self.keys = env, node, keys
 
     def window(self, assigner: WindowAssigner) -> "WindowedStream":
+        """Window each key's records with ``assigner`` (``TumblingEventTimeWindows.of(...)``, ...);
+        ``TypeError`` for anything that is not a window assigner."""
         return WindowedStream(self.env, self.node, self.keys, _check_assigner(assigner))
 
     def interval_join(self, other: "KeyedStream") -> "IntervalJoinBuilder":
@@ -186,11 +213,15 @@ class KeyedStream:
 
 
 class WindowedStream:
+    """A keyed or global stream cut into windows; ``aggregate`` computes one row per window (and key)."""
+
     def __init__(self, env, node: PlanNode, keys: tuple[str, ...], assigner: WindowAssigner):
         self.env, self.node, self.keys, self.assigner = env, node, keys, assigner
 
     def aggregate(self, *unnamed, **aggregates) -> DataStream:
-        """One output column per ``name=agg.<func>(...)``, per window (and key)."""
+        """One output column per ``name=agg.<func>(...)``, per window (and key): the key columns,
+        ``window_start``, ``window_end`` (none for count windows), then the aggregates in the order
+        given. ``TypeError`` for an aggregate given without a name (the message suggests one)."""
         if unnamed:
             raise TypeError(f"aggregate() takes its aggregates by name, as the result columns they make: "
                             f"{_named_suggestion(unnamed)}")
@@ -241,12 +272,15 @@ class JoinBuilder:
         self.left_keys, self.right_keys = left_keys, right_keys
 
     def where(self, *columns) -> "JoinBuilder":
+        """The left input's key columns. ``SchemaError`` for an unknown column."""
         keys = _key_names(columns, "where")
         for k in keys:
             self.left.schema.field(k)  # unknown column -> SchemaError naming it
         return type(self)(self.env, self.left, self.right, keys, self.right_keys)
 
     def equal_to(self, *columns) -> "JoinBuilder":
+        """The right input's key columns, as many as ``where`` named. ``SchemaError`` for an unknown
+        column or when ``where`` was not called first."""
         if not self.left_keys:
             raise SchemaError("equal_to() comes after where(): a.join(b).where('k').equal_to('k')")
         keys = _key_names(columns, "equal_to")
@@ -255,6 +289,9 @@ class JoinBuilder:
         return type(self)(self.env, self.left, self.right, self.left_keys, keys)
 
     def window(self, assigner: WindowAssigner) -> DataStream:
+        """The joined stream: per window and key, every pair of a left and a right record; columns
+        ``window_start``, ``window_end``, every left column, then every right column (``_right`` on
+        a clash). Tumbling, sliding and session event-time windows."""
         if not self.right_keys:
             raise SchemaError("a window join needs its keys: a.join(b).where('k').equal_to('k').window(...)")
         return DataStream(self.env, WindowJoinNode(self.left, self.right, self.left_keys, self.right_keys,
@@ -265,9 +302,12 @@ class IntervalJoinBuilder(JoinBuilder):
     """``a.interval_join(b)``: optional keys (``where``/``equal_to``), then ``between(lower, upper)``."""
 
     def window(self, assigner):
+        """Refused: an interval join takes ``between(lower, upper)`` (``TypeError``)."""
         raise TypeError("an interval join takes between(lower, upper), not a window")
 
     def between(self, lower, upper) -> DataStream:
+        """The joined stream: every pair with equal keys and ``left.ts + lower <= right.ts <= left.ts
+        + upper`` (durations, either may be negative); every left column, then every right column."""
         if self.left_keys and not self.right_keys:
             raise SchemaError("interval_join: where() needs its equal_to()")
         lo = to_millis(lower, what="interval_join(...).between")

@@ -30,26 +30,31 @@ class Duration:
 
 
 class Time:
-    """Flink-style duration constructors."""
+    """Flink-style duration constructors: ``Time.seconds(10)`` is a ``Duration`` of 10,000 ms."""
 
     @staticmethod
     def milliseconds(n: int) -> Duration:
+        """``n`` milliseconds."""
         return Duration(int(n))
 
     @staticmethod
     def seconds(n: int) -> Duration:
+        """``n`` seconds (a fraction is cut to whole milliseconds: ``Time.seconds(1.5)`` is 1,500 ms)."""
         return Duration(int(n * 1000))
 
     @staticmethod
     def minutes(n: int) -> Duration:
+        """``n`` minutes."""
         return Duration(int(n * 60_000))
 
     @staticmethod
     def hours(n: int) -> Duration:
+        """``n`` hours."""
         return Duration(int(n * 3_600_000))
 
     @staticmethod
     def days(n: int) -> Duration:
+        """``n`` days."""
         return Duration(int(n * 86_400_000))
 
 

@@ -84,16 +84,18 @@ WINDOW_KINDS = (TUMBLING, SLIDING, SESSION, TUMBLING_PROCESSING, SLIDING_PROCESS
 
 
 class WindowAssigner:
-    """Base of all assigners."""
+    """Base of all assigners: what ``KeyedStream.window`` and ``DataStream.window_all`` take."""
 
     kind: WindowKind
 
     @property
     def is_event_time(self) -> bool:
+        """Whether the watermark (event time) opens and fires its windows."""
         return self.kind.clock == "event"
 
     @property
     def description(self) -> str:
+        """The assigner as it would be written in a query, for plans and messages."""
         return repr(self)
 
 
@@ -110,6 +112,9 @@ def _positive(ms: int, what: str) -> int:
 
 @dataclass(frozen=True)
 class TumblingEventTimeWindows(WindowAssigner):
+    """Fixed, non-overlapping event-time windows ``[k*size, (k+1)*size)``, aligned to the epoch;
+    each record is in exactly one. Build with ``of``."""
+
     size_ms: int
     kind = TUMBLING
 
@@ -118,12 +123,16 @@ class TumblingEventTimeWindows(WindowAssigner):
 
     @staticmethod
     def of(size) -> "TumblingEventTimeWindows":
+        """Windows of ``size`` (``Time.seconds(10)``, ``"10 seconds"`` or a ``timedelta``).
+        ``TypeError`` for a bare number, ``ValueError`` for a size that is not positive."""
         return TumblingEventTimeWindows(to_millis(size, what="TumblingEventTimeWindows.of"))
 
     def window_start(self, ts: int) -> int:
+        """The start of the window that holds event time ``ts`` (ms)."""
         return ts - ts % self.size_ms  # Python's % floors, also for negative ts
 
     def windows_of(self, ts: int) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of the one window that holds event time ``ts`` (ms)."""
         s = self.window_start(ts)
         return [(s, s + self.size_ms)]
 
@@ -133,6 +142,9 @@ class TumblingEventTimeWindows(WindowAssigner):
 
 @dataclass(frozen=True)
 class SlidingEventTimeWindows(WindowAssigner):
+    """Event-time windows of ``size`` that start every ``slide`` (``[k*slide, k*slide + size)``),
+    aligned to the epoch; a record is in every window that holds its event time. Build with ``of``."""
+
     size_ms: int
     slide_ms: int
     kind = SLIDING
@@ -143,10 +155,13 @@ class SlidingEventTimeWindows(WindowAssigner):
 
     @staticmethod
     def of(size, slide) -> "SlidingEventTimeWindows":
+        """Windows of ``size`` every ``slide`` (durations, as for ``TumblingEventTimeWindows.of``);
+        ``ValueError`` for a size or slide that is not positive."""
         return SlidingEventTimeWindows(to_millis(size, what="SlidingEventTimeWindows.of"),
                                        to_millis(slide, what="SlidingEventTimeWindows.of"))
 
     def windows_of(self, ts: int) -> list[tuple[int, int]]:
+        """The ``(start, end)`` of every window that holds event time ``ts`` (ms), oldest first."""
         last = ts - ts % self.slide_ms
         out = []
         s = last
@@ -161,6 +176,10 @@ class SlidingEventTimeWindows(WindowAssigner):
 
 @dataclass(frozen=True)
 class EventTimeSessionWindows(WindowAssigner):
+    """Keyed session windows: each record opens ``[ts, ts + gap)`` and a key's overlapping
+    windows merge, so a session ends after ``gap`` without records of its key. Build with
+    ``with_gap``."""
+
     gap_ms: int
     kind = SESSION
 
@@ -169,6 +188,7 @@ class EventTimeSessionWindows(WindowAssigner):
 
     @staticmethod
     def with_gap(gap) -> "EventTimeSessionWindows":
+        """Sessions that close after ``gap`` (a duration) without a record of their key."""
         return EventTimeSessionWindows(to_millis(gap, what="EventTimeSessionWindows.with_gap"))
 
     def __repr__(self):
@@ -177,6 +197,9 @@ class EventTimeSessionWindows(WindowAssigner):
 
 @dataclass(frozen=True)
 class TumblingProcessingTimeWindows(WindowAssigner):
+    """Tumbling windows over the wall clock at which records are processed (read once per
+    batch), not their event time. Build with ``of``."""
+
     size_ms: int
     kind = TUMBLING_PROCESSING
 
@@ -185,6 +208,7 @@ class TumblingProcessingTimeWindows(WindowAssigner):
 
     @staticmethod
     def of(size) -> "TumblingProcessingTimeWindows":
+        """Windows of ``size`` (a duration) of processing time."""
         return TumblingProcessingTimeWindows(to_millis(size, what="TumblingProcessingTimeWindows.of"))
 
     def __repr__(self):
@@ -193,6 +217,8 @@ class TumblingProcessingTimeWindows(WindowAssigner):
 
 @dataclass(frozen=True)
 class SlidingProcessingTimeWindows(WindowAssigner):
+    """Sliding windows over the wall clock at which records are processed. Build with ``of``."""
+
     size_ms: int
     slide_ms: int
     kind = SLIDING_PROCESSING
@@ -203,6 +229,7 @@ class SlidingProcessingTimeWindows(WindowAssigner):
 
     @staticmethod
     def of(size, slide) -> "SlidingProcessingTimeWindows":
+        """Windows of ``size`` every ``slide`` (durations) of processing time."""
         return SlidingProcessingTimeWindows(to_millis(size, what="SlidingProcessingTimeWindows.of"),
                                             to_millis(slide, what="SlidingProcessingTimeWindows.of"))
 
@@ -229,6 +256,7 @@ class CountWindows(WindowAssigner):
 
     @property
     def tumbling(self) -> bool:
+        """Whether the windows do not overlap (``slide == size``)."""
         return self.size == self.slide
 
     def __repr__(self):

@@ -100,12 +100,14 @@ def test_adaptive_runs_equal_the_reference(case, generic, profile, sample):
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), seed=st.integers(0, 100),
        lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4),
        mode=st.sampled_from(["branch", "combined", "predicated"]), generic=st.integers(0, 6))
+@pytest.mark.slow
 def test_forced_speculation_and_deoptimization_never_change_results(case, seed, lo_shift, cap_bits, mode, generic):
     check(case.build, quick(generic_records=generic, specializer=forcing(seed, lo_shift, cap_bits, mode)))
 
 
 @given(case=query_cases(max_rows=30, max_repeat=2), steps=st.lists(st.integers(1, 60), min_size=1, max_size=4),
        seed=st.integers(0, 100), cap_bits=st.integers(0, 4))
+@pytest.mark.slow
 def test_scripted_counter_changes_at_random_points_never_change_results(case, steps, seed, cap_bits):
     """Re-profiling whenever the scripted per-record figure jumps (at random records), with forced
     speculations in between."""
@@ -120,6 +122,7 @@ def test_scripted_counter_changes_at_random_points_never_change_results(case, st
 @FIXTURE_OK
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), seed=st.integers(0, 100),
        lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4), parallelism=st.integers(2, 4))
+@pytest.mark.slow
 def test_migration_under_parallelism(case, seed, lo_shift, cap_bits, parallelism, every_row_a_morsel):
     check(case.build, quick(specializer=forcing(seed, lo_shift, cap_bits, "predicated"), profile_workers=parallelism),
           parallelism)

@@ -35,6 +35,7 @@ def quick(tmp_path_factory):
     return code, out, json.loads(js.read_text())
 
 
+@pytest.mark.slow  # the quick benchmark run (the fixture)
 def test_writes_plots_and_reports(quick):
     code, out, doc = quick
     assert code == 0
@@ -59,6 +60,7 @@ def _expected_total(name: str) -> int:
     return int(keep.sum()) * (ROWS // DISTINCT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(adaptive.SCENARIOS))
 def test_adaptive_results_equal_generic_and_numpy(quick, name):
     _, _, doc = quick
@@ -75,6 +77,7 @@ def _stages(doc, name, curve="adaptive"):
     return s, [h["stage"] for h in s["curves"][curve]["history"]]
 
 
+@pytest.mark.slow
 def test_adaptive_runs_go_through_the_stages(quick):
     _, _, doc = quick
     s, stages = _stages(doc, "range")

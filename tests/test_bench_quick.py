@@ -27,6 +27,8 @@ from bench.window_workloads import digest  # noqa: E402
 from bench.workloads import WORKLOADS  # noqa: E402
 from grizzly_py.cli import main  # noqa: E402
 
+pytestmark = pytest.mark.slow  # runs the benchmark suite's quick mode
+
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):

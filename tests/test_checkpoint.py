@@ -56,6 +56,7 @@ from grizzly_py.engine.state_snapshot import hashed_positions, table_capacity
 from grizzly_py.plan import Query, SinkSpec, distinct_sources
 from grizzly_py.engine.local import QueryRun
 from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows
+from marks import all_but, slow
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
@@ -192,11 +193,13 @@ def _same_array(x: pa.Array, y: pa.Array) -> bool:
 
 @given(case=query_cases(), parallelism=st.sampled_from([1, 2]), window_state=st.sampled_from(["thread_local", "shared"]),
        data=st.data())
+@pytest.mark.slow
 def test_resume_after_crashes_matches_reference(case, parallelism, window_state, data):
     check_resume(case, parallelism, data, window_state=window_state)
 
 
 @given(case=query_cases(), parallelism=st.sampled_from([1, 2]), data=st.data())
+@pytest.mark.slow
 def test_sort_grouping_resumes_after_crashes(case, parallelism, data):
     """grouping="sort": the key/pointer arrays of every pane (rows, sealed runs) per worker, for
     the window pipelines that group by sorting (the others, e.g. count or session windows in a
@@ -206,6 +209,7 @@ def test_sort_grouping_resumes_after_crashes(case, parallelism, data):
 
 @given(case=query_cases(), grouping=st.sampled_from(["hash", "sort"]),
        window_state=st.sampled_from(["thread_local", "shared"]), data=st.data())
+@pytest.mark.slow
 def test_resume_at_other_parallelisms_matches_reference(case, grouping, window_state, data):
     """Each run (crashed or final) at a drawn parallelism: snapshots restore at another one."""
     batches = case.batches()
@@ -237,18 +241,21 @@ def test_resume_at_other_parallelisms_matches_reference(case, grouping, window_s
 
 
 @given(case=query_cases(count_windows=True), data=st.data())
+@pytest.mark.slow
 def test_count_windows_resume_after_crashes(case, data):
     """Count windows (state inline in the key table; sliding ones with a ring of panes per key)."""
     check_resume(case, 1, data)
 
 
 @given(case=session_cases(), data=st.data())
+@pytest.mark.slow
 def test_session_windows_resume_after_crashes(case, data):
     """Session windows (a list of session nodes per key, value vectors in the nodes)."""
     check_resume(case, 1, data)
 
 
 @given(case=join_cases(), grouping=st.sampled_from(["hash", "sort"]), data=st.data())
+@pytest.mark.slow
 def test_joins_resume_after_crashes(case, grouping, data):
     """Window (tumbling, sliding, session) and interval joins: the join state, and the input
     batches that its refs point into; under grouping="sort" tumbling and sliding window joins are
@@ -369,9 +376,11 @@ def _interval_join(env, data):
 OPERATORS = {"tumbling_holistic": _tumbling_holistic, "sliding": _sliding, "strings": _strings, "chained": _chained, "union": _union,
              "stateless": _stateless, "session": _session, "count": _count, "sliding_count": _sliding_count,
              "window_join": _window_join, "session_join": _session_join, "interval_join": _interval_join}
+# the fast subset (pytest -m "not slow") resumes these; the full suite every operator
+FAST_OPERATORS = ("tumbling_holistic", "sliding", "strings", "session", "count", "window_join", "interval_join")
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("parallelism", [slow(1), 2])
 @pytest.mark.parametrize("name", ["shared_tumbling", "shared_sliding"])
 def test_shared_window_state_resumes_exactly(name, parallelism, tmp_path):
     """window_state="shared": the ring of slots and its concurrent tables (with many keys, so the
@@ -390,8 +399,8 @@ def test_shared_window_state_resumes_exactly(name, parallelism, tmp_path):
     assert result.metrics["queries"][0]["pipelines"][0]["window_state"] == "shared"
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
-@pytest.mark.parametrize("name", sorted(OPERATORS))
+@pytest.mark.parametrize("parallelism", [1, slow(2)])
+@pytest.mark.parametrize("name", all_but(sorted(OPERATORS), FAST_OPERATORS))
 def test_every_supported_operator_resumes_exactly(name, parallelism, tmp_path):
     build = OPERATORS[name]
     batches = _data().to_batches(max_chunksize=100)
@@ -405,8 +414,8 @@ def test_every_supported_operator_resumes_exactly(name, parallelism, tmp_path):
 SORT_OPERATORS = ("tumbling_holistic", "sliding", "strings", "chained", "union", "window_join")
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
-@pytest.mark.parametrize("name", SORT_OPERATORS)
+@pytest.mark.parametrize("parallelism", [1, slow(2)])
+@pytest.mark.parametrize("name", all_but(SORT_OPERATORS, ("strings", "window_join")))
 def test_sort_grouping_resumes_exactly(name, parallelism, tmp_path):
     """grouping="sort" (key/pointer arrays per pane; the sort-merge join): a resumed job equals an
     uninterrupted run (bit for bit at parallelism 1) and the reference; its pipelines did group
@@ -471,10 +480,11 @@ RESCALED = ("tumbling_holistic", "sliding", "chained", "union", "stateless", "se
             "window_join", "interval_join")
 
 
-@pytest.mark.parametrize("parallelisms", [[2, 1, 3], [1, 2, 1]], ids=lambda p: "-".join(map(str, p)))
-@pytest.mark.parametrize("options", [{}, {"grouping": "sort"}, {"window_state": "shared"}],
+@pytest.mark.parametrize("parallelisms", [[2, 1, 3], slow([1, 2, 1])],
+                         ids=lambda p: "-".join(map(str, p)))
+@pytest.mark.parametrize("options", [{}, slow({"grouping": "sort"}), slow({"window_state": "shared"})],
                          ids=["hash", "sort", "shared"])
-@pytest.mark.parametrize("name", RESCALED)
+@pytest.mark.parametrize("name", all_but(RESCALED, FAST_OPERATORS))
 def test_restore_at_another_parallelism(name, options, parallelisms, tmp_path, every_row_a_morsel):
     """A snapshot taken at one parallelism restores at another (per-worker state blocks kept as
     idle blocks whose windows fire with the workers', or counters folded; fewer blocks leave the
@@ -783,7 +793,7 @@ STRING_JOBS = {
 }
 
 
-@pytest.mark.parametrize("grouping", ["hash", "sort"])
+@pytest.mark.parametrize("grouping", ["hash", slow("sort")])
 @pytest.mark.parametrize("name", sorted(STRING_JOBS))
 def test_snapshots_hold_the_strings_of_open_windows_only(name, grouping, tmp_path, monkeypatch):
     """New keys every window, a snapshot after every batch: the interned strings the snapshots
@@ -815,8 +825,8 @@ def test_snapshots_hold_the_strings_of_open_windows_only(name, grouping, tmp_pat
 
 
 @pytest.mark.parametrize("name, parallelism, grouping", [
-    ("tumbling", 1, "hash"), ("tumbling", 2, "hash"), ("tumbling", 2, "sort"), ("session", 1, "hash"),
-    ("window_join", 1, "hash"), ("window_join", 1, "sort")])
+    ("tumbling", 1, "hash"), slow("tumbling", 2, "hash"), slow("tumbling", 2, "sort"),
+    ("session", 1, "hash"), slow("window_join", 1, "hash"), ("window_join", 1, "sort")])
 def test_resume_after_strings_were_released_equals_the_reference(name, parallelism, grouping, tmp_path, monkeypatch):
     """Strings released at every firing (their ids handed out again at once), crashes, and resumes
     from snapshots with free ids among the interned strings."""
@@ -1066,6 +1076,7 @@ def _kill_test(tmp_path, kills: int, parallelisms, sinks, seed: int, grouping: s
 
 
 @pytest.mark.parametrize("grouping", ["hash", "sort"])
+@pytest.mark.slow
 def test_kill_9_at_random_points(grouping, tmp_path):
     """A Parquet-writing job killed with SIGKILL at random moments (start-up, compiling, mid-run,
     while a snapshot or the output is written) and restarted until it completes writes the same
@@ -1077,6 +1088,7 @@ def test_kill_9_at_random_points(grouping, tmp_path):
     assert time.monotonic() - start < 120
 
 
+@pytest.mark.slow
 def test_chaos_two_sinks_and_concurrent_resumers(tmp_path):
     """A job with two sinks (a window query to Parquet, a map to CSV) killed with SIGKILL at
     random moments, a third of its restarts launching two resumers at once, the last one's owner

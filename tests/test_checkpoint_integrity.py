@@ -56,6 +56,7 @@ def _number(part) -> int:
 # ----------------------------------------------------------------------------------------------
 # one owner per checkpoint directory
 # ----------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_second_resumer_is_refused_naming_the_owner(tmp_path):
     """While a job runs on its checkpoints, a second run of it fails at once with an error naming
     the owner's pid, host and start time. Killed with SIGKILL, the owner's lock goes with it: the

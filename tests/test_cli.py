@@ -85,6 +85,7 @@ def test_a_user_error_prints_one_line_and_the_trace_with_debug(project):
     assert "a function views(env) that takes a StreamEnvironment" in " ".join(missing.stderr.split())
 
 
+@pytest.mark.slow
 def test_counter_diagnostics_only_with_verbose_and_rates_with_a_fitting_unit(project):
     plain = grizzly("run", project / "q.py", "--json")
     assert plain.returncode == 0, plain.stderr

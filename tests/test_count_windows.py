@@ -98,6 +98,7 @@ def test_dictionary_string_and_float_keys_match_reference():
                                 .key_by(*keys).count_window(4, 3).aggregate(**ALL_AGGREGATES))
 
 
+@pytest.mark.slow
 def test_rings_grow_and_complete_many_blocks():
     # 100 panes per window, 600 records per key: the ring grows 4, 8, ..., 100 slots and its
     # blocks of 100 panes turn into suffix states 6 times

@@ -124,6 +124,7 @@ AGGREGATE_SETS = {
        lo_shift=st.integers(-2, 2), cap_bits=st.integers(2, 5), block_rows=st.sampled_from([1, 2, 3, 5, 8, 16, 4096]),
        aggregates=st.sampled_from(sorted(AGGREGATE_SETS)), parallelism=st.integers(1, 3), select=st.booleans(),
        simd=st.sampled_from(SIMD))
+@pytest.mark.slow
 def test_the_branch_free_pass_equals_the_reference(stream, window, bound, lo_shift, cap_bits, block_rows,
                                                    aggregates, parallelism, select, simd):
     """Every form of the pass (one loop over every row, or the kept rows listed first:

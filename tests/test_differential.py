@@ -91,6 +91,7 @@ def test_window_queries_match_reference(case):
 @needs_engine
 @settings(max_examples=max(settings().max_examples // 2, 3))
 @given(query_cases(max_rows=12, max_repeat=400))
+@pytest.mark.slow
 def test_big_inputs_match_reference(case):
     check_against_reference(case.build)
 
@@ -104,6 +105,7 @@ def test_count_window_queries_match_reference(case):
 @needs_engine
 @settings(max_examples=max(settings().max_examples // 2, 3))
 @given(query_cases(max_rows=12, max_repeat=60, count_windows=True))
+@pytest.mark.slow
 def test_big_count_window_inputs_match_reference(case):
     check_against_reference(case.build)
 

@@ -20,6 +20,7 @@ from grizzly_py.spark.schema import spark_arrow_schema
 from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
 from strategies import assert_tables_equal
+from marks import slow
 
 ms = Time.milliseconds
 ROWS = 48
@@ -71,7 +72,7 @@ def _check(window: str, chunk: int = 5, **options):
 
 
 @pytest.mark.parametrize("window", sorted(WINDOWS))
-@pytest.mark.parametrize("chunk", [1, 5, ROWS])
+@pytest.mark.parametrize("chunk", [slow(1), 5, slow(ROWS)])
 def test_first_and_last_match_the_reference(window, chunk):
     _check(window, chunk)
 

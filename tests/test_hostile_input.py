@@ -25,6 +25,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from marks import slow
 
 TESTS = Path(__file__).resolve().parent
 
@@ -671,6 +672,7 @@ def distinct_keys_case(n: int) -> dict[str, str]:
     """}
 
 
+@pytest.mark.slow
 def test_huge_string_value(tmp_path):
     r = run_group(HUGE_STRING_CASES, tmp_path)
     filtered, grouped = ok(r["huge_string_value"])
@@ -679,7 +681,7 @@ def test_huge_string_value(tmp_path):
 
 
 @pytest.mark.parametrize("n", [
-    1_000_000,
+    slow(1_000_000),
     pytest.param(10_000_000, marks=pytest.mark.skipif(os.environ.get("GRIZZLY_HOSTILE_LARGE") != "1",
                                                       reason="set GRIZZLY_HOSTILE_LARGE=1 (~20 s, ~1.6 GB)")),
 ])

@@ -38,6 +38,7 @@ def run_incrementally(node, batches, adaptive=True) -> pa.Table:
 
 
 @given(case=query_cases(max_rows=30, max_repeat=2))
+@pytest.mark.slow
 def test_batch_after_batch_equals_the_reference(case):
     node = case.build(gz.StreamEnvironment()).node
     try:
@@ -50,6 +51,7 @@ def test_batch_after_batch_equals_the_reference(case):
 
 
 @given(case=query_cases(max_rows=30, max_repeat=2, count_windows=True))
+@pytest.mark.slow
 def test_count_windows_batch_after_batch(case):
     node = case.build(gz.StreamEnvironment()).node
     try:

@@ -44,6 +44,7 @@ from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows
                                 TumblingEventTimeWindows)
 
 from strategies import assert_tables_equal
+from marks import slow
 
 ms = Time.milliseconds
 
@@ -210,7 +211,7 @@ def assert_only_generated_symbols(defined: list[str], forbidden=("calloc", "syst
 # ----------------------------------------------------------------------------------------------
 # The exploit
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("source_kind", ["arrow", "parquet", "csv"])
+@pytest.mark.parametrize("source_kind", ["arrow", slow("parquet"), slow("csv")])
 @pytest.mark.parametrize("query", sorted(QUERIES))
 def test_a_column_name_that_defines_calloc_runs_as_data(query, source_kind, tmp_path, compiled_symbols):
     """The name ends an IR comment and defines ``calloc`` to call ``system("touch marker")``: on
@@ -253,6 +254,7 @@ def hostile_names(draw) -> Names:
           deadline=None)
 @given(n=hostile_names(), query=st.sampled_from(sorted(QUERIES)), source_kind=st.sampled_from(["arrow", "parquet", "csv"]),
        config=st.sampled_from(CONFIGS))
+@pytest.mark.slow
 def test_hostile_names_and_literals_run_or_fail_clearly(n, query, source_kind, config, tmp_path_factory, compiled_symbols):
     folder = tmp_path_factory.mktemp("hostile")
     compiled_symbols.clear()
@@ -274,6 +276,7 @@ def variant_options() -> list[CodegenOptions]:
 @settings(max_examples=15, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
           deadline=None)
 @given(n=hostile_names(), query=st.sampled_from(sorted(QUERIES)))
+@pytest.mark.slow
 def test_every_code_variant_over_hostile_names_compiles_generated_symbols_only(n, query, tmp_path_factory,
                                                                                compiled_symbols):
     folder = tmp_path_factory.mktemp("variants")

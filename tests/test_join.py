@@ -29,6 +29,7 @@ from grizzly_py.plan import Query
 from grizzly_py.types import SchemaError
 from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows,
                                 TumblingProcessingTimeWindows)
+from marks import slow
 
 i64 = pa.int64()
 
@@ -346,7 +347,7 @@ def test_join_of_window_results():
     assert rows(table, "window_start", "n", "ts") == [(0, 2, 3), (10, 1, 14)]
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("parallelism", [slow(1), 2])
 def test_parallel_inputs_give_the_same_pairs(parallelism):
     n = 20_000
 
@@ -547,22 +548,26 @@ def check(case: JoinCase) -> None:
 
 
 @given(join_cases(kinds=("tumbling", "sliding")))
+@pytest.mark.slow
 def test_aligned_window_joins_match_reference(case):
     check(case)
 
 
 @given(join_cases(kinds=("session",)))
+@pytest.mark.slow
 def test_session_window_joins_match_reference(case):
     check(case)
 
 
 @given(join_cases(kinds=("interval",)))
+@pytest.mark.slow
 def test_interval_joins_match_reference(case):
     check(case)
 
 
 @settings(max_examples=10)
 @given(st.data())
+@pytest.mark.slow
 def test_big_inputs_grow_the_join_tables(data):
     # many keys per window: tables grow past their first 1024 entries, vectors past 8 refs
     n = data.draw(st.integers(2000, 6000))
@@ -636,6 +641,7 @@ def test_generated_code_of_a_join_pipeline():
             compile_ir(unit.ir, unit.opt_level)
 
 
+@pytest.mark.slow
 def test_nexmark_examples_match_the_reference():
     import importlib.util
     from pathlib import Path
@@ -649,6 +655,7 @@ def test_nexmark_examples_match_the_reference():
         assert table.num_rows > 0
 
 
+@pytest.mark.slow
 def test_streambox_examples_match_the_reference():
     """examples/streambox.py: the temporal join and the windowed filter (a few windows)."""
     import importlib.util

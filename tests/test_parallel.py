@@ -28,6 +28,7 @@ from grizzly_py.engine import kernels
 from grizzly_py.engine.parallel import CostModel, WorkerPool, align_morsels, numa_nodes, parse_cpulist, plan_morsels
 from grizzly_py.engine.reorder import ReorderBuffer
 from grizzly_py.windows import SlidingEventTimeWindows
+from marks import slow
 
 i64 = pa.int64()
 
@@ -217,6 +218,7 @@ def test_grouped_tumbling_batches_fire_like_one_batch_at_a_time(monkeypatch):
     assert metrics["late_records"] == expected_metrics["late_records"] == 2  # 12 and 5
 
 
+@pytest.mark.slow
 def test_the_driver_runs_a_share_of_each_grouped_round_itself(monkeypatch):
     # rounds of 60,000 rows: the driver runs a (smaller) morsel of each round itself while the
     # other worker runs its own, and the windows equal the reference
@@ -236,6 +238,7 @@ def test_the_driver_runs_a_share_of_each_grouped_round_itself(monkeypatch):
     assert sum(w["records"] for w in metrics["workers"]) == n
 
 
+@pytest.mark.slow
 def test_the_first_grouped_round_is_shorter_than_the_next(monkeypatch):
     # nothing runs while the driver reads the job's first round, so it is a quarter of a round:
     # count the rows of each round the driver starts (the cost model's estimate held fixed)
@@ -266,6 +269,7 @@ def test_the_first_grouped_round_is_shorter_than_the_next(monkeypatch):
     assert rounds[0] == 10_000 and set(rounds[1:-1]) == {40_000} and sum(rounds) == n
 
 
+@pytest.mark.slow
 def test_chained_rounds_read_the_event_times_before_each_task_once(monkeypatch):
     # rounds of 60,000 rows cut at batch boundaries; out-of-order event times with late records,
     # so every batch's watermark matters. Planned tasks read the largest event time of the rows
@@ -307,7 +311,7 @@ def test_chained_rounds_read_the_event_times_before_each_task_once(monkeypatch):
             assert not native and len(reads) >= len(sizes)
 
 
-@pytest.mark.parametrize("window", ["tumbling", "sliding"])
+@pytest.mark.parametrize("window", ["tumbling", slow("sliding")])
 def test_windows_merge_worker_states_with_out_of_order_tasks(every_row_a_morsel, random_delays, window):
     n = 4000
     rng = random.Random(3)

@@ -55,6 +55,7 @@ def layout_history(metrics: dict) -> list[dict]:
 # ----------------------------------------------------------------------------------------------
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), keys=st.integers(1, 4),
        confirm=st.integers(1, 2))
+@pytest.mark.slow
 def test_switching_grouping_equals_the_reference(case, keys, confirm):
     check(case.build, tiny(keys, confirm))
 
@@ -62,6 +63,7 @@ def test_switching_grouping_equals_the_reference(case, keys, confirm):
 @FIXTURE_OK
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), keys=st.integers(1, 4),
        parallelism=st.integers(2, 4))
+@pytest.mark.slow
 def test_switching_under_parallelism(case, keys, parallelism, every_row_a_morsel):
     check(case.build, tiny(keys), parallelism)
 
@@ -272,6 +274,7 @@ def test_host_cache_size_is_read():
     assert host_cache_bytes() >= 64 * 1024
 
 
+@pytest.mark.slow
 def test_grouping_auto_benchmark_runs_and_switches_where_keys_are_many():
     """bench/grouping_auto.py on small data with a small crossing point: all three groupings agree,
     auto stays on hash with few keys and moves to sort with many."""
@@ -302,6 +305,7 @@ def check_state(build, adaptive, parallelism: int, grouping: str = "hash") -> di
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), keys=st.integers(1, 4),
        skew=st.sampled_from([0.05, 0.3, 0.7, 1.01]), parallelism=st.integers(2, 4),
        grouping=st.sampled_from(["hash", "auto"]))
+@pytest.mark.slow
 def test_switching_window_state_equals_the_reference(case, keys, skew, parallelism, grouping, every_row_a_morsel):
     try:
         reference.run(case.build(gz.StreamEnvironment()).node)

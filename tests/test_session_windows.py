@@ -42,11 +42,13 @@ def session_cases(draw, max_rows: int = 25, max_repeat: int = 1) -> QueryCase:
 
 
 @given(session_cases())
+@pytest.mark.slow
 def test_session_windows_match_reference(case):
     check_against_reference(case.build)
 
 
 @given(session_cases(max_rows=12, max_repeat=300))
+@pytest.mark.slow
 def test_session_windows_over_bigger_inputs_match_reference(case):
     check_against_reference(case.build)
 

@@ -36,6 +36,7 @@ from grizzly_py.physical import build_physical_plan
 from grizzly_py.physical.pipelines import SourceInput
 from grizzly_py.plan import Query
 from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows
+from marks import slow
 
 i64 = pa.int64()
 INT64_MAX = 2**63 - 1
@@ -126,12 +127,14 @@ SETTINGS = dict(max_examples=max(settings().max_examples // 2, 5),
 
 @settings(**SETTINGS)
 @given(shared_cases(), st.integers(2, 8))
+@pytest.mark.slow
 def test_random_shared_windows_match_reference(every_row_a_morsel, random_delays, case, parallelism):
     check_shared(case.build, parallelism, expect_shared=reads_the_source(case))
 
 
 @settings(**SETTINGS)
 @given(shared_cases(max_rows=20, max_repeat=4), st.integers(1, 8))
+@pytest.mark.slow
 def test_random_shared_windows_match_reference_while_the_state_grows(every_row_a_morsel, tiny_state, case,
                                                                        parallelism):
     check_shared(case.build, parallelism, expect_shared=reads_the_source(case))
@@ -140,7 +143,7 @@ def test_random_shared_windows_match_reference_while_the_state_grows(every_row_a
 # ----------------------------------------------------------------------------------------------
 # growth in the middle of a batch
 # ----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("parallelism", [1, 2, 4])
+@pytest.mark.parametrize("parallelism", [slow(1), 2, slow(4)])
 def test_table_growth_mid_batch_loses_nothing(every_row_a_morsel, parallelism):
     # 60,000 distinct keys in a few windows: every table starts at 1024 entries and grows several
     # times while the workers insert; a filter drops a third of the rows and some rows are late

@@ -111,6 +111,7 @@ def test_radix_sort_of_all_equal_keys_keeps_the_rows_in_place(kpa_runtime):
     assert (got == rows).all()
 
 
+@pytest.mark.slow
 def test_radix_sort_of_a_huge_run(kpa_runtime):
     _, sort, _, _ = kpa_runtime
     n = 3_000_000
@@ -167,6 +168,7 @@ _PARALLEL = settings(suppress_health_check=[HealthCheck.function_scoped_fixture]
 
 @_PARALLEL
 @given(query_cases(windowed=True), st.integers(1, 4))
+@pytest.mark.slow
 def test_sort_grouping_matches_reference(every_row_a_morsel, case, parallelism):
     try:
         expected, expected_metrics = reference.run(case.build(gz.StreamEnvironment(parallelism=1)).node)
@@ -183,6 +185,7 @@ def test_sort_grouping_matches_reference(every_row_a_morsel, case, parallelism):
 
 @settings(max_examples=max(settings().max_examples // 2, 3))
 @given(query_cases(windowed=True, max_rows=12, max_repeat=200))
+@pytest.mark.slow
 def test_sort_and_hash_grouping_give_the_same_results(case):
     try:
         hashed, hash_metrics = run_engine(case.build, 1, "hash")
@@ -327,6 +330,7 @@ except MemoryError as e:
 
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs /proc to size the address-space limit")
+@pytest.mark.slow
 def test_running_out_of_memory_is_an_error_not_a_crash(tmp_path):
     """Under an address-space limit the key/pointer arrays cannot grow: the kernel returns the
     out-of-memory code and the job raises MemoryError (in a child process: the limit is its own)."""

@@ -18,6 +18,7 @@ from strategies import assert_tables_equal
 import grizzly_py as gz
 from grizzly_py import reference
 from grizzly_py.engine.sort_kernel import merge_join
+from marks import all_but, slow
 
 
 @pytest.fixture
@@ -41,18 +42,24 @@ def _join_groupings(metrics) -> set:
     return {p["grouping"] for q in metrics["queries"] for p in q["pipelines"] if p["kind"] == "join"}
 
 
-@pytest.mark.parametrize("case", [
+HAND_CASES = [
     tj.test_tumbling_join_pairs_duplicates_in_order, tj.test_results_are_ordered_by_window_end_then_key_then_arrivals,
     tj.test_sliding_join_pairs_in_every_shared_window, tj.test_lateness_at_window_boundaries_uses_the_minimum_watermark,
     tj.test_null_keys_join_nothing_and_are_not_late, tj.test_float_keys_follow_the_grouping_rules,
     tj.test_an_empty_input_gives_no_pairs, tj.test_self_join_and_inputs_with_filters_and_computed_columns,
     tj.test_join_of_window_results, tj.test_event_times_at_the_int64_limits,
-], ids=lambda f: f.__name__)
+]
+FAST_HAND_CASES = {tj.test_results_are_ordered_by_window_end_then_key_then_arrivals,
+                   tj.test_sliding_join_pairs_in_every_shared_window, tj.test_null_keys_join_nothing_and_are_not_late}
+
+
+@pytest.mark.parametrize("case", all_but(HAND_CASES, FAST_HAND_CASES),
+                         ids=lambda f: f.__name__)
 def test_hand_computed_join_cases_with_sort_merge(sort_by_default, case):
     case()
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("parallelism", [slow(1), 2])
 def test_parallel_inputs_give_the_same_pairs(sort_by_default, parallelism):
     tj.test_parallel_inputs_give_the_same_pairs(parallelism)
 
@@ -91,6 +98,7 @@ def test_merge_join_pairs_every_equal_key_in_arrival_order():
 
 
 @given(tj.join_cases(kinds=("tumbling", "sliding")))
+@pytest.mark.slow
 def test_sort_merge_joins_match_reference_and_the_hash_join(case):
     expected, ref_metrics = reference.run(case.build(gz.StreamEnvironment()).node)
     table, metrics = run(case.build, "sort", case.parallelism)

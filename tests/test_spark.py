@@ -38,6 +38,8 @@ from grizzly_py.windows import (
     TumblingEventTimeWindows,
 )
 
+pytestmark = pytest.mark.slow  # a Spark session per module, Spark jobs per test
+
 FEW = settings(max_examples=int(os.environ.get("GRIZZLY_SPARK_EXAMPLES", "6")), deadline=None,
                suppress_health_check=list(HealthCheck))
 

@@ -27,6 +27,7 @@ from grizzly_py.windows import (
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
 )
+from marks import slow
 
 INPUT_STAGES = ("partial", "stateless", "keyed")
 
@@ -64,6 +65,7 @@ def _kind(case) -> str | None:
 
 
 @given(query_cases(windowed=True, max_rows=40), st.integers(1, 4))
+@pytest.mark.slow
 def test_window_queries_split_into_tasks_match_the_embedded_engine(case, tasks):
     assume(_kind(case) is not None and _kind(case).spark == "partials")
     # a window over a computed string key reads a materializing pipeline: one task (docs/spark.md)
@@ -89,7 +91,7 @@ def _events(env, bound=5):
 
 @pytest.mark.parametrize("assigner", [TumblingEventTimeWindows.of(Time.milliseconds(10)),
                                       SlidingEventTimeWindows.of(Time.milliseconds(20), Time.milliseconds(5))])
-@pytest.mark.parametrize("tasks", [1, 2, 4])
+@pytest.mark.parametrize("tasks", [slow(1), 2, slow(4)])
 def test_every_aggregate_with_late_records_in_later_tasks(assigner, tasks):
     def build(env):
         return (_events(env).key_by("k").window(assigner)

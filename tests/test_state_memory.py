@@ -201,6 +201,7 @@ def _tables_and_batches(kernel) -> int:
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.slow  # the measured fixture runs every kind's job
 def test_the_structure_is_measured(name, measured):
     total, tables, _ = measured[name]
     least = KINDS[name][3]
@@ -209,6 +210,7 @@ def test_the_structure_is_measured(name, measured):
 
 @pytest.mark.parametrize("parallelism", [1, 2])
 @pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.slow
 def test_over_the_limit_fails_naming_the_pipeline(name, parallelism, measured, every_row_a_morsel):
     """(Rounds of few batches: the limit is checked between them while the windows are open under
     parallelism too.)"""
@@ -223,6 +225,7 @@ def test_over_the_limit_fails_naming_the_pipeline(name, parallelism, measured, e
 
 @pytest.mark.parametrize("parallelism", [1, 2])
 @pytest.mark.parametrize("name", sorted(KINDS))
+@pytest.mark.slow
 def test_under_the_limit_succeeds(name, parallelism, measured):
     build, grouping, _, _ = KINDS[name]
     total, _, _ = measured[name]
@@ -234,6 +237,7 @@ def test_under_the_limit_succeeds(name, parallelism, measured):
     assert result["out"].num_rows > 0 or name == "count_vectors"
 
 
+@pytest.mark.slow
 def test_the_error_says_how_much_the_interned_strings_take(measured):
     total, tables, _ = measured["string_keys"]
     env = gz.StreamEnvironment(state_memory_limit=tables + (total - tables) // 2)

@@ -23,6 +23,7 @@ from grizzly_py.spark.schema import spark_arrow_schema
 from grizzly_py.windows import (EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows)
 
 from strategies import assert_tables_equal
+from marks import slow
 
 ms = Time.milliseconds
 ROWS = 60
@@ -81,7 +82,7 @@ def _check(window: str, chunk: int = 5, string_type=pa.string(), **options) -> p
 
 
 @pytest.mark.parametrize("window", sorted(WINDOWS))
-@pytest.mark.parametrize("chunk", [1, 7, ROWS])
+@pytest.mark.parametrize("chunk", [slow(1), 7, slow(ROWS)])
 def test_string_aggregates_match_the_reference(window, chunk):
     _check(window, chunk)
 
@@ -94,8 +95,8 @@ def test_string_column_types(window, string_type):
 
 
 @pytest.mark.parametrize("window", ["tumbling", "sliding", "global", "string_key"])
-@pytest.mark.parametrize("options", [dict(parallelism=2), dict(parallelism=3), dict(grouping="sort"),
-                                     dict(parallelism=2, grouping="sort"),
+@pytest.mark.parametrize("options", [dict(parallelism=2), slow(dict(parallelism=3)),
+                                     dict(grouping="sort"), slow(dict(parallelism=2, grouping="sort")),
                                      dict(parallelism=2, window_state="shared")], ids=str)
 def test_worker_states_and_groupings(every_row_a_morsel, window, options):
     _check(window, **options)

@@ -142,6 +142,7 @@ def test_processing_time_windows(monkeypatch, processing, event, grouping):
 
 
 @pytest.mark.parametrize("parallelism", [1, 3])
+@pytest.mark.slow
 def test_sort_and_hash_grouping_agree_on_many_keys_and_batches(parallelism):
     rng = np.random.default_rng(11)
     n = 30_000

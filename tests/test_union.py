@@ -515,6 +515,7 @@ def union_cases(draw) -> UnionCase:
 
 @settings(max_examples=max(settings().max_examples * 3 // 4, 3))
 @given(union_cases())
+@pytest.mark.slow
 def test_unions_match_reference(case):
     try:
         expected, expected_metrics = reference.run(case.build(gz.StreamEnvironment(parallelism=1)).node)

@@ -20,6 +20,8 @@ from click.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent
 
+pytestmark = pytest.mark.slow  # builds and installs a wheel
+
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
