@@ -181,6 +181,22 @@ def test_hand_cases_match_python_re(pattern, texts):
     assert_like_python(Compiled(pattern), texts)
 
 
+@pytest.mark.parametrize("pattern", [r"1", r"[12]b*", r"\d(a)", r"x?1a{2}"])
+def test_vector_scans_find_a_match_at_every_position(pattern):
+    """The skip to a first byte and the check for a required literal read 32 bytes at a time, the
+    last part of a string as its last 32 bytes: a match at each position of strings around those
+    sizes."""
+    texts = ["a" * i + "1" + "a" * (n - i) for n in (0, 5, 31, 32, 33, 63, 64, 70) for i in range(n + 1)]
+    assert_like_python(Compiled(pattern), texts + ["a" * n for n in range(70)])
+
+
+def test_the_hand_cases_cover_both_capture_loops():
+    """A capture automaton with one thread per state keeps the registers in SSA values; one with
+    more keeps a row of registers per thread (the hand cases above run both)."""
+    assert compile_pattern(r"(.)(.)").captures(2).threads == 1
+    assert compile_pattern(r"(a|ab)(c|bcd)(d*)").captures(1).threads > 1
+
+
 # ----------------------------------------------------------------------------------------------
 # in queries
 # ----------------------------------------------------------------------------------------------

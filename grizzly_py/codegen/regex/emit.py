@@ -120,9 +120,10 @@ class _Emitter:
 
     def group_text(self, group: int) -> str:
         d, tag = self.r.captures(group), f"g{group}"
-        return "\n".join([f"; the capture automaton of group {group}: {d.states} states",
-                          self.dfa_tables(d, tag), self.op_tables(d, tag), self.run_function(d, tag),
-                          self.group_function(group)]) + "\n"
+        run = [self.op_tables(d, tag), self.run_function(d, tag)] if d.threads > 1 else \
+            [self.single_op_table(d, tag), self.single_run_function(d, tag)]
+        return "\n".join([f"; the capture automaton of group {group}: {d.states} states, at most {d.threads} "
+                          "threads", self.dfa_tables(d, tag), *run, self.group_function(group)]) + "\n"
 
     def dfa_tables(self, d: Dfa, tag: str) -> str:
         """Transitions (next state's row, pre-multiplied, << 2 | match here | empty << 1), what
@@ -374,6 +375,11 @@ lead:
         P, C = self.P, self.c.count
         if len(self.d.init) == 2:  # one lookbehind: the pattern's assertions look at no previous character
             return f"define internal i64 @{P}_lb(ptr %data, i64 %pos) alwaysinline {{\nentry:\n  ret i64 0\n}}\n"
+        after = {lb for k, lb in enumerate(self.d.lookbehind_of) if k != self.c.continuation}
+        if len(after) == 1:  # the assertions ask only whether the position is 0 (^, \A)
+            return (f"define internal i64 @{P}_lb(ptr %data, i64 %pos) alwaysinline {{\nentry:\n"
+                    f"  %atstart = icmp eq i64 %pos, 0\n  %lb = select i1 %atstart, i64 0, i64 {after.pop()}\n"
+                    f"  ret i64 %lb\n}}\n")
         return f"""define internal i64 @{P}_lb(ptr %data, i64 %pos) alwaysinline {{
 entry:
   %atstart = icmp eq i64 %pos, 0
@@ -393,7 +399,10 @@ back:
 
     def scan_function(self, name: str, ranges) -> str:
         """``i64 @name(data, len, pos)``: the first position at or after ``pos`` whose byte lies
-        in ``ranges``, or ``len``."""
+        in ``ranges``, or ``len``. Whole vectors from ``pos``; the last part of a string of at
+        least one vector is the string's last vector, its bytes before the position masked off;
+        a shorter string is read byte by byte."""
+        vector, mask = f"<{_VECTOR} x i8>", f"i{_VECTOR}"
         return f"""define internal i64 @{name}(ptr %data, i64 %len, i64 %pos) {{
 entry:
   br label %vec
@@ -401,19 +410,45 @@ vec:
   %i = phi i64 [%pos, %entry], [%inext, %vmiss]
   %iend = add i64 %i, {_VECTOR}
   %room = icmp ule i64 %iend, %len
-  br i1 %room, label %vload, label %bytes
+  br i1 %room, label %vload, label %rest
 vload:
   %vp = getelementptr inbounds i8, ptr %data, i64 %i
-  %v = load <{_VECTOR} x i8>, ptr %vp, align 1
-{_in_ranges("v", ranges, f"<{_VECTOR} x i8>", "vm", "vr")}
-  %bits = bitcast <{_VECTOR} x i1> %vm to i{_VECTOR}
-  %hit = icmp ne i{_VECTOR} %bits, 0
-  br i1 %hit, label %bytes, label %vmiss
+  %v = load {vector}, ptr %vp, align 1
+{_in_ranges("v", ranges, vector, "vm", "vr")}
+  %bits = bitcast <{_VECTOR} x i1> %vm to {mask}
+  %hit = icmp ne {mask} %bits, 0
+  br i1 %hit, label %vfound, label %vmiss
 vmiss:
   %inext = add i64 %i, {_VECTOR}
   br label %vec
+vfound:
+  %tz = call {mask} @llvm.cttz.{mask}({mask} %bits, i1 true)
+  %tz64 = zext {mask} %tz to i64
+  %at = add i64 %i, %tz64
+  ret i64 %at
+rest:
+  %left = icmp ult i64 %i, %len
+  %whole = icmp uge i64 %len, {_VECTOR}
+  %tail = and i1 %left, %whole
+  br i1 %tail, label %tload, label %bytes
+tload:
+  %base = sub i64 %len, {_VECTOR}
+  %tp = getelementptr inbounds i8, ptr %data, i64 %base
+  %t = load {vector}, ptr %tp, align 1
+{_in_ranges("t", ranges, vector, "tm", "tr")}
+  %tbits = bitcast <{_VECTOR} x i1> %tm to {mask}
+  %skip64 = sub i64 %i, %base
+  %skip = trunc i64 %skip64 to {mask}
+  %tafter = lshr {mask} %tbits, %skip
+  %thit = icmp ne {mask} %tafter, 0
+  br i1 %thit, label %tfound, label %none
+tfound:
+  %ttz = call {mask} @llvm.cttz.{mask}({mask} %tafter, i1 true)
+  %ttz64 = zext {mask} %ttz to i64
+  %tat = add i64 %i, %ttz64
+  ret i64 %tat
 bytes:
-  %j = phi i64 [%i, %vec], [%i, %vload], [%jnext, %bmiss]
+  %j = phi i64 [%i, %rest], [%jnext, %bmiss]
   %more = icmp ult i64 %j, %len
   br i1 %more, label %bload, label %none
 bload:
@@ -737,6 +772,107 @@ eot:
   ret i64 %res
 }}
 """
+
+    def single_op_table(self, d: Dfa, tag: str) -> str:
+        """A capture automaton with at most one thread per state (no choice is ever pending: the
+        common case) needs no register rows: per transition (and per state at the end), one byte
+        says which of the two registers the thread sets (bits 0-1) and whether a match is
+        recorded (bit 4) with which registers set (bits 2-3). ``op1`` is indexed like the
+        transitions, ``op1end`` by state."""
+        C, codes = self.c.count, []
+        for ops in d.ops:
+            code = 0
+            for dst, src, mask in ops:
+                assert src == 0 and dst in (0, MATCH_ROW), (dst, src)  # one thread: it comes from thread 0
+                code |= mask if dst == 0 else 16 | mask << 2
+            codes.append(code)
+        steps = [code for i, code in enumerate(codes) if i % (C + 1) != C]
+        ends = codes[C::C + 1]
+        return (f"@{self.P}_{tag}op1 = internal constant " + _array("i8", steps) + "\n"
+                f"@{self.P}_{tag}op1end = internal constant " + _array("i8", ends))
+
+    def single_run_function(self, d: Dfa, tag: str) -> str:
+        """``@P_<tag>_run`` (as ``run_function``) for a capture automaton with at most one thread
+        per state: the thread's two registers and the match's live in SSA values."""
+        P, C, S = self.P, self.c.count, d.states
+        cont, from_cont = "", ""
+        if self.c.continuation is not None:
+            cont = (f"  %iscont = icmp eq i64 %k, {self.c.continuation}\n"
+                    f"  br i1 %iscont, label %loop, label %apply\napply:\n")
+            from_cont = ", [{}, %body]"
+        phi = (lambda init, nxt, same: f"[{init}, %entry], [{nxt}, %step]" + from_cont.format(same))
+        return f"""define internal i64 @{P}_{tag}_run(ptr %data, i64 %len, i64 %from, i1 %not_empty, i64 %stop, ptr %out) {{
+entry:
+  %lb0 = call i64 @{P}_lb(ptr %data, i64 %from)
+  %ii = shl i64 %lb0, 1
+  %nez = zext i1 %not_empty to i64
+  %iidx = or i64 %ii, %nez
+  %ip = getelementptr inbounds [{len(d.init)} x i32], ptr @{P}_{tag}init, i64 0, i64 %iidx
+  %ir = load i32, ptr %ip
+  %row0 = zext i32 %ir to i64
+  br label %loop
+loop:
+  %pos = phi i64 {phi("%from", "%npos", "%npos")}
+  %row = phi i64 {phi("%row0", "%nrow", "%row")}
+  %r0 = phi i64 {phi("-1", "%w0", "%r0")}
+  %r1 = phi i64 {phi("-1", "%w1", "%r1")}
+  %o0 = phi i64 {phi("-1", "%p0", "%o0")}
+  %o1 = phi i64 {phi("-1", "%p1", "%o1")}
+  %end = phi i64 {phi("-1", "%end2", "%end")}
+  %more = icmp ult i64 %pos, %len
+  br i1 %more, label %body, label %eot
+body:
+  %kc = call {{i64, i64}} @{P}_class(ptr %data, i64 %len, i64 %pos)
+  %k = extractvalue {{i64, i64}} %kc, 0
+  %npos = extractvalue {{i64, i64}} %kc, 1
+{cont}  %ti = add i64 %row, %k
+  %opp = getelementptr inbounds [{S * C} x i8], ptr @{P}_{tag}op1, i64 0, i64 %ti
+  %op = load i8, ptr %opp
+{self._single_ops("%op", "%pos", "%r0", "%r1", "%o0", "%o1", "w", "p")}
+  %tp = getelementptr inbounds [{S * C} x i32], ptr @{P}_{tag}trans, i64 0, i64 %ti
+  %e32 = load i32, ptr %tp
+  %e = zext i32 %e32 to i64
+  %m = trunc i64 %e to i1
+  %end2 = select i1 %m, i64 %pos, i64 %end
+  %nrow = lshr i64 %e, 2
+  %atstop = icmp eq i64 %pos, %stop
+  %dead = icmp ult i64 %nrow, {2 * C}
+  %over = or i1 %atstop, %dead
+  br i1 %over, label %finish, label %step
+step:
+  br label %loop
+finish:
+  store i64 %p0, ptr %out
+  %out1 = getelementptr inbounds i64, ptr %out, i64 1
+  store i64 %p1, ptr %out1
+  ret i64 %end2
+eot:
+  %s = udiv i64 %row, {C}
+  %eop = getelementptr inbounds [{S} x i8], ptr @{P}_{tag}op1end, i64 0, i64 %s
+  %fop = load i8, ptr %eop
+{self._single_ops("%fop", "%len", "%r0", "%r1", "%o0", "%o1", "fw", "fp")}
+  store i64 %fp0, ptr %out
+  %eout1 = getelementptr inbounds i64, ptr %out, i64 1
+  store i64 %fp1, ptr %eout1
+  %efp = getelementptr inbounds [{S} x i8], ptr @{P}_{tag}final, i64 0, i64 %s
+  %ef = load i8, ptr %efp
+  %efm = trunc i8 %ef to i1
+  %res = select i1 %efm, i64 %len, i64 %end
+  ret i64 %res
+}}
+"""
+
+    @staticmethod
+    def _single_ops(op: str, pos: str, r0: str, r1: str, o0: str, o1: str, w: str, p: str) -> str:
+        """IR applying a ``single_op_table`` byte: the thread's registers ``%{w}0 %{w}1`` and the
+        match's ``%{p}0 %{p}1`` after it."""
+        lines = []
+        for bit, name, src in ((1, f"{w}0", r0), (2, f"{w}1", r1), (4, f"{p}m0", r0), (8, f"{p}m1", r1)):
+            lines += [f"  %{name}b = and i8 {op}, {bit}", f"  %{name}s = icmp ne i8 %{name}b, 0",
+                      f"  %{name} = select i1 %{name}s, i64 {pos}, i64 {src}"]
+        lines += [f"  %{p}xb = and i8 {op}, 16", f"  %{p}x = icmp ne i8 %{p}xb, 0",
+                  f"  %{p}0 = select i1 %{p}x, i64 %{p}m0, i64 {o0}", f"  %{p}1 = select i1 %{p}x, i64 %{p}m1, i64 {o1}"]
+        return "\n".join(lines)
 
     def reverse_function(self) -> str:
         """``i64 @P_rscan(data, len, from, end)``: the smallest position ``p >= from`` such that
