@@ -949,7 +949,8 @@ yes:
   br i1 %empty, label %give, label %back
 back:
   %s = call i64 @{P}_rscan(ptr %data, i64 %len, i64 %from, i64 %end)
-  br label %give
+  %started = icmp sge i64 %s, 0  ; a guard: the match the scan found has a start
+  br i1 %started, label %give, label %none
 give:
   %start = phi i64 [%end, %yes], [%s, %back]
   %r0 = insertvalue {{i64, i64}} undef, i64 %start, 0

@@ -3,7 +3,8 @@ string with its first (or every) match, as ``re.sub`` finds them, replaced by li
 
 ``ptr @P_replace(ptr %arena, ptr %s, i64 %n, ptr %v, i64 %vl, i1 %all, ptr %len)``: the result's
 bytes (its length stored at ``%len``): ``%s`` itself where nothing matches, else a copy in the
-kernel's arena (``runtime/strfuncs.ll``), sized for the matches ``@P_count`` counts; null where
+kernel's arena (``runtime/strfuncs.ll``), sized for the matches ``@P_count`` counts (and no more
+are replaced than it counted, so the copy stays inside it whatever ``@P_find`` says); null where
 the arena has no room. It needs the pattern's ``search`` and ``find`` parts with the same
 prefix (``emit.py``) and the runtime's ``@gz_arena_alloc``.
 """
@@ -42,6 +43,7 @@ loop:
   ; copy the text before the match at [%ms, %me), then the value; %src: the next byte to copy
   %src = phi i64 [0, %sized], [%me, %next]
   %out = phi i64 [0, %sized], [%out2, %next]
+  %left = phi i64 [%matches, %sized], [%left1, %next]
   %ms = phi i64 [%fs, %sized], [%ns, %next]
   %me = phi i64 [%fe, %sized], [%ne, %next]
   %before = sub i64 %ms, %src
@@ -52,7 +54,9 @@ loop:
   %d2 = getelementptr inbounds i8, ptr %dst, i64 %out1
   call void @llvm.memcpy.p0.p0.i64(ptr %d2, ptr %v, i64 %vl, i1 false)
   %out2 = add i64 %out1, %vl
-  br i1 %all, label %again, label %tail
+  %left1 = sub i64 %left, 1
+  %more = icmp sgt i64 %left1, 0
+  br i1 %more, label %again, label %tail
 again:
   %empty = icmp eq i64 %ms, %me
   %nm = call {{i64, i64}} @{P}_find(ptr %s, i64 %n, i64 %me, i1 %empty)
