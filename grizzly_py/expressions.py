@@ -394,8 +394,9 @@ class Call(Expr):
 
 class StringFunctions:
     """``expr.str``: string functions. Every one is null-in, null-out; lengths and offsets count
-    code points (UTF-8); a ``pattern`` is a Python regular expression unless ``literal=True``
-    (backreferences and lookaround are refused when the query is defined)."""
+    code points (UTF-8); a ``pattern`` is a Python regular expression unless ``literal=True``, with
+    ``re``'s matches (backreferences and lookaround are refused when the query is defined; see
+    docs/semantics.md, "Regular expressions")."""
 
     def __init__(self, expr: Expr):
         self._expr = expr

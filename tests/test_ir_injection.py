@@ -16,7 +16,11 @@ is checked here:
 - ``jit.check_symbols`` refuses a module that declares a function outside the runtime or defines
   one the runtime calls;
 - ``ir_text``'s two forms: a comment is one line of printable ASCII that decodes back to the
-  text; a byte constant holds exactly the bytes (read back from compiled code).
+  text; a byte constant holds exactly the bytes (read back from compiled code);
+- regular expressions around hostile text (quotes, line breaks, ``}``, ``@``, NULs, the
+  exploit): every module compiled for ``contains``/``count_matches``/``extract``/``replace_all``
+  defines only generated symbols, the results equal the reference's, and the pattern's text is
+  in the IR only as an escaped comment.
 """
 
 from __future__ import annotations
@@ -401,6 +405,58 @@ def test_string_literals_are_byte_constants_in_the_ir(tmp_path):
     ir = "\n".join(generate_pipeline(p).ir for p in build_physical_plan(Query(stream.node)).pipelines)
     assert 'c"a\\22\\0A; define"' in ir
     assert "\n; define" not in ir and not any(line.startswith(" define") for line in ir.splitlines())
+
+
+# ----------------------------------------------------------------------------------------------
+# Regular expressions: a pattern reaches the IR as tables of numbers and escaped comments only
+# ----------------------------------------------------------------------------------------------
+PATTERN_SHAPES = ["(?:{e})+", "({e})|x+", "[{c}]+({e})?", "(?i)^{e}.*$", "(?:{e}|\\s)*?(\\w)"]
+
+
+@st.composite
+def hostile_patterns(draw) -> tuple[str, str]:
+    """A regular expression (not plain text) built around hostile text, and a text that holds it."""
+    text = draw(hostile_text.filter(bool))
+    shape = draw(st.sampled_from(PATTERN_SHAPES))
+    return shape.format(e=re.escape(text), c="".join(re.escape(ch) for ch in text)), text
+
+
+def pattern_query(env, pattern: str, text: str, value: str):
+    table = pa.table({"ts": pa.array([0, 1, 2, 3], pa.int64()), "s": pa.array([text, "x" + text + "\n", "", None])})
+    s = col("s").str
+    group = min(1, re.compile(pattern).groups)
+    return env.from_arrow(table, timestamp="ts").filter(s.contains(pattern) | col("s").is_null()).select(
+        "ts", n=s.count_matches(pattern), x=s.extract(pattern, group), r=s.replace_all(pattern, value))
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+          deadline=None)
+@given(case=hostile_patterns(), value=hostile_text)
+def test_hostile_patterns_run_as_data(case, value, compiled_symbols):
+    pattern, text = case
+    compiled_symbols.clear()
+    expected, _ = reference.run(pattern_query(gz.StreamEnvironment(), pattern, text, value).node)
+    assert_tables_equal(pattern_query(gz.StreamEnvironment(), pattern, text, value).execute_and_collect(), expected)
+    assert compiled_symbols, "no module was compiled (the check saw nothing)"
+    assert_only_generated_symbols(compiled_symbols)
+
+
+def test_a_pattern_that_defines_calloc_runs_as_data(tmp_path, compiled_symbols):
+    """The exploit's text as a pattern: in the automaton's comment block (escaped) and in its
+    tables (numbers), never code."""
+    marker = tmp_path / "injected"
+    text = exploit_name(marker, "gz_injected_pattern")
+    pattern = f"({re.escape(text)})+|x"
+    stream = pattern_query(gz.StreamEnvironment(), pattern, text, text)
+    ir = "\n".join(generate_pipeline(p).ir for p in build_physical_plan(Query(stream.node)).pipelines)
+    lines = ir.splitlines()
+    comments = [line for line in lines if line.startswith("; regular expression /")]
+    assert comments and all("@gz_cmd" in line and "gz_injected_pattern" in line for line in comments)  # whole
+    assert not any(line.startswith(("@gz_cmd", "define ptr @calloc", "declare i32 @system")) for line in lines)
+    expected, _ = reference.run(pattern_query(gz.StreamEnvironment(), pattern, text, text).node)
+    assert_tables_equal(stream.execute_and_collect(), expected)
+    assert not marker.exists(), "a pattern ran as native code"
+    assert_only_generated_symbols(compiled_symbols, forbidden=("calloc", "system", "gz_injected_pattern"))
 
 
 if os.environ.get("GRIZZLY_INJECTION_SOAK"):  # a longer run: GRIZZLY_INJECTION_SOAK=1 pytest tests/test_ir_injection.py

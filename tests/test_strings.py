@@ -2,7 +2,8 @@
 
 Hypothesis draws strings (ASCII, Latin-1 letters with their case, the multiplication and division
 signs, CJK, emoji, NUL, empty strings, nulls, plain and dictionary-encoded columns), random
-function trees over them (nested: a slice of a lowercase of a concatenation...), and times over
+function trees over them (nested: a slice of a lowercase of a concatenation...), patterns that
+are plain text and regular expressions (``tests/test_regex.py`` has the grammar), and times over
 the whole int64 range; each query runs compiled, as a projection and as a filter, at
 parallelism 1 and 2 with random batches, and must give the reference's table. Hand cases pin
 the documented edges (polars' slice clamping, split_part of an empty string, empty patterns,
@@ -10,6 +11,8 @@ strftime's years before 1000 and before year 0).
 """
 
 from __future__ import annotations
+
+import re
 
 import pyarrow as pa
 import pytest
@@ -25,6 +28,8 @@ from strategies import assert_tables_equal
 ALPHABET = "ab,. AZéÉßÿ×÷日😀\x00"
 texts = st.text(alphabet=ALPHABET, max_size=8)
 pieces = st.text(alphabet="ab,. éÉ日", max_size=3)  # literals: patterns, separators, values
+regexes = st.sampled_from([r"a+", r"[é日]", r"\bb", r"(a|é)(\w*)", r"x*", r"^a|b$", r"(?i)É", r"\d|\s", r"日.",
+                           r"(?s)\x00.?"])
 
 
 @st.composite
@@ -33,7 +38,8 @@ def string_exprs(draw, depth: int = 2) -> Expr:
     if depth == 0 or draw(st.integers(0, 3)) == 0:
         return draw(st.sampled_from([col("s"), col("d"), col("s"), lit("x,é")]))
     inner = draw(string_exprs(depth - 1))
-    kind = draw(st.sampled_from(["lower", "upper", "slice", "split", "replace", "replace_all", "concat", "if_else"]))
+    kind = draw(st.sampled_from(["lower", "upper", "slice", "split", "replace", "replace_all", "regex_replace",
+                                 "extract", "concat", "if_else"]))
     if kind == "lower":
         return inner.str.to_lowercase()
     if kind == "upper":
@@ -44,6 +50,11 @@ def string_exprs(draw, depth: int = 2) -> Expr:
         return inner.str.split_part(draw(st.sampled_from([",", ".", "é", "ab"])), draw(st.integers(0, 3)))
     if kind in ("replace", "replace_all"):
         return getattr(inner.str, kind)(draw(pieces), draw(pieces), literal=True)
+    if kind == "regex_replace":
+        return getattr(inner.str, draw(st.sampled_from(["replace", "replace_all"])))(draw(regexes), draw(pieces))
+    if kind == "extract":
+        pattern = draw(regexes)
+        return inner.str.extract(pattern, draw(st.integers(0, re.compile(pattern).groups)))
     if kind == "concat":
         return concat_str(inner, draw(string_exprs(depth - 1)), separator=draw(st.sampled_from(["", "-", "é"])))
     return if_else(col("k") > 0, inner, draw(string_exprs(depth - 1)))
@@ -53,9 +64,13 @@ def string_exprs(draw, depth: int = 2) -> Expr:
 def scalar_exprs(draw) -> Expr:
     """A bool or int64 function of a string expression."""
     s = draw(string_exprs())
-    kind = draw(st.sampled_from(["contains", "starts", "ends", "len", "count", "eq"]))
+    kind = draw(st.sampled_from(["contains", "regex", "starts", "ends", "len", "count", "regex_count", "eq"]))
     if kind == "contains":
         return s.str.contains(draw(pieces), literal=True)
+    if kind == "regex":
+        return s.str.contains(draw(regexes))
+    if kind == "regex_count":
+        return s.str.count_matches(draw(regexes))
     if kind == "starts":
         return s.str.starts_with(draw(pieces))
     if kind == "ends":
@@ -138,6 +153,9 @@ def test_dates_match_the_reference(ms, fmt, time_type):
     (col("s").str.count_matches("", literal=True), "日本", 3), (col("s").str.count_matches("aa", literal=True), "aaaa", 2),
     (col("s").str.to_uppercase(), "àÿ×÷ß", "ÀÿÀ÷ß".replace("ÀÿÀ", "Àÿ×")), (col("s").str.to_lowercase(), "ÀÞ×", "àþ×"),
     (col("s").str.len_chars(), "a😀b", 3),
+    (col("s").str.replace_all(r"x*", "-"), "abxd", "-a-b--d-"), (col("s").str.replace(r"x*", "-"), "xa", "-a"),
+    (col("s").str.count_matches(r"\b"), "ab c", 4), (col("s").str.extract(r"(a)|b", 1), "b", None),
+    (col("s").str.extract(r"(a)|b", 0), "cb", "b"), (col("s").str.replace_all(r"(a)", r"\1"), "ba", r"b\1"),
 ])
 def test_documented_edges(expr, value, want):
     table = pa.table({"ts": [0], "s": [value]})

@@ -58,6 +58,7 @@ class EmitContext:
     _string_constants: dict = field(default_factory=dict)
     _dict_codes: dict = field(default_factory=dict)  # (column, literal) or ("param", i) -> its register
     scratch: set = field(default_factory=set)    # what the entry block set up once (the arena, scratch words)
+    regexes: dict = field(default_factory=dict)  # pattern -> (prefix, parts defined): functions.regex_functions
     epilogue: list[str] = field(default_factory=list)  # lines every exit of the kernel runs
 
     def fresh(self, hint: str = "t") -> str:

@@ -6,8 +6,10 @@ an Arrow buffer, a literal or the arena) and returns the result's value; every f
 null-in, null-out, so the result is valid where every argument is (``emit_call`` does that), and
 an emitter may narrow it (``split_part`` of an absent piece). The work is in the runtime
 (``runtime/strfuncs.ll``: search, UTF-8, case mapping, replacement, the civil calendar, digits);
-new text goes to the kernel's arena (``arena``), which the kernel frees on every exit. Patterns
-are literal text here; regular expressions are compiled to automata (``codegen/regex/``).
+new text goes to the kernel's arena (``arena``), which the kernel frees on every exit. A pattern
+that is plain text (``literal=True``, or a regular expression without special characters) is
+searched for by the runtime; a regular expression runs as its compiled automaton
+(``codegen/regex/``): internal functions defined once per pattern per module (``regex_functions``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import Callable
 from ..expressions import Call
 from . import abi
 from .emit_context import EmitContext, Value
+from .regex import Regex, compile_pattern
+from .regex.replace import replace_module
 
 # (expr_emitter, call, argument values) -> the result (its validity narrowed by emit_call)
 Emitter = Callable[[object, Call, list[Value]], Value]
@@ -85,22 +89,47 @@ def _and(ctx: EmitContext, a: str, b: str) -> str:
     return out
 
 
-def _plain(call: Call, what: str) -> str:
-    """The literal text of ``call``'s pattern; a regular expression that is not plain text is not
-    compiled here yet."""
+def _pattern(call: Call) -> tuple[str | None, Regex | None]:
+    """``(text, None)`` when ``call``'s pattern is plain text (``re`` finds exactly its
+    occurrences, as the runtime's substring search does), else ``(None, the compiled pattern)``."""
     pattern = call.option("pattern")
-    if call.option("literal", False) or re.escape(pattern) == pattern:
-        return pattern
-    raise NotImplementedError(f"{call!r}: regular expressions in {what} are not compiled yet (plain text "
-                              f"with literal=True is)")
+    if call.option("literal", False):
+        return pattern, None
+    regex = compile_pattern(pattern)
+    return (regex.literal, None) if regex.literal is not None else (None, regex)
+
+
+def regex_functions(ctx: EmitContext, regex: Regex, *, find: bool = False, group: int = 0,
+                    replace: bool = False) -> str:
+    """The prefix of ``regex``'s functions in the kernel's module (``codegen/regex/emit.py``):
+    ``_search`` and ``_count``, with ``find`` also ``_find``, with ``group`` also ``_group<group>``,
+    with ``replace`` also ``_replace``. Each part is defined once per pattern per module."""
+    prefix, defined = ctx.regexes.setdefault(regex.pattern, (f"{ctx.prefix}.rx{len(ctx.regexes)}", set()))
+    parts = [("search", regex.emit_search)]
+    if find or group or replace:
+        parts.append(("find", regex.emit_find))
+    if group:
+        parts.append((f"group{group}", lambda p: regex.emit_group(p, group)))
+    if replace:
+        parts.append(("replace", replace_module))
+    for part, emit in parts:
+        if part not in defined:
+            defined.add(part)
+            ctx.globals.append(emit(prefix))
+    return prefix
 
 
 # --- predicates and counts -------------------------------------------------------------------
 @emits("str.contains")
 def _contains(emitter, call, args):
     s, ctx = args[0], emitter.ctx
-    p, m = literal(emitter, _plain(call, "str.contains"))
-    f, out = ctx.fresh("find"), ctx.fresh("has")
+    text, regex = _pattern(call)
+    out = ctx.fresh("has")
+    if regex is not None:
+        ctx.emit(f"{out} = call i1 @{regex_functions(ctx, regex)}_search(ptr {s.val}, i64 {s.length})")
+        return Value("bool", out, "true")
+    p, m = literal(emitter, text)
+    f = ctx.fresh("find")
     ctx.emit(f"{f} = call i64 @gz_str_find(ptr {s.val}, i64 {s.length}, ptr {p}, i64 {m}, i64 0)")
     ctx.emit(f"{out} = icmp sge i64 {f}, 0")
     return Value("bool", out, "true")
@@ -127,8 +156,12 @@ def _len_chars(emitter, call, args):
 @emits("str.count_matches")
 def _count_matches(emitter, call, args):
     s, ctx = args[0], emitter.ctx
-    p, m = literal(emitter, _plain(call, "str.count_matches"))
+    text, regex = _pattern(call)
     out = ctx.fresh("nmatch")
+    if regex is not None:
+        ctx.emit(f"{out} = call i64 @{regex_functions(ctx, regex)}_count(ptr {s.val}, i64 {s.length})")
+        return Value("int", out, "true")
+    p, m = literal(emitter, text)
     ctx.emit(f"{out} = call i64 @gz_str_count(ptr {s.val}, i64 {s.length}, ptr {p}, i64 {m})")
     return Value("int", out, "true")
 
@@ -195,18 +228,55 @@ def _split_part(emitter, call, args):
 
 @emits("str.replace", "str.replace_all")
 def _replace(emitter, call, args):
+    """The first (or every) match replaced by the literal ``value`` (``re.sub``'s matches)."""
     s, ctx = args[0], emitter.ctx
-    p, m = literal(emitter, _plain(call, call.func))
+    text, regex = _pattern(call)
     v, vl = literal(emitter, call.option("value"))
     len_a, out, oom, n = ctx.fresh("rl"), ctx.fresh("rep"), ctx.fresh("room"), ctx.fresh("rn")
     ctx.preamble.append(f"  {len_a} = alloca i64, align 8")
     every = "true" if call.func == "str.replace_all" else "false"
-    ctx.emit(f"{out} = call ptr @gz_str_replace(ptr {arena(ctx)}, ptr {s.val}, i64 {s.length}, ptr {p}, i64 {m}, "
-             f"ptr {v}, i64 {vl}, i1 {every}, ptr {len_a})")
+    if regex is not None:
+        ctx.emit(f"{out} = call ptr @{regex_functions(ctx, regex, replace=True)}_replace(ptr {arena(ctx)}, "
+                 f"ptr {s.val}, i64 {s.length}, ptr {v}, i64 {vl}, i1 {every}, ptr {len_a})")
+    else:
+        p, m = literal(emitter, text)
+        ctx.emit(f"{out} = call ptr @gz_str_replace(ptr {arena(ctx)}, ptr {s.val}, i64 {s.length}, ptr {p}, "
+                 f"i64 {m}, ptr {v}, i64 {vl}, i1 {every}, ptr {len_a})")
     ctx.emit(f"{oom} = icmp eq ptr {out}, null")
     ctx.error_branch(oom, abi.ERROR_OUT_OF_MEMORY)
     ctx.emit(f"{n} = load i64, ptr {len_a}")
     return Value("str", out, "true", length=n)
+
+
+@emits("str.extract")
+def _extract(emitter, call, args):
+    """Capture group ``group_index`` (0: the whole match) of the first match: a view of the
+    argument, null where nothing matches or the group took no part in the match."""
+    s, ctx = args[0], emitter.ctx
+    regex, group = compile_pattern(call.option("pattern")), call.option("group_index")
+    prefix = regex_functions(ctx, regex, find=True, group=group)
+    m, start, end, found = ctx.fresh("xm"), ctx.fresh("xs"), ctx.fresh("xe"), ctx.fresh("xf")
+    ctx.emit(f"{m} = call {{i64, i64}} @{prefix}_find(ptr {s.val}, i64 {s.length}, i64 0, i1 false)")
+    ctx.emit(f"{start} = extractvalue {{i64, i64}} {m}, 0")
+    ctx.emit(f"{end} = extractvalue {{i64, i64}} {m}, 1")
+    ctx.emit(f"{found} = icmp sge i64 {start}, 0")
+    if group:
+        # run on an empty span where nothing matched: no branch, and the group is not found
+        s0, e0, g = ctx.fresh("xs"), ctx.fresh("xe"), ctx.fresh("xg")
+        ctx.emit(f"{s0} = select i1 {found}, i64 {start}, i64 0")
+        ctx.emit(f"{e0} = select i1 {found}, i64 {end}, i64 0")
+        ctx.emit(f"{g} = call {{i64, i64}} @{prefix}_group{group}(ptr {s.val}, i64 {s.length}, i64 {s0}, i64 {e0})")
+        start, end, found = ctx.fresh("xs"), ctx.fresh("xe"), ctx.fresh("xf")
+        ctx.emit(f"{start} = extractvalue {{i64, i64}} {g}, 0")
+        ctx.emit(f"{end} = extractvalue {{i64, i64}} {g}, 1")
+        ctx.emit(f"{found} = icmp sge i64 {start}, 0")
+    first, n, ptr = ctx.fresh("xs"), ctx.fresh("xn"), ctx.fresh("xp")
+    ctx.emit(f"{first} = select i1 {found}, i64 {start}, i64 0")
+    span = ctx.fresh("xn")
+    ctx.emit(f"{span} = sub i64 {end}, {start}")
+    ctx.emit(f"{n} = select i1 {found}, i64 {span}, i64 0")
+    ctx.emit(f"{ptr} = getelementptr inbounds i8, ptr {s.val}, i64 {first}")
+    return Value("str", ptr, found, length=n)
 
 
 @emits("concat_str")
