@@ -217,7 +217,7 @@ class Digest:
         return {"total": self.total, "groups": self.groups, "fingerprint": self.fingerprint}
 
 
-def _string_hashes(column: pa.ChunkedArray) -> np.ndarray:
+def string_hashes(column: pa.ChunkedArray) -> np.ndarray:
     """A string column as int64: a stable 64-bit hash of each value (hashed once per distinct
     value), so that string columns take part in the fingerprint and the row order."""
     if pa.types.is_dictionary(column.type):
@@ -230,7 +230,7 @@ def _string_hashes(column: pa.ChunkedArray) -> np.ndarray:
     return hashes[encoded.indices.to_numpy(zero_copy_only=False)]
 
 
-def _is_string(t: pa.DataType) -> bool:
+def is_string(t: pa.DataType) -> bool:
     t = t.value_type if pa.types.is_dictionary(t) else t
     return pa.types.is_string(t) or pa.types.is_large_string(t)
 
@@ -242,7 +242,7 @@ def digest(result: pa.Table) -> Digest:
     columns = [result.column(i) for i in range(result.num_columns)]
     if any(c.null_count for c in columns):
         raise ValueError("result has nulls")
-    arrays = [_string_hashes(c) if _is_string(c.type) else
+    arrays = [string_hashes(c) if is_string(c.type) else
               c.to_numpy() if c.num_chunks else np.empty(0, c.type.to_pandas_dtype())
               for c in columns]
     ints = [np.ascontiguousarray(a, dtype=np.int64) for a in arrays if a.dtype.kind in "iu"]

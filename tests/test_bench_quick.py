@@ -3,7 +3,7 @@
 Every workload of bench/workloads.py runs on small data with the fast peers that are installed
 (hand-written C and numpy always; polars and DuckDB with the ``bench`` extra): grizzly-py's
 result must equal the other peers' in every runnable case (the join workloads included, with
-results that are not empty), no case may be pending (StreamBox's top-k runs since agg.top_k), a
+results that are not empty, the string workload against pyarrow, polars and DuckDB), no case may be pending (StreamBox's top-k runs since agg.top_k), a
 peer that cannot be installed must be reported missing with the reason, and the Markdown and
 JSON reports must be written. The result digest that the cross-check compares is tested on its own below.
 """
@@ -24,8 +24,9 @@ sys.path.insert(0, str(ROOT))
 from bench import suite, suite_report  # noqa: E402
 from bench.peers.suite import table_of  # noqa: E402
 from bench.window_workloads import digest  # noqa: E402
-from bench.workloads import WORKLOADS  # noqa: E402
+from bench.workloads import WORKLOADS, row_digest  # noqa: E402
 from grizzly_py.cli import main  # noqa: E402
+from grizzly_py.workloads import bid_strings  # noqa: E402
 
 pytestmark = pytest.mark.slow  # runs the benchmark suite's quick mode
 
@@ -100,6 +101,29 @@ def test_join_workloads_run_against_the_batch_peers(quick_run):
             assert c.check.ok and expected <= set(c.check.agreeing), (w.workload.name, c.check)
             assert c.check.reference.groups > 0, f"{w.workload.name} {c.case.label}: empty result"
     assert seen == JOIN_CASES
+
+
+def test_string_workload_runs_against_the_batch_peers(quick_run):
+    # every case of the string workload: grizzly-py agrees with pyarrow.compute (the numpy
+    # peer), and with polars and DuckDB where the bench extra installed them
+    import importlib.util
+
+    result, _, _ = quick_run
+    strings = next(w for w in result.workloads if w.workload.name == "strings")
+    assert [c.case.label for c in strings.cases] == list(bid_strings.CASES)
+    expected = {"grizzly", "numpy"} | {p for p in ("polars", "duckdb") if importlib.util.find_spec(p)}
+    for c in strings.cases:
+        assert c.check.ok and expected <= set(c.check.agreeing), (c.case.label, c.check)
+        assert c.check.reference.groups > 0, f"strings {c.case.label}: empty result"
+
+
+def test_row_digest_ignores_row_order_and_hashes_strings():
+    rows = table_of(auction=[1, 2, 1], channel=pa.array(["a", "b", "a"]), dir1=pa.array(["x", "", "x"]))
+    assert row_digest(rows) == row_digest(rows.take([2, 0, 1]))
+    assert row_digest(rows) != row_digest(rows.slice(1))
+    assert row_digest(rows) != row_digest(rows.set_column(2, "dir1", pa.array(["x", "y", "x"])))
+    swapped = rows.set_column(1, "channel", pa.array(["x", "", "x"])).set_column(2, "dir1", pa.array(["a", "b", "a"]))
+    assert row_digest(rows) != row_digest(swapped)  # a value's column counts
 
 
 def test_digest_ignores_row_order_and_counts_duplicates_and_strings():
