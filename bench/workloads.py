@@ -129,6 +129,14 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              "bids: auction, bidder, 0.908 * price, dateTime", make=_bids, result="rows", windows=False),
     Workload("nexmark-q2", "Nexmark",
              "bids where auction % 123 == 0: auction, price", make=_bids, result="rows", windows=False),
+    Workload("nexmark-q10", "Nexmark (Flink suite)",
+             "bids: auction, bidder, price, dateTime, extra and the date 'yyyy-MM-dd' and time 'HH:mm' "
+             "of dateTime as strings (UTC)", make=_bids, result="rows", windows=False),
+    Workload("nexmark-q14", "Nexmark (Flink suite)",
+             "bids whose 0.908 * price lies in (1M, 50M): auction, bidder, converted price, "
+             "dayTime/nightTime/otherTime from the hour, dateTime, extra and its number of 'c' "
+             "(str.count_matches, literal, for the suite's count_char UDF)",
+             make=_bids, result="rows", windows=False),
     Workload("nexmark-q5", "Nexmark",
              "hot items: bids per auction in 10 s windows sliding by 2 s (chained windows); case "
              "max-count: the max count per window (steps 1-2); hot-items: the auctions whose count "

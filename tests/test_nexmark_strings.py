@@ -1,11 +1,15 @@
-"""Nexmark's string and date queries (Q10, Q14, Q21, Q22 of the Flink suite) and the strings of
-the bid generator (``grizzly_py/workloads/nexmark.py``).
+"""Nexmark's string and date queries (Q10, Q14, Q21, Q22 of the Flink suite), the other two
+queries of the ``strings`` bench workload (``grizzly_py/workloads/bid_strings.py``) and the
+strings of the bid generator (``grizzly_py/workloads/nexmark.py``).
 
-Each query runs compiled (Q21 once compiled regular expressions land) at parallelism 1 and 2, on a few input sizes cut into batches of a few
-sizes, and must give the reference evaluator's table. Q14 also runs on bids spread over a day,
-so that every branch of its time-of-day ``if_else`` is taken. The generator's strings are
-checked against the shape of the suite's BidGenerator: hot and other channels, one url per
-channel, ``channel_id`` parameters (Java's ``Math.abs(Integer.reverse(j))``), ``extra``.
+Each query runs compiled at parallelism 1 and 2, on a few input sizes cut into batches of a few
+sizes, and must give the reference evaluator's table. Q21 needs a compiled regular expression
+(``str.extract``): while the engine raises ``NotImplementedError`` for it, its compiled case is
+skipped with that message (detected from the exception, so it runs as soon as regexes compile);
+the reference's Q21 is checked against Python's ``re`` meanwhile. Q14 also runs on bids spread
+over a day, so that every branch of its time-of-day ``if_else`` is taken. The generator's
+strings are checked against the shape of the suite's BidGenerator: hot and other channels, one
+url per channel, ``channel_id`` parameters (Java's ``Math.abs(Integer.reverse(j))``), ``extra``.
 """
 
 from __future__ import annotations
@@ -19,11 +23,15 @@ import pytest
 
 import grizzly_py as gz
 from grizzly_py import reference
-from grizzly_py.workloads import nexmark
+from grizzly_py.workloads import bid_strings, nexmark
 
 from strategies import assert_tables_equal
 
-QUERIES = {"q10": nexmark.q10, "q14": nexmark.q14, "q22": nexmark.q22}
+QUERIES = {"q10": nexmark.q10, "q14": nexmark.q14, "q21": nexmark.q21, "q22": nexmark.q22,
+           "url-contains": bid_strings.url_contains, "distinct-channels": bid_strings.distinct_channels}
+NEEDS_REGEX = {"q21"}
+# what the engine says while a regular expression is not compiled (codegen/functions.py)
+REGEX_NOT_COMPILED = re.compile(r"str\.extract is not compiled|regular expressions? .*not compiled")
 
 
 def compiled_and_reference(query, bids: pa.Table, parallelism: int) -> tuple[pa.Table, pa.Table]:
@@ -38,10 +46,34 @@ def compiled_and_reference(query, bids: pa.Table, parallelism: int) -> tuple[pa.
 @pytest.mark.parametrize("n_events, batch_rows", [(0, 64), (1_500, 97), (40_000, 8_192)])
 def test_queries_match_the_reference(name, parallelism, n_events, batch_rows):
     bids = nexmark.generate_bids(n_events, seed=5, batch_rows=batch_rows)
-    actual, expected = compiled_and_reference(QUERIES[name], bids, parallelism)
+    try:
+        actual, expected = compiled_and_reference(QUERIES[name], bids, parallelism)
+    except NotImplementedError as exc:
+        if name in NEEDS_REGEX and REGEX_NOT_COMPILED.search(str(exc)):
+            pytest.skip(f"{name} awaits compiled regular expressions: {exc}")
+        raise
     assert_tables_equal(actual, expected)
     if n_events:
         assert expected.num_rows > 0
+
+
+def test_q21_reference_is_the_suites_query():
+    # the reference evaluator's Q21 against the suite's SQL evaluated row by row with Python's re
+    # (REGEXP_EXTRACT: the first match, group 2), so that Q21 is checked before it compiles
+    bids = nexmark.generate_bids(20_000, seed=9, batch_rows=3_000)
+    actual, _ = reference.run(nexmark.q21(gz.StreamEnvironment(), bids).node)
+    pattern, expected = re.compile(nexmark.Q21_CHANNEL_ID), []
+    for row in bids.select(["auction", "bidder", "price", "channel", "url"]).to_pylist():
+        url, lower = row.pop("url"), row["channel"].lower()
+        found = pattern.search(url)
+        channel_id = (str(nexmark.Q21_CHANNELS.index(lower)) if lower in nexmark.Q21_CHANNELS
+                      else found.group(2) if found else None)
+        if channel_id is not None:
+            expected.append(dict(row, channel_id=channel_id))
+    assert actual.to_pylist() == expected
+    ids = actual.column("channel_id").to_pylist()
+    assert {"0", "1", "2", "3"} <= set(ids) and len(set(ids)) > 1_000  # hot channels and url ids
+    assert 0.9 < len(ids) / bids.num_rows < 0.97  # (half hot, 9 in 10 of the others have an id)
 
 
 def _over_a_day(bids: pa.Table) -> pa.Table:

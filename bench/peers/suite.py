@@ -7,8 +7,9 @@ They extend the window workloads' peers (``bench/peers/windowed.py``: ``agg_type
 session, C compilation in ``setup``). The YSB-shaped workloads (``ysb``, ``state-size``,
 ``adaptive-range``, ``adaptive-skew``) run the YSB peers' own query on their data. The join
 workloads' queries (Nexmark Q7, Q8, StreamBox's temporal join) come from the mixins of
-``bench/peers/joins.py``, the string workload's from those of ``bench/peers/strings.py``. A peer without a method for a workload is reported ``no query`` by the
-runner without being started.
+``bench/peers/joins.py``, the string workload's and Nexmark Q10's and Q14's from those of
+``bench/peers/strings.py``. A peer without a method for a workload is reported ``no query`` by
+the runner without being started.
 """
 
 from __future__ import annotations
@@ -42,10 +43,9 @@ SB_W = streambox.WINDOW_MS
 
 def join_how(peer: str, how: dict[str, str]) -> dict[str, str]:
     """A peer's ``how`` with its join workloads (the temporal join as a part of streambox's) and,
-    where it has them, its string queries."""
+    where it has them, its string queries (the strings workload, Nexmark Q10 and Q14)."""
     joins = JOIN_HOW[peer]
-    strings = {"strings": STRINGS_HOW[peer]} if peer in STRINGS_HOW else {}
-    return dict(how, **strings, **{"nexmark-q7": joins["nexmark-q7"], "nexmark-q8": joins["nexmark-q8"],
+    return dict(how, **STRINGS_HOW.get(peer, {}), **{"nexmark-q7": joins["nexmark-q7"], "nexmark-q8": joins["nexmark-q8"],
                                    "streambox": how["streambox"] + "; temporal join: " + joins["temporal-join"]})
 
 
@@ -101,6 +101,10 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return nexmark.q1(env, t)
         if w == "nexmark-q2":
             return nexmark.q2(env, t)
+        if w == "nexmark-q10":
+            return nexmark.q10(env, t)
+        if w == "nexmark-q14":
+            return nexmark.q14(env, t)
         if w == "nexmark-q5":
             return nexmark.q5(env, t) if p == "hot-items" else nexmark.q5_counts(env, t)
         if w == "nexmark-q7":
@@ -143,6 +147,8 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
                             auctions=out["auctions"])
         if w == "strings":
             return normalized_strings(p, out)
+        if w in ("nexmark-q10", "nexmark-q14"):
+            return normalized_strings(w, out)
         if w == "streambox":
             if p == "temporal-join":
                 return table_of(window_start=out["window_start"], key=out["key"], event_time=out["event_time"],
@@ -177,7 +183,7 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
 
 GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",
                      "agg-types", "concurrent-windows", "count-windows", "selection", "nexmark-q1",
-                     "nexmark-q2", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox", "strings")
+                     "nexmark-q2", "nexmark-q10", "nexmark-q14", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox", "strings")
 GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WORKLOADS)
 
 
