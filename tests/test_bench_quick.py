@@ -145,6 +145,23 @@ def test_string_queries_run_against_the_batch_peers(quick_run, workload, case):
     assert "grizzly" in c.check.agreeing, c.check
 
 
+def test_strings_runner_runs_cases_interleaved_with_the_workloads_digest(tmp_path, capsys):
+    # python -m bench.strings: the suite's string cases, each peer set up once per case and run
+    # round by round, results digested as rows (row_digest) and cross-checked
+    from bench import strings
+
+    assert strings.main(["--cases", "url-contains,nexmark-q14", "--rows", "20000", "--repeat", "2",
+                         "--peers", "numpy,grizzly", "--out", str(tmp_path)]) == 0
+    doc = json.loads(next(tmp_path.glob("strings-*.json")).read_text())
+    assert [c["case"] for c in doc["cases"]] == ["url-contains", "nexmark-q14"]
+    for case in doc["cases"]:
+        assert case["cross_check"]["ok"] and sorted(case["cross_check"]["agreeing"]) == ["grizzly", "numpy"]
+        assert case["cross_check"]["reference"]["groups"] > 0
+        assert all(len(p["runs"]["seconds"]) == 2 for p in case["peers"])
+    out = capsys.readouterr().out
+    assert "grizzly ÷ numpy" in out and "ok (2 agree)" in out
+
+
 def test_row_digest_ignores_row_order_and_hashes_strings():
     rows = table_of(auction=[1, 2, 1], channel=pa.array(["a", "b", "a"]), dir1=pa.array(["x", "", "x"]))
     assert row_digest(rows) == row_digest(rows.take([2, 0, 1]))
