@@ -174,7 +174,8 @@ class _ForkedRunner:
     Each child closes the parent's ends of the other runners' pipes, so a child gets EOF (and
     exits) as soon as the parent goes away."""
 
-    def __init__(self, peer: Peer, data: Any, n_records: int, log: Callable[[str], None]):
+    def __init__(self, peer: Peer, data: Any, n_records: int, log: Callable[[str], None],
+                 summarize: Callable[[Any], Any] = summarize):
         self.result, self.log = PeerResult(peer.name, peer.description, runs=Runs(n_records)), log
         sys.stdout.flush()
         sys.stderr.flush()
@@ -186,7 +187,7 @@ class _ForkedRunner:
             try:
                 for fd in _PARENT_FDS | {self._command, self._reply}:
                     os.close(fd)
-                runner = PeerRunner(peer, n_records, lambda line: None)  # (the parent logs)
+                runner = PeerRunner(peer, n_records, lambda line: None, summarize)  # (the parent logs)
                 with os.fdopen(command_r, "rb") as commands, os.fdopen(reply_w, "wb") as replies:
                     pickle.dump((runner.setup(data), runner.live), replies)
                     replies.flush()
@@ -253,9 +254,11 @@ class _ForkedRunner:
 
 
 def run_interleaved(peers: Sequence[Peer], data: Any, n_records: int, repeat: int,
-                    in_process: bool = False, log: Callable[[str], None] = print) -> list[PeerResult]:
+                    in_process: bool = False, log: Callable[[str], None] = print,
+                    summarize: Callable[[Any], Any] = summarize) -> list[PeerResult]:
     """Every peer set up first (each in a forked child of its own, unless ``in_process``), then
-    ``repeat`` rounds of one run of every peer in turn. A shared host's speed drifts by tens of
+    ``repeat`` rounds of one run of every peer in turn (``summarize`` digests each run's result,
+    as in ``run_peer``). A shared host's speed drifts by tens of
     percent over minutes: timed back to back, a peer's runs caught one phase of the drift and the
     next peer another, so their ratios carried it; round by round every peer samples each
     phase alike. (Each child waits on its pipe between runs, so no two peers run at once.)"""
@@ -264,9 +267,9 @@ def run_interleaved(peers: Sequence[Peer], data: Any, n_records: int, repeat: in
     try:
         for peer in peers:
             if forked:
-                runners.append(_ForkedRunner(peer, data, n_records, log))
+                runners.append(_ForkedRunner(peer, data, n_records, log, summarize))
             else:
-                runners.append(PeerRunner(peer, n_records, log))
+                runners.append(PeerRunner(peer, n_records, log, summarize))
                 runners[-1].setup(data)
             if not runners[-1].live:
                 log(f"  {peer.name}: {runners[-1].result.status}: {runners[-1].result.error}")

@@ -23,9 +23,10 @@ import pyarrow as pa
 from .window_workloads import AGGREGATES, Digest
 from .window_workloads import WORKLOADS as WINDOW_WORKLOADS
 from .window_workloads import digest as window_digest
+from .window_workloads import is_string, string_hashes
 from .window_workloads import generate as generate_priced_ysb
 from .ysb_data import BenchData, YsbData
-from grizzly_py.workloads import adaptive, nexmark, selection, streambox
+from grizzly_py.workloads import adaptive, bid_strings, nexmark, selection, streambox
 from grizzly_py.workloads.ysb import generate_ysb
 
 ADAPTIVE = ("grizzly-py runs adaptively (default AdaptiveSettings: generic for 65,536 records, "
@@ -72,14 +73,16 @@ class Workload:
 
 def row_digest(table: pa.Table) -> Digest:
     """Order-independent digest of a projection's output: row count and the sum (mod 2^64) of a
-    hash of each row (integer values and the bits of float values), computed in O(rows)."""
+    hash of each row (integer values, the bits of float values, stable hashes of strings),
+    computed in O(rows)."""
     n = table.num_rows
     acc = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for i, column in enumerate(table.columns):
             if column.null_count:
                 raise ValueError("result has nulls")
-            values = column.to_numpy() if column.num_chunks else np.empty(0, np.int64)
+            values = string_hashes(column) if is_string(column.type) else \
+                column.to_numpy() if column.num_chunks else np.empty(0, np.int64)
             bits = values.astype(np.float64).view(np.uint64) if values.dtype.kind == "f" \
                 else values.astype(np.int64).view(np.uint64)
             h = (bits + np.uint64(0x9E3779B97F4A7C15 * (i + 1) % 2**64)) * np.uint64(0xBF58476D1CE4E5B9)
@@ -126,6 +129,14 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              "bids: auction, bidder, 0.908 * price, dateTime", make=_bids, result="rows", windows=False),
     Workload("nexmark-q2", "Nexmark",
              "bids where auction % 123 == 0: auction, price", make=_bids, result="rows", windows=False),
+    Workload("nexmark-q10", "Nexmark (Flink suite)",
+             "bids: auction, bidder, price, dateTime, extra and the date 'yyyy-MM-dd' and time 'HH:mm' "
+             "of dateTime as strings (UTC)", make=_bids, result="rows", windows=False),
+    Workload("nexmark-q14", "Nexmark (Flink suite)",
+             "bids whose 0.908 * price lies in (1M, 50M): auction, bidder, converted price, "
+             "dayTime/nightTime/otherTime from the hour, dateTime, extra and its number of 'c' "
+             "(str.count_matches, literal, for the suite's count_char UDF)",
+             make=_bids, result="rows", windows=False),
     Workload("nexmark-q5", "Nexmark",
              "hot items: bids per auction in 10 s windows sliding by 2 s (chained windows); case "
              "max-count: the max count per window (steps 1-2); hot-items: the auctions whose count "
@@ -138,6 +149,13 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              "auction.seller in the same 10 s tumbling window, counted per person and window; "
              "input records: the persons and auctions (8% of the events)",
              rows=50_000_000, quick_rows=1_000_000, make=_persons_and_auctions),
+    Workload("strings", "Nexmark Q21, Q22 (Flink suite); string functions",
+             "bids (10.0M of 10.87M events): nexmark-q21, a channel id from lower(channel) or "
+             "REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2), null ones dropped; nexmark-q22, "
+             "SPLIT_INDEX(url, '/', 3|4|5); url-contains, the bids whose url contains "
+             f"'{bid_strings.URL_TEXT}' (auction, bidder, price); distinct-channels, count_distinct(channel) "
+             f"per auction and {bid_strings.WINDOW_MS // 1000} s tumbling window",
+             params=bid_strings.CASES, rows=10_870_000, make=_bids, result="rows", windows=False),
     Workload("agg-types", _W["agg-types"].source, _W["agg-types"].query, params=AGGREGATES,
              quick_params=("sum", "median"), rows=5_000_000, make=_priced),
     Workload("concurrent-windows", _W["concurrent-windows"].source, _W["concurrent-windows"].query,

@@ -3,12 +3,19 @@
 Every workload of bench/workloads.py runs on small data with the fast peers that are installed
 (hand-written C and numpy always; polars and DuckDB with the ``bench`` extra): grizzly-py's
 result must equal the other peers' in every runnable case (the join workloads included, with
-results that are not empty), no case may be pending (StreamBox's top-k runs since agg.top_k), a
-peer that cannot be installed must be reported missing with the reason, and the Markdown and
-JSON reports must be written. The result digest that the cross-check compares is tested on its own below.
+results that are not empty; the string workload and Nexmark Q10 and Q14 against pyarrow,
+polars and DuckDB), no case may be pending (StreamBox's top-k runs since agg.top_k), a peer
+that cannot be installed must be reported missing with the reason, and the Markdown and JSON
+reports must be written. One exception, detected from grizzly-py's error rather than listed as
+expected to fail: Nexmark Q21 while the engine raises ``NotImplementedError`` for its regular
+expression (``str.extract``); its peers must still agree, and its grizzly-py check is skipped
+with that message until regexes compile. The result digests that the cross-check compares are
+tested on their own below.
 """
 
+import importlib.util
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -24,10 +31,22 @@ sys.path.insert(0, str(ROOT))
 from bench import suite, suite_report  # noqa: E402
 from bench.peers.suite import table_of  # noqa: E402
 from bench.window_workloads import digest  # noqa: E402
-from bench.workloads import WORKLOADS  # noqa: E402
+from bench.workloads import WORKLOADS, row_digest  # noqa: E402
 from grizzly_py.cli import main  # noqa: E402
+from grizzly_py.workloads import bid_strings  # noqa: E402
 
 pytestmark = pytest.mark.slow  # runs the benchmark suite's quick mode
+
+REGEX_CASES = {("strings", "nexmark-q21")}  # grizzly-py runs them once regexes compile
+# grizzly-py's error while a regular expression is not compiled (codegen/functions.py)
+REGEX_NOT_COMPILED = re.compile(r"NotImplementedError: .*(str\.extract is not compiled|regular expressions? .*not compiled)")
+
+
+def awaits_regex(workload: str, case: str, grizzly) -> bool:
+    """Whether grizzly-py's result of a case that needs a regular expression says that it is not
+    compiled yet (status ``unsupported``, from the engine's ``NotImplementedError``)."""
+    return ((workload, case) in REGEX_CASES and grizzly.status == "unsupported"
+            and bool(REGEX_NOT_COMPILED.search(grizzly.error or "")))
 
 
 @pytest.fixture(scope="module")
@@ -72,6 +91,8 @@ def test_grizzly_agrees_with_the_peers(quick_run):
                 continue
             by = c.by_peer()
             where = f"{w.workload.name} {c.case.label}"
+            if awaits_regex(w.workload.name, c.case.label, by["grizzly"]):
+                continue  # (test_string_queries_run_against_the_batch_peers skips it, with the reason)
             assert by["grizzly"].ok, f"{where}: {by['grizzly'].error}"
             assert c.check.ok, f"{where}: mismatches {list(c.check.mismatches)}"
             assert "grizzly" in c.check.agreeing and len(c.check.agreeing) >= 2, where
@@ -100,6 +121,67 @@ def test_join_workloads_run_against_the_batch_peers(quick_run):
             assert c.check.ok and expected <= set(c.check.agreeing), (w.workload.name, c.check)
             assert c.check.reference.groups > 0, f"{w.workload.name} {c.case.label}: empty result"
     assert seen == JOIN_CASES
+
+
+STRING_CASES = [("strings", case) for case in bid_strings.CASES] + [("nexmark-q10", "-"), ("nexmark-q14", "-")]
+
+
+@pytest.mark.parametrize("workload, case", STRING_CASES)
+def test_string_queries_run_against_the_batch_peers(quick_run, workload, case):
+    # every case of the string workload and Nexmark Q10, Q14: pyarrow.compute (the numpy peer)
+    # agrees with polars and DuckDB where the bench extra installed them, and grizzly-py with them
+    result, _, _ = quick_run
+    w = next(w for w in result.workloads if w.workload.name == workload)
+    if workload == "strings":
+        assert [c.case.label for c in w.cases] == list(bid_strings.CASES)
+    c = next(c for c in w.cases if c.case.label == case)
+    peers = {"numpy"} | {p for p in ("polars", "duckdb") if importlib.util.find_spec(p)}
+    assert c.check.ok and peers <= set(c.check.agreeing), c.check
+    assert c.check.reference.groups > 0, f"{workload} {case}: empty result"
+    grizzly = c.by_peer()["grizzly"]
+    if awaits_regex(workload, case, grizzly):
+        pytest.skip(f"{workload} {case}: grizzly-py awaits compiled regular expressions: {grizzly.error}")
+    assert grizzly.ok, grizzly.error
+    assert "grizzly" in c.check.agreeing, c.check
+
+
+def test_strings_runner_runs_cases_interleaved_with_the_workloads_digest(tmp_path, capsys):
+    # python -m bench.strings: the suite's string cases, each peer set up once per case and run
+    # round by round, results digested as rows (row_digest) and cross-checked
+    from bench import strings
+
+    assert strings.main(["--cases", "url-contains,nexmark-q14", "--rows", "20000", "--repeat", "2",
+                         "--peers", "numpy,grizzly", "--out", str(tmp_path)]) == 0
+    doc = json.loads(next(tmp_path.glob("strings-*.json")).read_text())
+    assert [c["case"] for c in doc["cases"]] == ["url-contains", "nexmark-q14"]
+    for case in doc["cases"]:
+        assert case["cross_check"]["ok"] and sorted(case["cross_check"]["agreeing"]) == ["grizzly", "numpy"]
+        assert case["cross_check"]["reference"]["groups"] > 0
+        assert all(len(p["runs"]["seconds"]) == 2 for p in case["peers"])
+    out = capsys.readouterr().out
+    assert "grizzly ÷ numpy" in out and "ok (2 agree)" in out
+
+
+def test_row_digest_ignores_row_order_and_hashes_strings():
+    rows = table_of(auction=[1, 2, 1], channel=pa.array(["a", "b", "a"]), dir1=pa.array(["x", "", "x"]))
+    assert row_digest(rows) == row_digest(rows.take([2, 0, 1]))
+    assert row_digest(rows) != row_digest(rows.slice(1))
+    assert row_digest(rows) != row_digest(rows.set_column(2, "dir1", pa.array(["x", "y", "x"])))
+    swapped = rows.set_column(1, "channel", pa.array(["x", "", "x"])).set_column(2, "dir1", pa.array(["a", "b", "a"]))
+    assert row_digest(rows) != row_digest(swapped)  # a value's column counts
+
+
+def test_string_hashes_agree_whether_values_repeat_or_not():
+    # a column that starts with repeated values is hashed once per distinct value, one whose
+    # first rows are distinct value by value: the same value gets the same hash either way
+    from bench.window_workloads import DISTINCT_SAMPLE, string_hashes
+
+    distinct = [f"v{i}" for i in range(DISTINCT_SAMPLE)]
+    repeating = pa.chunked_array([pa.array(["a", "b"] * DISTINCT_SAMPLE), pa.array(distinct + ["a"])])
+    by_dictionary, value_by_value = string_hashes(repeating), string_hashes(repeating.slice(2 * DISTINCT_SAMPLE))
+    assert (by_dictionary[2 * DISTINCT_SAMPLE:] == value_by_value).all()
+    assert value_by_value[-1] == by_dictionary[0] != by_dictionary[1]
+    assert len(set(value_by_value.tolist())) == DISTINCT_SAMPLE + 1  # (the v-values and "a")
 
 
 def test_digest_ignores_row_order_and_counts_duplicates_and_strings():

@@ -7,8 +7,9 @@ They extend the window workloads' peers (``bench/peers/windowed.py``: ``agg_type
 session, C compilation in ``setup``). The YSB-shaped workloads (``ysb``, ``state-size``,
 ``adaptive-range``, ``adaptive-skew``) run the YSB peers' own query on their data. The join
 workloads' queries (Nexmark Q7, Q8, StreamBox's temporal join) come from the mixins of
-``bench/peers/joins.py``. A peer without a method for a workload is reported ``no query`` by the
-runner without being started.
+``bench/peers/joins.py``, the string workload's and Nexmark Q10's and Q14's from those of
+``bench/peers/strings.py``. A peer without a method for a workload is reported ``no query`` by
+the runner without being started.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from grizzly_py.workloads import adaptive, nexmark, selection, streambox
+from grizzly_py.workloads import adaptive, bid_strings, nexmark, selection, streambox
 
 from ..window_workloads import ranked, ranked_lists, windowed
 from .base import table_of
 from .joins import HOW as JOIN_HOW
 from .joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
+from .strings import HOW as STRINGS_HOW
+from .strings import ArrowStrings, DuckDBStrings, PolarsStrings, normalized_strings
 from .windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
                        SparkWindows)
 from .ysb_c import CPeer, compile_shared
@@ -39,10 +42,11 @@ SB_W = streambox.WINDOW_MS
 
 
 def join_how(peer: str, how: dict[str, str]) -> dict[str, str]:
-    """A peer's ``how`` with its join workloads (the temporal join as a part of streambox's)."""
+    """A peer's ``how`` with its join workloads (the temporal join as a part of streambox's) and,
+    where it has them, its string queries (the strings workload, Nexmark Q10 and Q14)."""
     joins = JOIN_HOW[peer]
-    return dict(how, **{"nexmark-q7": joins["nexmark-q7"], "nexmark-q8": joins["nexmark-q8"],
-                        "streambox": how["streambox"] + "; temporal join: " + joins["temporal-join"]})
+    return dict(how, **STRINGS_HOW.get(peer, {}), **{"nexmark-q7": joins["nexmark-q7"], "nexmark-q8": joins["nexmark-q8"],
+                                   "streambox": how["streambox"] + "; temporal join: " + joins["temporal-join"]})
 
 
 def _col(table: pa.Table, name: str) -> np.ndarray:
@@ -97,12 +101,18 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return nexmark.q1(env, t)
         if w == "nexmark-q2":
             return nexmark.q2(env, t)
+        if w == "nexmark-q10":
+            return nexmark.q10(env, t)
+        if w == "nexmark-q14":
+            return nexmark.q14(env, t)
         if w == "nexmark-q5":
             return nexmark.q5(env, t) if p == "hot-items" else nexmark.q5_counts(env, t)
         if w == "nexmark-q7":
             return nexmark.q7(env, t)
         if w == "nexmark-q8":
             return nexmark.q8(env, self.data.tables["person"], self.data.tables["auction"])
+        if w == "strings":
+            return bid_strings.query(env, t, p)
         if w == "streambox" and p == "temporal-join":
             return streambox.temporal_join_query(env, self.data.tables["left"], self.data.tables["right"])
         if w == "streambox":
@@ -135,6 +145,10 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
         if w == "nexmark-q8":
             return table_of(window_start=out["window_start"], id=out["id"], name=out["name"],
                             auctions=out["auctions"])
+        if w == "strings":
+            return normalized_strings(p, out)
+        if w in ("nexmark-q10", "nexmark-q14"):
+            return normalized_strings(w, out)
         if w == "streambox":
             if p == "temporal-join":
                 return table_of(window_start=out["window_start"], key=out["key"], event_time=out["event_time"],
@@ -169,7 +183,7 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
 
 GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",
                      "agg-types", "concurrent-windows", "count-windows", "selection", "nexmark-q1",
-                     "nexmark-q2", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox")
+                     "nexmark-q2", "nexmark-q10", "nexmark-q14", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox", "strings")
 GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WORKLOADS)
 
 
@@ -246,7 +260,7 @@ class CDenseSuite(CSuite):
 
 # ---- numpy ---------------------------------------------------------------------------------------
 
-class NumpySuite(SuiteMixin, NumpyJoins, NumpyWindows):
+class NumpySuite(SuiteMixin, ArrowStrings, NumpyJoins, NumpyWindows):
     how = join_how("numpy", dict(NumpyWindows.how, **{
         "ysb": NumpyPeer.description,
         "adaptive-selectivity": "boolean mask of the six predicates per batch, take, bincount",
@@ -377,7 +391,7 @@ class NumpySuite(SuiteMixin, NumpyJoins, NumpyWindows):
 
 # ---- polars --------------------------------------------------------------------------------------
 
-class PolarsSuite(SuiteMixin, PolarsJoins, PolarsWindows):
+class PolarsSuite(SuiteMixin, PolarsStrings, PolarsJoins, PolarsWindows):
     how = join_how("polars", dict(PolarsWindows.how, **{
         "ysb": PolarsPeer.description,
         "adaptive-selectivity": "lazy filter on the six predicates, group_by(window, key).len()",
@@ -467,7 +481,7 @@ class PolarsSuite(SuiteMixin, PolarsJoins, PolarsWindows):
 
 # ---- DuckDB --------------------------------------------------------------------------------------
 
-class DuckDBSuite(SuiteMixin, DuckDBJoins, DuckDBWindows):
+class DuckDBSuite(SuiteMixin, DuckDBStrings, DuckDBJoins, DuckDBWindows):
     how = join_how("duckdb", dict(DuckDBWindows.how, **{
         "ysb": DuckDBPeer.description,
         "adaptive-selectivity": "SQL WHERE with the six predicates, GROUP BY (window, key)",

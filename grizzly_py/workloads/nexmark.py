@@ -11,26 +11,42 @@ with probability 3/4, else one of the 100 newest persons. Prices are Nexmark's
 ``generate_persons``, ``generate_auctions``; ``generate_nexmark`` gives all three), so that a
 query generates only the streams it reads.
 
+A bid's strings follow the suite's BidGenerator, as plain (not dictionary-encoded) strings: its
+``channel`` is, with probability 1/2, one of the four hot channels (Google, Facebook, Baidu,
+Apple), else ``channel-j`` for ``j`` uniform in 0..9999. Each channel has one ``url``,
+``https://www.nexmark.com/<d1>/<d2>/<d3>/item.htm?query=1`` with directories of 3-4 characters
+(a-z, 1 in 13 an underscore); 9 in 10 of the ``channel-j`` urls end in ``&channel_id=<id>``,
+``id`` being Java's ``Math.abs(Integer.reverse(j))``. ``extra`` is 54 to 81 random lowercase
+letters (the suite's filler for an average bid of 100 bytes). The channels, urls and letters
+depend on the seed only, not on the number of events.
+
 Schemas (api of the Nexmark suite, ``dateTime`` as int64 epoch milliseconds):
 
 - Person(id, name, emailAddress, creditCard, city, state, dateTime)
 - Auction(id, itemName, description, initialBid, reserve, dateTime, expires, seller, category)
-- Bid(auction, bidder, price, channel, url, dateTime)
+- Bid(auction, bidder, price, channel, url, dateTime, extra)
 
 Queries: ``q1`` (currency conversion: ``auction, bidder, 0.908 * price, dateTime``), ``q2``
 (selection: ``auction, price`` of bids whose ``auction % 123 == 0``), ``q5_counts`` (the first
 two steps of Q5 "hot items": bids per auction in 10 s windows sliding by 2 s, then the largest
 count per window), ``q5`` (all of Q5: the counts joined with that maximum, keeping the auctions
 whose count equals it), ``q7`` (highest bid: the bids whose price is the maximum of their 10 s
-tumbling window, a window join of the bids with their per-window maximum) and ``q8`` (new users:
+tumbling window, a window join of the bids with their per-window maximum), ``q8`` (new users:
 persons joined with the auctions they opened in the same 10 s tumbling window, counted per
-person and window).
+person and window), and the string and date queries of the Flink suite: ``q10`` (the bids with
+their date ``yyyy-MM-dd`` and time ``HH:mm`` as strings, ``dt.strftime``), ``q14`` (a price
+filter, the time of day as ``dayTime``/``nightTime``/``otherTime`` from the hour, the ``c``s of
+``extra`` counted: ``if_else`` with strings, ``str.count_matches``), ``q21`` (a channel id from
+the channel's name in lower case or, by a regular expression, from the url: ``str.to_lowercase``,
+``str.extract``) and ``q22`` (the url's directories: ``str.split_part``). Flink's
+``DATE_FORMAT`` and ``HOUR`` are in the session's time zone; these are in UTC.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 EPOCH_MS = 1_700_000_000_000
 EVENTS_PER_SECOND = 100_000
@@ -39,10 +55,18 @@ PERSONS_PER_CYCLE, AUCTIONS_PER_CYCLE = 1, 3
 FIRST_ID = 1000
 HOT_RATIO = 100  # hot ids are multiples of this
 IN_FLIGHT = 100  # non-hot bids go to one of this many newest auctions / persons
-CHANNELS = ("Google", "Facebook", "Baidu", "Apple")
+HOT_CHANNELS = ("Google", "Facebook", "Baidu", "Apple")
+HOT_CHANNEL_PROBABILITY = 0.5  # else one of the CHANNELS_NUMBER others, uniformly
+CHANNELS_NUMBER = 10_000
+URL_HOST, URL_PAGE = "https://www.nexmark.com", "item.htm?query=1"
+EXTRA_LENGTH = (54, 81)  # Nexmark's extra for a 100-byte average bid: 68 bytes +- 20%
+EXTRA_TEXT_BYTES = 1 << 20
 Q2_MODULUS = 123
 Q5_SIZE_MS, Q5_SLIDE_MS = 10_000, 2_000
 Q7_WINDOW_MS = Q8_WINDOW_MS = 10_000
+Q14_MIN_PRICE, Q14_MAX_PRICE = 1_000_000, 50_000_000
+Q21_CHANNELS = ("apple", "google", "facebook", "baidu")  # channel ids 0, 1, 2, 3
+Q21_CHANNEL_ID = "(&|^)channel_id=([^&]*)"
 
 
 def _chunked(table: pa.Table, batch_rows: int) -> pa.Table:
@@ -81,13 +105,76 @@ def generate_bids(n_events: int, seed: int = 42, events_per_second: int = EVENTS
     auction = pick(last_auction, 0.5)
     bidder = pick(last_person, 0.75)
     price = np.round(10.0 ** (rng.random(n) * 6.0) * 100.0).astype(np.int64)
-    channel_codes = rng.integers(0, len(CHANNELS), size=n, dtype=np.int32)
-    channel = pa.DictionaryArray.from_arrays(pa.array(channel_codes), pa.array(CHANNELS))
-    urls = pa.array([f"https://www.nexmark.com/{c.lower()}/item.htm?query=1" for c in CHANNELS])
-    url = pa.DictionaryArray.from_arrays(pa.array(channel_codes), urls)
-    table = pa.table({"auction": auction, "bidder": bidder, "price": price, "channel": channel,
-                      "url": url, "dateTime": _date_time(idx, events_per_second)})
+    channels, urls, text = _bid_strings(seed)
+    hot = rng.random(n) < HOT_CHANNEL_PROBABILITY
+    which = np.where(hot, rng.integers(0, len(HOT_CHANNELS), size=n),
+                     len(HOT_CHANNELS) + rng.integers(0, CHANNELS_NUMBER, size=n))
+    extra_length = rng.integers(EXTRA_LENGTH[0], EXTRA_LENGTH[1] + 1, size=n)
+    table = pa.table({"auction": auction, "bidder": bidder, "price": price,
+                      "channel": _take_chunks(channels, which, batch_rows),
+                      "url": _take_chunks(urls, which, batch_rows),
+                      "dateTime": _date_time(idx, events_per_second),
+                      "extra": _pieces(text, extra_length, batch_rows)})
     return _chunked(table, batch_rows)
+
+
+def _bid_strings(seed: int) -> tuple[pa.Array, pa.Array, np.ndarray]:
+    """The channel names and their urls (index i < 4: the hot channels; 4 + j: ``channel-j``),
+    and the random text the ``extra`` strings are cut from. They depend on the seed only."""
+    rng = np.random.default_rng([seed, 4])
+    n = len(HOT_CHANNELS) + CHANNELS_NUMBER
+    # Nexmark's base url: three directories of 3-4 characters, a-z with 1 in 13 an underscore
+    words = [_random_words(rng, n, 3, 4, "_") for _ in range(3)]
+    urls = pc.binary_join_element_wise(URL_HOST, *words, URL_PAGE, "/")
+    j = np.arange(CHANNELS_NUMBER, dtype=np.uint32)
+    with_id = np.concatenate([np.zeros(len(HOT_CHANNELS), bool), rng.integers(0, 10, size=CHANNELS_NUMBER) > 0])
+    ids = pa.array(np.concatenate([np.zeros(len(HOT_CHANNELS), np.int32), _channel_ids(j)])).cast(pa.string())
+    urls = pc.if_else(pa.array(with_id), pc.binary_join_element_wise(urls, ids, "&channel_id="), urls)
+    names = pa.concat_arrays([pa.array(HOT_CHANNELS),
+                              pc.binary_join_element_wise("channel", pa.array(j).cast(pa.string()), "-")])
+    text = rng.integers(ord("a"), ord("z") + 1, size=EXTRA_TEXT_BYTES, dtype=np.uint8)
+    return names, urls, text
+
+
+def _channel_ids(j: np.ndarray) -> np.ndarray:
+    """Nexmark's channel id of ``channel-j``: Java's ``Math.abs(Integer.reverse(j))`` (32-bit:
+    the bits of ``j`` reversed, as a signed int, whose absolute value wraps at -2**31)."""
+    bits = (j[:, None] >> np.arange(32, dtype=np.uint32)) & np.uint32(1)
+    reversed_bits = (bits << (31 - np.arange(32, dtype=np.uint32))).sum(axis=1, dtype=np.uint32)
+    with np.errstate(over="ignore"):
+        return np.abs(reversed_bits.view(np.int32))
+
+
+def _random_words(rng, n: int, shortest: int, longest: int, special: str) -> pa.Array:
+    """``n`` words of ``shortest`` to ``longest`` characters: a-z, each one ``special`` with
+    probability 1/13 (Nexmark's ``nextString``)."""
+    lengths = rng.integers(shortest, longest + 1, size=n)
+    letters = rng.integers(ord("a"), ord("z") + 1, size=(n, longest), dtype=np.uint8)
+    letters[rng.integers(0, 13, size=(n, longest)) == 0] = ord(special)
+    data = letters[np.arange(longest) < lengths[:, None]]  # row by row, each cut to its length
+    offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int32)
+    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def _take_chunks(values: pa.Array, which: np.ndarray, batch_rows: int) -> pa.ChunkedArray:
+    """``values[which]`` in chunks of ``batch_rows`` (so that no chunk outgrows 32-bit offsets)."""
+    return pa.chunked_array([values.take(pa.array(which[i:i + batch_rows]))
+                             for i in range(0, which.size, batch_rows)], values.type)
+
+
+def _pieces(text: np.ndarray, lengths: np.ndarray, batch_rows: int) -> pa.ChunkedArray:
+    """Strings of ``lengths`` bytes cut one after the other from ``text`` repeated, in chunks
+    of ``batch_rows`` (Nexmark cuts each from a random offset: the same letters and lengths,
+    without gathering every byte)."""
+    ends = np.cumsum(lengths)
+    data = pa.py_buffer(np.resize(text, int(ends[-1]) if ends.size else 0))
+    chunks = []
+    for i in range(0, lengths.size, batch_rows):
+        j = min(i + batch_rows, lengths.size)
+        first = int(ends[i - 1]) if i else 0
+        offsets = np.concatenate([[0], ends[i:j] - first]).astype(np.int32)
+        chunks.append(pa.StringArray.from_buffers(j - i, pa.py_buffer(offsets), data.slice(first, int(ends[j - 1]) - first)))
+    return pa.chunked_array(chunks, pa.string())
 
 
 _FIRST_NAMES = ("Peter", "Paul", "Luke", "John", "Saul", "Vicky", "Kate", "Julie", "Sarah", "Deiter", "Walter")
@@ -230,3 +317,54 @@ def q8(env, persons: pa.Table, auctions: pa.Table):
                .join(env.from_arrow(auctions, timestamp="dateTime").select("seller", "dateTime"))
                .where("id").equal_to("seller").window(_tumbling(Q8_WINDOW_MS)))
     return sellers.key_by("id", "name").window(_tumbling(Q8_WINDOW_MS)).aggregate(auctions=agg.count())
+
+
+def q10(env, bids: pa.Table):
+    """Nexmark Q10, log to file system (the projection part): auction, bidder, price, dateTime,
+    extra and the partition columns ``dt`` (``yyyy-MM-dd``) and ``hm`` (``HH:mm``) of the bid's
+    time (UTC)."""
+    from .. import col
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .select("auction", "bidder", "price", "dateTime", "extra",
+                    dt=col("dateTime").dt.strftime("%Y-%m-%d"), hm=col("dateTime").dt.strftime("%H:%M")))
+
+
+def q14(env, bids: pa.Table):
+    """Nexmark Q14, calculation: the bids whose converted price ``0.908 * price`` (float64) lies
+    strictly between 1,000,000 and 50,000,000, with ``bidTimeType`` from the hour of the bid
+    (8-18: dayTime, up to 6 and from 20: nightTime, else otherTime) and ``c_counts``, the number
+    of ``c`` in ``extra`` (the suite's ``count_char`` UDF). Output: auction, bidder, price,
+    bidTimeType, dateTime, extra, c_counts."""
+    from .. import col, if_else
+    converted, hour = col("price") * 0.908, col("dateTime").dt.hour()
+    time_type = if_else((hour >= 8) & (hour <= 18), "dayTime",
+                        if_else((hour <= 6) | (hour >= 20), "nightTime", "otherTime"))
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .filter((converted > Q14_MIN_PRICE) & (converted < Q14_MAX_PRICE))
+            .select("auction", "bidder", price=converted, bidTimeType=time_type, dateTime=col("dateTime"),
+                    extra=col("extra"), c_counts=col("extra").str.count_matches("c", literal=True)))
+
+
+def q21(env, bids: pa.Table):
+    """Nexmark Q21, add a channel id: ``0`` to ``3`` for the four hot channels (by their name in
+    lower case), else the ``channel_id`` parameter of the url (``Q21_CHANNEL_ID``, group 2); the
+    bids with neither are dropped. Output: auction, bidder, price, channel, channel_id."""
+    from .. import col, if_else
+    lower, from_url = col("channel").str.to_lowercase(), col("url").str.extract(Q21_CHANNEL_ID, 2)
+    channel_id = from_url
+    for code, name in reversed(list(enumerate(Q21_CHANNELS))):
+        channel_id = if_else(lower == name, str(code), channel_id)
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .filter(from_url.is_not_null() | lower.isin(Q21_CHANNELS))
+            .select("auction", "bidder", "price", "channel", channel_id=channel_id))
+
+
+def q22(env, bids: pa.Table):
+    """Nexmark Q22, url directories: pieces 3, 4 and 5 (0-based) of the url split at ``/``, null
+    where the url has fewer pieces (Flink's ``SPLIT_INDEX``). Output: auction, bidder, price,
+    channel, dir1, dir2, dir3."""
+    from .. import col
+    url = col("url").str
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .select("auction", "bidder", "price", "channel",
+                    dir1=url.split_part("/", 3), dir2=url.split_part("/", 4), dir3=url.split_part("/", 5)))
