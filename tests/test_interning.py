@@ -168,6 +168,28 @@ OPTIONS = [dict(parallelism=1, grouping="hash"), dict(parallelism=2, grouping="h
            dict(parallelism=2, grouping="auto"), dict(parallelism=2, grouping="hash", window_state="shared")]
 
 
+
+WORDS = ["a", "b", "é", "", "ab", "日本", "a\x00", "B"]
+STRING_TYPES = [pa.string(), pa.large_string(), pa.dictionary(pa.int32(), pa.string())]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.one_of(st.none(), st.sampled_from(WORDS)), max_size=12),
+                          st.sampled_from(STRING_TYPES), st.sets(st.sampled_from(WORDS))), min_size=1, max_size=8))
+def test_ids_name_their_strings_across_batches_types_and_releases(steps):
+    """Each batch's ids name its strings (known ones found in Arrow, new ones interned in
+    Python), nulls stay null, and a release keeps the ids of the strings held."""
+    interner = StringInterner()
+    for values, arrow_type, held in steps:
+        column = pa.array(values, pa.string()).cast(arrow_type)
+        ids = interner.ids(column).to_pylist()
+        assert [None if i is None else interner.strings[i] for i in ids] == values
+        before = {interner.strings[i]: i for i in ids if i is not None}
+        kept = {w: before[w] for w in held if w in before}
+        interner.release(np.array(list(kept.values()), dtype=np.int64))
+        assert all(interner.strings[i] == w for w, i in kept.items())
+        assert interner.ids(pa.array(list(kept), pa.string())).to_pylist() == list(kept.values())
+
 @pytest.fixture
 def release_at_every_firing(monkeypatch):
     monkeypatch.setattr(StringInterner, "due", property(lambda self: True))

@@ -45,7 +45,8 @@ class StringInterner:
         self._free: list[int] = []            # released ids, the lowest last (handed out first)
         self.generation = 0
         self._kept = 0                        # strings the last release kept
-        self._array: pa.Array | None = None
+        self._array: pa.Array | None = None  # the strings by id, built when needed
+        self._array_as: dict = {}             # ... cast to another string type
         self.nbytes = 0
 
     @property
@@ -75,6 +76,10 @@ class StringInterner:
         """int64 ids for a string column (null stays null). With ``memo`` (the pipeline's
         ``DictionaryCodes``), a dictionary's ids are worked out once per generation, not once
         per batch."""
+        if not pa.types.is_dictionary(column.type) and self._values and self._array is not None:
+            found = pc.index_in(column, value_set=self._strings_by_id(column.type), skip_nulls=True)
+            if found.null_count == column.null_count:  # every string known: its id is its index
+                return found.cast(pa.int64())
         encoded = column if pa.types.is_dictionary(column.type) else pc.dictionary_encode(column)
         if memo is not None and pa.types.is_dictionary(column.type):
             remembered = memo.memo(encoded.dictionary)
@@ -90,12 +95,40 @@ class StringInterner:
         return mapping.take(indices)
 
     def _mapping(self, dictionary: pa.Array) -> pa.Array:
-        """The id of each dictionary entry (null for a null entry: a null key)."""
-        values = dictionary.to_pylist()
-        mapping = np.empty(len(values), dtype=np.int64)
-        null_entries = np.zeros(len(values), dtype=bool)
+        """The id of each dictionary entry (null for a null entry: a null key). The entries
+        already interned are found by one ``index_in`` against the strings by id, when that
+        array is at hand or costs no more than the batch; only the others go through Python."""
+        n = len(dictionary)
+        mapping = np.zeros(n, dtype=np.int64)
+        null_entries = np.zeros(n, dtype=bool)
+        if self._values and (self._array is not None or len(self._values) <= 8 * n):
+            found = pc.index_in(dictionary, value_set=self._strings_by_id(dictionary.type), skip_nulls=True)
+            hit = found.is_valid().to_numpy(zero_copy_only=False)
+            mapping[hit] = found.drop_null().to_numpy()
+            null_entries = dictionary.is_null().to_numpy(zero_copy_only=False)
+            rest = np.flatnonzero(~hit & ~null_entries)
+        else:
+            rest = np.arange(n)
+        if len(rest):
+            self._intern(dictionary, rest, mapping, null_entries)
+        return pa.array(mapping, pa.int64(), mask=null_entries if null_entries.any() else None)
+
+    def _strings_by_id(self, arrow_type: pa.DataType) -> pa.Array:
+        """The interned strings by id (null at a released id), in ``arrow_type`` (kept while
+        no string is added or released)."""
+        if self._array is None:
+            self._array, self._array_as = pa.array(self._values, pa.string()), {}
+        if arrow_type == self._array.type:
+            return self._array
+        if arrow_type not in self._array_as:
+            self._array_as[arrow_type] = self._array.cast(arrow_type)
+        return self._array_as[arrow_type]
+
+    def _intern(self, dictionary: pa.Array, rows: np.ndarray, mapping: np.ndarray, null_entries: np.ndarray) -> None:
+        """Ids for the entries ``rows`` of ``dictionary``, new strings interned, into ``mapping``."""
+        values = dictionary.take(pa.array(rows, pa.int64())).to_pylist()
         known, strings, free, added = self._ids, self._values, self._free, []
-        for i, value in enumerate(values):
+        for i, value in zip(rows.tolist(), values):
             if value is None:  # a null dictionary entry is a null key
                 null_entries[i] = True
                 mapping[i] = 0
@@ -115,7 +148,6 @@ class StringInterner:
             utf8 = pc.sum(pc.binary_length(dictionary.take(pa.array(added, pa.int64())))).as_py()
             self.nbytes += len(added) * STRING_ENTRY_BYTES + 2 * utf8
             self._array = None
-        return pa.array(mapping, pa.int64(), mask=null_entries if null_entries.any() else None)
 
     def release(self, held: np.ndarray) -> int:
         """Forget every string whose id is not in ``held`` (the ids the kernel's state and its
@@ -148,8 +180,7 @@ class StringInterner:
 
     def values(self, ids: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
         """The strings of ``ids`` (null where not ``valid``), as ``arrow_type``."""
-        if self._array is None:
-            self._array = pa.array(self._values, pa.string())
+        self._strings_by_id(pa.string())
         safe = np.where(valid.astype(bool), ids, 0) if len(self._values) else np.zeros(len(ids), np.int64)
         strings = self._array.take(pa.array(safe)) if len(self._values) else pa.nulls(len(ids), pa.string())
         strings = pc.if_else(pa.array(valid.astype(bool)), strings, pa.scalar(None, pa.string()))
