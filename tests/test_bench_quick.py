@@ -15,7 +15,6 @@ tested on their own below.
 
 import importlib.util
 import json
-import re
 import sys
 import time
 from pathlib import Path
@@ -36,18 +35,6 @@ from grizzly_py.cli import main  # noqa: E402
 from grizzly_py.workloads import bid_strings  # noqa: E402
 
 pytestmark = pytest.mark.slow  # runs the benchmark suite's quick mode
-
-REGEX_CASES = {("strings", "nexmark-q21")}  # grizzly-py runs them once regexes compile
-# grizzly-py's error while a regular expression is not compiled (codegen/functions.py)
-REGEX_NOT_COMPILED = re.compile(r"NotImplementedError: .*(str\.extract is not compiled|regular expressions? .*not compiled)")
-
-
-def awaits_regex(workload: str, case: str, grizzly) -> bool:
-    """Whether grizzly-py's result of a case that needs a regular expression says that it is not
-    compiled yet (status ``unsupported``, from the engine's ``NotImplementedError``)."""
-    return ((workload, case) in REGEX_CASES and grizzly.status == "unsupported"
-            and bool(REGEX_NOT_COMPILED.search(grizzly.error or "")))
-
 
 @pytest.fixture(scope="module")
 def quick_run(tmp_path_factory):
@@ -91,8 +78,6 @@ def test_grizzly_agrees_with_the_peers(quick_run):
                 continue
             by = c.by_peer()
             where = f"{w.workload.name} {c.case.label}"
-            if awaits_regex(w.workload.name, c.case.label, by["grizzly"]):
-                continue  # (test_string_queries_run_against_the_batch_peers skips it, with the reason)
             assert by["grizzly"].ok, f"{where}: {by['grizzly'].error}"
             assert c.check.ok, f"{where}: mismatches {list(c.check.mismatches)}"
             assert "grizzly" in c.check.agreeing and len(c.check.agreeing) >= 2, where
@@ -139,8 +124,6 @@ def test_string_queries_run_against_the_batch_peers(quick_run, workload, case):
     assert c.check.ok and peers <= set(c.check.agreeing), c.check
     assert c.check.reference.groups > 0, f"{workload} {case}: empty result"
     grizzly = c.by_peer()["grizzly"]
-    if awaits_regex(workload, case, grizzly):
-        pytest.skip(f"{workload} {case}: grizzly-py awaits compiled regular expressions: {grizzly.error}")
     assert grizzly.ok, grizzly.error
     assert "grizzly" in c.check.agreeing, c.check
 

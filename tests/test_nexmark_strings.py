@@ -3,10 +3,8 @@ queries of the ``strings`` bench workload (``grizzly_py/workloads/bid_strings.py
 strings of the bid generator (``grizzly_py/workloads/nexmark.py``).
 
 Each query runs compiled at parallelism 1 and 2, on a few input sizes cut into batches of a few
-sizes, and must give the reference evaluator's table. Q21 needs a compiled regular expression
-(``str.extract``): while the engine raises ``NotImplementedError`` for it, its compiled case is
-skipped with that message (detected from the exception, so it runs as soon as regexes compile);
-the reference's Q21 is checked against Python's ``re`` meanwhile. Q14 also runs on bids spread
+sizes, and must give the reference evaluator's table (Q21's ``str.extract`` runs a compiled
+regular expression); the reference's Q21 is checked against Python's ``re``. Q14 also runs on bids spread
 over a day, so that every branch of its time-of-day ``if_else`` is taken. The generator's
 strings are checked against the shape of the suite's BidGenerator: hot and other channels, one
 url per channel, ``channel_id`` parameters (Java's ``Math.abs(Integer.reverse(j))``), ``extra``.
@@ -29,9 +27,6 @@ from strategies import assert_tables_equal
 
 QUERIES = {"q10": nexmark.q10, "q14": nexmark.q14, "q21": nexmark.q21, "q22": nexmark.q22,
            "url-contains": bid_strings.url_contains, "distinct-channels": bid_strings.distinct_channels}
-NEEDS_REGEX = {"q21"}
-# what the engine says while a regular expression is not compiled (codegen/functions.py)
-REGEX_NOT_COMPILED = re.compile(r"str\.extract is not compiled|regular expressions? .*not compiled")
 
 
 def compiled_and_reference(query, bids: pa.Table, parallelism: int) -> tuple[pa.Table, pa.Table]:
@@ -46,12 +41,7 @@ def compiled_and_reference(query, bids: pa.Table, parallelism: int) -> tuple[pa.
 @pytest.mark.parametrize("n_events, batch_rows", [(0, 64), (1_500, 97), (40_000, 8_192)])
 def test_queries_match_the_reference(name, parallelism, n_events, batch_rows):
     bids = nexmark.generate_bids(n_events, seed=5, batch_rows=batch_rows)
-    try:
-        actual, expected = compiled_and_reference(QUERIES[name], bids, parallelism)
-    except NotImplementedError as exc:
-        if name in NEEDS_REGEX and REGEX_NOT_COMPILED.search(str(exc)):
-            pytest.skip(f"{name} awaits compiled regular expressions: {exc}")
-        raise
+    actual, expected = compiled_and_reference(QUERIES[name], bids, parallelism)
     assert_tables_equal(actual, expected)
     if n_events:
         assert expected.num_rows > 0
@@ -59,7 +49,7 @@ def test_queries_match_the_reference(name, parallelism, n_events, batch_rows):
 
 def test_q21_reference_is_the_suites_query():
     # the reference evaluator's Q21 against the suite's SQL evaluated row by row with Python's re
-    # (REGEXP_EXTRACT: the first match, group 2), so that Q21 is checked before it compiles
+    # (REGEXP_EXTRACT: the first match, group 2), independently of the compiled regex
     bids = nexmark.generate_bids(20_000, seed=9, batch_rows=3_000)
     actual, _ = reference.run(nexmark.q21(gz.StreamEnvironment(), bids).node)
     pattern, expected = re.compile(nexmark.Q21_CHANNEL_ID), []
