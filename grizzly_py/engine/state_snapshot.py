@@ -127,12 +127,20 @@ def export_vectors(rows: np.ndarray, words: list[int]) -> list[dict]:
     the values, concatenated."""
     out = []
     for word in words:
-        lengths = rows[:, word + 1].copy()
+        data, lengths = rows[:, word], rows[:, word + 1].copy()
         inline = rows[:, word + 2] == 0
-        values = [(np.array([p], dtype=np.int64) if n else np.zeros(0, dtype=np.int64)) if i else native_words.copy(int(p), int(n))
-                  for p, n, i in zip(rows[:, word], lengths, inline)]
-        out.append({"lengths": lengths, "inline": inline.astype(np.uint8),
-                    "values": np.concatenate(values) if values else np.zeros(0, dtype=np.int64)})
+        # an inline vector holds its one value (if any) in the data word; another, its length's
+        # values at the data pointer (none at a null pointer)
+        counts = np.where(inline, lengths != 0, np.where(data != 0, np.maximum(lengths, 0), 0)).astype(np.int64)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64) if len(counts) else counts
+        values = np.empty(int(counts.sum()), dtype=np.int64)
+        kept = inline & (counts > 0)
+        values[starts[kept]] = data[kept]
+        heap = ~inline & (counts > 0)
+        base = values.ctypes.data
+        for address, n, at in zip(data[heap].tolist(), counts[heap].tolist(), starts[heap].tolist()):
+            ctypes.memmove(base + 8 * at, address, 8 * n)  # one copy per vector, into place
+        out.append({"lengths": lengths, "inline": inline.astype(np.uint8), "values": values})
     return out
 
 
