@@ -69,7 +69,7 @@ from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, MapNo
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
-from .windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from .windows import AlignedWindowAssigner, EventTimeSessionWindows
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -364,7 +364,7 @@ class Pane:
 
 
 class AlignedWindows:
-    """Tumbling and sliding windows: panes by (window, key)."""
+    """Tumbling, sliding and cumulative windows: panes by (window, key)."""
 
     def __init__(self, assigner):
         self.assigner = assigner
@@ -426,7 +426,7 @@ def _aggregate_input(call: AggCall, schema: Schema) -> Evaluator:
 def window_state(assigner):
     if assigner.kind.clock == "count":
         return None  # CountWindowAggregate keeps its own state
-    if isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
+    if isinstance(assigner, AlignedWindowAssigner) and assigner.is_event_time:
         return AlignedWindows(assigner)
     if isinstance(assigner, EventTimeSessionWindows):
         return SessionWindows(assigner)

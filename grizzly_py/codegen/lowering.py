@@ -16,7 +16,6 @@ the IR of its state unit (empty for a projection).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -27,6 +26,7 @@ from .. import expressions as E
 from ..expressions import Column, Expr, strip_alias, walk
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
 from ..types import INT64
+from ..window_geometry import PaneGeometry
 from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .generated import GeneratedPipeline
@@ -327,15 +327,14 @@ def _and(ctx: EmitContext, a: str, b: str) -> str:
     return out
 
 
-def window_geometry(assigner) -> tuple[int, int, int]:
-    """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
-    sliding windows share; a tumbling window is its own pane."""
-    size = assigner.size_ms
-    slide = getattr(assigner, "slide_ms", size)
-    if slide > size:
+def window_geometry(assigner) -> PaneGeometry:
+    """Where the assigner's windows lie (``window_geometry.PaneGeometry``): records go to panes
+    that overlapping windows share; a tumbling window is its own pane."""
+    geometry = assigner.geometry
+    if not geometry.cumulative and geometry.slide > geometry.size:
         raise NotImplementedError(f"{assigner!r}: a slide longer than the window (gaps between windows) "
                                   "is not compiled yet")
-    return size, slide, math.gcd(size, slide)
+    return geometry
 
 
 def lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
@@ -358,12 +357,11 @@ def lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: Emi
 
 
 class TimeWindowParts(NamedTuple):
-    """What every lowering of a tumbling or sliding window starts with: its geometry (ms), the
-    event-time and filter code (``lower_time_and_filters``) and the lowered keys and aggregates."""
+    """What every lowering of a tumbling, sliding or cumulative window starts with: its geometry,
+    the event-time and filter code (``lower_time_and_filters``) and the lowered keys and
+    aggregates."""
 
-    size: int
-    slide: int
-    pane: int
+    geometry: PaneGeometry
     blocked: bool
     keep: str
     pre_body: list[str]
@@ -372,12 +370,10 @@ class TimeWindowParts(NamedTuple):
 
 def lower_time_window_parts(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
                             gen: GeneratedPipeline) -> TimeWindowParts:
-    size, slide, pane = window_geometry(pipeline.terminal.assigner)
+    geometry = window_geometry(pipeline.terminal.assigner)
     if pipeline.event_time is None:
         raise NotImplementedError("an event-time window needs a source with a timestamp column "
                                   "(from_arrow(..., timestamp='ts'))")
     blocked, keep, pre_body = lower_time_and_filters(pipeline, options, ctx, emitter)
-    return TimeWindowParts(size, slide, pane, blocked, keep, pre_body,
+    return TimeWindowParts(geometry, blocked, keep, pre_body,
                            lower_grouping(pipeline.terminal, pipeline, ctx, emitter, gen))
-
-

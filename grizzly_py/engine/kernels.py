@@ -660,7 +660,8 @@ class WindowKernel(Kernel, WindowAggregateKernel):
         self._closed = False
         self._trigger_started = False
         terminal = gen.pipeline.terminal
-        self.window_size = getattr(terminal.assigner, "size_ms", 0)
+        geometry = getattr(terminal.assigner, "geometry", None)  # (aligned windows: window_geometry.py)
+        self.window_size = geometry.size if geometry is not None else 0
         self.keys = [f for f, _ in terminal.keys]
         self.time_type = self.schema.field(WINDOW_START).type if WINDOW_START in self.schema.names else None
 
@@ -833,7 +834,7 @@ class WindowKernel(Kernel, WindowAggregateKernel):
         of several workers' tumbling windows first (``SlidingWindowKernel``; the same compiled
         units: the tumbling trigger has ``merge_emit``)."""
         self.__class__ = SlidingWindowKernel
-        _, self.slide, self.pane = window_geometry(self.gen.pipeline.terminal.assigner)
+        self._set_geometry()
         self.previous_watermark = None
         self.add_idle_blocks(blocks - len(self.states))
 
@@ -884,16 +885,20 @@ class WindowKernel(Kernel, WindowAggregateKernel):
 
 
 class SlidingWindowKernel(WindowKernel):
-    """Sliding windows: records sit in panes (tumbling windows of gcd(size, slide)); a window
+    """Sliding and cumulative windows: records sit in panes (``window_geometry.py``); a window
     fires by merging its panes, across the workers' state blocks when there are several (so it
     also serves tumbling windows under the thread-local variant: a window is its own pane).
-    Windows fire in order of their start, once each; a record whose earlier windows already
+    Windows fire in order of their end, once each; a record whose earlier windows already
     fired still counts in its later ones."""
 
     def __init__(self, gen, input_name, workers: int = 1):
         super().__init__(gen, input_name, workers)
-        _, self.slide, self.pane = window_geometry(gen.pipeline.terminal.assigner)
+        self._set_geometry()
         self.previous_watermark = None  # windows complete at it have fired (empty ones too)
+
+    def _set_geometry(self) -> None:
+        self.geometry = window_geometry(self.gen.pipeline.terminal.assigner)
+        self.slide, self.pane = self.geometry.slide, self.geometry.pane
 
     @property
     def tumbling(self) -> bool:
@@ -912,22 +917,22 @@ class SlidingWindowKernel(WindowKernel):
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
         panes = self.all_windows()
-        starts = self._ready_starts(np.unique(panes[:, 0]), previous, watermark)
+        windows = self.geometry.ready_windows(panes[:, 0], previous, watermark)
         tables = []
-        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _P, _I64)
+        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _I64, _P, _I64)
         # every block's tables in one dense placement: merged index by index, in key order
         dense = self.placement[0] if all(p == self.placement[0] for p in self.placement) else None
         dense_cap = 0 if dense is None else dense[1]
-        for lo in starts:
-            inside = (panes[:, 0] >= lo) & (panes[:, 0] < lo + self.window_size)
+        for lo, hi in windows:
+            inside = (panes[:, 0] >= lo) & (panes[:, 0] < hi)
             capacity = int(panes[inside, 3].sum())
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), int(lo), out.descriptor,
+            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), lo, hi, out.descriptor,
                                          dense_cap))
             if n:
-                tables.append(out.table(n))
+                tables.append(out.table(n, end=hi))
         drop_panes = self.function("state", "drop_panes", None, _P, _I64)
         for state in self.states:
             drop_panes(state.ctypes.data, watermark)
@@ -939,27 +944,6 @@ class SlidingWindowKernel(WindowKernel):
         if not tables:
             return None
         return self._sorted(pa.concat_tables(tables))
-
-    def _last_complete_start(self, watermark: int) -> int:
-        """The largest window start with start + size - 1 <= watermark."""
-        limit = watermark - self.window_size + 1
-        return limit - limit % self.slide
-
-    def _ready_starts(self, pane_starts: np.ndarray, previous: int | None, watermark: int) -> np.ndarray:
-        """Window starts (ascending) that hold a pane and became complete after ``previous``."""
-        size, slide = self.window_size, self.slide
-        if not len(pane_starts):
-            return pane_starts
-        first = -((size - 1 - pane_starts) // slide) * slide      # ceil((p - size + 1) / slide) * slide
-        last = pane_starts - pane_starts % slide                   # floor(p / slide) * slide
-        if previous is not None:
-            first = np.maximum(first, _clamp(self._last_complete_start(previous) + slide))
-        last = np.minimum(last, _clamp(self._last_complete_start(watermark)))
-        counts = np.maximum((last - first) // slide + 1, 0)
-        if not counts.sum():
-            return np.zeros(0, dtype=np.int64)
-        starts = np.repeat(first, counts) + slide * (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
-        return np.unique(starts)
 
 
 class _OneWorker:
@@ -1023,11 +1007,6 @@ class CountWindowKernel(_OneWorker, WindowKernel):
         return None  # count windows fire in the kernel, not on the watermark
 
 
-def _clamp(t: int) -> int:
-    """A Python int bound to int64 (window arithmetic near the limits)."""
-    return max(abi.INT64_MIN, min(abi.INT64_MAX, t))
-
-
 class _ResultBuffers:
     """Output buffers of one firing: window starts, key words, aggregate values, validity."""
 
@@ -1059,12 +1038,19 @@ class _ResultBuffers:
     def descriptor(self) -> int:
         return self._descriptor.ctypes.data
 
-    def table(self, n: int, window_columns: bool = True) -> pa.Table:
+    def table(self, n: int, window_columns: bool = True, end: int | None = None) -> pa.Table:
+        """The first ``n`` rows; ``end``: every row's window end (one window merged: its size
+        need not be the kernel's, as for cumulative windows)."""
         k = self.kernel
         arrays = [k.key_array(f, w[:n], v[:n]) for f, (w, v) in zip(k.keys, self.keys)]
         if window_columns:
             arrays.append(k.time_array(self.window_start[:n]))
-            ends = self.window_start[:n] + k.window_size if self.window_end is None else self.window_end[:n]
+            if end is not None:
+                ends = np.full(n, end, dtype=np.int64)
+            elif self.window_end is None:
+                ends = self.window_start[:n] + k.window_size
+            else:
+                ends = self.window_end[:n]
             arrays.append(k.time_array(ends))
         for (name, store), (values, valid), a in zip(k.gen.aggregate_types, self.aggs, k.gen.grouping.aggregates):
             t = k.schema.field(name).type
