@@ -62,6 +62,18 @@ class PaneGeometry:
         """The end of the last window that holds time (or pane start) ``t``."""
         return self.floor(t, self.slide) + self.size
 
+    @property
+    def end_offset(self) -> int:
+        """Sliding windows: their ends lie on ``end_offset + k * slide``, in ``[0, slide)``."""
+        return (self.offset + self.size) % self.slide
+
+    def first_end(self, p: int) -> int:
+        """The end of the first window that holds pane ``p`` (the earliest to fire; the fused
+        loop computes it the same way for allowed lateness: ``window_assign.ll.j2``)."""
+        if self.cumulative:
+            return p + self.pane
+        return p - (p - self.end_offset) % self.slide + self.slide  # the first end after p
+
     def windows_of(self, ts: int) -> list[tuple[int, int]]:
         """The windows ``(start, end)`` that hold event time ``ts``, by start then end."""
         first = self.floor(ts, self.slide)
@@ -120,10 +132,6 @@ class PaneGeometry:
                 out.append((s, end))
                 end += self.pane
         return out
-
-    def drop_bound(self, watermark: int) -> int:
-        """Panes starting below it have every window fired at ``watermark``."""
-        return _clamp(self.floor(_clamp(watermark - self.size + 1), self.slide) + self.slide)
 
 
 __all__ = ["PaneGeometry"]

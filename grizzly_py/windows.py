@@ -35,6 +35,8 @@ class WindowKind:
     - ``regrouping``: ``grouping="auto"`` may switch it between the two at window boundaries;
     - ``adaptive``: has code variants beyond the generic one (instrumented, optimized);
     - ``joins``: window joins take it;
+    - ``allowed_lateness``: takes ``allowed_lateness`` and ``side_output_late_data`` (Flink's
+      DataStream API: a window is kept past its firing, late records update it and it fires again);
     - ``spark``: how Spark distributes it: ``"partials"`` (each task pre-aggregates, partial states
       merge by window and key), ``"keyed"`` (a key's records in one task, in stream order), or
       ``"one_task"``.
@@ -49,6 +51,7 @@ class WindowKind:
     regrouping: bool = False
     adaptive: bool = False
     joins: bool = False
+    allowed_lateness: bool = False
     spark: str = "one_task"
 
     @property
@@ -75,9 +78,9 @@ class WindowKind:
 
 
 TUMBLING = WindowKind("tumbling", "event", parallel=True, shared_state=True, sort_grouping=True, regrouping=True,
-                      adaptive=True, joins=True, spark="partials")
+                      adaptive=True, joins=True, allowed_lateness=True, spark="partials")
 SLIDING = WindowKind("sliding", "event", parallel=True, shared_state=True, sort_grouping=True, adaptive=True,
-                     joins=True, spark="partials")
+                     joins=True, allowed_lateness=True, spark="partials")
 SESSION = WindowKind("session", "event", merging=True, joins=True, spark="keyed")
 TUMBLING_PROCESSING = WindowKind("tumbling_processing", "processing", parallel=True, sort_grouping=True,
                                  adaptive=True, spark="partials")
@@ -86,7 +89,7 @@ SLIDING_PROCESSING = WindowKind("sliding_processing", "processing", parallel=Tru
 COUNT = WindowKind("count", "count")
 # (Spark: a partial state names its window by its start, which a period's windows share)
 CUMULATIVE = WindowKind("cumulative", "event", parallel=True, shared_state=True, sort_grouping=True, adaptive=True,
-                        spark="keyed")
+                        allowed_lateness=True, spark="keyed")
 WINDOW_KINDS = (TUMBLING, SLIDING, SESSION, TUMBLING_PROCESSING, SLIDING_PROCESSING, COUNT, CUMULATIVE)
 
 

@@ -551,7 +551,8 @@ def aligned_windows(draw, max_size: int = 30):
 @st.composite
 def window_steps(draw, schema: Schema) -> list[Step]:
     """``key_by(1-2 keys)`` or ``window_all``, a tumbling, sliding or cumulative event-time
-    window (``aligned_windows``), then ``aggregate``; sometimes a keyed count window instead."""
+    window (``aligned_windows``; one in four with an allowed lateness), then ``aggregate``;
+    sometimes a keyed count window instead."""
     key_candidates = [f.name for f in schema if can_be_key(f)]
     keys = draw(st.lists(st.sampled_from(key_candidates), unique=True, max_size=2)) if key_candidates else []
     assigner = draw(aligned_windows())
@@ -560,6 +561,8 @@ def window_steps(draw, schema: Schema) -> list[Step]:
     if keys and draw(st.integers(0, 3)) == 0:  # sometimes a count window instead
         return [Step("key_by", tuple(keys)), draw(count_window_step()), Step("aggregate", kwargs=aggregates)]
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
+    if draw(st.integers(0, 3)) == 0:
+        head.append(Step("allowed_lateness", (Time.milliseconds(draw(st.integers(0, 20))),)))
     return head + [Step("aggregate", kwargs=aggregates)]
 
 

@@ -60,6 +60,20 @@ def test_cumulative_windows_follow_flink_cumulate(step, steps, ts):
     assert assigner.windows_of(ts) == _brute_force(every, ts)
 
 
+@given(st.integers(1, 20), st.integers(1, 20), st.integers(-19, 19), st.booleans(), st.integers(-100, 100))
+def test_a_panes_first_and_last_window_ends(size, slide, offset, cumulative, ts):
+    if cumulative:
+        g = CumulativeEventTimeWindows.of(ms(size * slide), ms(slide)).geometry
+    elif abs(offset) < slide <= size:
+        g = SlidingEventTimeWindows.of(ms(size), ms(slide), ms(offset)).geometry
+    else:
+        return
+    p = g.pane_start(ts)
+    ends = [e for _, e in g.windows_of(p)]
+    assert g.windows_of(p) == g.windows_of(ts)  # a pane lies in its windows whole
+    assert g.first_end(p) == min(ends) and g.last_end(p) == max(ends)
+
+
 def test_ready_windows_of_cumulative_panes():
     g = CumulativeEventTimeWindows.of(ms(6), ms(2)).geometry
     assert g.ready_windows([2], None, None) == [(0, 4), (0, 6)]   # no window [0, 2): it holds no pane
@@ -101,8 +115,8 @@ def offset_or_cumulative_cases(draw):
     offset or a cumulative window."""
     case, stream = draw(stateless_cases(max_rows=25, max_repeat=8, max_steps=1))
     assigner = draw(aligned_windows().filter(lambda a: a.geometry.offset or a.geometry.cumulative))
-    keys = draw(st.lists(st.sampled_from([f.name for f in stream.schema if can_be_key(f)] or ["ts"]),
-                         unique=True, max_size=2))
+    keys = draw(st.lists(st.sampled_from([f.name for f in stream.schema if can_be_key(f)] or [None]),
+                         unique=True, max_size=2).map(lambda ks: [k for k in ks if k is not None]))
     calls = draw(st.lists(aggregate_calls(stream.schema), min_size=1, max_size=3))
     from strategies import Step
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]

@@ -7,7 +7,8 @@
 - window keys and aggregates: ``key_word``, ``interned_column``, ``aggregate_input``,
   ``holistic_key``, ``lower_grouping`` (a ``Grouping``: key words, null mask, ``AggregateArgs``,
   the entry layout);
-- time windows: ``window_geometry``, ``lower_time_and_filters``, ``lower_time_window_parts``.
+- time windows: ``window_geometry``, ``lower_time_and_filters``, ``lower_time_window_parts``,
+  ``lower_lateness``.
 
 A rule gets the pipeline, its ``CodegenOptions``, an ``EmitContext`` and ``ExprEmitter`` for the
 kernel being emitted and the ``GeneratedPipeline`` it fills in, and returns its ``KernelCode`` and
@@ -354,6 +355,20 @@ def lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: Emi
         ts = emitter.emit(pipeline.event_time)
         ctx.body.extend(template_lines("event_time.ll.j2", name="ts", value=ts.val, track=False))
     return blocked, keep, pre_body
+
+
+def lower_lateness(pipeline: Pipeline, ctx: EmitContext, gen: GeneratedPipeline) -> dict:
+    """The template variables of a window's allowed lateness (``lateness``: ms, 0 for none;
+    ``late_base``): with some, the state block gets the vector of late-key notes
+    (``gen.late_base``, read by the engine) and the kernel the flag of the current pane
+    (``window_assign.ll.j2``, ``window_late_key.ll.j2``)."""
+    lateness = pipeline.terminal.allowed_lateness_ms
+    if not lateness:
+        return dict(lateness=0, late_base=None)
+    gen.late_base, gen.state_words = gen.state_words, gen.state_words + 3
+    ctx.preamble.append("  %wdirty.a = alloca i1, align 1  ; the current pane's first window has fired")
+    ctx.preamble.append("  store i1 false, ptr %wdirty.a")
+    return dict(lateness=lateness, late_base=gen.late_base)
 
 
 class TimeWindowParts(NamedTuple):

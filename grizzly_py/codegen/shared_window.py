@@ -34,7 +34,7 @@ from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
-from .lowering import lower_time_window_parts, macro_lines, template_lines
+from .lowering import lower_lateness, lower_time_window_parts, macro_lines, template_lines
 from .options import CodegenOptions
 from .templates import render, resource_dir
 
@@ -77,7 +77,8 @@ def lower_shared_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: E
     inits = macro_lines("aggregates.ll.j2", "atomic_init", g.aggregates)
     updates = macro_lines("aggregates.ll.j2", "atomic_update", g.aggregates)
     ctx.preamble.extend(template_lines("window_shared_preamble.ll.j2", abi=abi, key_words=g.key_words))
-    ctx.body.extend(template_lines("window_shared.ll.j2", geo=geo, geo_text=geo.describe() + ", shared state",
+    late = lower_lateness(pipeline, ctx, gen)
+    ctx.body.extend(template_lines("window_shared.ll.j2", geo=geo, geo_text=geo.describe() + ", shared state", **late,
                            entry_size=g.entry_size,
                            key_words=g.key_words,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)],
@@ -87,6 +88,6 @@ def lower_shared_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: E
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     gen.trigger = "shared"
     state = render("window_shared_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=geo.size,
-                   geo=geo, keys=g.keys, key_words=g.key_words, aggregates=g.aggregates)
+                   geo=geo, merging=geo.pane != geo.size or bool(late["lateness"]), keys=g.keys, key_words=g.key_words, aggregates=g.aggregates)
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked, stop=True,
                       epilogue=["  call void @gz_sring_leave(ptr %wslot.a)  ; the worker leaves its window"]), state

@@ -11,7 +11,7 @@ from . import profile as pf
 from .dense_pass import dense_pass
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
-from .lowering import Grouping, lower_time_window_parts, template_lines
+from .lowering import Grouping, lower_lateness, lower_time_window_parts, template_lines
 from .options import CodegenOptions
 from .templates import render
 
@@ -31,7 +31,8 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
         if len(keys) != 1:
             raise ValueError(f"pipeline {pipeline.id}: dense key placement needs exactly one key, got {len(keys)}")
         dense = dict(lo=options.dense_keys[0], cap=options.dense_keys[1], valid=keys[0].valid)
-    ctx.body.extend(template_lines("window_tumbling.ll.j2", geo=geo, geo_text=geo.describe(),
+    late = lower_lateness(pipeline, ctx, gen)
+    ctx.body.extend(template_lines("window_tumbling.ll.j2", geo=geo, geo_text=geo.describe(), **late,
                                    keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
                                    null_mask=null_mask, key_words=key_words, entry_size=entry_size,
                                    updates=updates, dense=dense))
@@ -40,7 +41,7 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     fast = None
     if dense is not None and blocked:
         fast = dense_pass(pipeline, options, ctx, emitter, g, dense, geo.pane)
-    tumbling = geo.pane == geo.size
+    tumbling = geo.pane == geo.size and not late["lateness"]  # (kept windows fire again: the panes trigger)
     gen.trigger = "tumbling" if tumbling else "panes"
     state = render("window_state.ll.j2" if tumbling else "window_sliding_state.ll.j2", abi=abi,
                    p=gen.prefix, entry_size=entry_size, window_size=geo.size, geo=geo, keys=keys,

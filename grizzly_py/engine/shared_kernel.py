@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from ..codegen import abi
 from ..codegen.module import window_geometry
-from .kernels import WindowKernel, _ResultBuffers
+from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers, free_late_notes
 from .shared_snapshot import export_shared, restore_shared
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -108,7 +108,12 @@ class SharedWindowKernel(WindowKernel):
 
     @property
     def tumbling(self) -> bool:
-        return self.pane == self.window_size
+        return self.pane == self.window_size and not self.lateness
+
+    refires_pending = SlidingWindowKernel.refires_pending
+    _late_keys = SlidingWindowKernel._late_keys
+    _windows_to_fire = SlidingWindowKernel._windows_to_fire
+    _cleanup_watermark = SlidingWindowKernel._cleanup_watermark
 
     def _point_states(self) -> None:
         for state in self.states:
@@ -168,7 +173,7 @@ class SharedWindowKernel(WindowKernel):
 
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         """Emit every window with end - 1 <= watermark, sorted by (window_end, keys)."""
-        if self.pane != self.window_size:
+        if not self.tumbling:  # panes (sliding, cumulative), or windows kept for their lateness
             return self._fire_sliding(watermark)
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
@@ -206,15 +211,16 @@ class SharedWindowKernel(WindowKernel):
         """Sliding and cumulative windows: merge the panes of every window that became complete
         since the last firing; then free the panes whose last window has fired."""
         previous, self.previous_watermark = self.previous_watermark, watermark
-        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
+        late = self._late_keys()
+        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1 and late is None:
             return None
         slots = self.ring.slots()
         panes = slots[slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN]
         self._check_left(panes)
-        windows = self.geometry.ready_windows(panes[:, abi.RING_SLOT_START], previous, watermark)
+        windows = self._windows_to_fire(panes[:, abi.RING_SLOT_START], previous, watermark, late)
         merge_emit = self.function("state", "shared_merge_emit", _I64, _P, _I64, _I64, _P, _P)
         tables = []
-        for lo, hi in windows:
+        for lo, hi, keys in windows:
             inside = (panes[:, abi.RING_SLOT_START] >= lo) & (panes[:, abi.RING_SLOT_START] < hi)
             capacity = int(panes[inside, abi.RING_SLOT_SIZE].sum())
             if capacity == 0:
@@ -222,9 +228,9 @@ class SharedWindowKernel(WindowKernel):
             out = _ResultBuffers(self, capacity)
             n = self._checked(merge_emit(self.ring.address, lo, hi, out.descriptor, self.state_ptr))
             if n:
-                tables.append(out.table(n, end=hi))
+                tables.append(out.table(n, end=hi, keys=keys))
         drop = self.function("state", "shared_drop_panes", None, _P, _I64)
-        drop(self.ring.address, watermark)
+        drop(self.ring.address, self._cleanup_watermark(watermark))
         self._compact()
         if not tables:
             return None
@@ -248,4 +254,5 @@ class SharedWindowKernel(WindowKernel):
         if not self._closed:
             close = self.function("state", "shared_close", None, _P)
             close(self.ring.address)
+            free_late_notes(self)
             self._closed = True
