@@ -144,15 +144,12 @@ def adaptable(pipeline: Pipeline, options: CodegenOptions | None = None) -> bool
     projection with filters (their order and mode), or an event-time or processing-time
     tumbling/sliding/cumulative window with thread-local state (also the key placement). Sessions,
     count windows and joins keep the generic variant; so do shared window states (one state that
-    every worker updates in place cannot move between placements while tasks run), sort grouping
-    (its key/pointer arrays have no specialized variants) and windows with allowed lateness (the
-    dense pass of a placed key range would skip the notes of late keys)."""
+    every worker updates in place cannot move between placements while tasks run) and sort
+    grouping (its key/pointer arrays have no specialized variants)."""
     t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
         return bool(pipeline.filters)
     if not isinstance(t, WindowTerminal) or not t.assigner.kind.adaptive:
-        return False
-    if t.allowed_lateness_ms:
         return False
     return options is None or (options.window_state == "thread_local" and options.grouping == "hash")
 
