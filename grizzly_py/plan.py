@@ -146,10 +146,15 @@ class WindowAggregateNode(PlanNode):
     keys: tuple[str, ...]
     assigner: WindowAssigner
     aggregates: tuple[tuple[str, AggCall], ...]
+    allowed_lateness_ms: int = 0   # Flink's allowedLateness: a window is kept (and fires again) this long
+    late_tag: str | None = None    # side_output_late_data: the tag of the stream of records too late even so
 
     def __post_init__(self):
         if not self.aggregates:
             raise SchemaError("aggregate() needs at least one aggregate, e.g. count=agg.count()")
+        if (self.allowed_lateness_ms or self.late_tag is not None) and not self.assigner.kind.allowed_lateness:
+            raise SchemaError(f"{self.assigner!r} takes no allowed lateness or late side output (tumbling, "
+                              "sliding and cumulative event-time windows do)")
         for k in self.keys:
             if self.input.schema.field(k).dtype.is_list:  # an unknown key raises SchemaError naming it
                 raise SchemaError(f"key {k!r} is a list (a top_k result): lists cannot be keys")
@@ -194,7 +199,39 @@ class WindowAggregateNode(PlanNode):
     def label(self):
         keys = f"keys=[{', '.join(self.keys)}], " if self.keys else ""
         aggs = ", ".join(f"{n}={c!r}" for n, c in self.aggregates)
-        return f"WindowAggregate[{keys}{self.assigner!r}, {aggs}]"
+        late = f", allowed lateness {self.allowed_lateness_ms} ms" if self.allowed_lateness_ms else ""
+        late += f", late data to {self.late_tag!r}" if self.late_tag is not None else ""
+        return f"WindowAggregate[{keys}{self.assigner!r}{late}, {aggs}]"
+
+
+@dataclass(frozen=True, eq=False)
+class LateDataNode(PlanNode):
+    """``out.late_data(tag)`` (Flink's ``getSideOutput`` of ``sideOutputLateData``): the input
+    records of ``window`` that are too late even for its allowed lateness, the ones the window
+    drops (every window holding the record was cleaned: ``end - 1 + allowed_lateness <=
+    watermark``, with the watermark in force when the record arrives). Its schema and input are
+    the window's input; the window itself does not run for it."""
+
+    window: WindowAggregateNode
+
+    def __post_init__(self):
+        if self.window.late_tag is None:
+            raise SchemaError("late_data: the window has no side_output_late_data(tag)")
+
+    @property
+    def input(self) -> PlanNode:
+        return self.window.input
+
+    @property
+    def inputs(self):
+        return (self.window.input,)
+
+    def _derive_schema(self):
+        return self.window.input.schema
+
+    def label(self):
+        w = self.window
+        return (f"LateData[{w.late_tag!r} of {w.assigner!r}, allowed lateness {w.allowed_lateness_ms} ms]")
 
 
 @dataclass(frozen=True, eq=False)

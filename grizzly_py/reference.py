@@ -27,6 +27,12 @@ Windows and watermarks (see ``run``)
   inputs (-infinity until every input has data); the sources are read round-robin by batch.
 - A window fires once, when ``window_end - 1 <= wm``; a record none of whose windows is still
   open is late: it is dropped and counted once in ``late_records``.
+- Allowed lateness ``L`` (aligned windows): a window is kept until ``window_end - 1 + L <= wm``;
+  a record goes into each of its windows still kept, and a kept window that had fired and gets a
+  record of key ``k`` fires again for ``k`` (a new row with every record so far) at the next
+  watermark step (after the batch, even if the watermark did not move). A record with no window
+  kept is late; ``late_data(tag)`` is the stream of those input records (``LateData``). Every
+  operator passes on each watermark step, moved or not.
 - Session windows (per key) merge when they overlap or touch (Flink's ``TimeWindow.intersects``);
   a new record first merges with the key's open sessions, and is late only if it merges with none
   and its own window ``[ts, ts + gap)`` has already fired.
@@ -64,12 +70,12 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .functions import function_spec
-from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode,
-                   SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
+from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode,
+                   ProjectNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
-from .windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from .windows import AlignedWindowAssigner, EventTimeSessionWindows
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -361,25 +367,37 @@ class Pane:
     start: int
     end: int
     records: list = field(default_factory=list)  # (arrival number, event time, aggregate inputs)
+    fired: bool = False   # (allowed lateness) it fired and is kept
+    updated: bool = False  # (allowed lateness) it fired and got a record since
+
+
+def kept_windows(assigner, ts: int, wm: float, lateness: int) -> list[tuple[int, int]]:
+    """The windows of a record at ``ts`` that still take it under watermark ``wm``: open, or
+    fired but kept for the allowed lateness (``end - 1 + lateness > wm``)."""
+    return [(s, e) for s, e in assigner.windows_of(ts) if e - 1 + lateness > wm]
 
 
 class AlignedWindows:
-    """Tumbling and sliding windows: panes by (window, key)."""
+    """Tumbling, sliding and cumulative windows: panes by (window, key)."""
 
-    def __init__(self, assigner):
-        self.assigner = assigner
+    def __init__(self, assigner, lateness: int = 0):
+        self.assigner, self.lateness = assigner, lateness
         self.panes: dict[tuple, Pane] = {}
 
     def add(self, group: tuple, key: tuple, ts: int, record, wm: float) -> bool:
-        open_windows = [(s, e) for s, e in self.assigner.windows_of(ts) if e - 1 > wm]
-        for s, e in open_windows:
-            self.panes.setdefault((s, e, group), Pane(key, s, e)).records.append(record)
-        return bool(open_windows)
+        kept = kept_windows(self.assigner, ts, wm, self.lateness)
+        for s, e in kept:
+            pane = self.panes.setdefault((s, e, group), Pane(key, s, e))
+            pane.records.append(record)
+            pane.updated = e - 1 <= wm  # fired already (or complete while empty: Flink fires it now)
+        return bool(kept)
 
     def fire(self, wm: float) -> list[tuple[tuple, Pane]]:
-        fired = [(k[2], p) for k, p in self.panes.items() if p.end - 1 <= wm]
-        for group, p in fired:
-            del self.panes[(p.start, p.end, group)]
+        fired = [(k[2], p) for k, p in self.panes.items() if p.end - 1 <= wm and (not p.fired or p.updated)]
+        for _, p in fired:
+            p.fired, p.updated = True, False
+        for k in [k for k, p in self.panes.items() if p.end - 1 + self.lateness <= wm]:
+            del self.panes[k]  # cleaned: its lateness is over
         return fired
 
 
@@ -423,11 +441,11 @@ def _aggregate_input(call: AggCall, schema: Schema) -> Evaluator:
     return lambda row: arg(row) if where(row) is True else SKIPPED
 
 
-def window_state(assigner):
+def window_state(assigner, lateness: int = 0):
     if assigner.kind.clock == "count":
         return None  # CountWindowAggregate keeps its own state
-    if isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
-        return AlignedWindows(assigner)
+    if isinstance(assigner, AlignedWindowAssigner) and assigner.is_event_time:
+        return AlignedWindows(assigner, lateness)
     if isinstance(assigner, EventTimeSessionWindows):
         return SessionWindows(assigner)
     raise NotImplementedError(f"reference: {assigner!r} is not an event-time window assigner; "
@@ -442,7 +460,7 @@ class WindowAggregate(Operator):
         self.args = [_aggregate_input(c, in_schema) for c in self.calls]
         self.arg_types = [None if c.arg is None else c.arg.dtype(in_schema) for c in self.calls]
         self.out_names = node.schema.names
-        self.state = window_state(node.assigner)
+        self.state = window_state(node.assigner, node.allowed_lateness_ms)
         self.downstream = downstream
         self.metrics = metrics
         self.wm = -math.inf
@@ -510,6 +528,27 @@ class CountWindowAggregate(WindowAggregate):
         self.downstream.watermark(wm)
 
 
+class LateData(Operator):
+    """``late_data(tag)``: the records that the window ``node.window`` drops as late (no window
+    of theirs kept under the watermark in force: ``kept_windows``); the others are counted in
+    ``filtered_records``."""
+
+    def __init__(self, node: LateDataNode, downstream: Operator, metrics: dict):
+        self.assigner, self.lateness = node.window.assigner, node.window.allowed_lateness_ms
+        self.downstream, self.metrics = downstream, metrics
+        self.wm = -math.inf
+
+    def push(self, ts, row):
+        if kept_windows(self.assigner, ts, self.wm, self.lateness):
+            self.metrics["filtered_records"] += 1
+        else:
+            self.downstream.push(ts, row)
+
+    def watermark(self, wm):
+        self.wm = wm
+        self.downstream.watermark(wm)
+
+
 class Union(Operator):
     """``union``: records of every input pass on with their own event time; the watermark is the
     minimum over the inputs (each starts at -infinity: an input without data holds it back)."""
@@ -524,10 +563,8 @@ class Union(Operator):
 
     def input_watermark(self, index: int, wm: float) -> None:
         self.inputs[index] = max(self.inputs[index], wm)
-        low = min(self.inputs)
-        if low > self.wm:
-            self.wm = low
-            self.downstream.watermark(low)
+        self.wm = max(self.wm, min(self.inputs))
+        self.downstream.watermark(self.wm)  # every step, moved or not (late updates fire at each)
 
 
 class UnionPort(Operator):
@@ -571,7 +608,7 @@ class TwoInputOperator(Operator):
         if low > self.wm:
             self.wm = low
             self.advance(low)
-            self.downstream.watermark(low)
+        self.downstream.watermark(self.wm)  # every step, moved or not (late updates fire at each)
 
     def advance(self, wm: float) -> None:
         pass
@@ -738,6 +775,8 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         if node.assigner.is_event_time and any(s.timestamp is None for s in distinct_sources(node)):
             raise ValueError("reference: an event-time window needs a source with a timestamp column")
         op = WindowAggregate(node, downstream, metrics)
+    elif isinstance(node, LateDataNode):
+        op = LateData(node, downstream, metrics)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
     build(node.input, op, metrics, readers)

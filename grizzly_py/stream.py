@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Protocol
 from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
-from .plan import (FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode,
+from .plan import (FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode,
                    WindowAggregateNode, WindowJoinNode)
 from .time import to_millis
 from .types import SchemaError
-from .windows import CountWindows, WindowAssigner
+from .windows import MAX_WINDOW_MS, CountWindows, WindowAssigner
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -148,6 +148,19 @@ class DataStream:
         ``window_all(TumblingEventTimeWindows.of(Time.seconds(10))).aggregate(n=agg.count())``."""
         return WindowedStream(self.env, self.node, (), _check_assigner(assigner))
 
+    def late_data(self, tag: str) -> "DataStream":
+        """The records too late for the window aggregation that made this stream, even with its
+        allowed lateness (``window(...).side_output_late_data(tag)``): a stream of the window's
+        input records (Flink's ``getSideOutput``; docs/semantics.md, "Allowed lateness")."""
+        node = self.node
+        if not isinstance(node, WindowAggregateNode) or node.late_tag is None:
+            raise ValueError("late_data: this stream is not the result of a window with "
+                             "side_output_late_data(tag): keyed.window(w).side_output_late_data('late')"
+                             ".aggregate(...).late_data('late')")
+        if tag != node.late_tag:
+            raise ValueError(f"late_data: the window sends its late records to {node.late_tag!r}, not {tag!r}")
+        return DataStream(self.env, LateDataNode(node))
+
     # --- sinks -------------------------------------------------------------------------------
     def collect(self, name: str | None = None):
         """Register a sink that collects this stream into a ``pyarrow.Table``, under ``name`` in the
@@ -215,8 +228,33 @@ class KeyedStream:
 class WindowedStream:
     """A keyed or global stream cut into windows; ``aggregate`` computes one row per window (and key)."""
 
-    def __init__(self, env, node: PlanNode, keys: tuple[str, ...], assigner: WindowAssigner):
+    def __init__(self, env, node: PlanNode, keys: tuple[str, ...], assigner: WindowAssigner,
+                 allowed_lateness_ms: int = 0, late_tag: str | None = None):
         self.env, self.node, self.keys, self.assigner = env, node, keys, assigner
+        self.allowed_lateness_ms, self.late_tag = allowed_lateness_ms, late_tag
+
+    def _lateness_kind(self, what: str) -> None:
+        if not self.assigner.kind.allowed_lateness:
+            raise ValueError(f"{what}: {self.assigner!r} takes none; tumbling, sliding and cumulative "
+                             "event-time windows do")
+
+    def allowed_lateness(self, lateness) -> "WindowedStream":
+        """Keep each window ``lateness`` past its firing (Flink's ``allowedLateness``): a record
+        that arrives for a fired window within it updates the window, which fires again (a new
+        row for its key); later records are late (dropped, or ``side_output_late_data``)."""
+        self._lateness_kind("allowed_lateness")
+        ms = to_millis(lateness, what="allowed_lateness")
+        if not 0 <= ms <= MAX_WINDOW_MS:
+            raise ValueError(f"allowed_lateness must be between 0 and {MAX_WINDOW_MS} ms, got {ms} ms")
+        return WindowedStream(self.env, self.node, self.keys, self.assigner, ms, self.late_tag)
+
+    def side_output_late_data(self, tag: str) -> "WindowedStream":
+        """Send the records too late even for the allowed lateness to the stream
+        ``result.late_data(tag)`` instead of only counting them (Flink's ``sideOutputLateData``)."""
+        self._lateness_kind("side_output_late_data")
+        if not isinstance(tag, str) or not tag:
+            raise TypeError(f"side_output_late_data takes a non-empty tag name, got {tag!r}")
+        return WindowedStream(self.env, self.node, self.keys, self.assigner, self.allowed_lateness_ms, tag)
 
     def aggregate(self, *unnamed, **aggregates) -> DataStream:
         """One output column per ``name=agg.<func>(...)``, per window (and key): the key columns,
@@ -226,7 +264,8 @@ class WindowedStream:
             raise TypeError(f"aggregate() takes its aggregates by name, as the result columns they make: "
                             f"{_named_suggestion(unnamed)}")
         return DataStream(self.env, WindowAggregateNode(self.node, self.keys, self.assigner,
-                                                        tuple(aggregates.items())))
+                                                        tuple(aggregates.items()), self.allowed_lateness_ms,
+                                                        self.late_tag))
 
 
 def _named_suggestion(unnamed) -> str:

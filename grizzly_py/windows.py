@@ -6,14 +6,18 @@ of the engine's paths can run it: the DSL and the plan read the output columns a
 support, the code generator its lowering rule (``codegen/rules.py``, keyed by kind) and
 variants, the engine whether its records may be cut into morsels, Spark how it distributes.
 
-Windows are aligned to the epoch; a window ``[start, end)`` holds ``start <= ts < end``.
+Windows are aligned to the epoch plus an optional offset (Flink's ``of(size, offset)``); a window
+``[start, end)`` holds ``start <= ts < end``. Where the windows of an aligned kind lie is its
+assigner's ``geometry`` (``window_geometry.PaneGeometry``), which every layer asks.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .time import to_millis
+from .window_geometry import PaneGeometry
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,6 +35,8 @@ class WindowKind:
     - ``regrouping``: ``grouping="auto"`` may switch it between the two at window boundaries;
     - ``adaptive``: has code variants beyond the generic one (instrumented, optimized);
     - ``joins``: window joins take it;
+    - ``allowed_lateness``: takes ``allowed_lateness`` and ``side_output_late_data`` (Flink's
+      DataStream API: a window is kept past its firing, late records update it and it fires again);
     - ``spark``: how Spark distributes it: ``"partials"`` (each task pre-aggregates, partial states
       merge by window and key), ``"keyed"`` (a key's records in one task, in stream order), or
       ``"one_task"``.
@@ -45,6 +51,7 @@ class WindowKind:
     regrouping: bool = False
     adaptive: bool = False
     joins: bool = False
+    allowed_lateness: bool = False
     spark: str = "one_task"
 
     @property
@@ -71,16 +78,19 @@ class WindowKind:
 
 
 TUMBLING = WindowKind("tumbling", "event", parallel=True, shared_state=True, sort_grouping=True, regrouping=True,
-                      adaptive=True, joins=True, spark="partials")
+                      adaptive=True, joins=True, allowed_lateness=True, spark="partials")
 SLIDING = WindowKind("sliding", "event", parallel=True, shared_state=True, sort_grouping=True, adaptive=True,
-                     joins=True, spark="partials")
+                     joins=True, allowed_lateness=True, spark="partials")
 SESSION = WindowKind("session", "event", merging=True, joins=True, spark="keyed")
 TUMBLING_PROCESSING = WindowKind("tumbling_processing", "processing", parallel=True, sort_grouping=True,
                                  adaptive=True, spark="partials")
 SLIDING_PROCESSING = WindowKind("sliding_processing", "processing", parallel=True, sort_grouping=True,
                                 adaptive=True, spark="partials")
 COUNT = WindowKind("count", "count")
-WINDOW_KINDS = (TUMBLING, SLIDING, SESSION, TUMBLING_PROCESSING, SLIDING_PROCESSING, COUNT)
+# (Spark: a partial state names its window by its start, which a period's windows share)
+CUMULATIVE = WindowKind("cumulative", "event", parallel=True, shared_state=True, sort_grouping=True, adaptive=True,
+                        allowed_lateness=True, spark="keyed")
+WINDOW_KINDS = (TUMBLING, SLIDING, SESSION, TUMBLING_PROCESSING, SLIDING_PROCESSING, COUNT, CUMULATIVE)
 
 
 class WindowAssigner:
@@ -110,68 +120,128 @@ def _positive(ms: int, what: str) -> int:
     return ms
 
 
+def _offset(offset, what: str) -> int:
+    """Milliseconds of an ``offset=`` argument (None: 0)."""
+    return 0 if offset is None else to_millis(offset, what=what)
+
+
+def _check_offset(offset_ms: int, period_ms: int, assigner: str, period: str) -> None:
+    """Flink's rule: ``abs(offset) < size`` (tumbling) or ``< slide`` (sliding)."""
+    if not isinstance(offset_ms, int) or isinstance(offset_ms, bool):
+        raise TypeError(f"{assigner}: the offset is a whole number of milliseconds, got {offset_ms!r}")
+    if abs(offset_ms) >= period_ms:
+        raise ValueError(f"{assigner}: the offset must satisfy abs(offset) < {period} (Flink's rule), got "
+                         f"offset {offset_ms} ms with {period} {period_ms} ms")
+
+
+def _offset_repr(offset_ms: int) -> str:
+    return f", offset=Time.milliseconds({offset_ms})" if offset_ms else ""
+
+
+class AlignedWindowAssigner(WindowAssigner):
+    """Windows that are unions of panes on a fixed grid (tumbling, sliding, cumulative): their
+    ``geometry`` says where, for every layer."""
+
+    geometry: PaneGeometry
+
+    def windows_of(self, ts: int) -> list[tuple[int, int]]:
+        """The windows ``(start, end)`` holding event time ``ts`` (the reference's assignment)."""
+        return self.geometry.windows_of(ts)
+
+
 @dataclass(frozen=True)
-class TumblingEventTimeWindows(WindowAssigner):
-    """Fixed, non-overlapping event-time windows ``[k*size, (k+1)*size)``, aligned to the epoch;
-    each record is in exactly one. Build with ``of``."""
+class TumblingEventTimeWindows(AlignedWindowAssigner):
+    """Fixed, non-overlapping event-time windows ``[offset + k*size, offset + (k+1)*size)``,
+    aligned to the epoch plus ``offset`` (Flink's rule: ``abs(offset) < size``); each record is in
+    exactly one. Build with ``of``."""
 
     size_ms: int
+    offset_ms: int = 0
     kind = TUMBLING
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")
+        _check_offset(self.offset_ms, self.size_ms, "TumblingEventTimeWindows", "size")
 
     @staticmethod
-    def of(size) -> "TumblingEventTimeWindows":
-        """Windows of ``size`` (``Time.seconds(10)``, ``"10 seconds"`` or a ``timedelta``).
-        ``TypeError`` for a bare number, ``ValueError`` for a size that is not positive."""
-        return TumblingEventTimeWindows(to_millis(size, what="TumblingEventTimeWindows.of"))
+    def of(size, offset=None) -> "TumblingEventTimeWindows":
+        """Windows of ``size`` (``Time.seconds(10)``, ``"10 seconds"`` or a ``timedelta``), shifted
+        by ``offset`` (a duration, may be negative). ``TypeError`` for a bare number,
+        ``ValueError`` for a size that is not positive or an offset not smaller than it."""
+        what = "TumblingEventTimeWindows.of"
+        return TumblingEventTimeWindows(to_millis(size, what=what), _offset(offset, what))
 
-    def window_start(self, ts: int) -> int:
-        """The start of the window that holds event time ``ts`` (ms)."""
-        return ts - ts % self.size_ms  # Python's % floors, also for negative ts
-
-    def windows_of(self, ts: int) -> list[tuple[int, int]]:
-        """The ``(start, end)`` of the one window that holds event time ``ts`` (ms)."""
-        s = self.window_start(ts)
-        return [(s, s + self.size_ms)]
+    @property
+    def geometry(self) -> PaneGeometry:
+        return PaneGeometry(self.size_ms, self.size_ms, self.size_ms, self.offset_ms % self.size_ms)
 
     def __repr__(self):
-        return f"TumblingEventTimeWindows.of(Time.milliseconds({self.size_ms}))"
+        return f"TumblingEventTimeWindows.of(Time.milliseconds({self.size_ms}){_offset_repr(self.offset_ms)})"
 
 
 @dataclass(frozen=True)
-class SlidingEventTimeWindows(WindowAssigner):
-    """Event-time windows of ``size`` that start every ``slide`` (``[k*slide, k*slide + size)``),
-    aligned to the epoch; a record is in every window that holds its event time. Build with ``of``."""
+class SlidingEventTimeWindows(AlignedWindowAssigner):
+    """Event-time windows ``[s, s + size)`` starting at every ``s = offset + k*slide`` (Flink's
+    rule: ``abs(offset) < slide``); a record is in every window that holds its event time. Build
+    with ``of``."""
 
     size_ms: int
     slide_ms: int
+    offset_ms: int = 0
     kind = SLIDING
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")
         _positive(self.slide_ms, "window slide")
+        _check_offset(self.offset_ms, self.slide_ms, "SlidingEventTimeWindows", "slide")
 
     @staticmethod
-    def of(size, slide) -> "SlidingEventTimeWindows":
-        """Windows of ``size`` every ``slide`` (durations, as for ``TumblingEventTimeWindows.of``);
-        ``ValueError`` for a size or slide that is not positive."""
-        return SlidingEventTimeWindows(to_millis(size, what="SlidingEventTimeWindows.of"),
-                                       to_millis(slide, what="SlidingEventTimeWindows.of"))
+    def of(size, slide, offset=None) -> "SlidingEventTimeWindows":
+        """Windows of ``size`` every ``slide``, shifted by ``offset`` (durations, as for
+        ``TumblingEventTimeWindows.of``); ``ValueError`` for a size or slide that is not positive."""
+        what = "SlidingEventTimeWindows.of"
+        return SlidingEventTimeWindows(to_millis(size, what=what), to_millis(slide, what=what), _offset(offset, what))
 
-    def windows_of(self, ts: int) -> list[tuple[int, int]]:
-        """The ``(start, end)`` of every window that holds event time ``ts`` (ms), oldest first."""
-        last = ts - ts % self.slide_ms
-        out = []
-        s = last
-        while s > ts - self.size_ms:
-            out.append((s, s + self.size_ms))
-            s -= self.slide_ms
-        return out[::-1]
+    @property
+    def geometry(self) -> PaneGeometry:
+        return PaneGeometry(self.size_ms, self.slide_ms, math.gcd(self.size_ms, self.slide_ms),
+                            self.offset_ms % self.slide_ms)
 
     def __repr__(self):
-        return f"SlidingEventTimeWindows.of(Time.milliseconds({self.size_ms}), Time.milliseconds({self.slide_ms}))"
+        return (f"SlidingEventTimeWindows.of(Time.milliseconds({self.size_ms}), "
+                f"Time.milliseconds({self.slide_ms}){_offset_repr(self.offset_ms)})")
+
+
+@dataclass(frozen=True)
+class CumulativeEventTimeWindows(AlignedWindowAssigner):
+    """Flink's CUMULATE: per period ``[s, s + max_size)`` (``s`` a multiple of ``max_size``), the
+    windows ``[s, s + step)``, ``[s, s + 2 * step)``, ..., ``[s, s + max_size)``; a record at
+    ``ts`` is in each of them that ends after ``ts``. They share panes of ``step``."""
+
+    max_size_ms: int
+    step_ms: int
+    kind = CUMULATIVE
+
+    def __post_init__(self):
+        _positive(self.max_size_ms, "cumulative window max_size")
+        _positive(self.step_ms, "cumulative window step")
+        if self.max_size_ms % self.step_ms:
+            raise ValueError(f"CumulativeEventTimeWindows: max_size ({self.max_size_ms} ms) must be a multiple "
+                             f"of step ({self.step_ms} ms)")
+
+    @staticmethod
+    def of(max_size, step) -> "CumulativeEventTimeWindows":
+        """Cumulative windows growing by ``step`` up to ``max_size`` (a multiple of ``step``)."""
+        what = "CumulativeEventTimeWindows.of"
+        return CumulativeEventTimeWindows(to_millis(max_size, what=what), to_millis(step, what=what))
+
+    @property
+    def geometry(self) -> PaneGeometry:
+        return PaneGeometry(self.max_size_ms, self.max_size_ms, self.step_ms, cumulative=True)
+
+    def __repr__(self):
+        return (f"CumulativeEventTimeWindows.of(Time.milliseconds({self.max_size_ms}), "
+                f"Time.milliseconds({self.step_ms}))")
 
 
 @dataclass(frozen=True)
@@ -196,12 +266,16 @@ class EventTimeSessionWindows(WindowAssigner):
 
 
 @dataclass(frozen=True)
-class TumblingProcessingTimeWindows(WindowAssigner):
+class TumblingProcessingTimeWindows(AlignedWindowAssigner):
     """Tumbling windows over the wall clock at which records are processed (read once per
     batch), not their event time. Build with ``of``."""
 
     size_ms: int
     kind = TUMBLING_PROCESSING
+
+    @property
+    def geometry(self) -> PaneGeometry:
+        return PaneGeometry(self.size_ms, self.size_ms, self.size_ms)
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")
@@ -216,12 +290,16 @@ class TumblingProcessingTimeWindows(WindowAssigner):
 
 
 @dataclass(frozen=True)
-class SlidingProcessingTimeWindows(WindowAssigner):
+class SlidingProcessingTimeWindows(AlignedWindowAssigner):
     """Sliding windows over the wall clock at which records are processed. Build with ``of``."""
 
     size_ms: int
     slide_ms: int
     kind = SLIDING_PROCESSING
+
+    @property
+    def geometry(self) -> PaneGeometry:
+        return PaneGeometry(self.size_ms, self.slide_ms, math.gcd(self.size_ms, self.slide_ms))
 
     def __post_init__(self):
         _positive(self.size_ms, "window size")

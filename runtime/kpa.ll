@@ -702,9 +702,9 @@ ok:
   ret void
 }
 
-; Free every pane of directory %dir whose last window (the one starting at floor(pane / slide) *
-; slide, of %size ms) has fired (end - 1 <= %wm).
-define linkonce_odr void @gz_kpa_drop(ptr %dir, i64 %wm, i64 %size, i64 %slide) {
+; Free every pane of directory %dir whose last window (the one starting at the window grid point
+; %offset + k * %slide at or below the pane, of %size ms) has fired (end - 1 <= %wm).
+define linkonce_odr void @gz_kpa_drop(ptr %dir, i64 %wm, i64 %size, i64 %slide, i64 %offset) {
 entry:
   %len.p = getelementptr inbounds i64, ptr %dir, i64 1
   %size1 = sub i64 %size, 1
@@ -718,7 +718,8 @@ check:
   %slots = load ptr, ptr %dir
   %slot = getelementptr inbounds [4 x i64], ptr %slots, i64 %w
   %ps = load i64, ptr %slot
-  %rem = srem i64 %ps, %slide
+  %rel = sub i64 %ps, %offset
+  %rem = srem i64 %rel, %slide
   %remneg = icmp slt i64 %rem, 0
   %remadj = add i64 %rem, %slide
   %mod = select i1 %remneg, i64 %remadj, i64 %rem

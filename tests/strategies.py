@@ -6,7 +6,8 @@
   RecordBatches (zero-row ones too).
 - ``expressions``: random well-typed expression trees over a schema, of a requested kind.
 - ``query_cases``: random queries: a chain of filter / with_columns / select, optionally ending in
-  a keyed or global tumbling event-time window aggregation.
+  a keyed or global window aggregation (``window_steps``: tumbling, sliding or cumulative
+  event-time windows, with and without Flink's offset; or a count window).
 
 A drawn ``QueryCase`` rebuilds its query on any environment (``case.build(env)``), and its repr is
 a runnable Python reproducer, which hypothesis prints for a falsifying example.
@@ -30,7 +31,7 @@ from grizzly_py.expressions import (Alias, BinaryOp, Call, Cast, Column, Expr, I
                                     concat_str, if_else, lit)
 from grizzly_py.reference import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from grizzly_py.types import Schema
-from grizzly_py.windows import SlidingEventTimeWindows, TumblingEventTimeWindows
+from grizzly_py.windows import CumulativeEventTimeWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 
 TIMESTAMP = "ts"
 
@@ -439,7 +440,8 @@ class QueryCase:
             "import pyarrow as pa",
             "import grizzly_py as gz",
             "from grizzly_py import col, lit, agg, if_else, concat_str, Time, WatermarkStrategy",
-            "from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows",
+            "from grizzly_py.windows import (CumulativeEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows,",
+            "                                TumblingEventTimeWindows)",
             "from grizzly_py import reference",
             "nan, inf = float('nan'), float('inf')",
             f"schema = pa.schema([{schema}])",
@@ -530,21 +532,37 @@ def aggregate_calls(draw, schema: Schema) -> AggCall:
 
 
 @st.composite
+def aligned_windows(draw, max_size: int = 30):
+    """A tumbling, sliding or cumulative event-time window assigner of a few ms; tumbling and
+    sliding ones often with an offset (Flink's, ``abs(offset) < size`` / ``< slide``, negative too)."""
+    ms = Time.milliseconds
+    kind = draw(st.sampled_from(["tumbling", "sliding", "cumulative"]))
+    if kind == "cumulative":
+        step = draw(st.integers(1, 10))
+        return CumulativeEventTimeWindows.of(ms(step * draw(st.integers(1, 5))), ms(step))
+    size = draw(st.integers(1, max_size))
+    period = size if kind == "tumbling" else draw(st.integers(1, size))
+    offset = draw(st.integers(-(period - 1), period - 1)) if draw(st.booleans()) else None
+    if kind == "tumbling":
+        return TumblingEventTimeWindows.of(ms(size), None if offset is None else ms(offset))
+    return SlidingEventTimeWindows.of(ms(size), ms(period), None if offset is None else ms(offset))
+
+
+@st.composite
 def window_steps(draw, schema: Schema) -> list[Step]:
-    """``key_by(1-2 keys)`` or ``window_all``, a tumbling or sliding event-time window, then ``aggregate``."""
+    """``key_by(1-2 keys)`` or ``window_all``, a tumbling, sliding or cumulative event-time
+    window (``aligned_windows``; one in four with an allowed lateness), then ``aggregate``;
+    sometimes a keyed count window instead."""
     key_candidates = [f.name for f in schema if can_be_key(f)]
     keys = draw(st.lists(st.sampled_from(key_candidates), unique=True, max_size=2)) if key_candidates else []
-    size = draw(st.integers(1, 30))
-    if draw(st.booleans()):
-        assigner = TumblingEventTimeWindows.of(Time.milliseconds(size))
-    else:
-        slide = draw(st.integers(1, size))
-        assigner = SlidingEventTimeWindows.of(Time.milliseconds(size), Time.milliseconds(slide))
+    assigner = draw(aligned_windows())
     calls = draw(st.lists(aggregate_calls(schema), min_size=1, max_size=4))
     aggregates = {f"agg{i}": call for i, call in enumerate(calls)}
     if keys and draw(st.integers(0, 3)) == 0:  # sometimes a count window instead
         return [Step("key_by", tuple(keys)), draw(count_window_step()), Step("aggregate", kwargs=aggregates)]
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
+    if draw(st.integers(0, 3)) == 0:
+        head.append(Step("allowed_lateness", (Time.milliseconds(draw(st.integers(0, 20))),)))
     return head + [Step("aggregate", kwargs=aggregates)]
 
 

@@ -485,6 +485,7 @@ class JoinCase:
     kind: str                     # tumbling, sliding, session, interval
     size: int = 10
     slide: int = 10
+    offset: int = 0               # tumbling, sliding: Flink's window offset (abs(offset) < slide)
     lower: int = 0
     upper: int = 0
     filter_left: bool = False     # a filter and a computed column before the join (a projection)
@@ -501,16 +502,17 @@ class JoinCase:
         if self.kind == "interval":
             q = a.interval_join(b).where("k").equal_to("k").between(ms(self.lower), ms(self.upper))
         else:
-            assigner = {"tumbling": TumblingEventTimeWindows.of(ms(self.size)),
-                        "sliding": SlidingEventTimeWindows.of(ms(self.size), ms(self.slide)),
-                        "session": EventTimeSessionWindows.with_gap(ms(self.size))}[self.kind]
+            assigner = {"tumbling": lambda: TumblingEventTimeWindows.of(ms(self.size), ms(self.offset)),
+                        "sliding": lambda: SlidingEventTimeWindows.of(ms(self.size), ms(self.slide), ms(self.offset)),
+                        "session": lambda: EventTimeSessionWindows.with_gap(ms(self.size))}[self.kind]()
             q = a.join(b).where("k").equal_to("k").window(assigner)
         if self.window_after:
             q = q.window_all(tumbling(7)).aggregate(n=agg.count(), lo=agg.min("v"), hi=agg.max("v_right"))
         return q
 
     def __repr__(self):
-        return (f"JoinCase(kind={self.kind!r}, size={self.size}, slide={self.slide}, lower={self.lower}, "
+        return (f"JoinCase(kind={self.kind!r}, size={self.size}, slide={self.slide}, offset={self.offset}, "
+                f"lower={self.lower}, "
                 f"upper={self.upper}, filter_left={self.filter_left}, filter_right={self.filter_right}, "
                 f"window_after={self.window_after}, "
                 f"parallelism={self.parallelism})\nleft  = {self.left.code()}\nright = {self.right.code()}")
@@ -529,8 +531,11 @@ def join_cases(draw, kinds=("tumbling", "sliding", "session", "interval")) -> Jo
         case.slide = draw(st.integers(1, 6))
         case.size = case.slide * draw(st.integers(1, 4)) + draw(st.sampled_from([0, 0, 1, 2]))
         case.size = max(case.size, case.slide)
+        case.offset = draw(st.integers(-(case.slide - 1), case.slide - 1))
     elif kind in ("tumbling", "session"):
         case.size = draw(st.integers(1, 12))
+        if kind == "tumbling":
+            case.offset = draw(st.integers(-(case.size - 1), case.size - 1))
     else:
         case.lower = draw(st.integers(-8, 8))
         case.upper = case.lower + draw(st.integers(0, 10))

@@ -33,6 +33,7 @@ from grizzly_py.plan import Query
 from grizzly_py.spark.planner import collect, pipeline_arrow_schema, to_spark
 from grizzly_py.spark.schema import spark_arrow_schema
 from grizzly_py.windows import (
+    CumulativeEventTimeWindows,
     EventTimeSessionWindows,
     SlidingEventTimeWindows,
     TumblingEventTimeWindows,
@@ -138,6 +139,8 @@ ASSIGNERS = {
     "tumbling": TumblingEventTimeWindows.of(Time.milliseconds(500)),
     "sliding": SlidingEventTimeWindows.of(Time.milliseconds(900), Time.milliseconds(300)),
     "session": EventTimeSessionWindows.with_gap(Time.milliseconds(35)),
+    "tumbling_offset": TumblingEventTimeWindows.of(Time.milliseconds(500), Time.milliseconds(-120)),
+    "cumulative": CumulativeEventTimeWindows.of(Time.milliseconds(900), Time.milliseconds(300)),
 }
 
 
@@ -156,7 +159,7 @@ def test_every_window_type_and_aggregate_from_parquet(spark, tmp_path, kind):
     assert_tables_equal(actual, expected)
     assert spark_metrics["late_records"] == metrics["late_records"]
     assert spark_metrics["queries"][0]["input"] == "pushdown"
-    assert spark_metrics["queries"][0]["strategy"] == ("keyed" if kind == "session" else "partial")
+    assert spark_metrics["queries"][0]["strategy"] == ("keyed" if kind in ("session", "cumulative") else "partial")
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv"])
@@ -240,6 +243,25 @@ def test_dataframe_input_and_count_windows(spark):
     actual, metrics = on_spark(spark, count_windows(lambda env: env.from_spark(df, timestamp="ts")))
     assert_tables_equal(actual, expected)
     assert metrics["queries"][0]["strategy"] == "whole"
+
+
+@pytest.mark.parametrize("output", ["windows", "late"])
+def test_allowed_lateness_and_late_data_run_in_one_task(spark, tmp_path, output):
+    """Kept windows and the late side output need the watermark batch by batch: one task."""
+    path = tmp_path / "events.parquet"
+    pq.write_table(_events(disorder=300), path, row_group_size=50)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(10))
+
+    def build(env):
+        out = (env.from_parquet(path, timestamp="ts", watermark=bound).key_by("k")
+               .window(TumblingEventTimeWindows.of(Time.milliseconds(500))).allowed_lateness(Time.milliseconds(60))
+               .side_output_late_data("late").aggregate(n=agg.count(), s=agg.sum("i")))
+        return out if output == "windows" else out.late_data("late")
+    expected, metrics = reference.run(build(gz.StreamEnvironment()).node)
+    assert expected.num_rows > 0
+    actual, spark_metrics = on_spark(spark, build)
+    assert_tables_equal(actual, as_types_of(expected, actual))
+    assert spark_metrics["queries"][0]["strategy"] == "whole"
 
 
 def test_windows_over_computed_strings_run_in_one_task(spark):

@@ -23,7 +23,8 @@ from grizzly_py.codegen.shared_window import shared_state_unsupported
 from grizzly_py.codegen.sort_grouping import sort_unsupported
 from grizzly_py.physical import build_physical_plan
 from grizzly_py.plan import Query
-from grizzly_py.windows import (WINDOW_KINDS, CountWindows, EventTimeSessionWindows, SlidingEventTimeWindows,
+from grizzly_py.windows import (WINDOW_KINDS, CountWindows, CumulativeEventTimeWindows, EventTimeSessionWindows,
+                                SlidingEventTimeWindows,
                                 SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                 TumblingProcessingTimeWindows, WindowKind)
 
@@ -35,6 +36,7 @@ ASSIGNERS = {
     "tumbling_processing": lambda s: s.window(TumblingProcessingTimeWindows.of(ms(10))),
     "sliding_processing": lambda s: s.window(SlidingProcessingTimeWindows.of(ms(10), ms(5))),
     "count": lambda s: s.count_window(3),
+    "cumulative": lambda s: s.window(CumulativeEventTimeWindows.of(ms(10), ms(5))),
 }
 
 
@@ -47,7 +49,7 @@ def _pipeline(name: str):
 
 def test_every_assigner_has_a_registered_kind():
     classes = [TumblingEventTimeWindows, SlidingEventTimeWindows, EventTimeSessionWindows,
-               TumblingProcessingTimeWindows, SlidingProcessingTimeWindows, CountWindows]
+               TumblingProcessingTimeWindows, SlidingProcessingTimeWindows, CountWindows, CumulativeEventTimeWindows]
     assert sorted(c.kind.name for c in classes) == sorted(k.name for k in WINDOW_KINDS)
     assert sorted(ASSIGNERS) == sorted(k.name for k in WINDOW_KINDS)
 

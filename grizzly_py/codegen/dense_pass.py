@@ -185,5 +185,5 @@ def dense_pass(pipeline: Pipeline, options, ctx: EmitContext, emitter: ExprEmitt
     first = grouping.aggregates[0]
     return dict(pre=pre, ts=ts.val, key=key.val, body=fast, select=select, simd=simd, update_body=update, keep=keep,
                 fkey=fkey.val, lo=dense["lo"], cap=dense["cap"], pane=pane, entry_size=grouping.entry_size,
-                updates=updates,
+                updates=updates, late=bool(pipeline.terminal.allowed_lateness_ms),
                 count_offset=first.off + 8 * first.spec.count_slot(first.kind), key_name=field.name)

@@ -203,6 +203,28 @@ class ExprEmitter:
         ctx.emit(f"{v} = load i64, ptr {p}")
         return Value("int", v, "true")
 
+    def _LateRecord(self, e):
+        """Whether the window drops a record at ``e.time`` under the watermark in force
+        (``late_records.py``): the end of its last window - 1 + lateness <= %wm. Times within
+        two window sizes (plus the lateness) of the int64 limits, where the window raises
+        ``ERROR_TIME_RANGE``, are clamped into range first."""
+        ctx, g = self.ctx, e.geometry
+        t = self.emit(e.time)  # (int64 ms, as the window's event time)
+        margin = 2 * g.size + e.lateness_ms
+        lo, hi, c, rel, rem, neg, adj, mod, last, late = (ctx.fresh(h) for h in (
+            "lrlo", "lrhi", "lrt", "lrrel", "lrrem", "lrneg", "lradj", "lrmod", "lrlast", "late"))
+        ctx.emit(f"{lo} = call i64 @llvm.smax.i64(i64 {t.val}, i64 {-(2 ** 63) + margin})")
+        ctx.emit(f"{c} = call i64 @llvm.smin.i64(i64 {lo}, i64 {2 ** 63 - 1 - margin})")
+        ctx.emit(f"{rel} = sub i64 {c}, {g.offset}")
+        ctx.emit(f"{rem} = srem i64 {rel}, {g.slide}")
+        ctx.emit(f"{neg} = icmp slt i64 {rem}, 0")
+        ctx.emit(f"{adj} = add i64 {rem}, {g.slide}")
+        ctx.emit(f"{mod} = select i1 {neg}, i64 {adj}, i64 {rem}")
+        ctx.emit(f"{hi} = sub i64 {c}, {mod}")  # the last window's start
+        ctx.emit(f"{last} = add i64 {hi}, {g.size - 1 + e.lateness_ms}")
+        ctx.emit(f"{late} = icmp sle i64 {last}, %wm")
+        return Value("bool", late, t.valid)
+
     def _Column(self, e):
         return self.column(e.name)
 

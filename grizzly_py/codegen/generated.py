@@ -16,7 +16,7 @@ from . import abi
 from .expr_emitter import ColumnLayout
 from .options import CodegenOptions
 
-CODEGEN_VERSION = 16  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 18  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass
@@ -116,6 +116,9 @@ class GeneratedPipeline:
     state_words: int = abi.STATE_WORDS
     grouping: object = None  # windows: the key table's entry layout (a ``lowering.Grouping``), read by grizzly_py.spark
     profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)
+    # windows with allowed lateness: the first of 3 state words holding the vector of late-key
+    # notes (window_late_key.ll.j2), None for the others
+    late_base: int | None = None
     kpa_row_words: int = 0  # sort grouping: words per key/pointer row (sort_grouping.py)
     kpa_string_words: tuple[int, ...] = ()  # sort grouping: the row words holding interned ids
     # the unit whose kernel has the dense pass: the engine calls its claim function after the

@@ -73,18 +73,21 @@ class GeneratedJoin:
 
 
 def _geometry(t: JoinTerminal) -> dict:
-    """Window size/slide/gap and interval bounds as template constants."""
+    """Window size/slide/offset/pane/gap and interval bounds as template constants."""
     if t.join_kind == "interval":
-        return dict(size=0, slide=0, gap=0, lo=t.lower_ms, hi=t.upper_ms, ts_min=INT64_MIN, ts_max=INT64_MAX)
+        return dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=0, lo=t.lower_ms, hi=t.upper_ms,
+                    ts_min=INT64_MIN, ts_max=INT64_MAX)
     if t.join_kind == "session":
         gap = t.assigner.gap_ms
-        return dict(size=0, slide=0, gap=gap, lo=0, hi=0, ts_min=INT64_MIN + gap, ts_max=INT64_MAX - gap)
-    size = t.assigner.size_ms
-    slide = getattr(t.assigner, "slide_ms", size)
+        return dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=gap, lo=0, hi=0, ts_min=INT64_MIN + gap,
+                    ts_max=INT64_MAX - gap)
+    geo = t.assigner.geometry
+    size, slide = geo.size, geo.slide
     if slide > size:
         raise NotImplementedError(f"join: {t.assigner!r}: a slide longer than the window (gaps between "
                                   "windows) is not compiled yet")
-    return dict(size=size, slide=slide, gap=0, lo=0, hi=0, ts_min=INT64_MIN + 2 * size, ts_max=INT64_MAX - 2 * size)
+    return dict(size=size, slide=slide, offset=geo.offset, pane=geo.pane, pane_offset=geo.pane_offset, gap=0, lo=0,
+                hi=0, ts_min=INT64_MIN + 2 * size, ts_max=INT64_MAX - 2 * size)
 
 
 def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedJoin:

@@ -7,7 +7,8 @@
 - window keys and aggregates: ``key_word``, ``interned_column``, ``aggregate_input``,
   ``holistic_key``, ``lower_grouping`` (a ``Grouping``: key words, null mask, ``AggregateArgs``,
   the entry layout);
-- time windows: ``window_geometry``, ``lower_time_and_filters``, ``lower_time_window_parts``.
+- time windows: ``window_geometry``, ``lower_time_and_filters``, ``lower_time_window_parts``,
+  ``lower_lateness``.
 
 A rule gets the pipeline, its ``CodegenOptions``, an ``EmitContext`` and ``ExprEmitter`` for the
 kernel being emitted and the ``GeneratedPipeline`` it fills in, and returns its ``KernelCode`` and
@@ -16,7 +17,6 @@ the IR of its state unit (empty for a projection).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -27,6 +27,7 @@ from .. import expressions as E
 from ..expressions import Column, Expr, strip_alias, walk
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
 from ..types import INT64
+from ..window_geometry import PaneGeometry
 from . import abi
 from .expr_emitter import ColumnLayout, EmitContext, ExprEmitter, Value
 from .generated import GeneratedPipeline
@@ -327,15 +328,14 @@ def _and(ctx: EmitContext, a: str, b: str) -> str:
     return out
 
 
-def window_geometry(assigner) -> tuple[int, int, int]:
-    """(size, slide, pane) in ms: records go to panes of gcd(size, slide) that overlapping
-    sliding windows share; a tumbling window is its own pane."""
-    size = assigner.size_ms
-    slide = getattr(assigner, "slide_ms", size)
-    if slide > size:
+def window_geometry(assigner) -> PaneGeometry:
+    """Where the assigner's windows lie (``window_geometry.PaneGeometry``): records go to panes
+    that overlapping windows share; a tumbling window is its own pane."""
+    geometry = assigner.geometry
+    if not geometry.cumulative and geometry.slide > geometry.size:
         raise NotImplementedError(f"{assigner!r}: a slide longer than the window (gaps between windows) "
                                   "is not compiled yet")
-    return size, slide, math.gcd(size, slide)
+    return geometry
 
 
 def lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
@@ -357,13 +357,26 @@ def lower_time_and_filters(pipeline: Pipeline, options: CodegenOptions, ctx: Emi
     return blocked, keep, pre_body
 
 
-class TimeWindowParts(NamedTuple):
-    """What every lowering of a tumbling or sliding window starts with: its geometry (ms), the
-    event-time and filter code (``lower_time_and_filters``) and the lowered keys and aggregates."""
+def lower_lateness(pipeline: Pipeline, ctx: EmitContext, gen: GeneratedPipeline) -> dict:
+    """The template variables of a window's allowed lateness (``lateness``: ms, 0 for none;
+    ``late_base``): with some, the state block gets the vector of late-key notes
+    (``gen.late_base``, read by the engine) and the kernel the flag of the current pane
+    (``window_assign.ll.j2``, ``window_late_key.ll.j2``)."""
+    lateness = pipeline.terminal.allowed_lateness_ms
+    if not lateness:
+        return dict(lateness=0, late_base=None)
+    gen.late_base, gen.state_words = gen.state_words, gen.state_words + 3
+    ctx.preamble.append("  %wdirty.a = alloca i1, align 1  ; the current pane's first window has fired")
+    ctx.preamble.append("  store i1 false, ptr %wdirty.a")
+    return dict(lateness=lateness, late_base=gen.late_base)
 
-    size: int
-    slide: int
-    pane: int
+
+class TimeWindowParts(NamedTuple):
+    """What every lowering of a tumbling, sliding or cumulative window starts with: its geometry,
+    the event-time and filter code (``lower_time_and_filters``) and the lowered keys and
+    aggregates."""
+
+    geometry: PaneGeometry
     blocked: bool
     keep: str
     pre_body: list[str]
@@ -372,12 +385,10 @@ class TimeWindowParts(NamedTuple):
 
 def lower_time_window_parts(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
                             gen: GeneratedPipeline) -> TimeWindowParts:
-    size, slide, pane = window_geometry(pipeline.terminal.assigner)
+    geometry = window_geometry(pipeline.terminal.assigner)
     if pipeline.event_time is None:
         raise NotImplementedError("an event-time window needs a source with a timestamp column "
                                   "(from_arrow(..., timestamp='ts'))")
     blocked, keep, pre_body = lower_time_and_filters(pipeline, options, ctx, emitter)
-    return TimeWindowParts(size, slide, pane, blocked, keep, pre_body,
+    return TimeWindowParts(geometry, blocked, keep, pre_body,
                            lower_grouping(pipeline.terminal, pipeline, ctx, emitter, gen))
-
-

@@ -142,10 +142,10 @@ def _render_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) 
 def adaptable(pipeline: Pipeline, options: CodegenOptions | None = None) -> bool:
     """Whether ``pipeline`` has code variants beyond the generic one (Grizzly section 6): a
     projection with filters (their order and mode), or an event-time or processing-time
-    tumbling/sliding window with thread-local state (also the key placement). Sessions, count
-    windows and joins keep the generic variant; so do shared window states (one state that every
-    worker updates in place cannot move between placements while tasks run) and sort grouping
-    (its key/pointer arrays have no specialized variants)."""
+    tumbling/sliding/cumulative window with thread-local state (also the key placement). Sessions,
+    count windows and joins keep the generic variant; so do shared window states (one state that
+    every worker updates in place cannot move between placements while tasks run) and sort
+    grouping (its key/pointer arrays have no specialized variants)."""
     t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
         return bool(pipeline.filters)

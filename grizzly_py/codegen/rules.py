@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
-from ..windows import COUNT, SESSION, SLIDING, SLIDING_PROCESSING, TUMBLING, TUMBLING_PROCESSING, WindowKind
+from ..windows import (COUNT, CUMULATIVE, SESSION, SLIDING, SLIDING_PROCESSING, TUMBLING, TUMBLING_PROCESSING,
+                       WindowKind)
 from .count_window import lower_count_window
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
@@ -28,8 +29,8 @@ LoweringRule = Callable[[Pipeline, CodegenOptions, EmitContext, ExprEmitter, Gen
 
 def lower_event_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
                             gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """Tumbling and sliding event-time windows: sort grouping, one shared state, or thread-local
-    hash tables, as the options ask."""
+    """Tumbling, sliding and cumulative event-time windows: sort grouping, one shared state, or
+    thread-local hash tables, as the options ask."""
     if sort_grouping_applies(pipeline, options):
         return lower_sort_window(pipeline, options, ctx, emitter, gen)
     if options.window_state == "shared":
@@ -54,7 +55,7 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule(ProjectTerminal, (), lower_project),
-    Rule(WindowTerminal, (TUMBLING, SLIDING), lower_event_time_window),
+    Rule(WindowTerminal, (TUMBLING, SLIDING, CUMULATIVE), lower_event_time_window),
     Rule(WindowTerminal, (TUMBLING_PROCESSING, SLIDING_PROCESSING), lower_processing_time_window),
     Rule(WindowTerminal, (SESSION,), lower_session_window),
     Rule(WindowTerminal, (COUNT,), lower_count_window),

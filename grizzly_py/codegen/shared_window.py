@@ -34,7 +34,7 @@ from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
-from .lowering import lower_time_window_parts, macro_lines, template_lines
+from .lowering import lower_lateness, lower_time_window_parts, macro_lines, template_lines
 from .options import CodegenOptions
 from .templates import render, resource_dir
 
@@ -47,7 +47,8 @@ def shared_state_unsupported(pipeline: Pipeline) -> str | None:
     kind = t.assigner.kind
     if not kind.shared_state:
         return f"{kind.label} windows keep thread-local state"
-    if getattr(t.assigner, "slide_ms", 0) > t.assigner.size_ms:
+    geometry = t.assigner.geometry
+    if not geometry.cumulative and geometry.slide > geometry.size:
         return "sliding windows with gaps (slide longer than the window)"
     if not isinstance(pipeline.input, SourceInput):
         return "its input is another pipeline's output (one worker, in stream order)"
@@ -72,11 +73,13 @@ def lower_shared_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: E
     if reason is not None:
         raise ValueError(f"pipeline {pipeline.id} cannot use a shared window state: {reason}")
     t: WindowTerminal = pipeline.terminal
-    size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
+    geo, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     inits = macro_lines("aggregates.ll.j2", "atomic_init", g.aggregates)
     updates = macro_lines("aggregates.ll.j2", "atomic_update", g.aggregates)
     ctx.preamble.extend(template_lines("window_shared_preamble.ll.j2", abi=abi, key_words=g.key_words))
-    ctx.body.extend(template_lines("window_shared.ll.j2", size=size, slide=slide, pane=pane, entry_size=g.entry_size,
+    late = lower_lateness(pipeline, ctx, gen)
+    ctx.body.extend(template_lines("window_shared.ll.j2", geo=geo, geo_text=geo.describe() + ", shared state", **late,
+                           entry_size=g.entry_size,
                            key_words=g.key_words,
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)],
                            null_mask=g.null_mask, inits=inits, updates=updates))
@@ -84,7 +87,7 @@ def lower_shared_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: E
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     gen.trigger = "shared"
-    state = render("window_shared_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,
-                   slide=slide, pane=pane, keys=g.keys, key_words=g.key_words, aggregates=g.aggregates)
+    state = render("window_shared_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=geo.size,
+                   geo=geo, merging=geo.pane != geo.size or bool(late["lateness"]), keys=g.keys, key_words=g.key_words, aggregates=g.aggregates)
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked, stop=True,
                       epilogue=["  call void @gz_sring_leave(ptr %wslot.a)  ; the worker leaves its window"]), state

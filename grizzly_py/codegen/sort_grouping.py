@@ -31,7 +31,7 @@ from ..physical.pipelines import Pipeline, SourceInput, WindowTerminal
 from . import abi
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
-from .lowering import lower_time_window_parts, macro_lines, template_lines
+from .lowering import lower_lateness, lower_time_window_parts, macro_lines, template_lines
 from .options import CodegenOptions
 from .templates import render
 
@@ -58,6 +58,9 @@ def regrouping_unsupported(pipeline: Pipeline) -> str | None:
     if not kind.regrouping:
         return (f"{kind.label} windows keep hash grouping under grouping='auto' "
                 "(a switch at a time boundary would split windows between two kernels)")
+    if pipeline.terminal.allowed_lateness_ms:
+        return "windows with allowed lateness keep hash grouping under grouping='auto' (kept windows " \
+               "would be split between two kernels)"
     if not isinstance(pipeline.input, SourceInput) or not isinstance(pipeline.event_time, Column):
         return "the event time is not a column of the source (records cannot be routed by it)"
     return None
@@ -117,11 +120,13 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
     """Tumbling and sliding windows with sort-based grouping (see the module docstring)."""
     t: WindowTerminal = pipeline.terminal
-    size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
+    geo, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     row = _row_layout(g)
     ctx.preamble.extend(template_lines("window_preamble.ll.j2", abi=abi, key_words=g.key_words))
     ctx.preamble.append(f"  %kpa.err.p = getelementptr inbounds i64, ptr %state, i64 {abi.STATE_ERROR_CODE}")
-    ctx.body.extend(template_lines("window_tumbling.ll.j2", size=size, slide=slide, pane=pane, upsert="kpa_append.ll.j2",
+    late = lower_lateness(pipeline, ctx, gen)
+    ctx.body.extend(template_lines("window_tumbling.ll.j2", geo=geo, geo_text=geo.describe(), **late,
+                                   upsert="kpa_append.ll.j2",
                            keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, g.keys)],
                            null_mask=g.null_mask, key_words=g.key_words, row=row))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
@@ -135,8 +140,8 @@ def lower_sort_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
                            **(dict(ts="%rvts", pos="%rvpos") if a.spec.ordered else {}))
                    for a in g.aggregates]
     updates = macro_lines("aggregates.ll.j2", "update", reduce_aggs)
-    state = render("kpa_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=size,
-                   slide=slide, keys=g.keys, aggregates=g.aggregates, updates=updates, row=row,
+    state = render("kpa_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, window_size=geo.size,
+                   geo=geo, keys=g.keys, aggregates=g.aggregates, updates=updates, row=row,
                    vectors=[a for a in g.aggregates if a.spec.holistic])
     seal = f"  call void @gz_kpa_seal_into(ptr %dir, ptr %kpa.err.p, i64 {row.words}, i64 {row.key_words})" \
            "  ; sort this batch's rows into a run"

@@ -16,7 +16,6 @@ Session and interval joins stay hash joins (``sort_merge_unsupported`` says why)
 
 from __future__ import annotations
 
-import math
 
 
 from ..physical.pipelines import JoinTerminal, Pipeline
@@ -50,7 +49,7 @@ def generate_sort_merge_join(pipeline: Pipeline, options: CodegenOptions | None 
         raise NotImplementedError(f"a join takes at most {MAX_KEYS} key columns, got {key_words}")
     geometry = _geometry(t)
     consts = dict(LAYOUT, kind=t.join_kind, key_words=key_words, entry_size=0, refs_off=0,
-                  pane=math.gcd(geometry["size"], geometry["slide"]), STATE_WINDOWS=abi.STATE_WINDOWS,
+                  STATE_WINDOWS=abi.STATE_WINDOWS,
                   STATE_ERROR_CODE=abi.STATE_ERROR_CODE, **geometry)
     prefix = f"p{pipeline.id}_{options.variant}_sm"
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}, sort-merge join\n"

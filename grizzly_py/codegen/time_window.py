@@ -1,5 +1,5 @@
-"""The lowering rule of tumbling and sliding windows (event or processing time) over thread-local
-hash tables: one table per window, or per pane of ``gcd(size, slide)`` for sliding windows; the
+"""The lowering rule of tumbling, sliding and cumulative windows (event or processing time) over
+thread-local hash tables: one table per window, or per pane (``window_geometry.py``); the
 instrumented variant samples keys (``profile.py``), the optimized one may place a dense key range
 (``options.dense_keys``) and run the branch-free dense pass (``dense_pass.py``)."""
 
@@ -11,16 +11,16 @@ from . import profile as pf
 from .dense_pass import dense_pass
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
-from .lowering import Grouping, lower_time_window_parts, template_lines
+from .lowering import Grouping, lower_lateness, lower_time_window_parts, template_lines
 from .options import CodegenOptions
 from .templates import render
 
 
 def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext, emitter: ExprEmitter,
                       gen: GeneratedPipeline) -> tuple[KernelCode, str]:
-    """Tumbling and sliding windows (sliding ones through shared panes)."""
+    """Tumbling, sliding and cumulative windows (the latter two through shared panes)."""
     t: WindowTerminal = pipeline.terminal
-    size, slide, pane, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
+    geo, blocked, keep, pre_body, g = lower_time_window_parts(pipeline, options, ctx, emitter, gen)
     keys, null_mask, key_words, aggs, entry_size = g.keys, g.null_mask, g.key_words, g.aggregates, g.entry_size
     updates = g.updates
     ctx.preamble.extend(template_lines("window_preamble.ll.j2", abi=abi, key_words=key_words))
@@ -31,7 +31,8 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
         if len(keys) != 1:
             raise ValueError(f"pipeline {pipeline.id}: dense key placement needs exactly one key, got {len(keys)}")
         dense = dict(lo=options.dense_keys[0], cap=options.dense_keys[1], valid=keys[0].valid)
-    ctx.body.extend(template_lines("window_tumbling.ll.j2", size=size, slide=slide, pane=pane,
+    late = lower_lateness(pipeline, ctx, gen)
+    ctx.body.extend(template_lines("window_tumbling.ll.j2", geo=geo, geo_text=geo.describe(), **late,
                                    keys=[dict(name=f.name, word=k.val) for (f, _), k in zip(t.keys, keys)],
                                    null_mask=null_mask, key_words=key_words, entry_size=entry_size,
                                    updates=updates, dense=dense))
@@ -39,10 +40,11 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     fast = None
     if dense is not None and blocked:
-        fast = dense_pass(pipeline, options, ctx, emitter, g, dense, pane)
-    gen.trigger = "tumbling" if pane == size else "panes"
-    state = render("window_state.ll.j2" if pane == size else "window_sliding_state.ll.j2", abi=abi,
-                   p=gen.prefix, entry_size=entry_size, window_size=size, slide=slide, keys=keys,
+        fast = dense_pass(pipeline, options, ctx, emitter, g, dense, geo.pane)
+    tumbling = geo.pane == geo.size and not late["lateness"]  # (kept windows fire again: the panes trigger)
+    gen.trigger = "tumbling" if tumbling else "panes"
+    state = render("window_state.ll.j2" if tumbling else "window_sliding_state.ll.j2", abi=abi,
+                   p=gen.prefix, entry_size=entry_size, window_size=geo.size, geo=geo, keys=keys,
                    key_words=key_words, aggregates=aggs,
                    vectors=[a for a in aggs if a.spec.holistic])
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked,

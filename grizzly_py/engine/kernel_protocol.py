@@ -9,9 +9,11 @@ layout a kernel has: what differs between layouts is answered by the kernel's cl
 
 - What it is (class attributes): ``fires`` (it keeps windows that the watermark fires),
   ``emits_per_batch`` (``process`` returns output rows), ``tumbling``, ``window_state``,
-  ``grouping``, ``contributing_means`` (the record accounting's words), ``snapshot_unsupported``.
-- What it does: ``process`` a batch, ``fire`` at a watermark, ``grow`` a shared state that
-  stopped, ``close``; a window aggregate (``WindowAggregateKernel``) also runs a task's *parts*.
+  ``grouping``, ``contributing_means`` (the record accounting's words), ``snapshot_unsupported``,
+  ``reads_watermark``.
+- What it does: ``process`` a batch, ``fire`` at a watermark (also when ``refires_pending``),
+  ``grow`` a shared state that stopped, ``close``; a window aggregate (``WindowAggregateKernel``)
+  also runs a task's *parts*.
 - Its state: ``export_state``/``restore_state`` (checkpoints: plain arrays, ``state_snapshot.py``),
   ``state_bytes`` (the limit), ``held_string_ids`` and ``release_strings`` (the interner's
   release), ``counter`` (the record counters), ``state_kind`` (what a snapshot calls it).
@@ -52,6 +54,9 @@ class PipelineKernel(ABC):
     contributing_means = "rows aggregated into windows"
     #: why the kernel's state cannot be checkpointed (None: it can)
     snapshot_unsupported: str | None = None
+    #: its kernel reads the watermark in force (a projection that keeps a window's late records,
+    #: ``late_records.py``): the driver tracks watermarks for it as for a window
+    reads_watermark = False
     #: the interner of its string keys (None: it interns none)
     interner = None
     #: the code-variant controller (``adaptive.py``; None: one variant)
@@ -75,6 +80,12 @@ class PipelineKernel(ABC):
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         """Emit the windows complete at ``watermark``, in the semantic order (None: none)."""
         return None
+
+    @property
+    def refires_pending(self) -> bool:
+        """Windows kept for their allowed lateness got records since the last firing: the
+        driver fires the kernel after the batch even if its watermark did not move."""
+        return False
 
     def grow(self) -> None:
         """Make room after a task stopped for its state to grow (a shared window state); no task

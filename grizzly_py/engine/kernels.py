@@ -32,8 +32,9 @@ from ..aggregates import AggregateOverflowError
 from ..codegen import abi, profile
 from ..codegen.dense_pass import CLAIM_FUNCTION
 from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
-from ..expressions import ProcessingTime
+from ..expressions import ProcessingTime, walk
 from ..jit import CompiledModule, compile_ir, compile_ir_async, llvm_ready
+from ..late_records import LateRecord
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import to_arrow_type
@@ -591,10 +592,15 @@ class Morsel:
 
 
 class ProjectKernel(Kernel, PipelineKernel):
-    """A stateless pipeline: filters, then a selection vector plus computed columns."""
+    """A stateless pipeline: filters, then a selection vector plus computed columns. A filter
+    may read the watermark in force (``late_records.LateRecord``: a window's late records)."""
 
     fires = False
     emits_per_batch = True
+
+    @functools.cached_property
+    def reads_watermark(self) -> bool:
+        return any(isinstance(e, LateRecord) for f in self.gen.pipeline.filters for e in walk(f))
 
     def export_state(self) -> dict:
         return export_counters(self)
@@ -605,7 +611,8 @@ class ProjectKernel(Kernel, PipelineKernel):
     def structure_bytes(self) -> int:
         return 0
 
-    def process(self, batch: pa.RecordBatch, worker: int = 0, where: tuple[int, int] | None = None) -> pa.RecordBatch:
+    def process(self, batch: pa.RecordBatch, worker: int = 0, where: tuple[int, int] | None = None,
+                watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
         n = batch.num_rows
         sel = np.empty(max(n, 1), dtype=np.int64)
         bufs, ptrs = [], [sel.ctypes.data]
@@ -618,7 +625,7 @@ class ProjectKernel(Kernel, PipelineKernel):
             ptrs += [a.ctypes.data for a in b]
         out = np.array(ptrs, dtype=np.uint64)
         try:
-            count = self.run(batch, abi.INT64_MIN, out.ctypes.data, worker, where) if n else 0
+            count = self.run(batch, watermark, out.ctypes.data, worker, where) if n else 0
             computed = {o.name: (o, b) for o, b in zip(self.gen.outputs, bufs)}
             taken = None if count == n else pa.array(sel[:count])
             arrays = []
@@ -660,7 +667,9 @@ class WindowKernel(Kernel, WindowAggregateKernel):
         self._closed = False
         self._trigger_started = False
         terminal = gen.pipeline.terminal
-        self.window_size = getattr(terminal.assigner, "size_ms", 0)
+        geometry = getattr(terminal.assigner, "geometry", None)  # (aligned windows: window_geometry.py)
+        self.window_size = geometry.size if geometry is not None else 0
+        self.lateness = getattr(terminal, "allowed_lateness_ms", 0)  # windows are kept this long (ms)
         self.keys = [f for f, _ in terminal.keys]
         self.time_type = self.schema.field(WINDOW_START).type if WINDOW_START in self.schema.names else None
 
@@ -833,7 +842,7 @@ class WindowKernel(Kernel, WindowAggregateKernel):
         of several workers' tumbling windows first (``SlidingWindowKernel``; the same compiled
         units: the tumbling trigger has ``merge_emit``)."""
         self.__class__ = SlidingWindowKernel
-        _, self.slide, self.pane = window_geometry(self.gen.pipeline.terminal.assigner)
+        self._set_geometry()
         self.previous_watermark = None
         self.add_idle_blocks(blocks - len(self.states))
 
@@ -870,6 +879,7 @@ class WindowKernel(Kernel, WindowAggregateKernel):
             close = self.function("state", "close", None, _P)
             for state in self.states:
                 close(state.ctypes.data)
+            free_late_notes(self)
             self._closed = True
 
     def __del__(self):
@@ -884,20 +894,25 @@ class WindowKernel(Kernel, WindowAggregateKernel):
 
 
 class SlidingWindowKernel(WindowKernel):
-    """Sliding windows: records sit in panes (tumbling windows of gcd(size, slide)); a window
+    """Sliding and cumulative windows: records sit in panes (``window_geometry.py``); a window
     fires by merging its panes, across the workers' state blocks when there are several (so it
     also serves tumbling windows under the thread-local variant: a window is its own pane).
-    Windows fire in order of their start, once each; a record whose earlier windows already
+    Windows fire in order of their end, once each; a record whose earlier windows already
     fired still counts in its later ones."""
 
     def __init__(self, gen, input_name, workers: int = 1):
         super().__init__(gen, input_name, workers)
-        _, self.slide, self.pane = window_geometry(gen.pipeline.terminal.assigner)
+        self._set_geometry()
         self.previous_watermark = None  # windows complete at it have fired (empty ones too)
+
+    def _set_geometry(self) -> None:
+        self.geometry = window_geometry(self.gen.pipeline.terminal.assigner)
+        self.slide, self.pane = self.geometry.slide, self.geometry.pane
 
     @property
     def tumbling(self) -> bool:
-        return self.pane == self.window_size
+        """One window per pane, fired once (not with allowed lateness: kept windows fire again)."""
+        return self.pane == self.window_size and not self.lateness
 
     @property
     def state_kind(self) -> str:
@@ -907,30 +922,37 @@ class SlidingWindowKernel(WindowKernel):
     def _make_room(self, blocks: int) -> None:
         self.add_idle_blocks(blocks - len(self.states))
 
+    @property
+    def refires_pending(self) -> bool:
+        """Allowed lateness: records updated fired windows since the last firing (they fire again
+        after the batch, whether the watermark moved or not)."""
+        base = self.gen.late_base
+        return base is not None and any(int(state[base + 1]) for state in self.states)
+
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         previous, self.previous_watermark = self.previous_watermark, watermark
-        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
+        late = self._late_keys()
+        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1 and late is None:
             return None
         panes = self.all_windows()
-        starts = self._ready_starts(np.unique(panes[:, 0]), previous, watermark)
         tables = []
-        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _P, _I64)
+        merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _I64, _P, _I64)
         # every block's tables in one dense placement: merged index by index, in key order
         dense = self.placement[0] if all(p == self.placement[0] for p in self.placement) else None
         dense_cap = 0 if dense is None else dense[1]
-        for lo in starts:
-            inside = (panes[:, 0] >= lo) & (panes[:, 0] < lo + self.window_size)
+        for lo, hi, keys in self._windows_to_fire(panes[:, 0], previous, watermark, late):
+            inside = (panes[:, 0] >= lo) & (panes[:, 0] < hi)
             capacity = int(panes[inside, 3].sum())
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), int(lo), out.descriptor,
+            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), lo, hi, out.descriptor,
                                          dense_cap))
             if n:
-                tables.append(out.table(n))
+                tables.append(out.table(n, end=hi, keys=keys))
         drop_panes = self.function("state", "drop_panes", None, _P, _I64)
         for state in self.states:
-            drop_panes(state.ctypes.data, watermark)
+            drop_panes(state.ctypes.data, self._cleanup_watermark(watermark))
         remaining = self.all_windows()[:, 0]
         # the earliest end among windows not fired yet that hold a pane (a lower bound is enough)
         min_open_end = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
@@ -940,26 +962,41 @@ class SlidingWindowKernel(WindowKernel):
             return None
         return self._sorted(pa.concat_tables(tables))
 
-    def _last_complete_start(self, watermark: int) -> int:
-        """The largest window start with start + size - 1 <= watermark."""
-        limit = watermark - self.window_size + 1
-        return limit - limit % self.slide
+    def _cleanup_watermark(self, watermark: int) -> int:
+        """The watermark a window's panes go at: its last window is cleaned when ``end - 1 +
+        lateness <= watermark`` (``drop_panes`` frees the panes whose last window ``end - 1 <=``
+        what it is given)."""
+        return max(abi.INT64_MIN, watermark - self.lateness)
 
-    def _ready_starts(self, pane_starts: np.ndarray, previous: int | None, watermark: int) -> np.ndarray:
-        """Window starts (ascending) that hold a pane and became complete after ``previous``."""
-        size, slide = self.window_size, self.slide
-        if not len(pane_starts):
-            return pane_starts
-        first = -((size - 1 - pane_starts) // slide) * slide      # ceil((p - size + 1) / slide) * slide
-        last = pane_starts - pane_starts % slide                   # floor(p / slide) * slide
-        if previous is not None:
-            first = np.maximum(first, _clamp(self._last_complete_start(previous) + slide))
-        last = np.minimum(last, _clamp(self._last_complete_start(watermark)))
-        counts = np.maximum((last - first) // slide + 1, 0)
-        if not counts.sum():
-            return np.zeros(0, dtype=np.int64)
-        starts = np.repeat(first, counts) + slide * (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
-        return np.unique(starts)
+    def _late_keys(self) -> np.ndarray | None:
+        """The late-key notes of every state block since the last firing, as rows (pane start,
+        key null mask, key words), taken (the vectors are emptied); None when there are none."""
+        base = self.gen.late_base
+        if base is None:
+            return None
+        words, parts = 2 + len(self.keys), []
+        for state in self.states:
+            n = int(state[base + 1])
+            if n:
+                parts.append(native_words.copy(int(state[base]), n).reshape(-1, words))
+                state[base + 1] = 0
+        return np.concatenate(parts) if parts else None
+
+    def _windows_to_fire(self, pane_starts: np.ndarray, previous: int | None, watermark: int,
+                         late: np.ndarray | None) -> list[tuple[int, int, np.ndarray | None]]:
+        """(start, end, keys) of the windows to emit: each window that became complete since
+        ``previous`` (every key: ``keys`` None), and, with allowed lateness, each window that had
+        fired and is kept and got records since (``late``: the keys noted by the fused loop):
+        Flink fires it again for those keys. The records came under watermark ``previous``."""
+        out = [(lo, hi, None) for lo, hi in self.geometry.ready_windows(pane_starts, previous, watermark)]
+        if late is None or previous is None:
+            return out
+        again: dict[tuple[int, int], list] = {}
+        for row in np.unique(late, axis=0):
+            for lo, hi in self.geometry.windows_of(int(row[0])):
+                if hi - 1 <= previous < hi - 1 + self.lateness:  # fired, and kept when the record came
+                    again.setdefault((lo, hi), []).append(row[1:])
+        return out + [(lo, hi, np.array(rows)) for (lo, hi), rows in again.items()]
 
 
 class _OneWorker:
@@ -1023,11 +1060,6 @@ class CountWindowKernel(_OneWorker, WindowKernel):
         return None  # count windows fire in the kernel, not on the watermark
 
 
-def _clamp(t: int) -> int:
-    """A Python int bound to int64 (window arithmetic near the limits)."""
-    return max(abi.INT64_MIN, min(abi.INT64_MAX, t))
-
-
 class _ResultBuffers:
     """Output buffers of one firing: window starts, key words, aggregate values, validity."""
 
@@ -1059,12 +1091,23 @@ class _ResultBuffers:
     def descriptor(self) -> int:
         return self._descriptor.ctypes.data
 
-    def table(self, n: int, window_columns: bool = True) -> pa.Table:
+    def table(self, n: int, window_columns: bool = True, end: int | None = None,
+              keys: np.ndarray | None = None) -> pa.Table:
+        """The first ``n`` rows; ``end``: every row's window end (one window merged: its size
+        need not be the kernel's, as for cumulative windows); ``keys``: only the rows of these
+        keys (rows of key null mask and key words: a window fired again for late records)."""
+        if keys is not None:
+            return self.table(n, window_columns, end).filter(pa.array(self._of_keys(n, keys)))
         k = self.kernel
         arrays = [k.key_array(f, w[:n], v[:n]) for f, (w, v) in zip(k.keys, self.keys)]
         if window_columns:
             arrays.append(k.time_array(self.window_start[:n]))
-            ends = self.window_start[:n] + k.window_size if self.window_end is None else self.window_end[:n]
+            if end is not None:
+                ends = np.full(n, end, dtype=np.int64)
+            elif self.window_end is None:
+                ends = self.window_start[:n] + k.window_size
+            else:
+                ends = self.window_end[:n]
             arrays.append(k.time_array(ends))
         for (name, store), (values, valid), a in zip(k.gen.aggregate_types, self.aggs, k.gen.grouping.aggregates):
             t = k.schema.field(name).type
@@ -1081,6 +1124,22 @@ class _ResultBuffers:
             else:
                 arrays.append(_masked(values[:n], valid[:n], t))
         return pa.Table.from_arrays(arrays, schema=k.schema)
+
+    def _of_keys(self, n: int, keys: np.ndarray) -> np.ndarray:
+        """Which of the first ``n`` rows have one of ``keys`` (null mask, key words; a null key's
+        word does not count)."""
+        masks = np.zeros(n, dtype=np.int64)
+        words = []
+        for i, (w, v) in enumerate(self.keys):
+            valid = v[:n].astype(bool)
+            masks |= (~valid).astype(np.int64) << i
+            words.append(np.where(valid, w[:n], 0))
+        rows = np.column_stack([masks] + words) if n else np.zeros((0, 1 + len(words)), dtype=np.int64)
+        wanted = keys.copy()
+        for i in range(len(self.keys)):
+            wanted[:, 1 + i] = np.where((wanted[:, 0] >> i) & 1, 0, wanted[:, 1 + i])
+        wanted_set = {tuple(r) for r in wanted.tolist()}
+        return np.array([tuple(r) in wanted_set for r in rows.tolist()], dtype=bool)
 
     def _list_array(self, name: str, store: str, vec: np.ndarray, pairs: np.ndarray, t: pa.DataType) -> pa.Array:
         """The lists of a top_k output: row j's values are words [start, start + count) of the
@@ -1114,6 +1173,15 @@ class _ResultBuffers:
         for (_, store), (values, _) in zip(self.kernel.gen.aggregate_types, self.aggs):
             if _is_list(store) and values[0]:
                 self._take_words(values)
+
+
+def free_late_notes(kernel: Kernel) -> None:
+    """Free the vector of late-key notes (``window_late_key.ll.j2``) of every state block."""
+    base = kernel.gen.late_base
+    if base is not None:
+        for state in kernel.states:
+            _libc_free(int(state[base]))
+            state[base:base + 3] = 0
 
 
 def _is_list(store: str) -> bool:

@@ -244,7 +244,7 @@ class QueryRun:
             out = batch if batch.schema == run.output_schema else pa.RecordBatch.from_arrays(
                 batch.columns, schema=run.output_schema)
         elif run.kernel.emits_per_batch:  # rows out per batch
-            out = run.kernel.process(batch)
+            out = run.kernel.process(batch, watermark=run.watermark)
         else:
             where = (run.kernel.batches_processed, 0)
             rest = run.kernel.process(batch, run.watermark)
@@ -268,12 +268,12 @@ class QueryRun:
             self.tasks.run_morsels(kernel, batch, number, run.watermark, intake)
             run.seconds += time.perf_counter() - start
             return
-        cost = self.cost
+        cost, watermark = self.cost, run.watermark  # (in force for the batch: it moves after it)
 
         def task(offset, length):
             def run_morsel(worker: int) -> pa.RecordBatch:
                 t0 = time.perf_counter()
-                out = kernel.process(batch.slice(offset, length), worker, (number, offset))
+                out = kernel.process(batch.slice(offset, length), worker, (number, offset), watermark)
                 cost.observe(length, time.perf_counter() - t0)
                 return out
             return run_morsel

@@ -297,7 +297,7 @@ class RegroupingKernel(WindowAggregateKernel):
         self.retiring = None            # the previous kernel while its windows are still open
         self.boundary: int | None = None  # event times below it go to ``retiring``
         self.pending: _Pending | None = None
-        self.size = pipeline.terminal.assigner.size_ms
+        self.geometry = pipeline.terminal.assigner.geometry  # (a tumbling window: regrouping's kinds)
         self.column = pipeline.event_time.name
         self.batches_processed = 0
         self._retired = {i: 0 for i in _SUMMED_COUNTERS}
@@ -594,7 +594,7 @@ class RegroupingKernel(WindowAggregateKernel):
         if latest == abi.INT64_MIN:
             boundary = abi.INT64_MIN  # nothing seen yet: every record goes to the new kernel
         else:
-            boundary = (latest // self.size) * self.size + self.size
+            boundary = self.geometry.last_end(latest)  # the end of the window holding ``latest``
         self.retiring, self.current, self.boundary, self.layout = self.current, built, boundary, p.layout
         self._began[id(built)] = (p.layout, time.perf_counter())
         self._history.append({**p.layout._asdict(), "reason": p.reason,

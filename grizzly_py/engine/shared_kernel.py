@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from ..codegen import abi
 from ..codegen.module import window_geometry
-from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers
+from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers, free_late_notes
 from .shared_snapshot import export_shared, restore_shared
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -66,10 +66,10 @@ class SharedRing:
     def slot_address(self, index: int) -> int:
         return self.address + 8 * (abi.RING_HEADER_WORDS + index * abi.RING_SLOT_WORDS)
 
-    def rebuilt(self, slots: int, pane: int) -> "SharedRing":
+    def rebuilt(self, slots: int, pane: int, pane_offset: int) -> "SharedRing":
         """A ring of ``slots`` slots holding this ring's open windows (panes), each in the first
-        free slot from its home (window number, start / pane, mod slots), so that no probe chain
-        has a hole."""
+        free slot from its home (its number on the pane grid, (start - pane_offset) / pane, mod
+        slots, as window_shared.ll.j2 computes it), so that no probe chain has a hole."""
         ring = SharedRing(slots, int(self.header[abi.RING_TABLE_CAPACITY]))
         old = self.slots()
         new = ring.slots()
@@ -77,7 +77,7 @@ class SharedRing:
         if np.any(old[held, abi.RING_SLOT_STATUS] != abi.RING_SLOT_OPEN):
             raise RuntimeError("shared window state: a slot is still being opened between tasks")
         for index in held:
-            pos = (int(old[index, abi.RING_SLOT_START]) // pane) & (slots - 1)
+            pos = ((int(old[index, abi.RING_SLOT_START]) - pane_offset) // pane) & (slots - 1)
             while new[pos, abi.RING_SLOT_STATUS] != abi.RING_SLOT_FREE:
                 pos = (pos + 1) & (slots - 1)
             new[pos] = old[index]
@@ -97,8 +97,9 @@ class SharedWindowKernel(WindowKernel):
 
     def __init__(self, gen, input_name, workers: int = 1):
         super().__init__(gen, input_name, workers)
-        _, self.slide, self.pane = window_geometry(gen.pipeline.terminal.assigner)
-        self.previous_watermark = None  # sliding: windows complete at it have fired (empty ones too)
+        self.geometry = window_geometry(gen.pipeline.terminal.assigner)
+        self.slide, self.pane = self.geometry.slide, self.geometry.pane
+        self.previous_watermark = None  # panes: windows complete at it have fired (empty ones too)
         self.ring = SharedRing(_pow2_at_least(max(2, self.initial_slots)), _pow2_at_least(max(2, self.initial_table_capacity)))
         self._point_states()
         self._stops = [0] * self.workers  # kernel calls that stopped early, per worker (no race)
@@ -107,7 +108,12 @@ class SharedWindowKernel(WindowKernel):
 
     @property
     def tumbling(self) -> bool:
-        return self.pane == self.window_size
+        return self.pane == self.window_size and not self.lateness
+
+    refires_pending = SlidingWindowKernel.refires_pending
+    _late_keys = SlidingWindowKernel._late_keys
+    _windows_to_fire = SlidingWindowKernel._windows_to_fire
+    _cleanup_watermark = SlidingWindowKernel._cleanup_watermark
 
     def _point_states(self) -> None:
         for state in self.states:
@@ -162,12 +168,12 @@ class SharedWindowKernel(WindowKernel):
             self.ring_grows += 1
 
     def _replace_ring(self, slots: int) -> None:
-        self.ring = self.ring.rebuilt(slots, self.pane)
+        self.ring = self.ring.rebuilt(slots, self.pane, self.geometry.pane_offset)
         self._point_states()
 
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         """Emit every window with end - 1 <= watermark, sorted by (window_end, keys)."""
-        if self.pane != self.window_size:
+        if not self.tumbling:  # panes (sliding, cumulative), or windows kept for their lateness
             return self._fire_sliding(watermark)
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
@@ -202,35 +208,33 @@ class SharedWindowKernel(WindowKernel):
             state[abi.STATE_MIN_OPEN_END] = min_open_end
 
     def _fire_sliding(self, watermark: int) -> pa.RecordBatch | None:
-        """Sliding windows: merge the panes of every window that became complete since the last
-        firing, in order of window start; then free the panes whose last window has fired."""
+        """Sliding and cumulative windows: merge the panes of every window that became complete
+        since the last firing; then free the panes whose last window has fired."""
         previous, self.previous_watermark = self.previous_watermark, watermark
-        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
+        late = self._late_keys()
+        if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1 and late is None:
             return None
         slots = self.ring.slots()
         panes = slots[slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN]
         self._check_left(panes)
-        starts = SlidingWindowKernel._ready_starts(self, np.unique(panes[:, abi.RING_SLOT_START]), previous, watermark)
-        merge_emit = self.function("state", "shared_merge_emit", _I64, _P, _I64, _P, _P)
+        windows = self._windows_to_fire(panes[:, abi.RING_SLOT_START], previous, watermark, late)
+        merge_emit = self.function("state", "shared_merge_emit", _I64, _P, _I64, _I64, _P, _P)
         tables = []
-        for lo in starts:
-            inside = (panes[:, abi.RING_SLOT_START] >= lo) & (panes[:, abi.RING_SLOT_START] < lo + self.window_size)
+        for lo, hi, keys in windows:
+            inside = (panes[:, abi.RING_SLOT_START] >= lo) & (panes[:, abi.RING_SLOT_START] < hi)
             capacity = int(panes[inside, abi.RING_SLOT_SIZE].sum())
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self.ring.address, int(lo), out.descriptor, self.state_ptr))
+            n = self._checked(merge_emit(self.ring.address, lo, hi, out.descriptor, self.state_ptr))
             if n:
-                tables.append(out.table(n))
+                tables.append(out.table(n, end=hi, keys=keys))
         drop = self.function("state", "shared_drop_panes", None, _P, _I64)
-        drop(self.ring.address, watermark)
+        drop(self.ring.address, self._cleanup_watermark(watermark))
         self._compact()
         if not tables:
             return None
         return self._sorted(pa.concat_tables(tables))
-
-    def _last_complete_start(self, watermark: int) -> int:
-        return SlidingWindowKernel._last_complete_start(self, watermark)
 
     def windows(self, state: np.ndarray | None = None) -> np.ndarray:
         """The open windows as rows of (window start, entries, capacity, size), like the
@@ -250,4 +254,5 @@ class SharedWindowKernel(WindowKernel):
         if not self._closed:
             close = self.function("state", "shared_close", None, _P)
             close(self.ring.address)
+            free_late_notes(self)
             self._closed = True

@@ -32,7 +32,7 @@ _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
 
 class SortWindowKernel(SlidingWindowKernel):
-    """Tumbling and sliding windows grouped by sorting (thread-local state per worker)."""
+    """Tumbling, sliding and cumulative windows grouped by sorting (thread-local state per worker)."""
 
     grouping = "sort"
     parts_in_one_call = False  # the epilogue's sort reports running out of memory in the state
@@ -71,8 +71,8 @@ class SortMergeJoinKernel(JoinKernel):
 
     def __init__(self, pipeline: Pipeline, input_name: str):
         super().__init__(pipeline, input_name)
-        _, self.slide, self.pane = window_geometry(self.terminal.assigner)
-        self.window_size = self.terminal.assigner.size_ms
+        self.geometry = window_geometry(self.terminal.assigner)
+        self.slide, self.pane, self.window_size = self.geometry.slide, self.geometry.pane, self.geometry.size
         self.previous_watermark = None  # windows complete at it have fired
         self.row_words = self.gen.key_words + 1
 
@@ -110,16 +110,16 @@ class SortMergeJoinKernel(JoinKernel):
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1:
             return None
         panes = np.concatenate([_pane_starts(k.state) for k in self.sides])
-        starts = SlidingWindowKernel._ready_starts(self, np.unique(panes), previous, watermark)
+        windows = self.geometry.ready_windows(panes, previous, watermark)
         pieces, groups_so_far = [], 0
-        for lo in starts:
-            left, right = (self._window_rows(side, int(lo)) for side in (0, 1))
+        for lo, hi in windows:
+            left, right = (self._window_rows(side, lo) for side in (0, 1))
             pairs = merge_join(left, right, self.gen.key_words)
             if pairs is None:
                 continue
             lrefs, rrefs, groups = pairs
             ones = np.ones(len(lrefs), dtype=np.int64)
-            pieces.append((ones * lo, ones * (lo + self.window_size), lrefs, rrefs, groups + groups_so_far))
+            pieces.append((ones * lo, ones * hi, lrefs, rrefs, groups + groups_so_far))
             groups_so_far += int(groups[-1]) + 1
         result = self._window_pairs(*(np.concatenate(column) for column in zip(*pieces))) if pieces else None
         drop = self._function("drop", None, _P, _I64)
@@ -130,9 +130,6 @@ class SortMergeJoinKernel(JoinKernel):
             k.state[abi.STATE_MIN_OPEN_END] = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
             self.stores[side].drop_below(min_ref(k.state.ctypes.data))
         return result
-
-    def _last_complete_start(self, watermark: int) -> int:
-        return SlidingWindowKernel._last_complete_start(self, watermark)
 
     def _window_rows(self, side: int, lo: int) -> np.ndarray:
         """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then ref."""

@@ -100,8 +100,9 @@ class Watermarks:
                  deliver: Callable[[int, pa.RecordBatch], None], release_strings: Callable[[int], object]):
         self.runs = runs
         self.clocks = {id(s): SourceClock(s, self._tracker(s, readers[id(s)])) for s in sources}
-        # watermarks matter only to windows; a query without any skips them
-        self.matter = any(r.kernel is not None and r.kernel.fires for r in runs)
+        # watermarks matter only to windows (and to kernels that read them: late records); a
+        # query without any skips them
+        self.matter = any(r.kernel is not None and (r.kernel.fires or r.kernel.reads_watermark) for r in runs)
         self._deliver, self._release_strings = deliver, release_strings
 
     def _tracker(self, source, readers: list[int]) -> WindowAggregateKernel | None:
@@ -153,7 +154,9 @@ class Watermarks:
             else:
                 candidate = upstream
             if candidate <= run.watermark:
-                continue
+                if not run.kernel.refires_pending:
+                    continue
+                candidate = run.watermark  # kept windows that late records updated fire again now
             start = time.perf_counter()
             fired = run.kernel.fire(candidate)
             self._release_strings(i)  # (when due) the fired windows' strings: their results are strings now

@@ -15,8 +15,9 @@ import pyarrow as pa
 
 from ..aggregates import AggregateSpec, spec_of
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
-from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, MapNode, PlanNode, ProjectNode, Query, SourceNode,
-                    UnionNode, WindowAggregateNode, WindowJoinNode)
+from ..late_records import LateRecord
+from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, Query,
+                    SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
 from ..windows import WindowAssigner
 
@@ -124,6 +125,7 @@ class WindowTerminal:
     assigner: WindowAssigner
     aggregates: tuple[BoundAggregate, ...]
     output_schema: Schema
+    allowed_lateness_ms: int = 0  # windows are kept this long past their firing (and fire again)
 
     kind = "window"
 
@@ -232,7 +234,8 @@ class Pipeline:
             lines.append(f"  filter   {f!r}")
         t = self.terminal
         if isinstance(t, WindowTerminal):
-            lines.append(f"  window   {t.assigner!r}")
+            lateness = f", allowed lateness {t.allowed_lateness_ms} ms" if t.allowed_lateness_ms else ""
+            lines.append(f"  window   {t.assigner!r}{lateness}")
             if t.keys:
                 lines.append("  keys     " + ", ".join(f"{f.name}={e!r}" for f, e in t.keys))
             for a in t.aggregates:
@@ -335,8 +338,15 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
                                    None if call.where is None else call.where.substitute(o.columns),
                                    None if call.arg is None else call.arg.dtype(node.input.schema))
                      for name, call in node.aggregates)
-        lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema))
+        lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema, node.allowed_lateness_ms))
         return None
+    if isinstance(node, LateDataNode):  # the window's input, keeping the records the window drops
+        o = _open_after(node.input, lw, True)
+        if o.event_time is None:
+            raise NotImplementedError("late_data: the window's input has no event time")
+        window = node.window
+        o.filters.append(LateRecord(o.event_time, window.assigner.geometry, window.allowed_lateness_ms))
+        return o
     if isinstance(node, UnionNode):
         return _lower_union(node, lw, time_needed)
     if isinstance(node, (WindowJoinNode, IntervalJoinNode)):

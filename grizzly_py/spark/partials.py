@@ -38,6 +38,7 @@ from ..engine.kernels import (
     sort_indices_nulls_last,
 )
 from ..plan import WINDOW_END
+from ..window_geometry import PaneGeometry
 
 WINDOW_START = "__gz_ws"   # the start (epoch ms) of the window a partial row belongs to
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -107,25 +108,20 @@ def _vector_values(rows: np.ndarray, word: int, k: int | None = None) -> tuple[n
     return offsets, values
 
 
-def window_starts(pane_starts: np.ndarray, size: int, slide: int, after: int | None, upto: int | None) -> np.ndarray:
+def window_starts(geometry: PaneGeometry, pane_starts, after: int | None, upto: int | None) -> np.ndarray:
     """Starts (ascending) of the windows that hold one of ``pane_starts`` and are complete at
-    watermark ``upto`` (None: +infinity) but were not yet at ``after`` (None: -infinity); a window
-    ``[s, s + size)`` is complete at ``w`` when ``s + size - 1 <= w``."""
-    p = np.asarray(pane_starts, dtype=object)  # python ints: no overflow near the limits
-    if not len(p):
-        return np.zeros(0, dtype=np.int64)
-    out = set()
-    for ps in p:
-        first = -((size - 1 - ps) // slide) * slide   # ceil((ps - size + 1) / slide) * slide
-        last = ps - ps % slide
-        if after is not None:
-            lo = after - size + 1                     # starts <= lo are complete at `after`
-            first = max(first, lo - lo % slide + slide)
-        if upto is not None:
-            hi = upto - size + 1
-            last = min(last, hi - hi % slide)
-        out.update(range(first, last + 1, slide))
-    return np.array(sorted(out), dtype=np.int64)
+    watermark ``upto`` (None: +infinity) but were not yet at ``after`` (None: -infinity)
+    (``PaneGeometry.ready_windows``; a partial row names its window by its start, which only
+    the kinds whose windows have one size do: ``WindowKind.spark == "partials"``)."""
+    return np.array([lo for lo, _ in geometry.ready_windows(pane_starts, after, upto)], dtype=np.int64)
+
+
+def partial_geometry(gen: GeneratedPipeline) -> PaneGeometry:
+    """The geometry of a window pipeline whose windows ship as partial states."""
+    geometry = window_geometry(gen.pipeline.terminal.assigner)
+    if geometry.cumulative:  # (windows of a period share their start; the kind is "keyed" on Spark)
+        raise ValueError("partial window states name a window by its start: cumulative windows cannot ship them")
+    return geometry
 
 
 def export_windows(kernel, starts: np.ndarray, panes=None) -> pa.RecordBatch | None:
@@ -133,7 +129,7 @@ def export_windows(kernel, starts: np.ndarray, panes=None) -> pa.RecordBatch | N
     holding it); None when they hold nothing."""
     gen = kernel.gen
     layout = EntryLayout.of(gen)
-    size, _slide, _pane = window_geometry(gen.pipeline.terminal.assigner)
+    size = partial_geometry(gen).size
     panes = read_panes(kernel) if panes is None else panes
     chunks, window_of = [], []
     for lo in starts:
@@ -255,8 +251,9 @@ def merge_window(kernel, start: int, table: pa.Table) -> pa.Table | None:
     state[abi.STATE_WINDOWS], state[abi.STATE_WINDOWS + 1], state[abi.STATE_WINDOWS + 2] = slots.ctypes.data, 1, 1
     states = np.array([state.ctypes.data], dtype=np.uint64)
     out = _ResultBuffers(kernel, n)
-    merge_emit = kernel.function("state", "merge_emit", _I64, _P, _I64, _I64, _P, _I64)
-    count = merge_emit(states.ctypes.data, 1, int(start), out.descriptor, 0)  # (hash placement)
+    merge_emit = kernel.function("state", "merge_emit", _I64, _P, _I64, _I64, _I64, _P, _I64)
+    end = int(start) + partial_geometry(kernel.gen).size
+    count = merge_emit(states.ctypes.data, 1, int(start), end, out.descriptor, 0)  # (hash placement)
     del keep, slots  # alive until here
     kernel._checked(count, None, state)
     return out.table(count) if count else None
@@ -285,4 +282,4 @@ def merge_partials(kernel, table: pa.Table) -> pa.Table:
 
 
 __all__ = ["WINDOW_START", "EntryLayout", "export_windows", "merge_partials", "merge_window", "partial_schema",
-           "read_panes", "window_starts"]
+           "partial_geometry", "read_panes", "window_starts"]

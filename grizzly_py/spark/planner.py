@@ -28,7 +28,8 @@ from ..codegen.module import generate_pipeline
 from ..engine import commit
 from ..engine.kernels import sort_indices_nulls_last
 from ..engine.sinks import open_sink
-from ..expressions import Column, strip_alias
+from ..expressions import Column, strip_alias, walk
+from ..late_records import LateRecord
 from ..physical.pipelines import (
     ProjectTerminal,
     SourceInput,
@@ -86,6 +87,18 @@ def _is_chain(physical) -> bool:
     return isinstance(ps[0].input, SourceInput) and all(
         not isinstance(p.input, (SourceInput, UnionInput)) and getattr(p.input, "pipeline_id", None) == i
         for i, p in enumerate(ps[1:]))
+
+
+def _lateness_free(physical) -> bool:
+    """No window keeps its windows for an allowed lateness, and no pipeline keeps a window's late
+    records (``late_data``): both need the watermark in force batch by batch, as the embedded
+    engine has it in one task (docs/spark.md)."""
+    for p in physical.pipelines:
+        if getattr(p.terminal, "allowed_lateness_ms", 0):
+            return False
+        if any(isinstance(e, LateRecord) for f in p.filters for e in walk(f)):
+            return False
+    return True
 
 
 def _first_window(root: PlanNode) -> WindowAggregateNode:
@@ -194,7 +207,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     tasks = spark.sparkContext.defaultParallelism
     streaming = any(isinstance(s, SparkSource) and s.streaming for s in sources)
     first = physical.pipelines[0]
-    chain = len(sources) == 1 and _is_chain(physical)
+    chain = len(sources) == 1 and _is_chain(physical) and _lateness_free(physical)
     kind = None if isinstance(first.terminal, ProjectTerminal) else first.terminal.assigner.kind
     for s in sources:
         if not isinstance(s, SparkSource) and not pushdown_source(s):
@@ -347,7 +360,8 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
     query = Query(root)
     physical = build_physical_plan(query)
     sources = distinct_sources(root)
-    if len(sources) != 1 or not _is_chain(physical) or not pushdown_source(sources[0]):
+    if len(sources) != 1 or not _is_chain(physical) or not _lateness_free(physical) \
+            or not pushdown_source(sources[0]):
         raise NotImplementedError("run_in_process runs single-source chains over file or Arrow sources")
     shipped = ShippedPlan.of(Query(detach(root)), adaptive)
     first = physical.pipelines[0]

@@ -68,7 +68,7 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     if source.timestamp is None:
         raise NotImplementedError("an event-time window on a streaming DataFrame needs from_spark(..., timestamp=...)")
     gen = generate_pipeline(first)
-    size = first.terminal.assigner.size_ms
+    size = first.terminal.assigner.geometry.size  # (one size: the kinds with partial states)
     keys = [f.name for f, _ in first.terminal.keys]
     results_schema = pipeline_arrow_schema(first)
     state_columns = [name for name, _ in EntryLayout.of(gen).columns()]

@@ -35,7 +35,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..codegen import abi
-from ..codegen.module import GeneratedPipeline, generate_pipeline, window_geometry
+from ..codegen.module import GeneratedPipeline, generate_pipeline
 from ..engine.adaptive import AdaptiveSettings, generic_only
 from ..engine.incremental import IncrementalQuery
 from ..engine.kernel_table import make_kernel
@@ -52,6 +52,7 @@ from .partials import (
     export_windows,
     merge_partials,
     merge_window,
+    partial_geometry,
     partial_schema,
     read_panes,
     window_starts,
@@ -258,7 +259,6 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
     source = _source_of(wp)
     kernel = make_kernel(gen, source.name, 1)
     adapt(kernel, shipped, 0)
-    size, slide, _pane = window_geometry(pipeline.terminal.assigner)
     track = watermark_before is not None and source.timestamp is not None \
         and not isinstance(pipeline.event_time, ProcessingTime)
     watermark = watermark_before if track else abi.INT64_MIN
@@ -279,7 +279,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
                 candidate = max(abi.INT64_MIN, latest - source.watermark.out_of_orderness_ms - 1)
                 if candidate > watermark:
                     watermark = candidate
-                    out = _emit(kernel, size, slide, fired, watermark)
+                    out = _emit(kernel, fired, watermark)
                     if out is not None:
                         emitted += out.num_rows
                         yield _for_spark(_with_event_time(out, task_max) if with_event_time else out)
@@ -287,7 +287,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
                     for state in kernel.states:
                         drop_panes(state.ctypes.data, watermark)
                     fired = watermark
-        out = _emit(kernel, size, slide, fired, None)  # the end of the task's input
+        out = _emit(kernel, fired, None)  # the end of the task's input
         if out is not None:
             emitted += out.num_rows
             yield _for_spark(_with_event_time(out, task_max) if with_event_time else out)
@@ -317,11 +317,11 @@ def _for_spark(batch: pa.RecordBatch) -> pa.RecordBatch:
     return conform(batch, spark_arrow_schema(batch.schema))
 
 
-def _emit(kernel, size: int, slide: int, after: int | None, upto: int | None) -> pa.RecordBatch | None:
+def _emit(kernel, after: int | None, upto: int | None) -> pa.RecordBatch | None:
     panes = read_panes(kernel)
     if not panes:
         return None
-    starts = window_starts(np.array([p for p, _ in panes], dtype=np.int64), size, slide, after, upto)
+    starts = window_starts(partial_geometry(kernel.gen), [p for p, _ in panes], after, upto)
     return export_windows(kernel, starts, panes)
 
 

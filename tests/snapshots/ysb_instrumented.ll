@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v16, variant instrumented
+; grizzly-py codegen v17, variant instrumented
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_instrumented.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -391,7 +391,7 @@ declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
 declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
 declare void @gz_kpa_free(ptr)
 declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
-declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
@@ -439,7 +439,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v16, variant instrumented
+; grizzly-py codegen v17, variant instrumented
 define i64 @p0_instrumented_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -467,9 +467,8 @@ exit:
   ret i64 %count
 }
 
-define i64 @p0_instrumented_merge_emit(ptr %states, i64 %nstates, i64 %lo, ptr noalias %out, i64 %dense_cap) {
+define i64 @p0_instrumented_merge_emit(ptr %states, i64 %nstates, i64 %lo, i64 %hi, ptr noalias %out, i64 %dense_cap) {
 entry:
-  %hi = add i64 %lo, 10000
   %tmp = alloca [3 x i64], align 8
   call void @llvm.memset.p0.i64(ptr %tmp, i8 0, i64 24, i1 false)
   %htv.a = alloca { ptr, i64 }, align 8
@@ -628,7 +627,8 @@ ok:
   ret i64 %emitted
 }
 
-; Free every pane whose last window (the one starting at floor(pane / slide) * slide) has fired.
+; Free every pane whose last window (the one starting at the window grid point at or below the
+; pane: window_geometry.PaneGeometry.last_end) has fired.
 define void @p0_instrumented_drop_panes(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -852,7 +852,7 @@ declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
 declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
 declare void @gz_kpa_free(ptr)
 declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
-declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
@@ -900,7 +900,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v16, variant instrumented
+; grizzly-py codegen v17, variant instrumented
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_instrumented.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -1260,7 +1260,7 @@ declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
 declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
 declare void @gz_kpa_free(ptr)
 declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
-declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)

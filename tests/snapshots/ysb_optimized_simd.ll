@@ -383,7 +383,7 @@ declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
 declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
 declare void @gz_kpa_free(ptr)
 declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
-declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
@@ -442,9 +442,8 @@ exit:
   ret i64 %count
 }
 
-define i64 @p0_optimized_merge_emit(ptr %states, i64 %nstates, i64 %lo, ptr noalias %out, i64 %dense_cap) {
+define i64 @p0_optimized_merge_emit(ptr %states, i64 %nstates, i64 %lo, i64 %hi, ptr noalias %out, i64 %dense_cap) {
 entry:
-  %hi = add i64 %lo, 10000
   %tmp = alloca [3 x i64], align 8
   call void @llvm.memset.p0.i64(ptr %tmp, i8 0, i64 24, i1 false)
   %htv.a = alloca { ptr, i64 }, align 8
@@ -603,7 +602,8 @@ ok:
   ret i64 %emitted
 }
 
-; Free every pane whose last window (the one starting at floor(pane / slide) * slide) has fired.
+; Free every pane whose last window (the one starting at the window grid point at or below the
+; pane: window_geometry.PaneGeometry.last_end) has fired.
 define void @p0_optimized_drop_panes(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -825,7 +825,7 @@ declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
 declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
 declare void @gz_kpa_free(ptr)
 declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
-declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
@@ -1465,7 +1465,7 @@ declare i64 @gz_kpa_window(ptr, i64, i64, i64, i64, i64, i64, ptr)
 declare ptr @gz_kpa_merge_runs(ptr, i64, i64, i64, ptr, i64)
 declare void @gz_kpa_free(ptr)
 declare void @gz_kpa_seal_into(ptr, ptr, i64, i64)
-declare void @gz_kpa_drop(ptr, i64, i64, i64)
+declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
