@@ -11,7 +11,7 @@ import os
 
 import pyarrow as pa
 
-from .plan import PlanNode, Query, SinkSpec, SourceNode, distinct_sources
+from .plan import PlanNode, Query, SinkSpec, SourceNode, distinct_sources, late_records_all_captured
 from .results import JobResult, print_rows, warn_if_late, with_metrics
 from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, collection_table, csv_schema,
                       next_source_name, parquet_schema)
@@ -219,7 +219,8 @@ class StreamEnvironment:
             result = run_job(queries, parallelism=self.parallelism, adaptive=self.adaptive,
                              window_state=self.window_state, grouping=self.grouping, checkpoint=checkpoint,
                              state_memory_limit=self.state_memory_limit)
-        warn_if_late(result.metrics, [s for q in queries for s in distinct_sources(q.root)], stacklevel)
+        if not late_records_all_captured([q.root for q in queries]):
+            warn_if_late(result.metrics, [s for q in queries for s in distinct_sources(q.root)], stacklevel)
         return result
 
     def _run_single(self, node: PlanNode) -> pa.Table:

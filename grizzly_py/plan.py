@@ -513,6 +513,31 @@ def distinct_sources(node: PlanNode) -> list["object"]:
     return out
 
 
+def plan_nodes(roots) -> list[PlanNode]:
+    """Every node of the plans under ``roots``, each once (depth-first, inputs left to right)."""
+    out: list[PlanNode] = []
+    seen: set[int] = set()
+    stack = list(reversed(list(roots)))
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        out.append(node)
+        stack.extend(reversed(node.inputs))
+    return out
+
+
+def late_records_all_captured(roots) -> bool:
+    """True when every operator under ``roots`` that can drop late records is a window whose late
+    records the job reads as a ``late_data`` stream: then no late record is lost, and the job need
+    not warn about them."""
+    nodes = plan_nodes(roots)
+    captured = {id(n.window) for n in nodes if isinstance(n, LateDataNode)}
+    droppers = [n for n in nodes if isinstance(n, (WindowAggregateNode, WindowJoinNode, IntervalJoinNode))]
+    return bool(captured) and all(id(n) in captured for n in droppers)
+
+
 def sources_of(node: PlanNode) -> list[SourceNode]:
     if isinstance(node, SourceNode):
         return [node]

@@ -173,6 +173,7 @@ class TumblingEventTimeWindows(AlignedWindowAssigner):
 
     @property
     def geometry(self) -> PaneGeometry:
+        """Where these windows and their panes lie (``window_geometry.PaneGeometry``)."""
         return PaneGeometry(self.size_ms, self.size_ms, self.size_ms, self.offset_ms % self.size_ms)
 
     def __repr__(self):
@@ -204,6 +205,7 @@ class SlidingEventTimeWindows(AlignedWindowAssigner):
 
     @property
     def geometry(self) -> PaneGeometry:
+        """Where these windows and their panes lie (``window_geometry.PaneGeometry``)."""
         return PaneGeometry(self.size_ms, self.slide_ms, math.gcd(self.size_ms, self.slide_ms),
                             self.offset_ms % self.slide_ms)
 
@@ -237,6 +239,7 @@ class CumulativeEventTimeWindows(AlignedWindowAssigner):
 
     @property
     def geometry(self) -> PaneGeometry:
+        """Where these windows and their panes lie (``window_geometry.PaneGeometry``)."""
         return PaneGeometry(self.max_size_ms, self.max_size_ms, self.step_ms, cumulative=True)
 
     def __repr__(self):
@@ -275,6 +278,7 @@ class TumblingProcessingTimeWindows(AlignedWindowAssigner):
 
     @property
     def geometry(self) -> PaneGeometry:
+        """Where these windows and their panes lie (``window_geometry.PaneGeometry``)."""
         return PaneGeometry(self.size_ms, self.size_ms, self.size_ms)
 
     def __post_init__(self):
@@ -299,6 +303,7 @@ class SlidingProcessingTimeWindows(AlignedWindowAssigner):
 
     @property
     def geometry(self) -> PaneGeometry:
+        """Where these windows and their panes lie (``window_geometry.PaneGeometry``)."""
         return PaneGeometry(self.size_ms, self.slide_ms, math.gcd(self.size_ms, self.slide_ms))
 
     def __post_init__(self):

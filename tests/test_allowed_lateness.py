@@ -109,6 +109,24 @@ def test_no_lateness_keeps_the_old_results():
     assert reference.evaluate(build(True)(env).node).equals(reference.evaluate(build(False)(env).node))
 
 
+def test_the_late_warning_only_when_late_records_are_lost():
+    """A job whose windows send their late records to a ``late_data`` stream it reads loses none:
+    no ``LateRecordsWarning``; the same window without that stream in the job warns."""
+    def late_window(env):
+        s = arrow_stream(env, {"ts": [5, 25, 3, 1]}, sizes=[2, 2])
+        return s.window_all(tumbling(10)).side_output_late_data("late").aggregate(n=agg.count())
+    env = gz.StreamEnvironment()
+    main = late_window(env)
+    main.collect("out")
+    main.late_data("late").collect("late")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gz.LateRecordsWarning)
+        result = env.execute()
+    assert result["late"].num_rows == 2 and result.metrics["late_records"] == 2
+    with pytest.warns(gz.LateRecordsWarning, match="2 late record"):
+        late_window(gz.StreamEnvironment()).execute_and_collect()
+
+
 # ----------------------------------------------------------------------------------------------
 # differential
 # ----------------------------------------------------------------------------------------------
