@@ -128,7 +128,11 @@ def variant_options(pipeline, variant: str):
 @click.argument("target")
 @click.option("--parallelism", default=None, help="worker threads, or 'auto' (default: as the query's environment says)")
 @click.option("--engine", type=click.Choice(["local", "spark"]), default="local", show_default=True,
-              help="the embedded engine, or a local Spark session (local[N], N = --parallelism)")
+              help="the embedded engine, or a Spark session (local[N], N = --parallelism, or --master)")
+@click.option("--master", default=None, metavar="URL",
+              help="with --engine spark: the Spark master, e.g. spark://host:7077 (default: local[N])")
+@click.option("--conf", "spark_conf", multiple=True, metavar="KEY=VALUE",
+              help="with --engine spark: a Spark setting (repeatable), e.g. --conf spark.executor.memory=2g")
 @click.option("--window-state", type=click.Choice(["thread_local", "shared", "auto"]), default=None,
               help="window state under parallelism: per-worker states merged at fire, one atomic state, "
                    "or chosen while running")
@@ -138,17 +142,19 @@ def variant_options(pipeline, variant: str):
 @click.option("--verbose", is_flag=True, help="also print diagnostics (why counter sources were passed over)")
 @DEBUG
 @one_line_errors
-def run(target, parallelism, engine, window_state, trace, limit, as_json, verbose, debug):
+def run(target, parallelism, engine, master, spark_conf, window_state, trace, limit, as_json, verbose, debug):
     """Run FILE[:NAME] and print its result and throughput.
 
     FILE is a Python file and runs as Python (trusted code), with its folder on the module search
     path; NAME (default: query) is a stream it defines, or a function taking a StreamEnvironment
     and returning one. FILE:NAME splits at the last ':'. The query runs on the embedded engine,
-    or with --engine spark on a local Spark session."""
-    if engine == "spark":  # local[N] with N = --parallelism (docs/spark.md)
-        from .spark.cli import run_spark
+    or with --engine spark on a Spark session: local[N], or the cluster of --master."""
+    if engine != "spark" and (master or spark_conf):
+        raise click.UsageError("--master and --conf are Spark settings: add --engine spark")
+    if engine == "spark":  # local[N] with N = --parallelism, or --master (docs/spark.md)
+        from .spark.cli import parse_conf, run_spark
         return run_spark(target, (os.cpu_count() or 1) if parallelism == "auto" else int(parallelism or 1),
-                         limit, as_json, trace, verbose)
+                         limit, as_json, trace, verbose, master=master, conf=parse_conf(spark_conf))
     par = parallelism if parallelism in (None, "auto") else int(parallelism)
     stream = load_query(target, par, window_state)
     stream.collect("result")

@@ -1,4 +1,5 @@
-"""``grizzly run --engine spark``: the query of FILE[:NAME] on a local Spark session."""
+"""``grizzly run --engine spark``: the query of FILE[:NAME] on a Spark session, local
+(``local[N]``) or on the cluster of ``--master``, with ``--conf`` settings."""
 
 from __future__ import annotations
 
@@ -13,12 +14,25 @@ from .planner import run_on_spark
 from .session import local_session, require_pyspark
 
 
-def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool, verbose: bool = False) -> None:
+def parse_conf(pairs) -> dict[str, str]:
+    """``("k=v", ...)`` of ``--conf`` as a dict; a pair without ``=`` is a usage error."""
+    conf = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(f"{pair!r} is not KEY=VALUE (e.g. spark.executor.memory=2g)",
+                                     param_hint="--conf")
+        conf[key.strip()] = value
+    return conf
+
+
+def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool, verbose: bool = False,
+              master: str | None = None, conf: dict[str, str] | None = None) -> None:
     require_pyspark()
     from pyspark.sql import SparkSession
     started_here = SparkSession.getActiveSession() is None
     start = time.perf_counter()
-    spark = local_session(max(1, threads))
+    spark = local_session(max(1, threads), master=master, **(conf or {}))
     session_s = time.perf_counter() - start
     try:
         stream = load_query(target)
@@ -35,7 +49,7 @@ def run_spark(target: str, threads: int, limit: int, as_json: bool, trace: bool,
                                **(m if verbose else without_notes(m))}, indent=2, default=str))
         return
     print_result(table, limit)
-    console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s on Spark ({spark.sparkContext.master if not started_here else f'local[{threads}]'}, "
+    console.print(f"[bold]{m['records_in']:,}[/] records in {seconds:.3f} s on Spark ({spark.sparkContext.master}, "
                   f"{q['strategy']} strategy, {q['input']} input) = [bold green]{records_per_second(m['records_in'], seconds)}[/]; "
                   f"out {m['records_out']:,}, filtered {m['filtered_records']:,}, late {m['late_records']:,}; "
                   f"{q['tasks']} tasks in {q['worker_processes']} Python workers, {q['plan_cache_hits']} found "

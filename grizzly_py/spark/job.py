@@ -3,8 +3,8 @@ tasks sent back (an accumulator of per-task reports, ``worker.TaskReport``).
 
 Every action on a ``to_spark()`` DataFrame runs its stages again, except those whose shuffle
 output Spark reuses, so the reports of several actions pile up in the accumulator. The metrics
-of a batch job count each of its stages once: the tasks of the stage's latest run (by Spark's
-stage id). The DataFrame's actions run through ``SparkJob.action`` (``dataframe.py``), which
+of a batch job count each (stage, partition) once: the report of its latest task (by Spark's
+task id), also when Spark ran lost partitions again after an executor died. The DataFrame's actions run through ``SparkJob.action`` (``dataframe.py``), which
 remembers an action that may stop reading the output early (``show``, ``take``, ...): the output
 tasks Spark stops send no report.
 """
@@ -131,10 +131,20 @@ class SparkJob:
 
 
 def _latest_runs(tasks: list[dict]) -> list[dict]:
-    """The reports of each stage's latest run: an action runs a stage again under a new Spark
-    stage id, or reuses the output of its last run (then its reports stand). Reports without a
-    stage id (tasks run outside Spark) all stand."""
-    latest: dict[str, int] = {}
+    """One report per (stage, partition): the latest launched task's (highest Spark task id), whose
+    output is the one Spark reads. An action runs a stage again under a new Spark stage id, or
+    reuses the output of its last run (then its reports stand), or runs only the partitions whose
+    shuffle output died with an executor (in the stage again, or under a new stage id in a later
+    action): in every case each partition counts once. Reports without a partition (tasks run
+    outside Spark) all stand."""
+    chosen: dict[tuple, dict] = {}
+    standing = []
     for t in tasks:
-        latest[t["stage"]] = max(latest.get(t["stage"], -1), t.get("stage_id", -1))
-    return [t for t in tasks if t.get("stage_id", -1) == latest[t["stage"]]]
+        if t.get("partition") is None:
+            standing.append(t)
+            continue
+        key = (t["stage"], t["partition"])
+        held = chosen.get(key)
+        if held is None or t.get("task_id", -1) >= held.get("task_id", -1):
+            chosen[key] = t
+    return standing + list(chosen.values())

@@ -41,11 +41,19 @@ def configure(spark) -> None:
             spark.conf.set(key, value)
 
 
+def _loopback_master(master: str) -> bool:
+    """A ``spark://`` master on this machine's loopback (e.g. ``cluster.StandaloneCluster``)."""
+    host = master.split("://", 1)[-1].split(",")[0].rsplit(":", 1)[0]
+    return master.startswith("spark://") and host in ("127.0.0.1", "localhost")
+
+
 def local_session(threads: int = 2, app: str = "grizzly-py", master: str | None = None, **conf):
-    """A local-mode SparkSession (``local[threads]``) set up for grizzly-py: Python workers run this
+    """A SparkSession set up for grizzly-py, in local mode (``local[threads]``) or on ``master``
+    (``spark://host:port``, e.g. a ``cluster.StandaloneCluster``): Python workers run this
     interpreter, timestamps are UTC, no UI, ``threads`` shuffle partitions, the Arrow settings of
-    ``ARROW_CONF``. Extra Spark settings go in ``conf`` (dots as underscores are not translated:
-    pass ``**{"spark.x.y": "v"}``)."""
+    ``ARROW_CONF``; on a loopback master the driver binds to 127.0.0.1 too, so executors reach it.
+    Extra Spark settings go in ``conf`` (dots as underscores are not translated: pass
+    ``**{"spark.x.y": "v"}``); they override these."""
     require_pyspark()
     from pyspark.sql import SparkSession
 
@@ -59,7 +67,9 @@ def local_session(threads: int = 2, app: str = "grizzly-py", master: str | None 
                .config("spark.ui.enabled", "false")
                .config("spark.ui.showConsoleProgress", "false")
                .config("spark.pyspark.python", sys.executable))
-    for key, value in {**ARROW_CONF, **conf}.items():
+    loopback = {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"} \
+        if master and _loopback_master(master) else {}
+    for key, value in {**ARROW_CONF, **loopback, **conf}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")

@@ -418,7 +418,9 @@ def quiet_pandas() -> None:
 
 
 def _task_ids() -> dict:
-    """The running Spark task's partition, attempt and stage id (none outside Spark)."""
+    """The running Spark task's partition, attempt, stage id and task id (unique in the Spark
+    application and increasing with launch order; none outside Spark): the driver counts each
+    (stage, partition) once, from its latest launched attempt (``job.py``)."""
     try:
         from pyspark import TaskContext
     except ImportError:  # pragma: no cover - outside Spark (direct calls in tests)
@@ -426,7 +428,8 @@ def _task_ids() -> dict:
     ctx = TaskContext.get()
     if ctx is None:
         return {}
-    return {"partition": ctx.partitionId(), "attempt": ctx.attemptNumber(), "stage_id": ctx.stageId()}
+    return {"partition": ctx.partitionId(), "attempt": ctx.attemptNumber(), "stage_id": ctx.stageId(),
+            "task_id": ctx.taskAttemptId()}
 
 
 def report_rejected(accumulator, rejected: dict) -> None:

@@ -1,0 +1,187 @@
+"""grizzly-py on a real Spark standalone cluster: a master and two worker daemons (1 core each,
+two executor JVMs) started from the pip package's ``spark-class`` (``grizzly_py.spark.cluster``),
+bound to 127.0.0.1, stopped by PID at the end of the module.
+
+- Every Spark strategy (stateless, partial windows, keyed sessions, one task for joins and
+  count windows) gives the embedded engine's result across executor processes, and the
+  distributed ones run their heavy stage in more than one task.
+- An executor killed after the map stage wrote its shuffle output: Spark re-runs the lost map
+  tasks in a new stage attempt; the result stays exact and ``records_in`` counts every row once.
+- ``grizzly run --engine spark --master URL --conf k=v`` runs on the cluster.
+
+Skipped where PySpark or Java is missing, like test_spark.py.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from strategies import assert_tables_equal
+
+pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'grizzly-py[spark]'")
+if shutil.which("java") is None:  # pragma: no cover - depends on the host
+    pytest.skip("no Java runtime (Spark needs Java 17)", allow_module_level=True)
+
+import grizzly_py as gz
+from grizzly_py import Time, WatermarkStrategy, agg, col
+from grizzly_py.spark.cluster import StandaloneCluster
+from grizzly_py.windows import EventTimeSessionWindows, TumblingEventTimeWindows
+
+pytestmark = pytest.mark.slow
+
+SESSION_CONF = {"spark.executor.cores": "1", "spark.executor.memory": "1g",
+                "spark.sql.adaptive.enabled": "false",  # keep the shuffle's 2 partitions (facts.md)
+                "spark.task.maxFailures": "4",
+                # as on separate hosts: a reducer fetches map output from the executor that wrote it,
+                # not from the files on this disk, so a dead executor's output is lost
+                "spark.shuffle.readHostLocalDisk": "false"}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    with StandaloneCluster(workers=2, cores=1, memory="1g") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def spark(cluster):
+    from grizzly_py.spark import local_session
+    session = local_session(2, master=cluster.url, app="grizzly-cluster-tests", **SESSION_CONF)
+    yield session
+    session.stop()
+
+
+def test_grizzly_run_takes_a_master_and_spark_settings(cluster, tmp_path):
+    """First in the module: the other tests' session holds both workers' cores while it lives,
+    and a second application would wait for them."""
+    query = tmp_path / "q.py"
+    table = _events(500)
+    pq.write_table(table, tmp_path / "events.parquet")
+    query.write_text(textwrap.dedent(f"""
+        import grizzly_py as gz
+        from grizzly_py import Time, agg
+        from grizzly_py.windows import TumblingEventTimeWindows
+
+        def query(env):
+            return (env.from_parquet({str(tmp_path / "events.parquet")!r}, timestamp="ts").key_by("k")
+                    .window(TumblingEventTimeWindows.of(Time.seconds(2))).aggregate(n=agg.count()))
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p))
+    run = subprocess.run([sys.executable, "-m", "grizzly_py.cli", "run", f"{query}:query", "--engine", "spark",
+                          "--master", cluster.url, "--conf", "spark.executor.cores=1",
+                          "--conf", "spark.app.name=grizzly-cli-on-cluster", "--json"],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    import json
+    metrics = json.loads(run.stdout[run.stdout.index("{"):])
+    assert metrics["records_in"] == table.num_rows
+    assert metrics["queries"][0]["tasks"] >= 2
+    bad = subprocess.run([sys.executable, "-m", "grizzly_py.cli", "run", f"{query}:query", "--master", cluster.url],
+                         capture_output=True, text=True, env=env, timeout=120)
+    assert bad.returncode != 0 and "--engine spark" in bad.stderr
+
+
+def _events(n=4000, seed=11):
+    rng = np.random.default_rng(seed)
+    ts = 1_000_000 + np.sort(rng.integers(0, 20 * n, n))
+    return pa.table({"ts": pa.array(ts, pa.int64()),
+                     "k": pa.array(rng.choice(["a", "b", "c", "d"], n).tolist(), pa.string()),
+                     "i": pa.array(rng.integers(-50, 50, n))})
+
+
+def _embedded(build, table):
+    return build(gz.StreamEnvironment().from_arrow(table, timestamp="ts")).execute_and_collect()
+
+
+def _on_cluster(spark, build, df):
+    env = gz.StreamEnvironment.for_spark(spark)
+    build(env.from_spark(df, timestamp="ts")).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics["queries"][0]
+
+
+STRATEGIES = {
+    "stateless": (lambda s: s.with_columns(j=col("i") * 2).select("ts", "k", "j"), "stateless"),
+    "partial": (lambda s: s.key_by("k").window(TumblingEventTimeWindows.of(Time.seconds(2)))
+                .aggregate(n=agg.count(), total=agg.sum("i"), hi=agg.max("i")), "partial"),
+    "keyed": (lambda s: s.key_by("k").window(EventTimeSessionWindows.with_gap(Time.milliseconds(40)))
+              .aggregate(n=agg.count(), total=agg.sum("i")), "keyed"),
+    "whole": (lambda s: s.key_by("k").count_window(50).aggregate(n=agg.count(), total=agg.sum("i")), "whole"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STRATEGIES))
+def test_every_strategy_matches_the_embedded_engine_on_a_cluster(spark, tmp_path, name):
+    table = _events()
+    path = tmp_path / "events.parquet"
+    pq.write_table(table, path, row_group_size=500)
+    build, strategy = STRATEGIES[name]
+    df = spark.read.parquet(str(path))  # count windows count in the file's order
+    if strategy != "whole":
+        df = df.repartition(4)  # rows in no order, over more partitions than executors
+    actual, q = _on_cluster(spark, build, df)
+    expected = _embedded(build, table)
+    if name == "stateless":  # a DataFrame has no order across partitions: compare as multisets
+        actual, expected = (t.sort_by([("ts", "ascending"), ("k", "ascending"), ("j", "ascending")])
+                            for t in (actual, expected))
+    assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
+    assert q["strategy"] == strategy
+    assert q["records_in"] == table.num_rows
+    heavy = [t for t in q["task_reports"] if t["stage"] == strategy]
+    assert len(heavy) >= (1 if strategy == "whole" else 2), [t["stage"] for t in q["task_reports"]]
+    if strategy != "whole":  # two executors, each with its own Python workers
+        assert q["worker_processes"] >= 2
+
+
+def _executor_jvm_of(pid: int) -> int | None:
+    """The executor JVM (CoarseGrainedExecutorBackend) that is an ancestor of Python worker ``pid``."""
+    while pid > 1:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                args = f.read().replace(b"\0", b" ")
+            with open(f"/proc/{pid}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            return None
+        if b"CoarseGrainedExecutorBackend" in args:
+            return pid
+        pid = parent
+    return None
+
+
+def test_a_killed_executor_leaves_the_result_and_records_in_exact(spark, cluster, tmp_path):
+    table = _events(6000, seed=3)
+    path = tmp_path / "events.parquet"
+    pq.write_table(table, path, row_group_size=500)
+    df_in = spark.read.parquet(str(path)).repartition(4)
+    env = gz.StreamEnvironment.for_spark(spark)
+    build, _ = STRATEGIES["partial"]
+    out = build(env.from_spark(df_in, timestamp="ts",
+                               watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.seconds(1)))).to_spark()
+    first = pa.Table.from_pylist([r.asDict() for r in out.collect()])
+    assert out.grizzly.metrics()["records_in"] == table.num_rows
+    mappers = {t["pid"] for t in out.grizzly.task_reports() if t["stage"] == "partial"}
+    victim = next(j for j in map(_executor_jvm_of, sorted(mappers)) if j is not None)
+    os.kill(victim, signal.SIGKILL)  # its shuffle files die with it (no external shuffle service)
+    deadline = time.monotonic() + 60  # the master sees the executor go and the worker starts another
+    while time.monotonic() < deadline and cluster.status().get("aliveworkers", 0) < 2:
+        time.sleep(0.5)
+    second = pa.Table.from_pylist([r.asDict() for r in out.collect()])  # the map outputs it held run again
+    order = [("k", "ascending"), ("window_start", "ascending")]
+    assert second.sort_by(order).equals(first.sort_by(order))
+    reports = [t for t in out.grizzly.task_reports() if t["stage"] == "partial"]
+    partitions = [t["partition"] for t in reports]
+    assert len(partitions) > len(set(partitions)), \
+        "Spark did not re-run a map task: the test did not lose shuffle output"
+    assert sum(t["records_in"] for t in reports) > table.num_rows  # the raw reports do double-count
+    assert out.grizzly.metrics()["records_in"] == table.num_rows
