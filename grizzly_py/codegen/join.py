@@ -1,4 +1,4 @@
-"""Code generation for join pipelines (window joins and interval joins).
+"""Code generation for join pipelines (window joins, interval joins and regular joins).
 
 A join pipeline (``physical.pipelines.JoinTerminal``) reads two inputs. Each side compiles to its
 own fused kernel over that side's batches (``join_side_pipeline``): event time, key words (string
@@ -72,11 +72,21 @@ class GeneratedJoin:
         return "\n".join(f"; ==== unit {n} (O{u.opt_level})\n{u.ir}" for n, u in self.units.items())
 
 
+# a keep offset no event time reaches: records of a regular join without TTL never expire
+_FOREVER = 1 << 64
+
+
 def _geometry(t: JoinTerminal) -> dict:
-    """Window size/slide/offset/pane/gap and interval bounds as template constants."""
-    if t.join_kind == "interval":
-        return dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=0, lo=t.lower_ms, hi=t.upper_ms,
-                    ts_min=INT64_MIN, ts_max=INT64_MAX)
+    """Window size/slide/offset/pane/gap, interval bounds and (joins that pair on arrival) how
+    long each side's records stay, as template constants: a record is held while
+    ``ts + keep{side} >= watermark``."""
+    arrival = dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=0, ts_min=INT64_MIN, ts_max=INT64_MAX)
+    if t.join_kind == "interval":  # late below the watermark; held while an on-time record may pair
+        return dict(arrival, lo=t.lower_ms, hi=t.upper_ms, keep=(t.upper_ms, -t.lower_ms), bounded=True,
+                    ttl=False)
+    if t.join_kind == "regular":  # no lateness, no bounds; held for the TTL
+        keep = _FOREVER if t.ttl_ms is None else t.ttl_ms
+        return dict(arrival, lo=0, hi=0, keep=(keep, keep), bounded=False, ttl=t.ttl_ms is not None)
     if t.join_kind == "session":
         gap = t.assigner.gap_ms
         return dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=gap, lo=0, hi=0, ts_min=INT64_MIN + gap,
@@ -103,7 +113,8 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     entry_size = refs_off + (8 if kind == "session" else 48)
     prefix = f"p{pipeline.id}_{options.variant}"
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n"
-    consts = dict(LAYOUT, kind=kind, key_words=key_words, entry_size=entry_size, refs_off=refs_off, **geometry)
+    consts = dict(LAYOUT, kind=kind, arrival=not t.is_window, key_words=key_words, entry_size=entry_size,
+                  refs_off=refs_off, **{"keep": (0, 0), "bounded": False, "ttl": False, **geometry})
     runtime = render("join_runtime.ll.j2", **consts)
     sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"join ({kind})", f"join_{kind}",
                                     runtime=runtime)

@@ -17,7 +17,7 @@ from ..aggregates import AggregateSpec, spec_of
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
 from ..late_records import LateRecord
 from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, Query,
-                    SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
+                    RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
 from ..windows import WindowAssigner
 
@@ -153,19 +153,31 @@ class JoinTerminal:
     ``event_time_column``: the hidden int64 column after them that carries an interval join's
     event time (``max(left.ts, right.ts)``) to a pipeline downstream that needs it."""
 
-    join_kind: str                          # "tumbling", "sliding", "session" or "interval"
+    join_kind: str                          # "tumbling", "sliding", "session", "interval" or "regular"
     assigner: WindowAssigner | None
     lower_ms: int
     upper_ms: int
     sides: tuple[JoinSide, JoinSide]
     output_schema: Schema
     event_time_column: str | None = None
+    ttl_ms: int | None = None               # a regular join's state TTL (None: records stay)
 
     kind = "join"
 
     @property
     def is_window(self) -> bool:
-        return self.join_kind != "interval"
+        """Pairs leave when windows fire; else (interval and regular joins) as records arrive."""
+        return self.join_kind not in PAIRS_ON_ARRIVAL
+
+    def describe(self) -> str:
+        if self.is_window:
+            return repr(self.assigner)
+        if self.join_kind == "interval":
+            return f"interval between {self.lower_ms} ms and {self.upper_ms} ms"
+        return "regular" + ("" if self.ttl_ms is None else f", state TTL {self.ttl_ms} ms")
+
+
+PAIRS_ON_ARRIVAL = ("interval", "regular")  # join kinds that pair records as they arrive
 
 
 @dataclass(frozen=True, eq=False)
@@ -244,8 +256,7 @@ class Pipeline:
                 lines.append(f"  agg      {a.field.name} = {a.func}({args})")
             lines.append(f"  emits    {t.output_schema}")
         elif isinstance(t, JoinTerminal):
-            what = repr(t.assigner) if t.is_window else f"interval between {t.lower_ms} ms and {t.upper_ms} ms"
-            lines.append(f"  join     {what}")
+            lines.append(f"  join     {t.describe()}")
             for name, side in zip(("left", "right"), t.sides):
                 keys = ", ".join(repr(e) for _, e in side.keys) or "(none)"
                 lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
@@ -349,7 +360,7 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return o
     if isinstance(node, UnionNode):
         return _lower_union(node, lw, time_needed)
-    if isinstance(node, (WindowJoinNode, IntervalJoinNode)):
+    if isinstance(node, (WindowJoinNode, IntervalJoinNode, RegularJoinNode)):
         return _lower_join(node, lw, time_needed)
     o = _open_after(node.inputs[0], lw, time_needed)
     if isinstance(node, FilterNode):  # each conjunct a filter of its own: code variants may reorder them
@@ -450,14 +461,15 @@ def _with_interned_strings_read(node: WindowAggregateNode, o: _Open, lw: _Loweri
 _KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool": BOOL, "string": STRING}
 
 
-def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
+def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
     """Each input's pipeline ends in a projection to its side's columns, plus the hidden int64
     ``EVENT_TIME_COLUMN`` when no column holds the side's event time; the join pipeline reads
     both. An input that only filters and passes columns through ends in an identity instead
     (which runs no kernel): the join's kernel for that side runs its filters, computes its
     event time and reads its columns in place. The pipeline after
-    the join reads its output: a window join's event time is ``window_end - 1``, an interval
-    join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream needs it)."""
+    the join reads its output: a window join's event time is ``window_end - 1``, an interval or
+    regular join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream
+    needs it)."""
     from ..plan import _key_class  # the join's key classes, shared with validation
     sides, ids = [], []
     for name, n, keys in (("left", node.left, node.left_keys), ("right", node.right, node.right_keys)):
@@ -494,13 +506,15 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_nee
         kind, assigner, lo, hi = node.assigner.kind.name, node.assigner, 0, 0
         event_time = Column(WINDOW_END) - lit(1)
     else:
-        kind, assigner, lo, hi = "interval", None, node.lower_ms, node.upper_ms
+        kind, assigner = ("interval", None) if isinstance(node, IntervalJoinNode) else ("regular", None)
+        lo, hi = (node.lower_ms, node.upper_ms) if kind == "interval" else (0, 0)
         event_time = None
         if time_needed:
             hidden_name = _fresh_name(node.schema, EVENT_TIME_COLUMN)
             out_schema = Schema(tuple(node.schema) + (Field(hidden_name, INT64, pa.int64()),))
             event_time = Column(hidden_name)
-    terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name)
+    terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name,
+                            node.ttl_ms if kind == "regular" else None)
     j = lw.close(_Open(JoinInput(ids[0], ids[1]), join_sides[0].schema, None, 0, [], {}), terminal)
     return _Open(WindowInput(j.id), out_schema, event_time, 0, [], _identity(node.schema))
 
