@@ -84,9 +84,10 @@ def _geometry(t: JoinTerminal) -> dict:
     if t.join_kind == "interval":  # late below the watermark; held while an on-time record may pair
         return dict(arrival, lo=t.lower_ms, hi=t.upper_ms, keep=(t.upper_ms, -t.lower_ms), bounded=True,
                     ttl=False)
-    if t.join_kind == "regular":  # no lateness, no bounds; held for the TTL
+    if t.join_kind in ("regular", "lookup"):  # no lateness, no bounds; held for the TTL
         keep = _FOREVER if t.ttl_ms is None else t.ttl_ms
-        return dict(arrival, lo=0, hi=0, keep=(keep, keep), bounded=False, ttl=t.ttl_ms is not None)
+        return dict(arrival, lo=0, hi=0, keep=(keep, keep), bounded=False, ttl=t.ttl_ms is not None,
+                    lookup=t.join_kind == "lookup")
     if t.join_kind == "session":
         gap = t.assigner.gap_ms
         return dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=gap, lo=0, hi=0, ts_min=INT64_MIN + gap,
@@ -114,7 +115,7 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     prefix = f"p{pipeline.id}_{options.variant}"
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n"
     consts = dict(LAYOUT, kind=kind, arrival=not t.is_window, key_words=key_words, entry_size=entry_size,
-                  refs_off=refs_off, **{"keep": (0, 0), "bounded": False, "ttl": False, **geometry})
+                  refs_off=refs_off, **{"keep": (0, 0), "bounded": False, "ttl": False, "lookup": False, **geometry})
     runtime = render("join_runtime.ll.j2", **consts)
     sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"join ({kind})", f"join_{kind}",
                                     runtime=runtime)

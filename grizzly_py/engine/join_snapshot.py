@@ -80,6 +80,7 @@ def restore_join(kernel, saved: dict) -> None:
     kernel.inserted_since_expire = saved["inserted_since_expire"]
     for store, s in zip(kernel.stores, saved["stores"]):
         restore_store(store, s)
+    kernel.table_pending = False  # a lookup join's table is in the saved state
     restore_interner(kernel.sides[0].interner, saved["interner"])
     entries = saved["entries"].copy()
     kernel._allocated = True  # close() frees what is restored

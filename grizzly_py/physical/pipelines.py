@@ -16,8 +16,8 @@ import pyarrow as pa
 from ..aggregates import AggregateSpec, spec_of
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
 from ..late_records import LateRecord
-from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, Query,
-                    RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
+from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode,
+                    ProjectNode, Query, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
 from ..windows import WindowAssigner
 
@@ -67,13 +67,15 @@ class JoinInput:
     the side needs one)."""
 
     left: int
-    right: int
+    right: int | None  # None: a lookup join, whose right side is its static table
 
     @property
-    def pipeline_ids(self) -> tuple[int, int]:
-        return (self.left, self.right)
+    def pipeline_ids(self) -> tuple[int, ...]:
+        return (self.left,) if self.right is None else (self.left, self.right)
 
     def describe(self) -> str:
+        if self.right is None:
+            return f"lookup join of pipeline {self.left} with a static table"
         return f"join of pipelines {self.left} (left) and {self.right} (right)"
 
 
@@ -161,6 +163,7 @@ class JoinTerminal:
     output_schema: Schema
     event_time_column: str | None = None
     ttl_ms: int | None = None               # a regular join's state TTL (None: records stay)
+    table: pa.Table | None = None           # a lookup join's right side, inserted before any record
 
     kind = "join"
 
@@ -174,10 +177,12 @@ class JoinTerminal:
             return repr(self.assigner)
         if self.join_kind == "interval":
             return f"interval between {self.lower_ms} ms and {self.upper_ms} ms"
+        if self.table is not None:
+            return f"lookup in a static table of {self.table.num_rows} rows"
         return "regular" + ("" if self.ttl_ms is None else f", state TTL {self.ttl_ms} ms")
 
 
-PAIRS_ON_ARRIVAL = ("interval", "regular")  # join kinds that pair records as they arrive
+PAIRS_ON_ARRIVAL = ("interval", "regular", "lookup")  # join kinds that pair records as they arrive
 
 
 @dataclass(frozen=True, eq=False)
@@ -362,6 +367,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return _lower_union(node, lw, time_needed)
     if isinstance(node, (WindowJoinNode, IntervalJoinNode, RegularJoinNode)):
         return _lower_join(node, lw, time_needed)
+    if isinstance(node, LookupJoinNode):
+        return _lower_lookup(node, lw, time_needed)
     o = _open_after(node.inputs[0], lw, time_needed)
     if isinstance(node, FilterNode):  # each conjunct a filter of its own: code variants may reorder them
         o.filters.extend(conjuncts(node.predicate.substitute(o.columns)))
@@ -458,6 +465,7 @@ def _with_interned_strings_read(node: WindowAggregateNode, o: _Open, lw: _Loweri
     return _materialized(read, [read], [o], lw, time_needed), args
 
 
+_BEFORE_ANY_TIME = -(1 << 63)  # a lookup table row's event time: a pair keeps the stream record's
 _KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool": BOOL, "string": STRING}
 
 
@@ -470,34 +478,11 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
     the join reads its output: a window join's event time is ``window_end - 1``, an interval or
     regular join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream
     needs it)."""
-    from ..plan import _key_class  # the join's key classes, shared with validation
     sides, ids = [], []
     for name, n, keys in (("left", node.left, node.left_keys), ("right", node.right, node.right_keys)):
-        b = _open_after(n, lw, True)
-        if b.event_time is None or isinstance(b.event_time, ProcessingTime):
-            raise NotImplementedError(f"join: the {name} input has no event time (results of count windows "
-                                      f"have none)")
-        key_type = {k: _KEY_TYPES[_key_class(n.schema.field(k).dtype)] for k in keys}
-        if all(isinstance(strip_alias(b.columns[f.name]), Column) for f in n.schema):
-            # filters and pass-through columns only: the join's kernel runs the filters and reads
-            # the input's columns in place; the input's own pipeline is an identity (no kernel)
-            sources = {f.name: strip_alias(b.columns[f.name]).name for f in n.schema}
-            side = JoinSide(b.input_schema, b.event_time,
-                            tuple((Field(k, key_type[k]), Column(sources[k])) for k in keys),
-                            (), tuple(b.filters))
-            b.filters = []
-            ids.append(lw.close(b, ProjectTerminal(tuple((f, Column(f.name)) for f in b.input_schema))).id)
-            sides.append((side, sources))
-            continue
-        time = _shared_time_column(n.schema, [b])
-        schema, outputs = n.schema, tuple((f, b.columns[f.name]) for f in n.schema)
-        if time is None:
-            hidden = Field(_fresh_name(n.schema, EVENT_TIME_COLUMN), INT64, pa.int64())
-            outputs += ((hidden, _as_int64(b.event_time, b.input_schema)),)
-            schema, time = Schema(tuple(schema) + (hidden,)), Column(hidden.name)
-        ids.append(lw.close(b, ProjectTerminal(outputs)).id)
-        side = JoinSide(schema, time, tuple((Field(k, key_type[k]), Column(k)) for k in keys), ())
-        sides.append((side, {f.name: f.name for f in n.schema}))
+        side, sources, pid = _join_input(name, n, keys, lw)
+        sides.append((side, sources))
+        ids.append(pid)
     (left, left_sources), (right, right_sources) = sides
     join_sides = (replace(left, columns=tuple((f.name, left_sources[f.name]) for f in node.left.schema)),
                   replace(right, columns=tuple((out, right_sources[name]) for name, out in node.right_names)))
@@ -516,6 +501,56 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
     terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name,
                             node.ttl_ms if kind == "regular" else None)
     j = lw.close(_Open(JoinInput(ids[0], ids[1]), join_sides[0].schema, None, 0, [], {}), terminal)
+    return _Open(WindowInput(j.id), out_schema, event_time, 0, [], _identity(node.schema))
+
+
+def _join_input(name: str, n: PlanNode, keys: tuple[str, ...], lw: _Lowering) -> tuple[JoinSide, dict, int]:
+    """One input of a join: (its side, the side's column for each input column, the id of the
+    input's pipeline)."""
+    from ..plan import _key_class  # the join's key classes, shared with validation
+    b = _open_after(n, lw, True)
+    if b.event_time is None or isinstance(b.event_time, ProcessingTime):
+        raise NotImplementedError(f"join: the {name} input has no event time (results of count windows "
+                                  f"have none)")
+    key_type = {k: _KEY_TYPES[_key_class(n.schema.field(k).dtype)] for k in keys}
+    if all(isinstance(strip_alias(b.columns[f.name]), Column) for f in n.schema):
+        # filters and pass-through columns only: the join's kernel runs the filters and reads
+        # the input's columns in place; the input's own pipeline is an identity (no kernel)
+        sources = {f.name: strip_alias(b.columns[f.name]).name for f in n.schema}
+        side = JoinSide(b.input_schema, b.event_time,
+                        tuple((Field(k, key_type[k]), Column(sources[k])) for k in keys),
+                        (), tuple(b.filters))
+        b.filters = []
+        pid = lw.close(b, ProjectTerminal(tuple((f, Column(f.name)) for f in b.input_schema))).id
+        return side, sources, pid
+    time = _shared_time_column(n.schema, [b])
+    schema, outputs = n.schema, tuple((f, b.columns[f.name]) for f in n.schema)
+    if time is None:
+        hidden = Field(_fresh_name(n.schema, EVENT_TIME_COLUMN), INT64, pa.int64())
+        outputs += ((hidden, _as_int64(b.event_time, b.input_schema)),)
+        schema, time = Schema(tuple(schema) + (hidden,)), Column(hidden.name)
+    pid = lw.close(b, ProjectTerminal(outputs)).id
+    side = JoinSide(schema, time, tuple((Field(k, key_type[k]), Column(k)) for k in keys), ())
+    return side, {f.name: f.name for f in n.schema}, pid
+
+
+def _lower_lookup(node: LookupJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """A lookup join is a join pipeline of kind ``lookup``: its left side is the stream (as a
+    join's input), its right side the static table (event time INT64_MIN, so a pair keeps the
+    record's), which the kernel inserts before the first record."""
+    from ..plan import _key_class
+    left, sources, pid = _join_input("stream", node.input, node.left_on, lw)
+    left = replace(left, columns=tuple((f.name, sources[f.name]) for f in node.input.schema))
+    table = node.table_schema
+    keys = tuple((Field(k, _KEY_TYPES[_key_class(table.field(k).dtype)]), Column(k)) for k in node.right_on)
+    right = JoinSide(table, lit(_BEFORE_ANY_TIME), keys, tuple((out, name) for name, out in node.right_names))
+    out_schema, hidden_name, event_time = node.schema, None, None
+    if time_needed:
+        hidden_name = _fresh_name(node.schema, EVENT_TIME_COLUMN)
+        out_schema = Schema(tuple(node.schema) + (Field(hidden_name, INT64, pa.int64()),))
+        event_time = Column(hidden_name)
+    terminal = JoinTerminal("lookup", None, 0, 0, (left, right), out_schema, hidden_name, None, node.table)
+    j = lw.close(_Open(JoinInput(pid, None), left.schema, None, 0, [], {}), terminal)
     return _Open(WindowInput(j.id), out_schema, event_time, 0, [], _identity(node.schema))
 
 
