@@ -330,9 +330,10 @@ def _key_class(dtype) -> str:
 
 
 def _check_join_keys(left: Schema, right: Schema, left_keys: tuple[str, ...],
-                     right_keys: tuple[str, ...], what: str) -> None:
+                     right_keys: tuple[str, ...], what: str, names: tuple[str, str] = ("where()", "equal_to()")
+                     ) -> None:
     if len(left_keys) != len(right_keys):
-        raise SchemaError(f"{what}: where() names {len(left_keys)} key column(s) but equal_to() "
+        raise SchemaError(f"{what}: {names[0]} names {len(left_keys)} key column(s) but {names[1]} "
                           f"{len(right_keys)}; give one right key per left key")
     for lk, rk in zip(left_keys, right_keys):
         lf, rf = left.field(lk), right.field(rk)  # unknown columns raise, naming them
@@ -535,7 +536,8 @@ class LookupJoinNode(PlanNode):
     def __post_init__(self):
         if len(set(self.right_on)) != len(self.right_on):
             raise SchemaError(f"lookup_join: right_on names a column twice: {list(self.right_on)}")
-        _check_join_keys(self.input.schema, self.table_schema, self.left_on, self.right_on, "lookup_join")
+        _check_join_keys(self.input.schema, self.table_schema, self.left_on, self.right_on, "lookup_join",
+                         ("left_on", "right_on"))
         self.schema
 
     @property
