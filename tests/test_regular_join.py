@@ -109,6 +109,32 @@ def test_definition_errors():
         a.join(env.from_arrow(pa.table({"ts": pa.array([1], i64), "k": ["x"]}), timestamp="ts")).where("k").equal_to("k")
 
 
+def test_a_filter_on_the_joined_rows_runs_in_the_probe():
+    """Nexmark Q9's ``B.dateTime BETWEEN A.dateTime AND A.expires``: the terms over numeric and
+    bool columns of both sides are evaluated in the probe loop (a rejected pair never leaves
+    the kernel, and counts as filtered); a string term stays after the join."""
+    def build(env):
+        a = env.from_arrow(pa.table({"ts": pa.array([1, 2, 3, 4], i64), "k": [1, 1, 2, 1], "expires": [5, None, 9, 30],
+                                     "f": [0.5, float("nan"), None, 2.0], "s": ["x", "y", "x", "x"]}),
+                           timestamp="ts")
+        b = env.from_arrow(pa.table({"ts": pa.array([2, 6, 8, 25], i64), "k": [1, 2, 1, 1], "ok": [True, None, True, False],
+                                     "g": [1.0, 2.0, None, 3.0]}).to_batches(max_chunksize=1), timestamp="ts")
+        return (a.join(b).where("k").equal_to("k")
+                .filter(col("ts_right").between(col("ts"), col("expires")) & (col("ok") | (col("f") < col("g")))
+                        & (col("s") == "x")))
+    table, metrics = run_both(build)
+    # (2, *): expires is null; (3, 6): ok is null and f < g null; (4, 25): ok false but 2.0 < 3.0
+    assert rows(table, "ts", "ts_right") == [(1, 2), (4, 8), (4, 25)]
+    assert metrics["filtered_records"] == 7  # 10 pairs of equal keys, 7 rejected
+    plan = build_physical_plan(Query(build(gz.StreamEnvironment()).node))
+    join = next(p for p in plan.pipelines if isinstance(p.input, JoinInput))
+    assert "(in the probe)" in plan.explain() and "ok" in repr(join.terminal.pair_filter)
+    after = plan.pipelines[-1]
+    assert [repr(f) for f in after.filters] == ["(col('s') == lit('x'))"]
+    assert [c for _, c in join.terminal.pair_columns[0]] == ["ts", "expires", "f"]
+    assert [c for _, c in join.terminal.pair_columns[1]] == ["ts", "ok", "g"]
+
+
 def test_explain_names_the_regular_join():
     env = gz.StreamEnvironment()
     a, b = _two_streams(env)
@@ -142,7 +168,7 @@ class RegularCase:
         if self.ttl is not None:
             q = q.state_ttl(ms(self.ttl))
         if self.filter_after:
-            q = q.filter(col("v_right") - col("v") > 97)
+            q = q.filter((col("v_right") - col("v") > 97) | (col("k_right") == col("k")))  # (in the probe)
         if self.window_after:
             q = q.window_all(tumbling(7)).aggregate(n=agg.count(), lo=agg.min("v"), hi=agg.max("v_right"))
         return q
@@ -299,7 +325,8 @@ def _regular(env, data):
     other = env.from_arrow(_data(rows=600, seed=9).to_batches(max_chunksize=40), timestamp="ts",
                            watermark=gz.WatermarkStrategy.for_bounded_out_of_orderness(ms(20)))
     left = env.from_arrow(data, timestamp="ts", watermark=gz.WatermarkStrategy.for_bounded_out_of_orderness(ms(20)))
-    return left.filter(col("n") < 60).join(other).where("k", "name").equal_to("k", "name").state_ttl(ms(3000))
+    return (left.filter(col("n") < 60).join(other).where("k", "name").equal_to("k", "name").state_ttl(ms(3000))
+            .filter(col("ts_right") - col("ts") <= col("n") * 20))  # held records keep ts and n for the probe
 
 
 def _lookup(env, data):

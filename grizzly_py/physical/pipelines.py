@@ -14,7 +14,8 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from ..aggregates import AggregateSpec, spec_of
-from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
+from ..expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, ProcessingTime, UnaryOp, lit,
+                           strip_alias, structural_key, walk)
 from ..late_records import LateRecord
 from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode,
                     ProjectNode, Query, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
@@ -164,6 +165,10 @@ class JoinTerminal:
     event_time_column: str | None = None
     ttl_ms: int | None = None               # a regular join's state TTL (None: records stay)
     table: pa.Table | None = None           # a lookup join's right side, inserted before any record
+    # a regular join's filter on the joined rows, evaluated in the probe (over output columns),
+    # and per side the (output column, side column) values each held record keeps for it
+    pair_filter: Expr | None = None
+    pair_columns: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = ((), ())
 
     kind = "join"
 
@@ -236,6 +241,7 @@ class Pipeline:
             exprs += [e for a in self.terminal.aggregates for e in (a.arg, a.where) if e is not None]
         elif isinstance(self.terminal, JoinSideTerminal):
             exprs += [self.event_time] + [e for _, e in self.terminal.keys]
+            exprs += [Column(c) for _, c in self.terminal.join.pair_columns[self.terminal.side]]
         elif isinstance(self.terminal, JoinTerminal):
             return []  # the kernels of its sides read them (join_side_pipeline)
         else:
@@ -262,6 +268,8 @@ class Pipeline:
             lines.append(f"  emits    {t.output_schema}")
         elif isinstance(t, JoinTerminal):
             lines.append(f"  join     {t.describe()}")
+            if t.pair_filter is not None:
+                lines.append(f"  pairs    filter {t.pair_filter!r} (in the probe)")
             for name, side in zip(("left", "right"), t.sides):
                 keys = ", ".join(repr(e) for _, e in side.keys) or "(none)"
                 lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
@@ -365,6 +373,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return o
     if isinstance(node, UnionNode):
         return _lower_union(node, lw, time_needed)
+    if isinstance(node, FilterNode) and isinstance(node.input, RegularJoinNode):
+        return _lower_join(node.input, lw, time_needed, node.predicate)
     if isinstance(node, (WindowJoinNode, IntervalJoinNode, RegularJoinNode)):
         return _lower_join(node, lw, time_needed)
     if isinstance(node, LookupJoinNode):
@@ -469,7 +479,8 @@ _BEFORE_ANY_TIME = -(1 << 63)  # a lookup table row's event time: a pair keeps t
 _KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool": BOOL, "string": STRING}
 
 
-def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
+def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _Lowering, time_needed: bool,
+                after: Expr | None = None) -> _Open:
     """Each input's pipeline ends in a projection to its side's columns, plus the hidden int64
     ``EVENT_TIME_COLUMN`` when no column holds the side's event time; the join pipeline reads
     both. An input that only filters and passes columns through ends in an identity instead
@@ -477,7 +488,8 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
     event time and reads its columns in place. The pipeline after
     the join reads its output: a window join's event time is ``window_end - 1``, an interval or
     regular join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream
-    needs it)."""
+    needs it). ``after``: a filter directly after a regular join; its terms over numeric and
+    bool columns run in the join's probe (``_pair_filter``), the others after the join."""
     sides, ids = [], []
     for name, n, keys in (("left", node.left, node.left_keys), ("right", node.right, node.right_keys)):
         side, sources, pid = _join_input(name, n, keys, lw)
@@ -498,10 +510,43 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
             hidden_name = _fresh_name(node.schema, EVENT_TIME_COLUMN)
             out_schema = Schema(tuple(node.schema) + (Field(hidden_name, INT64, pa.int64()),))
             event_time = Column(hidden_name)
+    fused, rest, stored = _pair_filter(node, after, join_sides)
     terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name,
-                            node.ttl_ms if kind == "regular" else None)
+                            node.ttl_ms if kind == "regular" else None, None, fused, stored)
     j = lw.close(_Open(JoinInput(ids[0], ids[1]), join_sides[0].schema, None, 0, [], {}), terminal)
-    return _Open(WindowInput(j.id), out_schema, event_time, 0, [], _identity(node.schema))
+    return _Open(WindowInput(j.id), out_schema, event_time, 0, rest, _identity(node.schema))
+
+
+_PAIR_FILTER_TYPES = ("int32", "int64", "timestamp", "float64", "bool")  # what a held record's word holds
+_PAIR_FILTER_NODES = (Alias, BinaryOp, UnaryOp, Column, Literal, Cast, IfElse, IsIn)
+
+
+def _pair_filter(node, after: Expr | None, sides) -> tuple[Expr | None, list[Expr], tuple]:
+    """Split the filter ``after`` a regular join into (the conjunction the probe evaluates, the
+    terms left for the pipeline after the join, per side the (output column, side column) pairs
+    its held records keep). The probe takes the terms built of arithmetic, comparisons, logic,
+    casts and literals over numeric and bool columns; a term with a string, a function call or
+    anything else stays after the join (the result is the same either way)."""
+    if after is None:
+        return None, [], ((), ())
+    side_of = {}
+    for s, side in enumerate(sides):
+        side_of.update((out, (s, column)) for out, column in side.columns)
+    fused, rest = [], []
+    for term in conjuncts(after):
+        nodes = list(walk(term))
+        ok = all(isinstance(n, _PAIR_FILTER_NODES) for n in nodes) and all(
+            n.type_name != "string" for n in nodes if isinstance(n, Literal)) and all(
+            node.schema.field(c).dtype.name in _PAIR_FILTER_TYPES for c in term.columns())
+        (fused if ok else rest).append(term)
+    if not fused:
+        return None, rest, ((), ())
+    used = sorted(set().union(*(t.columns() for t in fused)), key=node.schema.names.index)
+    stored = tuple(tuple((out, side_of[out][1]) for out in used if side_of[out][0] == s) for s in (0, 1))
+    predicate = fused[0]
+    for t in fused[1:]:
+        predicate = predicate & t
+    return predicate, rest, stored
 
 
 def _join_input(name: str, n: PlanNode, keys: tuple[str, ...], lw: _Lowering) -> tuple[JoinSide, dict, int]:
