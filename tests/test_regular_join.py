@@ -359,3 +359,25 @@ def test_the_state_counts_against_the_memory_limit_and_the_ttl_bounds_it():
     env = gz.StreamEnvironment(state_memory_limit=limit)
     build(env, 50).collect("out")
     assert_tables_equal(env.execute()["out"], reference.evaluate(build(gz.StreamEnvironment(), 50).node))
+
+
+# ----------------------------------------------------------------------------------------------
+# Spark
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.slow
+def test_to_spark_runs_regular_and_lookup_joins_in_one_task():
+    """Joins take Spark's ``whole`` strategy: the embedded engine runs the query in one task."""
+    pytest.importorskip("pyspark", reason="PySpark is not installed")
+    from grizzly_py.spark import local_session
+    spark = local_session(2, master="local[2]", app="grizzly-regular-join-tests")
+    try:
+        env = gz.StreamEnvironment.for_spark(spark)
+        a, b = _two_streams(env)
+        regular = a.join(b).where("k").equal_to("k").state_ttl(ms(5)).filter(col("v_right") > col("v") + 9)
+        s = stream(env, [{"ts": [1, 2], "k": [1, 2], "v": [0, 1]}])
+        lookup = s.lookup_join(AUCTIONS, "k", "id")
+        for q in (regular, lookup):
+            expected = reference.evaluate(q.node)
+            assert_tables_equal(pa.Table.from_pandas(q.to_spark().toPandas(), schema=expected.schema), expected)
+    finally:
+        spark.stop()
