@@ -13,6 +13,7 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
+from .sources import BadInputError
 from .plan import (FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode, ProjectNode,
                    RegularJoinNode, SinkSpec, UnionNode, WindowAggregateNode, WindowJoinNode)
 from .time import to_millis
@@ -131,6 +132,10 @@ class DataStream:
             table = pa.Table.from_batches([table])
         if not isinstance(table, pa.Table):
             raise TypeError(f"lookup_join: the side input is a {type(table).__name__}, expected a pyarrow.Table")
+        try:  # read once into the join's table: check it whole here (a dictionary index out of range...)
+            table.validate(full=True)
+        except pa.ArrowInvalid as e:
+            raise BadInputError(f"lookup_join: the table is not valid Arrow data: {e}") from None
         left = _key_names(left_on if isinstance(left_on, (list, tuple)) else (left_on,), "lookup_join(left_on=...)")
         right = left if right_on is None else _key_names(
             right_on if isinstance(right_on, (list, tuple)) else (right_on,), "lookup_join(right_on=...)")

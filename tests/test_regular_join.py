@@ -270,6 +270,11 @@ def test_lookup_join_errors():
         s.lookup_join(AUCTIONS, "k", "name")
     with pytest.raises(SchemaError, match="left_on names 2 key column.s. but right_on 1"):
         s.lookup_join(AUCTIONS, ["k", "v"], "id")
+    with pytest.raises(SchemaError, match="lookup_join table: column 'l' has Arrow type list"):
+        s.lookup_join(pa.table({"k": [1], "l": [[1, 2]]}), "k")
+    bad = pa.DictionaryArray.from_arrays(pa.array([5], pa.int32()), pa.array(["a"]), safe=False)
+    with pytest.raises(gz.BadInputError, match="lookup_join: the table is not valid Arrow data: Column 1.*out of bounds"):
+        s.lookup_join(pa.table({"k": [1], "d": bad}), "k")
 
 
 @st.composite
