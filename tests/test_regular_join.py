@@ -259,6 +259,14 @@ def test_lookup_join_keeps_the_records_event_time():
     assert rows(table, "window_start", "n") == [(0, 3), (10, 2), (20, 1)]
 
 
+def test_lookup_join_of_a_stream_without_event_time():
+    def build(env):
+        s = env.from_arrow(pa.table({"k": pa.array([2, 1, 7], i64), "v": [0, 1, 2]}).to_batches(max_chunksize=2))
+        return s.lookup_join(AUCTIONS, "k", "id").filter(col("v_right") > 7)
+    table, _ = run_both(build, parallelism=2)
+    assert rows(table, "v", "name") == [(0, "b"), (0, "b2")]
+
+
 def test_lookup_join_errors():
     env = gz.StreamEnvironment()
     s = stream(env, [{"ts": [1], "k": [1], "v": [0]}])

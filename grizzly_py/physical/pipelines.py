@@ -549,11 +549,15 @@ def _pair_filter(node, after: Expr | None, sides) -> tuple[Expr | None, list[Exp
     return predicate, rest, stored
 
 
-def _join_input(name: str, n: PlanNode, keys: tuple[str, ...], lw: _Lowering) -> tuple[JoinSide, dict, int]:
+def _join_input(name: str, n: PlanNode, keys: tuple[str, ...], lw: _Lowering, timeless: bool = False
+                ) -> tuple[JoinSide, dict, int]:
     """One input of a join: (its side, the side's column for each input column, the id of the
-    input's pipeline)."""
+    input's pipeline). ``timeless``: an input without event time is allowed (a lookup join's
+    stream), and its records pair at ``_BEFORE_ANY_TIME``."""
     from ..plan import _key_class  # the join's key classes, shared with validation
     b = _open_after(n, lw, True)
+    if b.event_time is None and timeless:
+        b.event_time = lit(_BEFORE_ANY_TIME)
     if b.event_time is None or isinstance(b.event_time, ProcessingTime):
         raise NotImplementedError(f"join: the {name} input has no event time (results of count windows "
                                   f"have none)")
@@ -582,15 +586,16 @@ def _join_input(name: str, n: PlanNode, keys: tuple[str, ...], lw: _Lowering) ->
 def _lower_lookup(node: LookupJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
     """A lookup join is a join pipeline of kind ``lookup``: its left side is the stream (as a
     join's input), its right side the static table (event time INT64_MIN, so a pair keeps the
-    record's), which the kernel inserts before the first record."""
+    record's), which the kernel inserts before the first record. A stream without event time
+    gives pairs without one."""
     from ..plan import _key_class
-    left, sources, pid = _join_input("stream", node.input, node.left_on, lw)
+    left, sources, pid = _join_input("stream", node.input, node.left_on, lw, timeless=True)
     left = replace(left, columns=tuple((f.name, sources[f.name]) for f in node.input.schema))
     table = node.table_schema
     keys = tuple((Field(k, _KEY_TYPES[_key_class(table.field(k).dtype)]), Column(k)) for k in node.right_on)
     right = JoinSide(table, lit(_BEFORE_ANY_TIME), keys, tuple((out, name) for name, out in node.right_names))
     out_schema, hidden_name, event_time = node.schema, None, None
-    if time_needed:
+    if time_needed and not isinstance(left.event_time, Literal):  # (a stream without event time: none)
         hidden_name = _fresh_name(node.schema, EVENT_TIME_COLUMN)
         out_schema = Schema(tuple(node.schema) + (Field(hidden_name, INT64, pa.int64()),))
         event_time = Column(hidden_name)
