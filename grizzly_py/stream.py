@@ -13,9 +13,9 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
-from .sources import BadInputError
 from .plan import (FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode, ProjectNode,
                    RegularJoinNode, SinkSpec, UnionNode, WindowAggregateNode, WindowJoinNode)
+from .sources import BadInputError
 from .time import to_millis
 from .types import SchemaError
 from .windows import MAX_WINDOW_MS, CountWindows, WindowAssigner

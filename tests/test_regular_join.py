@@ -357,6 +357,22 @@ def test_a_job_restarted_from_a_checkpoint_gives_the_same_result(build, tmp_path
     assert result.metrics["checkpoints"]["restored_from"] == 7
 
 
+def test_a_lookup_join_restored_before_its_first_record_still_inserts_its_table():
+    from grizzly_py.engine.join_kernel import JoinKernel
+    env = gz.StreamEnvironment()
+    batch = pa.record_batch({"ts": pa.array([1, 2], i64), "k": pa.array([2, 9], i64), "v": pa.array([0, 1], i64)})
+    plan = build_physical_plan(Query(env.from_arrow(batch, timestamp="ts").lookup_join(AUCTIONS, "k", "id").node))
+    pipeline = next(p for p in plan.pipelines if isinstance(p.input, JoinInput))
+    saved = JoinKernel(pipeline, "test").export_state()  # a snapshot before any record reached the join
+    kernel = JoinKernel(pipeline, "test")
+    kernel.restore_state(saved)
+    try:
+        out = kernel.process(0, batch, -(1 << 63))
+        assert out.column("name").to_pylist() == ["b", "b2"]
+    finally:
+        kernel.close()
+
+
 def test_the_state_counts_against_the_memory_limit_and_the_ttl_bounds_it():
     def build(env, ttl):
         data = _data(rows=20_000, keys=50, seed=1)
