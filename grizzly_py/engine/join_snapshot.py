@@ -82,7 +82,9 @@ def restore_join(kernel, saved: dict) -> None:
     kernel.inserted_since_expire = saved["inserted_since_expire"]
     for store, s in zip(kernel.stores, saved["stores"]):
         restore_store(store, s)
-    kernel.table_pending = saved["table_pending"]  # (a lookup join's table: in the saved state once inserted)
+    # a lookup join's table is in the saved state once inserted (a snapshot written without the
+    # flag holds no lookup join)
+    kernel.table_pending = saved.get("table_pending", False)
     restore_interner(kernel.sides[0].interner, saved["interner"])
     entries = saved["entries"].copy()
     kernel._allocated = True  # close() frees what is restored
