@@ -157,6 +157,7 @@ class RegularCase:
     filter_after: bool = False    # a filter over both sides' columns after the join
     window_after: bool = False    # a global tumbling window count after the join
     parallelism: int = 1
+    interval: tuple | None = None  # (lower, upper): an interval join instead (its filter fuses too)
 
     def build(self, env):
         a, b = self.left.source(env), self.right.source(env)
@@ -164,8 +165,11 @@ class RegularCase:
             a = a.filter(col("v") % 3 != 1).with_columns(w=col("v") * 2)
         if self.filter_right:
             b = b.filter((col("v") % 2 == 0) | col("k").is_null()).select("k", "v", time="ts")
-        q = a.join(b).where("k").equal_to("k")
-        if self.ttl is not None:
+        if self.interval is not None:
+            q = a.interval_join(b).where("k").equal_to("k").between(ms(self.interval[0]), ms(self.interval[1]))
+        else:
+            q = a.join(b).where("k").equal_to("k")
+        if self.ttl is not None and self.interval is None:
             q = q.state_ttl(ms(self.ttl))
         if self.filter_after:
             q = q.filter((col("v_right") - col("v") > 97) | (col("k_right") == col("k")))  # (in the probe)
@@ -174,7 +178,7 @@ class RegularCase:
         return q
 
     def __repr__(self):
-        return (f"RegularCase(ttl={self.ttl}, filter_left={self.filter_left}, filter_right={self.filter_right}, "
+        return (f"RegularCase(ttl={self.ttl}, interval={self.interval}, filter_left={self.filter_left}, filter_right={self.filter_right}, "
                 f"filter_after={self.filter_after}, window_after={self.window_after}, "
                 f"parallelism={self.parallelism})\nleft  = {self.left.code()}\nright = {self.right.code()}")
 
@@ -203,6 +207,17 @@ def check(case) -> None:
 @given(regular_cases())
 def test_regular_joins_match_reference(case):
     check(case)
+
+
+@settings(max_examples=15)
+@given(regular_cases(), st.integers(-6, 6), st.integers(0, 8))
+def test_a_filter_after_an_interval_join_runs_in_its_probe_as_after_it(case, lower, width):
+    case.interval, case.filter_after = (lower, lower + width), True
+    check(case)
+    plan = build_physical_plan(Query(case.build(gz.StreamEnvironment()).node))
+    join = next(p for p in plan.pipelines if isinstance(p.input, JoinInput))
+    assert (join.terminal.pair_filter is not None) == (case.left.schema.field("k").type != pa.string()
+                                                       and not pa.types.is_dictionary(case.left.schema.field("k").type))
 
 
 @settings(max_examples=15)

@@ -136,7 +136,7 @@ def record_words(t: JoinTerminal) -> tuple[int, int]:
 
 
 def _pair_filter_code(sp: Pipeline, side: int, ctx: EmitContext, emitter: ExprEmitter) -> tuple[list, list, str]:
-    """The pair filter of a regular join on side ``side``'s kernel: (the words this record keeps
+    """The pair filter of a regular or interval join on side ``side``'s kernel: (the words this record keeps
     for it, the probe's lines that load the other side's record's words and evaluate the
     filter, the register that says whether the pair passes). This record's columns are loaded
     once per row, before the probe loop; the other side's come from the held record at

@@ -165,7 +165,7 @@ class JoinTerminal:
     event_time_column: str | None = None
     ttl_ms: int | None = None               # a regular join's state TTL (None: records stay)
     table: pa.Table | None = None           # a lookup join's right side, inserted before any record
-    # a regular join's filter on the joined rows, evaluated in the probe (over output columns),
+    # a regular or interval join's filter on the joined rows, evaluated in the probe (over output columns),
     # and per side the (output column, side column) values each held record keeps for it
     pair_filter: Expr | None = None
     pair_columns: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = ((), ())
@@ -373,7 +373,7 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return o
     if isinstance(node, UnionNode):
         return _lower_union(node, lw, time_needed)
-    if isinstance(node, FilterNode) and isinstance(node.input, RegularJoinNode):
+    if isinstance(node, FilterNode) and isinstance(node.input, (RegularJoinNode, IntervalJoinNode)):
         return _lower_join(node.input, lw, time_needed, node.predicate)
     if isinstance(node, (WindowJoinNode, IntervalJoinNode, RegularJoinNode)):
         return _lower_join(node, lw, time_needed)
@@ -488,8 +488,9 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
     event time and reads its columns in place. The pipeline after
     the join reads its output: a window join's event time is ``window_end - 1``, an interval or
     regular join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream
-    needs it). ``after``: a filter directly after a regular join; its terms over numeric and
-    bool columns run in the join's probe (``_pair_filter``), the others after the join."""
+    needs it). ``after``: a filter directly after a regular or interval join; its terms over
+    numeric and bool columns run in the join's probe (``_pair_filter``), the others after the
+    join."""
     sides, ids = [], []
     for name, n, keys in (("left", node.left, node.left_keys), ("right", node.right, node.right_keys)):
         side, sources, pid = _join_input(name, n, keys, lw)
@@ -522,7 +523,7 @@ _PAIR_FILTER_NODES = (Alias, BinaryOp, UnaryOp, Column, Literal, Cast, IfElse, I
 
 
 def _pair_filter(node, after: Expr | None, sides) -> tuple[Expr | None, list[Expr], tuple]:
-    """Split the filter ``after`` a regular join into (the conjunction the probe evaluates, the
+    """Split the filter ``after`` a regular or interval join into (the conjunction the probe evaluates, the
     terms left for the pipeline after the join, per side the (output column, side column) pairs
     its held records keep). The probe takes the terms built of arithmetic, comparisons, logic,
     casts and literals over numeric and bool columns; a term with a string, a function call or
