@@ -805,10 +805,11 @@ class LookupJoin(Operator):
         self.downstream, self.metrics = downstream, metrics
         self.left_on, self.right_names = node.left_on, node.right_names
         self.rows: dict[tuple, list[Row]] = {}
-        for _, row in batch_records(node.table.to_batches()[0], None) if node.table.num_rows else ():
-            key = _join_key(row, node.right_on)
-            if key is not None:
-                self.rows.setdefault(tuple(sort_key(v) for v in key), []).append(row)
+        for batch in node.table.to_batches():
+            for _, row in batch_records(batch, None):
+                key = _join_key(row, node.right_on)
+                if key is not None:
+                    self.rows.setdefault(tuple(sort_key(v) for v in key), []).append(row)
 
     def push(self, ts, row):
         key = _join_key(row, self.left_on)
