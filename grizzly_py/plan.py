@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from .aggregates import AggCall
 from .expressions import Column, Expr, strip_alias
-from .types import BOOL, TIMESTAMP, Field, Schema, SchemaError, to_arrow_type
+from .types import BOOL, TIMESTAMP, Field, Schema, SchemaError, schema_from_arrow, to_arrow_type
 from .windows import WindowAssigner
 
 WINDOW_START, WINDOW_END = "window_start", "window_end"
@@ -329,13 +329,14 @@ def _key_class(dtype) -> str:
     return "string"
 
 
-def _check_join_keys(left: PlanNode, right: PlanNode, left_keys: tuple[str, ...],
-                     right_keys: tuple[str, ...], what: str) -> None:
+def _check_join_keys(left: Schema, right: Schema, left_keys: tuple[str, ...],
+                     right_keys: tuple[str, ...], what: str, names: tuple[str, str] = ("where()", "equal_to()")
+                     ) -> None:
     if len(left_keys) != len(right_keys):
-        raise SchemaError(f"{what}: where() names {len(left_keys)} key column(s) but equal_to() "
+        raise SchemaError(f"{what}: {names[0]} names {len(left_keys)} key column(s) but {names[1]} "
                           f"{len(right_keys)}; give one right key per left key")
     for lk, rk in zip(left_keys, right_keys):
-        lf, rf = left.schema.field(lk), right.schema.field(rk)  # unknown columns raise, naming them
+        lf, rf = left.field(lk), right.field(rk)  # unknown columns raise, naming them
         if lf.dtype.is_list or rf.dtype.is_list:
             raise SchemaError(f"{what}: key {lk if lf.dtype.is_list else rk!r} is a list (a top_k result): "
                               "lists cannot be keys")
@@ -426,7 +427,7 @@ class WindowJoinNode(_TwoInputJoin):
         if not self.assigner.kind.joins:
             raise SchemaError(f"join: {self.assigner!r} is not supported; a window join takes an event-time "
                               f"tumbling, sliding or session window")
-        _check_join_keys(self.left, self.right, self.left_keys, self.right_keys, what)
+        _check_join_keys(self.left.schema, self.right.schema, self.left_keys, self.right_keys, what)
         _check_join_time(self, what)
         self.schema
 
@@ -467,7 +468,7 @@ class IntervalJoinNode(_TwoInputJoin):
         if self.lower_ms > self.upper_ms:
             raise SchemaError(f"{what}: between({self.lower_ms} ms, {self.upper_ms} ms): the lower bound "
                               f"is above the upper bound")
-        _check_join_keys(self.left, self.right, self.left_keys, self.right_keys, what)
+        _check_join_keys(self.left.schema, self.right.schema, self.left_keys, self.right_keys, what)
         _check_join_time(self, what)
         self.schema
 
@@ -482,7 +483,90 @@ class IntervalJoinNode(_TwoInputJoin):
 
 MAX_INTERVAL_MS = 1 << 53
 
-JOIN_NODES = (WindowJoinNode, IntervalJoinNode)
+
+@dataclass(frozen=True, eq=False)
+class RegularJoinNode(_TwoInputJoin):
+    """``a.join(b).where(*left_keys).equal_to(*right_keys)`` without a window (Flink's regular
+    join): each record pairs with every record of the other side with an equal key that arrived
+    before it and is still held, as soon as it arrives (the pairs over the whole input are the
+    inner join of both inputs). ``ttl_ms``: a record leaves the state once its event time is
+    below ``watermark - ttl`` (None: records are held for ever). Output: every left column, then
+    every right column (``_right`` on a clash)."""
+
+    left: PlanNode
+    right: PlanNode
+    left_keys: tuple[str, ...]
+    right_keys: tuple[str, ...]
+    ttl_ms: int | None = None
+
+    def __post_init__(self):
+        what = "join"
+        if not self.left_keys:
+            raise SchemaError("join: where() needs at least one key column")
+        if self.ttl_ms is not None and not 0 <= self.ttl_ms <= MAX_INTERVAL_MS:
+            raise SchemaError(f"join(...).state_ttl: the TTL must be between 0 and {MAX_INTERVAL_MS} ms, "
+                              f"got {self.ttl_ms} ms")
+        _check_join_keys(self.left.schema, self.right.schema, self.left_keys, self.right_keys, what)
+        _check_join_time(self, what)
+        self.schema
+
+    @cached_property
+    def _fields(self):
+        return _join_fields(self.left.schema, self.right.schema, (), "join")
+
+    def label(self):
+        keys = ", ".join(f"{a}={b}" for a, b in zip(self.left_keys, self.right_keys))
+        ttl = "" if self.ttl_ms is None else f", state TTL {self.ttl_ms} ms"
+        return f"RegularJoin[{keys}{ttl}]"
+
+
+@dataclass(frozen=True, eq=False)
+class LookupJoinNode(PlanNode):
+    """``s.lookup_join(table, left_on, right_on)``: every record of ``input`` paired with each row
+    of the static ``table`` whose ``right_on`` columns equal its ``left_on`` columns, in table
+    order (an inner join; a null key matches nothing). The pairs keep the record's event time.
+    Output: the input's columns, then the table's columns other than ``right_on`` (``_right``
+    on a clash)."""
+
+    input: PlanNode
+    table: pa.Table
+    left_on: tuple[str, ...]
+    right_on: tuple[str, ...]
+
+    def __post_init__(self):
+        if len(set(self.right_on)) != len(self.right_on):
+            raise SchemaError(f"lookup_join: right_on names a column twice: {list(self.right_on)}")
+        _check_join_keys(self.input.schema, self.table_schema, self.left_on, self.right_on, "lookup_join",
+                         ("left_on", "right_on"))
+        self.schema
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    @cached_property
+    def table_schema(self) -> Schema:
+        return schema_from_arrow(self.table.schema, source="lookup_join table")
+
+    @cached_property
+    def _fields(self):
+        payload = Schema(tuple(f for f in self.table_schema if f.name not in self.right_on))
+        return _join_fields(self.input.schema, payload, (), "lookup_join")
+
+    @property
+    def right_names(self) -> tuple[tuple[str, str], ...]:
+        """(table column, its output name), for the table's columns other than the keys."""
+        return self._fields[1]
+
+    def _derive_schema(self):
+        return Schema(self._fields[0])
+
+    def label(self):
+        keys = ", ".join(f"{a}={b}" for a, b in zip(self.left_on, self.right_on))
+        return f"LookupJoin[{keys}, table of {self.table.num_rows} rows]"
+
+
+JOIN_NODES = (WindowJoinNode, IntervalJoinNode, RegularJoinNode)
 
 
 @dataclass(frozen=True, eq=False)

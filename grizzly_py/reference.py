@@ -42,8 +42,12 @@ Windows and watermarks (see ``run``)
   join emits, when a window fires, every (left, right) pair of one key in it, ordered by
   window_end, key, left arrival, right arrival (event time ``window_end - 1``); sessions form
   over both inputs' records. An interval join emits a pair when its second record arrives (event
-  time ``max(left.ts, right.ts)``); a record below the watermark is late. Null keys join nothing:
-  such a record is dropped and counted in ``filtered_records``, as a record a filter drops.
+  time ``max(left.ts, right.ts)``); a record below the watermark is late. A regular join
+  (``RegularJoin``) pairs as an interval join without bounds and never drops a record as late;
+  its TTL holds the records with ``ts >= watermark - ttl``. A lookup join (``LookupJoin``) pairs
+  each record with the rows of its key in a static table, in table order, at the record's event
+  time. Null keys join nothing: such a record is dropped and counted in ``filtered_records``, as
+  a record a filter drops.
 - Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0).
@@ -70,8 +74,9 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .functions import function_spec
-from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode,
-                   ProjectNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
+from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode,
+                   PlanNode, ProjectNode, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode,
+                   distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
@@ -748,6 +753,78 @@ class IntervalJoin(TwoInputOperator):
                     del buffers[group]
 
 
+class RegularJoin(TwoInputOperator):
+    """Flink's regular join: a record pairs at once with every record of the other side with an
+    equal key that is held, then is held itself: pairs leave in the order of the records that
+    complete them, and for one record in the arrival order of its partners; a pair's event time
+    is ``max(left.ts, right.ts)``. No record is late. With a TTL, the state holds the records
+    with ``ts >= watermark - ttl`` (the join's watermark when the probing record arrives): older
+    ones leave it, and a record that arrives older than that pairs but is not held."""
+
+    def __init__(self, node: RegularJoinNode, downstream: Operator, metrics: dict):
+        super().__init__(downstream)
+        self.keys = (node.left_keys, node.right_keys)
+        self.ttl = node.ttl_ms
+        self.right_names = node.right_names
+        self.metrics = metrics
+        self.held: tuple[dict, dict] = ({}, {})  # per side: group -> [(ts, row)] in arrival order
+
+    def _alive(self, ts: int) -> bool:
+        return self.ttl is None or ts + self.ttl >= self.wm
+
+    def push_side(self, side, ts, row):
+        key = _join_key(row, self.keys[side])
+        if key is None:
+            self.metrics["filtered_records"] += 1
+            return
+        ts = int(ts)
+        group = tuple(sort_key(v) for v in key)
+        for other_ts, other in self.held[1 - side].get(group, ()):
+            if not self._alive(other_ts):
+                continue
+            left, right = (row, other) if side == 0 else (other, row)
+            out = dict(left)
+            out.update((o, right[name]) for name, o in self.right_names)
+            self.downstream.push(max(ts, other_ts), out)
+        if self._alive(ts):
+            self.held[side].setdefault(group, []).append((ts, row))
+
+    def advance(self, wm):
+        for held in self.held:
+            for group in list(held):
+                held[group] = [r for r in held[group] if self._alive(r[0])]
+                if not held[group]:
+                    del held[group]
+
+
+class LookupJoin(Operator):
+    """A stream joined with a static table: each record (a null key is filtered) is followed by
+    one output row per table row of its key, in table order, with the record's event time."""
+
+    def __init__(self, node: LookupJoinNode, downstream: Operator, metrics: dict):
+        self.downstream, self.metrics = downstream, metrics
+        self.left_on, self.right_names = node.left_on, node.right_names
+        self.rows: dict[tuple, list[Row]] = {}
+        for batch in node.table.to_batches():
+            for _, row in batch_records(batch, None):
+                key = _join_key(row, node.right_on)
+                if key is not None:
+                    self.rows.setdefault(tuple(sort_key(v) for v in key), []).append(row)
+
+    def push(self, ts, row):
+        key = _join_key(row, self.left_on)
+        if key is None:
+            self.metrics["filtered_records"] += 1
+            return
+        for match in self.rows.get(tuple(sort_key(v) for v in key), ()):
+            out = dict(row)
+            out.update((o, match[name]) for name, o in self.right_names)
+            self.downstream.push(ts, out)
+
+    def watermark(self, wm):
+        self.downstream.watermark(wm)
+
+
 def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) -> None:
     """Wire the operators of ``node`` and its inputs to ``downstream``, source-first. The first
     operator of every path from a source is appended to ``readers[id(source)]``, in the order of
@@ -760,8 +837,9 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         for i, input_node in enumerate(node.inputs):
             build(input_node, UnionPort(union, i), metrics, readers)
         return
-    if isinstance(node, (WindowJoinNode, IntervalJoinNode)):
-        join = (WindowJoin if isinstance(node, WindowJoinNode) else IntervalJoin)(node, downstream, metrics)
+    if isinstance(node, (WindowJoinNode, IntervalJoinNode, RegularJoinNode)):
+        join = {WindowJoinNode: WindowJoin, IntervalJoinNode: IntervalJoin,
+                RegularJoinNode: RegularJoin}[type(node)](node, downstream, metrics)
         build(node.left, JoinPort(join, 0), metrics, readers)
         build(node.right, JoinPort(join, 1), metrics, readers)
         return
@@ -777,6 +855,8 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         op = WindowAggregate(node, downstream, metrics)
     elif isinstance(node, LateDataNode):
         op = LateData(node, downstream, metrics)
+    elif isinstance(node, LookupJoinNode):
+        op = LookupJoin(node, downstream, metrics)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
     build(node.input, op, metrics, readers)

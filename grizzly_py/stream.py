@@ -6,19 +6,19 @@ nothing runs until ``execute``. The streams only hold the plan and the environme
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
+
+import pyarrow as pa
 
 from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
-from .plan import (FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode,
-                   WindowAggregateNode, WindowJoinNode)
+from .plan import (FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode, ProjectNode,
+                   RegularJoinNode, SinkSpec, UnionNode, WindowAggregateNode, WindowJoinNode)
+from .sources import BadInputError
 from .time import to_millis
 from .types import SchemaError
 from .windows import MAX_WINDOW_MS, CountWindows, WindowAssigner
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 
 class StreamHost(Protocol):
@@ -117,9 +117,29 @@ class DataStream:
         return DataStream(self.env, UnionNode(tuple(nodes)))
 
     def join(self, other: "DataStream") -> "JoinBuilder":
-        """Flink's window join: ``a.join(b).where("k").equal_to("k").window(assigner)`` gives, for
-        every window and key, each pair of a left and a right record (docs/semantics.md, "Joins")."""
+        """Flink's joins (docs/semantics.md, "Joins"): ``a.join(b).where("k").equal_to("k")`` is the
+        regular join of both whole inputs (a stream: each record pairs with the other side's
+        records of its key so far), ``.window(assigner)`` after it the window join (each pair of a
+        left and a right record per window and key)."""
         return JoinBuilder(self.env, self.node, _join_other(self, other, "join"))
+
+    def lookup_join(self, table, left_on, right_on=None) -> "DataStream":
+        """Join each record with the rows of the static ``table`` (a ``pyarrow.Table``, built once
+        into a hash table) whose ``right_on`` columns (default: ``left_on``) equal its
+        ``left_on`` columns (an inner join, pairs in table order; a null key matches nothing).
+        Columns: this stream's, then the table's other columns (``_right`` on a clash)."""
+        if isinstance(table, pa.RecordBatch):
+            table = pa.Table.from_batches([table])
+        if not isinstance(table, pa.Table):
+            raise TypeError(f"lookup_join: the side input is a {type(table).__name__}, expected a pyarrow.Table")
+        try:  # read once into the join's table: check it whole here (a dictionary index out of range...)
+            table.validate(full=True)
+        except pa.ArrowInvalid as e:
+            raise BadInputError(f"lookup_join: the table is not valid Arrow data: {e}") from None
+        left = _key_names(left_on if isinstance(left_on, (list, tuple)) else (left_on,), "lookup_join(left_on=...)")
+        right = left if right_on is None else _key_names(
+            right_on if isinstance(right_on, (list, tuple)) else (right_on,), "lookup_join(right_on=...)")
+        return DataStream(self.env, LookupJoinNode(self.node, table.combine_chunks(), left, right))
 
     def interval_join(self, other: "DataStream") -> "IntervalJoinBuilder":
         """Flink's interval join: ``a.interval_join(b).where("k").equal_to("k").between(lo, hi)``
@@ -317,28 +337,57 @@ class JoinBuilder:
             self.left.schema.field(k)  # unknown column -> SchemaError naming it
         return type(self)(self.env, self.left, self.right, keys, self.right_keys)
 
-    def equal_to(self, *columns) -> "JoinBuilder":
-        """The right input's key columns, as many as ``where`` named. ``SchemaError`` for an unknown
-        column or when ``where`` was not called first."""
+    def _right_keys(self, columns) -> tuple[str, ...]:
         if not self.left_keys:
             raise SchemaError("equal_to() comes after where(): a.join(b).where('k').equal_to('k')")
         keys = _key_names(columns, "equal_to")
         for k in keys:
             self.right.schema.field(k)
-        return type(self)(self.env, self.left, self.right, self.left_keys, keys)
+        return keys
+
+    def equal_to(self, *columns) -> "RegularJoinStream":
+        """The right input's key columns, as many as ``where`` named: the regular join of both
+        inputs, or ``.window(...)`` on it the window join. ``SchemaError`` for an unknown column
+        or when ``where`` was not called first."""
+        return RegularJoinStream(self.env, self.left, self.right, self.left_keys, self._right_keys(columns))
 
     def window(self, assigner: WindowAssigner) -> DataStream:
-        """The joined stream: per window and key, every pair of a left and a right record; columns
+        """Refused before ``equal_to`` (``SchemaError``): a window join needs its keys."""
+        raise SchemaError("a window join needs its keys: a.join(b).where('k').equal_to('k').window(...)")
+
+
+class RegularJoinStream(DataStream):
+    """``a.join(b).where(k).equal_to(k)``: the regular join (a stream, Flink's regular join of
+    both whole inputs), which ``window`` turns into the window join and ``state_ttl`` bounds."""
+
+    def __init__(self, env, left: PlanNode, right: PlanNode, left_keys: tuple[str, ...],
+                 right_keys: tuple[str, ...], ttl_ms: int | None = None):
+        super().__init__(env, RegularJoinNode(left, right, left_keys, right_keys, ttl_ms))
+
+    def window(self, assigner: WindowAssigner) -> DataStream:
+        """The window join: per window and key, every pair of a left and a right record; columns
         ``window_start``, ``window_end``, every left column, then every right column (``_right`` on
         a clash). Tumbling, sliding and session event-time windows."""
-        if not self.right_keys:
-            raise SchemaError("a window join needs its keys: a.join(b).where('k').equal_to('k').window(...)")
-        return DataStream(self.env, WindowJoinNode(self.left, self.right, self.left_keys, self.right_keys,
+        n = self.node
+        if n.ttl_ms is not None:
+            raise SchemaError("state_ttl is for the regular join; a window join's state ends with its windows")
+        return DataStream(self.env, WindowJoinNode(n.left, n.right, n.left_keys, n.right_keys,
                                                    _check_assigner(assigner)))
+
+    def state_ttl(self, ttl) -> "RegularJoinStream":
+        """Let a record leave the join's state once its event time is below ``watermark - ttl``
+        (event time; Flink's state TTL counts processing time): it pairs with no later record."""
+        n = self.node
+        ms = to_millis(ttl, what="join(...).state_ttl")
+        return RegularJoinStream(self.env, n.left, n.right, n.left_keys, n.right_keys, ms)
 
 
 class IntervalJoinBuilder(JoinBuilder):
     """``a.interval_join(b)``: optional keys (``where``/``equal_to``), then ``between(lower, upper)``."""
+
+    def equal_to(self, *columns) -> "IntervalJoinBuilder":
+        """The right input's key columns, as many as ``where`` named."""
+        return IntervalJoinBuilder(self.env, self.left, self.right, self.left_keys, self._right_keys(columns))
 
     def window(self, assigner):
         """Refused: an interval join takes ``between(lower, upper)`` (``TypeError``)."""

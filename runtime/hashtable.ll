@@ -167,6 +167,56 @@ oom:
   ret ptr null
 }
 
+; The entry of %key, or null when the table holds none (a probe that inserts nothing: the
+; stream side of a lookup join).
+define linkonce_odr ptr @gz_ht_find(ptr %view, i64 %hash, ptr %key, i64 %key_words, i64 %entry_size) alwaysinline {
+entry:
+  %tag = or i64 %hash, -9223372036854775808
+  %entries = load ptr, ptr %view
+  %mask.p = getelementptr inbounds { ptr, i64 }, ptr %view, i32 0, i32 1
+  %mask = load i64, ptr %mask.p
+  %no_table = icmp eq ptr %entries, null
+  br i1 %no_table, label %absent, label %probe.start
+probe.start:
+  %pos0 = and i64 %hash, %mask
+  br label %probe
+probe:
+  %pos = phi i64 [ %pos0, %probe.start ], [ %pos.next, %mismatch ]
+  %off = mul i64 %pos, %entry_size
+  %e = getelementptr inbounds i8, ptr %entries, i64 %off
+  %etag = load i64, ptr %e
+  %same_tag = icmp eq i64 %etag, %tag
+  br i1 %same_tag, label %compare, label %not_same
+not_same:
+  %empty = icmp eq i64 %etag, 0
+  br i1 %empty, label %absent, label %mismatch
+compare:
+  %ekey = getelementptr inbounds i8, ptr %e, i64 8
+  br label %cmp.loop
+cmp.loop:
+  %w = phi i64 [ 0, %compare ], [ %w.next, %cmp.next ]
+  %at_end = icmp eq i64 %w, %key_words
+  br i1 %at_end, label %found, label %cmp.body
+cmp.body:
+  %a.p = getelementptr inbounds i64, ptr %ekey, i64 %w
+  %a = load i64, ptr %a.p
+  %b.p = getelementptr inbounds i64, ptr %key, i64 %w
+  %b = load i64, ptr %b.p
+  %eq = icmp eq i64 %a, %b
+  %w.next = add i64 %w, 1
+  br i1 %eq, label %cmp.next, label %mismatch
+cmp.next:
+  br label %cmp.loop
+found:
+  ret ptr %e
+mismatch:
+  %pos.inc = add i64 %pos, 1
+  %pos.next = and i64 %pos.inc, %mask
+  br label %probe
+absent:
+  ret ptr null
+}
+
 ; Copy { entries, capacity - 1 } of the table header into %view.
 define linkonce_odr void @gz_ht_view(ptr %ht, ptr %view) alwaysinline {
 entry:

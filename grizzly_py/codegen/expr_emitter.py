@@ -70,10 +70,12 @@ class ExprEmitter:
         return f"%c{lay.slot_base // abi.COLUMN_SLOTS}"
 
     def validity(self, name: str) -> str:
+        key = ("valid", name)
+        if key in self.ctx._loaded:  # (also a value given, not read: a join's held record's)
+            return self.ctx._loaded[key]
         if self.ctx.assume_valid:
             self._prepare(name)
             return "true"
-        key = ("valid", name)
         if key not in self.ctx._loaded:
             lay = self._prepare(name)
             c = f"%c{lay.slot_base // abi.COLUMN_SLOTS}"

@@ -1,4 +1,4 @@
-"""Code generation for join pipelines (window joins and interval joins).
+"""Code generation for join pipelines (window joins, interval joins and regular joins).
 
 A join pipeline (``physical.pipelines.JoinTerminal``) reads two inputs. Each side compiles to its
 own fused kernel over that side's batches (``join_side_pipeline``): event time, key words (string
@@ -34,8 +34,10 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from ..physical.pipelines import JoinTerminal, Pipeline, join_side_pipeline
-from ..types import INT64
+from ..expressions import Column
+from ..types import INT64, Schema
 from . import abi
+from .emit_context import Value
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import CODEGEN_VERSION, KERNELS, CodeUnit, GeneratedPipeline, KernelCode
 from .lowering import (MAX_KEYS, column_layouts, columns_to_decode, emit_filters, interned_column, key_word,
@@ -72,11 +74,22 @@ class GeneratedJoin:
         return "\n".join(f"; ==== unit {n} (O{u.opt_level})\n{u.ir}" for n, u in self.units.items())
 
 
+# a keep offset no event time reaches: records of a regular join without TTL never expire
+_FOREVER = 1 << 64
+
+
 def _geometry(t: JoinTerminal) -> dict:
-    """Window size/slide/offset/pane/gap and interval bounds as template constants."""
-    if t.join_kind == "interval":
-        return dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=0, lo=t.lower_ms, hi=t.upper_ms,
-                    ts_min=INT64_MIN, ts_max=INT64_MAX)
+    """Window size/slide/offset/pane/gap, interval bounds and (joins that pair on arrival) how
+    long each side's records stay, as template constants: a record is held while
+    ``ts + keep{side} >= watermark``."""
+    arrival = dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=0, ts_min=INT64_MIN, ts_max=INT64_MAX)
+    if t.join_kind == "interval":  # late below the watermark; held while an on-time record may pair
+        return dict(arrival, lo=t.lower_ms, hi=t.upper_ms, keep=(t.upper_ms, -t.lower_ms), bounded=True,
+                    ttl=False)
+    if t.join_kind in ("regular", "lookup"):  # no lateness, no bounds; held for the TTL
+        keep = _FOREVER if t.ttl_ms is None else t.ttl_ms
+        return dict(arrival, lo=0, hi=0, keep=(keep, keep), bounded=False, ttl=t.ttl_ms is not None,
+                    lookup=t.join_kind == "lookup")
     if t.join_kind == "session":
         gap = t.assigner.gap_ms
         return dict(size=0, slide=0, offset=0, pane=0, pane_offset=0, gap=gap, lo=0, hi=0, ts_min=INT64_MIN + gap,
@@ -103,7 +116,9 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     entry_size = refs_off + (8 if kind == "session" else 48)
     prefix = f"p{pipeline.id}_{options.variant}"
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}\n"
-    consts = dict(LAYOUT, kind=kind, key_words=key_words, entry_size=entry_size, refs_off=refs_off, **geometry)
+    consts = dict(LAYOUT, kind=kind, arrival=not t.is_window, key_words=key_words, entry_size=entry_size,
+                  refs_off=refs_off, stride=record_words(t),
+                  **{"keep": (0, 0), "bounded": False, "ttl": False, "lookup": False, **geometry})
     runtime = render("join_runtime.ll.j2", **consts)
     sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"join ({kind})", f"join_{kind}",
                                     runtime=runtime)
@@ -111,6 +126,87 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     state = CodeUnit("state", header + state_ir + "\n" + runtime + "\n" + runtime_declarations(), 1)
     all_units["state"] = state
     return GeneratedJoin(pipeline, options, prefix, sides, state, key_words, entry_size, all_units)
+
+
+def record_words(t: JoinTerminal) -> tuple[int, int]:
+    """Per side, the words of a held record in a join that pairs on arrival: ref and event time,
+    then (when a filter on the pairs reads the side's columns) a validity mask and a word per
+    column."""
+    return tuple(2 + (1 + len(c) if c else 0) for c in t.pair_columns)
+
+
+def _pair_filter_code(sp: Pipeline, side: int, ctx: EmitContext, emitter: ExprEmitter) -> tuple[list, list, str]:
+    """The pair filter of a regular or interval join on side ``side``'s kernel: (the words this record keeps
+    for it, the probe's lines that load the other side's record's words and evaluate the
+    filter, the register that says whether the pair passes). This record's columns are loaded
+    once per row, before the probe loop; the other side's come from the held record at
+    ``%ji.odata[%ji.j]``."""
+    t: JoinTerminal = sp.terminal.join
+    other = 1 - side
+    names = {out: column for out, column in t.pair_columns[side]}
+    words = []
+    if t.pair_columns[side]:
+        mask = "0"
+        values = []
+        for i, (_, column) in enumerate(t.pair_columns[side]):
+            v = emitter.column(column)
+            word = _as_word(ctx, v)
+            values.append(word)
+            bit, acc = ctx.fresh("pwb"), ctx.fresh("pwm")
+            ctx.emit(f"{bit} = select i1 {v.valid}, i64 {1 << i}, i64 0")
+            ctx.emit(f"{acc} = or i64 {mask}, {bit}")
+            mask = acc
+        words = [mask] + values
+    body, ctx.body = ctx.body, []
+    fields = list(sp.input_schema)
+    if t.pair_columns[other]:
+        mask = ctx.fresh("pom")
+        ctx.emit(f"{mask}.i = add i64 %ji.j, 2")
+        ctx.emit(f"{mask}.p = getelementptr inbounds i64, ptr %ji.odata, i64 {mask}.i")
+        ctx.emit(f"{mask} = load i64, ptr {mask}.p")
+        for i, (out, _) in enumerate(t.pair_columns[other]):
+            field = t.output_schema.field(out)
+            placeholder = f"__gz_pair_{i}"
+            w, valid = ctx.fresh("pow"), ctx.fresh("pov")
+            ctx.emit(f"{w}.i = add i64 %ji.j, {3 + i}")
+            ctx.emit(f"{w}.p = getelementptr inbounds i64, ptr %ji.odata, i64 {w}.i")
+            ctx.emit(f"{w} = load i64, ptr {w}.p")
+            ctx.emit(f"{valid}.b = and i64 {mask}, {1 << i}")
+            ctx.emit(f"{valid} = icmp ne i64 {valid}.b, 0")
+            ctx._loaded[("value", placeholder)] = _of_word(ctx, w, field.dtype, valid)
+            ctx._loaded[("valid", placeholder)] = valid
+            fields.append(replace(field, name=placeholder))
+            names[out] = placeholder
+    pair = ExprEmitter(ctx, Schema(tuple(fields))).emit(t.pair_filter.substitute(
+        {out: Column(name) for out, name in names.items()}))
+    ok = ctx.fresh("pok")
+    ctx.emit(f"{ok} = and i1 {pair.val}, {pair.valid}")  # false and null drop the pair
+    lines, ctx.body = ctx.body, body
+    for i in range(len(t.pair_columns[other])):
+        for what in ("value", "valid"):
+            del ctx._loaded[(what, f"__gz_pair_{i}")]
+    return words, lines, ok
+
+
+def _as_word(ctx: EmitContext, v) -> str:
+    """A column's value as an i64 word (floats by their bits)."""
+    if v.kind == "int":
+        return v.val
+    w = ctx.fresh("pw")
+    ctx.emit(f"{w} = bitcast double {v.val} to i64" if v.kind == "float" else f"{w} = zext i1 {v.val} to i64")
+    return w
+
+
+def _of_word(ctx: EmitContext, w: str, dtype, valid: str) -> Value:
+    if dtype.is_float:
+        v = ctx.fresh("pf")
+        ctx.emit(f"{v} = bitcast i64 {w} to double")
+        return Value("float", v, valid)
+    if dtype.name == "bool":
+        v = ctx.fresh("pb")
+        ctx.emit(f"{v} = trunc i64 {w} to i1")
+        return Value("bool", v, valid)
+    return Value("int", w, valid)
 
 
 def side_kernels(pipeline: Pipeline, options: CodegenOptions, prefix: str, header: str, consts: dict, title: str,
@@ -173,8 +269,12 @@ def _lower_side(sp: Pipeline, side: int, options: CodegenOptions, ctx: EmitConte
                 null = acc
             any_null = null
         gen.key_types.append(pa.int64() if f.dtype.is_string else f.arrow_type)
+    pair_words, pair_lines, pair_ok = [], [], ""
+    if sp.terminal.join.pair_filter is not None:
+        pair_words, pair_lines, pair_ok = _pair_filter_code(sp, side, ctx, emitter)
     ctx.preamble.extend(template_lines(preamble, **consts))
-    ctx.body.extend(template_lines(insert, side=side, keys=keys, any_null=any_null, row=ctx.row, **consts))
+    ctx.body.extend(template_lines(insert, side=side, keys=keys, any_null=any_null, row=ctx.row,
+                                   pair_words=pair_words, pair_lines=pair_lines, pair_ok=pair_ok, **consts))
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_time", abi.ERROR_TIME_RANGE, ctx.row))
     return KernelCode("", [], ctx.body)

@@ -153,6 +153,9 @@ class JoinKernel(PipelineKernel):
         self._allocated = False
         self._state_ms = 0.0
         self.inserted_since_expire = 0
+        # a lookup join's table goes in as its right side before the first record (restore: with the state)
+        self.table_pending = t.table is not None
+        self.counted_sides = self.sides[:1] if t.table is not None else self.sides  # a table is no input
 
     def generate(self, pipeline: Pipeline) -> GeneratedJoin:
         return generate_join(pipeline)
@@ -160,7 +163,7 @@ class JoinKernel(PipelineKernel):
     # --- the Kernel interface the driver uses ---------------------------------------------
     def counter(self, index: int) -> int:
         if index in _SUMMED:
-            return sum(k.counter(index) for k in self.sides)
+            return sum(k.counter(index) for k in self.counted_sides)
         if index == abi.STATE_MIN_OPEN_END:
             return int(self.shared[abi.J_MIN_OPEN_END])
         return 0
@@ -182,7 +185,12 @@ class JoinKernel(PipelineKernel):
 
     # --- inserting ----------------------------------------------------------------------
     def process(self, side: int, batch: pa.RecordBatch, watermark: int) -> pa.RecordBatch | None:
-        """Insert a batch of input ``side``; an interval join returns the pairs it completes."""
+        """Insert a batch of input ``side``; a join that pairs on arrival returns the pairs it
+        completes."""
+        if self.table_pending:
+            self.table_pending = False
+            for batch_of_table in self.terminal.table.to_batches():
+                self.process(1, batch_of_table, abi.INT64_MIN)
         store = self.stores[side]
         base = store.next_base
         self._allocated = self._allocated or batch.num_rows > 0  # (close frees what a failed call left)
@@ -194,8 +202,12 @@ class JoinKernel(PipelineKernel):
             self._trigger_started = True  # compile the trigger while the next batches run
             compile_ir_async(self.gen.state.ir, self.gen.state.opt_level, background=True)
         if self.terminal.is_window or not pairs:
-            return None
-        return self._interval_pairs(pairs)
+            out = None
+        else:
+            out = self._interval_pairs(pairs)
+        if self.terminal.table is not None and side == 0:
+            store.drop_below(store.next_base)  # the stream side of a lookup join holds no record
+        return out
 
     def _interval_pairs(self, pairs: int) -> pa.RecordBatch:
         vec = self.shared[abi.J_OUT:abi.J_OUT + 3]

@@ -11,6 +11,7 @@ A ``JoinKernel`` keeps (layouts: ``codegen/join.py``):
   - interval: one key table, entries ``{tag, keys, left (ref, time) vector, right (ref, time) vector}``;
   - session: one key table, entries ``{tag, keys, head}``, and per key a list of session nodes
     ``{next, start, end, smallest refs, left refs, right refs}``;
+- whether a lookup join's table is still to be inserted (else it is the right side's state);
 - per side, the Arrow batches the refs point into (``SideStore``: each batch with the ref of its
   first row), written into the snapshot as an Arrow IPC stream, and the ref the next batch gets;
 - the interned strings of string keys (one id space for both sides).
@@ -47,6 +48,7 @@ def export_join(kernel) -> dict:
     out = {"sides": [{"counters": [int(k.state[w]) for w in COUNTER_WORDS], "batches_processed": k.batches_processed}
                      for k in kernel.sides],
            "shared": shared, "inserted_since_expire": kernel.inserted_since_expire,
+           "table_pending": kernel.table_pending,
            "stores": [export_store(store) for store in kernel.stores],
            "interner": export_interner(kernel.sides[0].interner)}
     if kind in ("tumbling", "sliding"):
@@ -80,6 +82,9 @@ def restore_join(kernel, saved: dict) -> None:
     kernel.inserted_since_expire = saved["inserted_since_expire"]
     for store, s in zip(kernel.stores, saved["stores"]):
         restore_store(store, s)
+    # a lookup join's table is in the saved state once inserted (a snapshot written without the
+    # flag holds no lookup join)
+    kernel.table_pending = saved.get("table_pending", False)
     restore_interner(kernel.sides[0].interner, saved["interner"])
     entries = saved["entries"].copy()
     kernel._allocated = True  # close() frees what is restored

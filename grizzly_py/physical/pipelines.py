@@ -14,10 +14,11 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from ..aggregates import AggregateSpec, spec_of
-from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
+from ..expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, ProcessingTime, UnaryOp, lit,
+                           strip_alias, structural_key, walk)
 from ..late_records import LateRecord
-from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, Query,
-                    SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
+from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode,
+                    ProjectNode, Query, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
 from ..windows import WindowAssigner
 
@@ -67,13 +68,15 @@ class JoinInput:
     the side needs one)."""
 
     left: int
-    right: int
+    right: int | None  # None: a lookup join, whose right side is its static table
 
     @property
-    def pipeline_ids(self) -> tuple[int, int]:
-        return (self.left, self.right)
+    def pipeline_ids(self) -> tuple[int, ...]:
+        return (self.left,) if self.right is None else (self.left, self.right)
 
     def describe(self) -> str:
+        if self.right is None:
+            return f"lookup join of pipeline {self.left} with a static table"
         return f"join of pipelines {self.left} (left) and {self.right} (right)"
 
 
@@ -153,19 +156,38 @@ class JoinTerminal:
     ``event_time_column``: the hidden int64 column after them that carries an interval join's
     event time (``max(left.ts, right.ts)``) to a pipeline downstream that needs it."""
 
-    join_kind: str                          # "tumbling", "sliding", "session" or "interval"
+    join_kind: str                          # "tumbling", "sliding", "session", "interval" or "regular"
     assigner: WindowAssigner | None
     lower_ms: int
     upper_ms: int
     sides: tuple[JoinSide, JoinSide]
     output_schema: Schema
     event_time_column: str | None = None
+    ttl_ms: int | None = None               # a regular join's state TTL (None: records stay)
+    table: pa.Table | None = None           # a lookup join's right side, inserted before any record
+    # a regular or interval join's filter on the joined rows, evaluated in the probe (over output columns),
+    # and per side the (output column, side column) values each held record keeps for it
+    pair_filter: Expr | None = None
+    pair_columns: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = ((), ())
 
     kind = "join"
 
     @property
     def is_window(self) -> bool:
-        return self.join_kind != "interval"
+        """Pairs leave when windows fire; else (interval and regular joins) as records arrive."""
+        return self.join_kind not in PAIRS_ON_ARRIVAL
+
+    def describe(self) -> str:
+        if self.is_window:
+            return repr(self.assigner)
+        if self.join_kind == "interval":
+            return f"interval between {self.lower_ms} ms and {self.upper_ms} ms"
+        if self.table is not None:
+            return f"lookup in a static table of {self.table.num_rows} rows"
+        return "regular" + ("" if self.ttl_ms is None else f", state TTL {self.ttl_ms} ms")
+
+
+PAIRS_ON_ARRIVAL = ("interval", "regular", "lookup")  # join kinds that pair records as they arrive
 
 
 @dataclass(frozen=True, eq=False)
@@ -219,6 +241,7 @@ class Pipeline:
             exprs += [e for a in self.terminal.aggregates for e in (a.arg, a.where) if e is not None]
         elif isinstance(self.terminal, JoinSideTerminal):
             exprs += [self.event_time] + [e for _, e in self.terminal.keys]
+            exprs += [Column(c) for _, c in self.terminal.join.pair_columns[self.terminal.side]]
         elif isinstance(self.terminal, JoinTerminal):
             return []  # the kernels of its sides read them (join_side_pipeline)
         else:
@@ -244,8 +267,9 @@ class Pipeline:
                 lines.append(f"  agg      {a.field.name} = {a.func}({args})")
             lines.append(f"  emits    {t.output_schema}")
         elif isinstance(t, JoinTerminal):
-            what = repr(t.assigner) if t.is_window else f"interval between {t.lower_ms} ms and {t.upper_ms} ms"
-            lines.append(f"  join     {what}")
+            lines.append(f"  join     {t.describe()}")
+            if t.pair_filter is not None:
+                lines.append(f"  pairs    filter {t.pair_filter!r} (in the probe)")
             for name, side in zip(("left", "right"), t.sides):
                 keys = ", ".join(repr(e) for _, e in side.keys) or "(none)"
                 lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
@@ -349,8 +373,12 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return o
     if isinstance(node, UnionNode):
         return _lower_union(node, lw, time_needed)
-    if isinstance(node, (WindowJoinNode, IntervalJoinNode)):
+    if isinstance(node, FilterNode) and isinstance(node.input, (RegularJoinNode, IntervalJoinNode)):
+        return _lower_join(node.input, lw, time_needed, node.predicate)
+    if isinstance(node, (WindowJoinNode, IntervalJoinNode, RegularJoinNode)):
         return _lower_join(node, lw, time_needed)
+    if isinstance(node, LookupJoinNode):
+        return _lower_lookup(node, lw, time_needed)
     o = _open_after(node.inputs[0], lw, time_needed)
     if isinstance(node, FilterNode):  # each conjunct a filter of its own: code variants may reorder them
         o.filters.extend(conjuncts(node.predicate.substitute(o.columns)))
@@ -447,45 +475,27 @@ def _with_interned_strings_read(node: WindowAggregateNode, o: _Open, lw: _Loweri
     return _materialized(read, [read], [o], lw, time_needed), args
 
 
+_BEFORE_ANY_TIME = -(1 << 63)  # a lookup table row's event time: a pair keeps the stream record's
 _KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool": BOOL, "string": STRING}
 
 
-def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
+def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _Lowering, time_needed: bool,
+                after: Expr | None = None) -> _Open:
     """Each input's pipeline ends in a projection to its side's columns, plus the hidden int64
     ``EVENT_TIME_COLUMN`` when no column holds the side's event time; the join pipeline reads
     both. An input that only filters and passes columns through ends in an identity instead
     (which runs no kernel): the join's kernel for that side runs its filters, computes its
     event time and reads its columns in place. The pipeline after
-    the join reads its output: a window join's event time is ``window_end - 1``, an interval
-    join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream needs it)."""
-    from ..plan import _key_class  # the join's key classes, shared with validation
+    the join reads its output: a window join's event time is ``window_end - 1``, an interval or
+    regular join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream
+    needs it). ``after``: a filter directly after a regular or interval join; its terms over
+    numeric and bool columns run in the join's probe (``_pair_filter``), the others after the
+    join."""
     sides, ids = [], []
     for name, n, keys in (("left", node.left, node.left_keys), ("right", node.right, node.right_keys)):
-        b = _open_after(n, lw, True)
-        if b.event_time is None or isinstance(b.event_time, ProcessingTime):
-            raise NotImplementedError(f"join: the {name} input has no event time (results of count windows "
-                                      f"have none)")
-        key_type = {k: _KEY_TYPES[_key_class(n.schema.field(k).dtype)] for k in keys}
-        if all(isinstance(strip_alias(b.columns[f.name]), Column) for f in n.schema):
-            # filters and pass-through columns only: the join's kernel runs the filters and reads
-            # the input's columns in place; the input's own pipeline is an identity (no kernel)
-            sources = {f.name: strip_alias(b.columns[f.name]).name for f in n.schema}
-            side = JoinSide(b.input_schema, b.event_time,
-                            tuple((Field(k, key_type[k]), Column(sources[k])) for k in keys),
-                            (), tuple(b.filters))
-            b.filters = []
-            ids.append(lw.close(b, ProjectTerminal(tuple((f, Column(f.name)) for f in b.input_schema))).id)
-            sides.append((side, sources))
-            continue
-        time = _shared_time_column(n.schema, [b])
-        schema, outputs = n.schema, tuple((f, b.columns[f.name]) for f in n.schema)
-        if time is None:
-            hidden = Field(_fresh_name(n.schema, EVENT_TIME_COLUMN), INT64, pa.int64())
-            outputs += ((hidden, _as_int64(b.event_time, b.input_schema)),)
-            schema, time = Schema(tuple(schema) + (hidden,)), Column(hidden.name)
-        ids.append(lw.close(b, ProjectTerminal(outputs)).id)
-        side = JoinSide(schema, time, tuple((Field(k, key_type[k]), Column(k)) for k in keys), ())
-        sides.append((side, {f.name: f.name for f in n.schema}))
+        side, sources, pid = _join_input(name, n, keys, lw)
+        sides.append((side, sources))
+        ids.append(pid)
     (left, left_sources), (right, right_sources) = sides
     join_sides = (replace(left, columns=tuple((f.name, left_sources[f.name]) for f in node.left.schema)),
                   replace(right, columns=tuple((out, right_sources[name]) for name, out in node.right_names)))
@@ -494,14 +504,104 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode, lw: _Lowering, time_nee
         kind, assigner, lo, hi = node.assigner.kind.name, node.assigner, 0, 0
         event_time = Column(WINDOW_END) - lit(1)
     else:
-        kind, assigner, lo, hi = "interval", None, node.lower_ms, node.upper_ms
+        kind, assigner = ("interval", None) if isinstance(node, IntervalJoinNode) else ("regular", None)
+        lo, hi = (node.lower_ms, node.upper_ms) if kind == "interval" else (0, 0)
         event_time = None
         if time_needed:
             hidden_name = _fresh_name(node.schema, EVENT_TIME_COLUMN)
             out_schema = Schema(tuple(node.schema) + (Field(hidden_name, INT64, pa.int64()),))
             event_time = Column(hidden_name)
-    terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name)
+    fused, rest, stored = _pair_filter(node, after, join_sides)
+    terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name,
+                            node.ttl_ms if kind == "regular" else None, None, fused, stored)
     j = lw.close(_Open(JoinInput(ids[0], ids[1]), join_sides[0].schema, None, 0, [], {}), terminal)
+    return _Open(WindowInput(j.id), out_schema, event_time, 0, rest, _identity(node.schema))
+
+
+_PAIR_FILTER_TYPES = ("int32", "int64", "timestamp", "float64", "bool")  # what a held record's word holds
+_PAIR_FILTER_NODES = (Alias, BinaryOp, UnaryOp, Column, Literal, Cast, IfElse, IsIn)
+
+
+def _pair_filter(node, after: Expr | None, sides) -> tuple[Expr | None, list[Expr], tuple]:
+    """Split the filter ``after`` a regular or interval join into (the conjunction the probe evaluates, the
+    terms left for the pipeline after the join, per side the (output column, side column) pairs
+    its held records keep). The probe takes the terms built of arithmetic, comparisons, logic,
+    casts and literals over numeric and bool columns; a term with a string, a function call or
+    anything else stays after the join (the result is the same either way)."""
+    if after is None:
+        return None, [], ((), ())
+    side_of = {}
+    for s, side in enumerate(sides):
+        side_of.update((out, (s, column)) for out, column in side.columns)
+    fused, rest = [], []
+    for term in conjuncts(after):
+        nodes = list(walk(term))
+        ok = all(isinstance(n, _PAIR_FILTER_NODES) for n in nodes) and all(
+            n.type_name != "string" for n in nodes if isinstance(n, Literal)) and all(
+            node.schema.field(c).dtype.name in _PAIR_FILTER_TYPES for c in term.columns())
+        (fused if ok else rest).append(term)
+    if not fused:
+        return None, rest, ((), ())
+    used = sorted(set().union(*(t.columns() for t in fused)), key=node.schema.names.index)
+    stored = tuple(tuple((out, side_of[out][1]) for out in used if side_of[out][0] == s) for s in (0, 1))
+    predicate = fused[0]
+    for t in fused[1:]:
+        predicate = predicate & t
+    return predicate, rest, stored
+
+
+def _join_input(name: str, n: PlanNode, keys: tuple[str, ...], lw: _Lowering, timeless: bool = False
+                ) -> tuple[JoinSide, dict, int]:
+    """One input of a join: (its side, the side's column for each input column, the id of the
+    input's pipeline). ``timeless``: an input without event time is allowed (a lookup join's
+    stream), and its records pair at ``_BEFORE_ANY_TIME``."""
+    from ..plan import _key_class  # the join's key classes, shared with validation
+    b = _open_after(n, lw, True)
+    if b.event_time is None and timeless:
+        b.event_time = lit(_BEFORE_ANY_TIME)
+    if b.event_time is None or isinstance(b.event_time, ProcessingTime):
+        raise NotImplementedError(f"join: the {name} input has no event time (results of count windows "
+                                  f"have none)")
+    key_type = {k: _KEY_TYPES[_key_class(n.schema.field(k).dtype)] for k in keys}
+    if all(isinstance(strip_alias(b.columns[f.name]), Column) for f in n.schema):
+        # filters and pass-through columns only: the join's kernel runs the filters and reads
+        # the input's columns in place; the input's own pipeline is an identity (no kernel)
+        sources = {f.name: strip_alias(b.columns[f.name]).name for f in n.schema}
+        side = JoinSide(b.input_schema, b.event_time,
+                        tuple((Field(k, key_type[k]), Column(sources[k])) for k in keys),
+                        (), tuple(b.filters))
+        b.filters = []
+        pid = lw.close(b, ProjectTerminal(tuple((f, Column(f.name)) for f in b.input_schema))).id
+        return side, sources, pid
+    time = _shared_time_column(n.schema, [b])
+    schema, outputs = n.schema, tuple((f, b.columns[f.name]) for f in n.schema)
+    if time is None:
+        hidden = Field(_fresh_name(n.schema, EVENT_TIME_COLUMN), INT64, pa.int64())
+        outputs += ((hidden, _as_int64(b.event_time, b.input_schema)),)
+        schema, time = Schema(tuple(schema) + (hidden,)), Column(hidden.name)
+    pid = lw.close(b, ProjectTerminal(outputs)).id
+    side = JoinSide(schema, time, tuple((Field(k, key_type[k]), Column(k)) for k in keys), ())
+    return side, {f.name: f.name for f in n.schema}, pid
+
+
+def _lower_lookup(node: LookupJoinNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """A lookup join is a join pipeline of kind ``lookup``: its left side is the stream (as a
+    join's input), its right side the static table (event time INT64_MIN, so a pair keeps the
+    record's), which the kernel inserts before the first record. A stream without event time
+    gives pairs without one."""
+    from ..plan import _key_class
+    left, sources, pid = _join_input("stream", node.input, node.left_on, lw, timeless=True)
+    left = replace(left, columns=tuple((f.name, sources[f.name]) for f in node.input.schema))
+    table = node.table_schema
+    keys = tuple((Field(k, _KEY_TYPES[_key_class(table.field(k).dtype)]), Column(k)) for k in node.right_on)
+    right = JoinSide(table, lit(_BEFORE_ANY_TIME), keys, tuple((out, name) for name, out in node.right_names))
+    out_schema, hidden_name, event_time = node.schema, None, None
+    if time_needed and not isinstance(left.event_time, Literal):  # (a stream without event time: none)
+        hidden_name = _fresh_name(node.schema, EVENT_TIME_COLUMN)
+        out_schema = Schema(tuple(node.schema) + (Field(hidden_name, INT64, pa.int64()),))
+        event_time = Column(hidden_name)
+    terminal = JoinTerminal("lookup", None, 0, 0, (left, right), out_schema, hidden_name, None, node.table)
+    j = lw.close(_Open(JoinInput(pid, None), left.schema, None, 0, [], {}), terminal)
     return _Open(WindowInput(j.id), out_schema, event_time, 0, [], _identity(node.schema))
 
 

@@ -40,6 +40,14 @@ filter, the time of day as ``dayTime``/``nightTime``/``otherTime`` from the hour
 the channel's name in lower case or, by a regular expression, from the url: ``str.to_lowercase``,
 ``str.extract``) and ``q22`` (the url's directories: ``str.split_part``). Flink's
 ``DATE_FORMAT`` and ``HOUR`` are in the session's time zone; these are in UTC.
+
+Queries with regular and lookup joins: ``q0`` (pass-through: every bid column), ``q3`` (local item
+suggestion: the persons in OR, ID or CA joined with the auctions of category 10 they sell, a
+regular join), ``q13`` (bounded side input: each bid joined on ``auction % 10000`` with the
+static table ``q13_side_input()``, a lookup join), ``q20`` (the bids joined with their auction,
+category 10) and ``q23`` (a multi-way regular join: the bids joined with their bidder's person
+record and with every auction that person sells). The suite's ``extra`` columns of persons and
+auctions are not generated, so Q20 and Q23 leave them out.
 """
 
 from __future__ import annotations
@@ -67,6 +75,9 @@ Q7_WINDOW_MS = Q8_WINDOW_MS = 10_000
 Q14_MIN_PRICE, Q14_MAX_PRICE = 1_000_000, 50_000_000
 Q21_CHANNELS = ("apple", "google", "facebook", "baidu")  # channel ids 0, 1, 2, 3
 Q21_CHANNEL_ID = "(&|^)channel_id=([^&]*)"
+Q3_STATES = ("OR", "ID", "CA")
+Q3_Q20_CATEGORY = 10
+Q13_KEYS = 10_000  # the side input's keys: auction % Q13_KEYS
 
 
 def _chunked(table: pa.Table, batch_rows: int) -> pa.Table:
@@ -368,3 +379,76 @@ def q22(env, bids: pa.Table):
     return (env.from_arrow(bids, timestamp="dateTime")
             .select("auction", "bidder", "price", "channel",
                     dir1=url.split_part("/", 3), dir2=url.split_part("/", 4), dir3=url.split_part("/", 5)))
+
+
+def q0(env, bids: pa.Table):
+    """Nexmark Q0, pass-through: every bid column, unchanged (the cost of reading and writing)."""
+    return env.from_arrow(bids, timestamp="dateTime").select(*bids.column_names)
+
+
+def q3(env, persons: pa.Table, auctions: pa.Table):
+    """Nexmark Q3, local item suggestion: who sells in OR, ID or CA in category 10, and which
+    auctions: the auctions of category 10 joined with their seller (a regular join on
+    ``auction.seller == person.id``, the persons filtered by state). Output: name, city, state,
+    id (the auction's)."""
+    from .. import col
+    sellers = env.from_arrow(auctions, timestamp="dateTime").filter(col("category") == Q3_Q20_CATEGORY)
+    people = env.from_arrow(persons, timestamp="dateTime").filter(col("state").isin(list(Q3_STATES)))
+    return (sellers.select("id", "seller", "dateTime")
+            .join(people.select("id", "name", "city", "state", "dateTime")).where("seller").equal_to("id")
+            .select("name", "city", "state", "id"))
+
+
+def q13_side_input(keys: int = Q13_KEYS) -> pa.Table:
+    """Q13's bounded side input: ``key`` 0..keys-1 and a string ``value`` per key."""
+    key = np.arange(keys, dtype=np.int64)
+    return pa.table({"key": key, "value": pa.array([f"value-{k}" for k in key.tolist()])})
+
+
+def q13(env, bids: pa.Table, side_input: pa.Table | None = None):
+    """Nexmark Q13, bounded side input join: each bid joined with the row of the static table
+    (default ``q13_side_input()``) whose key is ``auction % 10000`` (a lookup join). Output:
+    auction, bidder, price, dateTime, value."""
+    from .. import col
+    side_input = q13_side_input() if side_input is None else side_input
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .with_columns(key=col("auction") % Q13_KEYS)
+            .lookup_join(side_input, "key")
+            .select("auction", "bidder", "price", "dateTime", "value"))
+
+
+def q20(env, bids: pa.Table, auctions: pa.Table):
+    """Nexmark Q20, expand bid with auction: the bids joined with their auction (a regular join on
+    ``bid.auction == auction.id``), the auctions of category 10. Output: the bid's columns (its
+    ``dateTime`` as ``bid_dateTime``, ``extra`` as ``bid_extra``), then itemName, description,
+    initialBid, reserve, auction_dateTime, expires, seller, category."""
+    from .. import col
+    items = (env.from_arrow(auctions, timestamp="dateTime").filter(col("category") == Q3_Q20_CATEGORY)
+             .select("id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller",
+                     "category"))
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .select("auction", "bidder", "price", "channel", "url", "dateTime", "extra")
+            .join(items).where("auction").equal_to("id")
+            .select("auction", "bidder", "price", "channel", "url", "itemName", "description", "initialBid",
+                    "reserve", "expires", "seller", "category", bid_dateTime="dateTime", bid_extra="extra",
+                    auction_dateTime="dateTime_right"))
+
+
+def q23(env, bids: pa.Table, persons: pa.Table, auctions: pa.Table):
+    """Nexmark Q23, expand bid with person and auction (a multi-way join): the bids joined with
+    their bidder (``person.id == bid.bidder``), then with every auction that bidder sells
+    (``auction.seller == bid.bidder``); both regular joins. Output: bidder, price, channel, url,
+    bid_extra, person_id, name, emailAddress, creditCard, city, state, itemName, description,
+    initialBid, reserve, auction_dateTime, expires, seller, category."""
+    by_person = (env.from_arrow(bids, timestamp="dateTime")
+                 .select("bidder", "price", "channel", "url", "dateTime", bid_extra="extra")
+                 .join(env.from_arrow(persons, timestamp="dateTime")
+                       .select("name", "emailAddress", "creditCard", "city", "state", "dateTime", person_id="id"))
+                 .where("bidder").equal_to("person_id"))
+    items = env.from_arrow(auctions, timestamp="dateTime").select(
+        "itemName", "description", "initialBid", "reserve", "expires", "seller", "category",
+        auction_dateTime="dateTime")
+    return (by_person.join(items).where("bidder").equal_to("seller")
+            .select("bidder", "price", "channel", "url", "bid_extra", "person_id", "name", "emailAddress",
+                    "creditCard", "city", "state", "itemName", "description", "initialBid", "reserve",
+                    "auction_dateTime", "expires", "seller", "category"))
