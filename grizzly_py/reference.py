@@ -578,7 +578,7 @@ class OverAggregate(Operator):
                 self.downstream.push(r[0], out)
             for group, records in self.released.items():  # what later frames can still need
                 if self.frame.rows is not None:
-                    records[:] = records[len(records) - self.frame.rows:] if self.frame.rows else []
+                    records[:] = records[max(0, len(records) - self.frame.rows):] if self.frame.rows else []
                 else:
                     records[:] = [r for r in records if r[0] > wm - self.frame.range_ms]
         self.downstream.watermark(wm)

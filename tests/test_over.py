@@ -1,0 +1,264 @@
+"""OVER aggregates (``keyed.over(rows_preceding=n | range_preceding=d).aggregate(...)``).
+
+Random queries (hypothesis) run compiled at parallelism 1 to 4 and must equal the reference
+evaluator (``reference.OverAggregate``, written independently): random keys (ints with nulls,
+strings, floats with NaN and -0.0), out-of-order event times within and beyond the watermark
+bound (late rows), any batching, ROWS and RANGE frames, count/sum/min/max/avg with nulls and
+``where=``, int64 overflow. Hand-written cases pin the frame definitions (ties in ROWS by arrival,
+RANGE including later rows with the same timestamp), the output order, a window after an OVER,
+checkpoint restarts, the state-memory limit (the state is pruned as the watermark moves) and the
+definition-time errors.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import arrow_stream, assert_tables_equal, tumbling
+from test_checkpoint import run_with_crashes
+
+import grizzly_py as gz
+from grizzly_py import Time, WatermarkStrategy, agg, col, reference
+from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.engine.state_memory import StateMemoryLimitError
+from grizzly_py.reference import INT64_MAX, INT64_MIN
+from grizzly_py.types import SchemaError
+
+i64 = pa.int64()
+
+
+def compiled(build, parallelism: int = 1, **options):
+    env = gz.StreamEnvironment(parallelism=parallelism, **options)
+    build(env).collect("out")
+    result = env.execute()
+    return result["out"], result.metrics
+
+
+def check(build, parallelism: int = 1) -> pa.Table:
+    """The compiled result equals the reference's (rows, order, late and filtered counts)."""
+    try:
+        expected, expected_metrics = reference.run(build(gz.StreamEnvironment()).node)
+    except AggregateOverflowError:
+        with pytest.raises(AggregateOverflowError):
+            compiled(build, parallelism)
+        return None
+    actual, metrics = compiled(build, parallelism)
+    assert_tables_equal(actual, expected)
+    assert metrics["late_records"] == expected_metrics["late_records"]
+    assert metrics["filtered_records"] == expected_metrics["filtered_records"]
+    return actual
+
+
+# ----------------------------------------------------------------------------------------------
+# random queries
+# ----------------------------------------------------------------------------------------------
+FLOATS = st.one_of(st.floats(-100, 100).map(lambda x: round(x, 2)),
+                   st.sampled_from([0.0, -0.0, math.nan, math.inf, -math.inf]))
+INTS = st.one_of(st.integers(-50, 50), st.sampled_from([INT64_MAX, INT64_MIN, INT64_MAX - 1]))
+KEYS = {"ki": st.one_of(st.none(), st.integers(0, 3)), "ks": st.sampled_from([None, "", "a", "b", "é"]),
+        "kf": st.sampled_from([None, 0.0, -0.0, 1.5, math.nan])}
+KEY_TYPES = {"ki": pa.int64(), "ks": pa.string(), "kf": pa.float64()}
+
+
+@st.composite
+def over_cases(draw):
+    n = draw(st.integers(0, 40))
+    base = draw(st.integers(-5, 5))
+    ts, t = [], base
+    for _ in range(n):  # roughly increasing, with disorder (some of it beyond the bound: late rows)
+        t += draw(st.integers(0, 3))
+        ts.append(t - draw(st.sampled_from([0, 0, 0, 1, 2, 5])))
+    data = {"ts": pa.array(ts, i64)}
+    key_names = draw(st.lists(st.sampled_from(sorted(KEYS)), min_size=1, max_size=2, unique=True))
+    for k in key_names:
+        data[k] = pa.array([draw(KEYS[k]) for _ in range(n)], KEY_TYPES[k])
+    overflow = draw(st.booleans())
+    ints = INTS if overflow else st.integers(-50, 50)
+    data["v"] = pa.array([draw(st.one_of(st.none(), ints)) for _ in range(n)], i64)
+    data["f"] = pa.array([draw(st.one_of(st.none(), FLOATS)) for _ in range(n)], pa.float64())
+    cuts = sorted(draw(st.lists(st.integers(0, n), max_size=6)))
+    sizes = [b - a for a, b in zip([0] + cuts, cuts + [n])]
+    bound = draw(st.sampled_from([0, 1, 3]))
+    if draw(st.booleans()):
+        frame = {"rows_preceding": draw(st.integers(0, 4))}
+    else:
+        frame = {"range_preceding": Time.milliseconds(draw(st.integers(0, 6)))}
+    pool = {"n": agg.count(), "nv": agg.count("v"), "s": agg.sum("v"), "sf": agg.sum("f"), "lo": agg.min("v"),
+            "hi": agg.max("f"), "lof": agg.min("f"), "hiv": agg.max("v"), "m": agg.avg("v"), "mf": agg.avg("f"),
+            "sw": agg.sum(col("v") * 2, where=col("f") > 0), "nw": agg.count(where=col("v") < 10),
+            "hb": agg.max(col("v") > 0)}
+    names = draw(st.lists(st.sampled_from(sorted(pool)), min_size=1, max_size=4, unique=True))
+    filtered = draw(st.booleans())
+    parallelism = draw(st.integers(1, 4))
+
+    def build(env):
+        s = arrow_stream(env, data, sizes=sizes, bound=bound)
+        if filtered:
+            s = s.filter(col("v").is_null() | (col("v") != 3))
+        return s.key_by(*key_names).over(**frame).aggregate(**{k: pool[k] for k in names})
+    return build, parallelism
+
+
+@given(over_cases())
+@settings(deadline=None)
+def test_over_queries_match_reference(case):
+    build, parallelism = case
+    check(build, parallelism)
+
+
+# ----------------------------------------------------------------------------------------------
+# the frames by hand
+# ----------------------------------------------------------------------------------------------
+def _stream(env, ts, k, v, sizes=None, bound=0):
+    return arrow_stream(env, {"ts": pa.array(ts, i64), "k": pa.array(k, i64), "v": pa.array(v, i64)},
+                        sizes=sizes, bound=bound)
+
+
+def test_rows_frame_orders_by_event_time_ties_by_arrival():
+    # one key; out of order within the bound: frames follow event time, equal times keep arrival
+    def build(env):
+        return (_stream(env, [5, 3, 3, 4, 9], [1] * 5, [50, 30, 31, 40, 90], sizes=[2, 3], bound=10)
+                .key_by("k").over(rows_preceding=1).aggregate(s=agg.sum("v"), n=agg.count()))
+    out = check(build).to_pylist()
+    assert [(r["ts"], r["v"], r["s"], r["n"]) for r in out] == \
+        [(3, 30, 30, 1), (3, 31, 61, 2), (4, 40, 71, 2), (5, 50, 90, 2), (9, 90, 140, 2)]
+
+
+def test_range_frame_includes_every_row_with_the_same_timestamp():
+    # the row at ts 3 that arrives first already counts the one at ts 3 arriving after it
+    def build(env):
+        return (_stream(env, [1, 3, 2, 3, 6], [1] * 5, [1, 10, 100, 1000, 10000], sizes=[1, 1, 1, 1, 1], bound=5)
+                .key_by("k").over(range_preceding=Time.milliseconds(2)).aggregate(s=agg.sum("v")))
+    out = check(build).to_pylist()
+    assert [(r["ts"], r["s"]) for r in out] == [(1, 1), (2, 101), (3, 1111), (3, 1111), (6, 10000)]
+
+
+def test_rows_are_emitted_by_event_time_then_key_and_late_rows_are_dropped():
+    def build(env):
+        return (_stream(env, [4, 2, 6, 1, 7], [2, 1, 1, 1, 2], [1, 2, 3, 4, 5], sizes=[2, 1, 1, 1], bound=0)
+                .key_by("k").over(rows_preceding=5).aggregate(n=agg.count()))
+    out, metrics = compiled(build)
+    # the watermark after the first batch is 3, so ts 1 arrives late
+    assert [(r["ts"], r["k"], r["n"]) for r in out.to_pylist()] == [(2, 1, 1), (4, 2, 1), (6, 1, 2), (7, 2, 2)]
+    assert metrics["late_records"] == 1
+    check(build)
+
+
+def test_a_window_after_over_reads_its_rows_by_event_time():
+    def build(env):
+        s = _stream(env, list(range(20)), [i % 3 for i in range(20)], list(range(20)), sizes=[7, 6, 7])
+        over = s.select("k", "v", t=col("ts")).key_by("k").over(rows_preceding=2).aggregate(m=agg.max("v"))
+        return over.key_by("k").window(tumbling(5)).aggregate(total=agg.sum("m"))
+    check(build)
+
+
+@pytest.mark.parametrize("parallelism", [1, 3])
+def test_same_result_for_every_batching_and_parallelism(parallelism):
+    n = 600
+    data = {"ts": pa.array([i // 3 - (i * 7) % 5 for i in range(n)], i64), "k": pa.array([i % 7 for i in range(n)], i64),
+            "v": pa.array([(i * 31) % 17 - 8 for i in range(n)], i64)}
+
+    def build(sizes):
+        return lambda env: (arrow_stream(env, data, sizes=sizes, bound=4).key_by("k")
+                            .over(range_preceding=Time.milliseconds(9))
+                            .aggregate(s=agg.sum("v"), lo=agg.min("v"), m=agg.avg("v")))
+    one = check(build([n]), parallelism)
+    assert one.num_rows == n  # nothing late: the disorder is within the bound
+    for sizes in ([1] * 20 + [n - 20], [100] * 6, [250, 0, 350]):
+        assert_tables_equal(compiled(build(sizes), parallelism)[0], one)
+
+
+def test_int_sum_overflow_in_a_frame_is_reported():
+    def build(env):
+        return (_stream(env, [1, 2, 3], [1, 1, 1], [INT64_MAX, 1, -5]).key_by("k")
+                .over(rows_preceding=1).aggregate(s=agg.sum("v")))
+    with pytest.raises(AggregateOverflowError, match="'s'"):
+        compiled(build)
+    check(build)
+
+
+def test_a_wrapped_intermediate_sum_that_comes_back_is_exact():
+    def build(env):  # rows 1-3 overflow on the way, frames of two rows do not
+        return (_stream(env, [1, 2, 3], [1, 1, 1], [INT64_MAX, -INT64_MAX, INT64_MAX]).key_by("k")
+                .over(rows_preceding=1).aggregate(s=agg.sum("v"), m=agg.avg("v")))
+    assert [r["s"] for r in check(build).to_pylist()] == [INT64_MAX, 0, 0]
+
+
+# ----------------------------------------------------------------------------------------------
+# checkpoints and the state-memory limit
+# ----------------------------------------------------------------------------------------------
+def _batches(rows=400, keys=5, disorder=6):
+    return [pa.record_batch({"ts": pa.array([i - (i * 13) % disorder for i in range(b, b + 40)], i64),
+                             "k": pa.array([f"k{i % keys}" for i in range(b, b + 40)]),
+                             "v": pa.array([None if i % 11 == 0 else (i * 7) % 23 for i in range(b, b + 40)], i64)})
+            for b in range(0, rows, 40)]
+
+
+@pytest.mark.parametrize("frame", [{"rows_preceding": 3}, {"range_preceding": Time.milliseconds(7)}])
+def test_resume_after_crashes_gives_the_same_result(frame, tmp_path):
+    batches = _batches()
+
+    def build(env, source):
+        s = env.from_arrow(source if isinstance(source, list) else source, timestamp="ts",
+                           watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(3)))
+        return s.key_by("k").over(**frame).aggregate(s=agg.sum("v"), hi=agg.max("v"), n=agg.count())
+    expected = reference.evaluate(build(gz.StreamEnvironment(), batches).node)
+    result = run_with_crashes(build, batches, [2, 5, 7], str(tmp_path / "chk"), parallelisms=[1, 2, 3, 4])
+    assert_tables_equal(result["out"], expected)
+
+
+def test_state_is_pruned_as_the_watermark_moves():
+    # 20,000 rows through a 3-row frame stay within a limit that holding them all would break
+    batches = [pa.record_batch({"ts": pa.array(range(b, b + 500), i64), "k": pa.array([i % 4 for i in range(500)], i64),
+                                "v": pa.array(range(500), i64)}) for b in range(0, 20_000, 500)]
+
+    def run(frame, limit):
+        env = gz.StreamEnvironment(state_memory_limit=limit)
+        s = env.from_arrow(batches, timestamp="ts")
+        return s.key_by("k").over(**frame).aggregate(s=agg.sum("v")).execute_and_collect()
+    assert run({"rows_preceding": 3}, "64k").num_rows == 20_000
+    with pytest.raises(StateMemoryLimitError):
+        run({"range_preceding": Time.hours(1)}, "64k")  # every row stays in the frame's reach
+
+
+# ----------------------------------------------------------------------------------------------
+# definition-time errors
+# ----------------------------------------------------------------------------------------------
+def _keyed():
+    env = gz.StreamEnvironment()
+    return env.from_arrow(pa.table({"ts": pa.array([1], i64), "k": [1], "v": [1], "s": ["x"]}), timestamp="ts").key_by("k")
+
+
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({}, ValueError, "exactly one"),
+    ({"rows_preceding": 2, "range_preceding": Time.seconds(1)}, ValueError, "exactly one"),
+    ({"rows_preceding": -1}, ValueError, "negative"),
+    ({"rows_preceding": 1.5}, TypeError, "int"),
+    ({"range_preceding": 5}, TypeError, "unit"),
+])
+def test_frame_errors(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        _keyed().over(**kwargs)
+
+
+@pytest.mark.parametrize("aggregates, match", [
+    ({"med": agg.median("v")}, "agg.median is not supported over an OVER frame"),
+    ({"total": agg.sum("s")}, "numeric|string"),
+    ({"lo": agg.min("s")}, "takes a number"),
+    ({"v": agg.count()}, "clashes"),
+    ({}, "at least one aggregate"),
+])
+def test_aggregate_errors(aggregates, match):
+    with pytest.raises(SchemaError, match=match):
+        _keyed().over(rows_preceding=1).aggregate(**aggregates)
+
+
+def test_over_needs_event_time():
+    env = gz.StreamEnvironment()
+    s = env.from_arrow(pa.table({"k": [1], "v": [1]}))
+    with pytest.raises(SchemaError, match="no event time"):
+        s.key_by("k").over(rows_preceding=1).aggregate(n=agg.count())
