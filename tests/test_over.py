@@ -262,3 +262,25 @@ def test_over_needs_event_time():
     s = env.from_arrow(pa.table({"k": [1], "v": [1]}))
     with pytest.raises(SchemaError, match="no event time"):
         s.key_by("k").over(rows_preceding=1).aggregate(n=agg.count())
+
+
+# ----------------------------------------------------------------------------------------------
+# Spark
+# ----------------------------------------------------------------------------------------------
+@pytest.mark.slow  # a Spark session
+def test_to_spark_runs_over_in_one_task():
+    pytest.importorskip("pyspark")
+    from grizzly_py.spark import local_session
+    table = pa.table({"ts": pa.array([i // 2 for i in range(200)], i64), "k": pa.array([i % 3 for i in range(200)], i64),
+                      "v": pa.array(range(200), i64)})
+
+    def build(env):
+        return (env.from_arrow(table, timestamp="ts").key_by("k").over(range_preceding=Time.milliseconds(5))
+                .aggregate(s=agg.sum("v"), n=agg.count()))
+    spark = local_session(2, master="local[2,2]", app="grizzly-over")
+    try:
+        env = gz.StreamEnvironment.for_spark(spark)
+        build(env).collect("out")
+        assert_tables_equal(env.execute()["out"], reference.evaluate(build(gz.StreamEnvironment()).node))
+    finally:
+        spark.stop()

@@ -240,6 +240,12 @@ class Pipeline:
             return self.terminal.join.output_schema
         return Schema(tuple(f for f, _ in self.terminal.outputs))
 
+    @property
+    def compiles(self) -> bool:
+        """Whether the pipeline has generated code: an OVER pipeline has none (its kernel works on
+        the Arrow columns that the compiled pipeline before it computes)."""
+        return not isinstance(self.terminal, OverTerminal)
+
     def used_columns(self) -> list[str]:
         """Input columns that generated code reads, in input-schema order."""
         exprs: list[Expr] = list(self.filters)
