@@ -188,6 +188,35 @@ def test_a_wrapped_intermediate_sum_that_comes_back_is_exact():
     assert [r["s"] for r in check(build).to_pylist()] == [INT64_MAX, 0, 0]
 
 
+def _floats(env, values, sizes=None):
+    n = len(values)
+    return arrow_stream(env, {"ts": pa.array(range(n), i64), "k": pa.array([1] * n, i64),
+                              "f": pa.array(values, pa.float64())}, sizes=sizes)
+
+
+def test_float_sums_keep_small_values_next_to_cancelling_large_ones():
+    def build(env):
+        return _floats(env, [1e16, 1.0, -1e16, 3.0, 2.5], sizes=[2, 3]).key_by("k") \
+            .over(rows_preceding=2).aggregate(s=agg.sum("f"), m=agg.avg("f"))
+    assert [r["s"] for r in check(build).to_pylist()] == [1e16, 1e16 + 1.0, 1.0, -1e16 + 4.0, -1e16 + 5.5]
+
+
+def test_float_sums_with_infinities_and_overflowing_partial_sums():
+    def build(env):  # 1e308 + 1e308 overflows to inf, as adding in arrival order does
+        return _floats(env, [1e308, 1e308, -1e308, 5.0, math.inf, -math.inf, 1.0, math.nan, 2.0]).key_by("k") \
+            .over(rows_preceding=1).aggregate(s=agg.sum("f"))
+    got = [r["s"] for r in check(build).to_pylist()]
+    assert got[:5] == [1e308, math.inf, 0.0, -1e308, math.inf] and got[6] == -math.inf
+    assert all(math.isnan(got[i]) for i in (5, 7, 8))
+
+    def build_finite(env):  # the same frames without overflow take the prefix sums
+        return _floats(env, [5.0, math.inf, -math.inf, 1.0, math.nan, 2.0]).key_by("k") \
+            .over(rows_preceding=1).aggregate(s=agg.sum("f"))
+    got = [r["s"] for r in check(build_finite).to_pylist()]
+    assert got[:2] == [5.0, math.inf] and math.isnan(got[2]) and got[3] == -math.inf
+    assert math.isnan(got[4]) and math.isnan(got[5])
+
+
 # ----------------------------------------------------------------------------------------------
 # checkpoints and the state-memory limit
 # ----------------------------------------------------------------------------------------------

@@ -8,9 +8,11 @@ its length:
 - counts and exact int64 sums: prefix sums; a sum is split into its high and low 32 bits, whose
   prefix sums cannot overflow, so a frame's true sum is known exactly and one outside int64 is
   reported (``AggregateOverflowError``), as every sum in grizzly-py is;
-- float sums: a table of compensated block sums (a sum and its rounding error for every block of
-  2^k rows, TwoSum at each addition), a frame being at most log2(length) blocks: as accurate as
-  the compensated sum in arrival order that windows compute (``aggregates/functions/sum.py``);
+- float sums: compensated prefix sums (the cumulative sum and the exact error of each of its
+  additions, TwoSum), a frame's sum their difference, as accurate as the compensated sum in
+  arrival order that windows compute (``aggregates/functions/sum.py``); infinities and NaN
+  counted apart. Where the cumulative sum overflows, a table of compensated block sums (a sum and
+  its error for every block of 2^k rows) gives each frame from at most log2(length) blocks;
 - min and max: a sparse table (the extreme of every block of 2^k rows), two overlapping blocks
   per frame; floats ignore NaN unless every value is NaN, as ``minnum``/``maxnum`` do.
 """
@@ -98,7 +100,35 @@ def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def float_sums(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """Each frame's compensated float sum of the valid values (0.0 where none is valid)."""
+    """Each frame's compensated float sum of the valid values (0.0 where none is valid): from
+    compensated prefix sums where they stay finite, else from compensated block sums."""
+    finite = valid & np.isfinite(values)
+    x = np.where(finite, values, 0.0)
+    prefix = np.zeros(len(x) + 1)
+    np.cumsum(x, out=prefix[1:])
+    if not np.isfinite(prefix[-1]) or not np.isfinite(np.abs(x).sum()):
+        return _block_sums(values, valid, lo, hi)  # partial sums overflow: add block by block
+    # prefix + error is the exact prefix sum to about eps^2 of the sum of magnitudes: TwoSum of
+    # each step of the cumulative sum, whose operands are known afterwards
+    _, step = _two_sum(prefix[:-1], x)
+    error = np.zeros(len(x) + 1)
+    np.cumsum(step, out=error[1:])
+    head, cut = _two_sum(prefix[hi + 1], -prefix[lo])
+    total = head + (cut + (error[hi + 1] - error[lo]))
+    # infinities and NaN of the frame decide it as adding them would
+    nan = _count_in(valid & np.isnan(values), lo, hi) > 0
+    up = _count_in(valid & (values == np.inf), lo, hi) > 0
+    down = _count_in(valid & (values == -np.inf), lo, hi) > 0
+    total = np.where(up, np.inf, np.where(down, -np.inf, total))
+    return np.where(nan | (up & down), np.nan, total)
+
+
+def _count_in(flags: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    return _over_prefix(flags.astype(np.int64), lo, hi) if flags.any() else np.zeros(len(lo), dtype=np.int64)
+
+
+def _block_sums(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Each frame's compensated float sum, block by block (at most log2(length) blocks)."""
     n = len(values)
     sums = [np.where(valid, values, 0.0)]
     errors = [np.zeros(n)]
