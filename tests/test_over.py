@@ -72,10 +72,14 @@ def over_cases(draw):
     for _ in range(n):  # roughly increasing, with disorder (some of it beyond the bound: late rows)
         t += draw(st.integers(0, 3))
         ts.append(t - draw(st.sampled_from([0, 0, 0, 1, 2, 5])))
-    data = {"ts": pa.array(ts, i64)}
+    unit = draw(st.sampled_from([None, "ms", "us"]))  # int64 ms, or an Arrow timestamp column
+    data = {"ts": pa.array(ts, i64) if unit is None else
+            pa.array([t * (1000 if unit == "us" else 1) for t in ts], pa.timestamp(unit))}
     key_names = draw(st.lists(st.sampled_from(sorted(KEYS)), min_size=1, max_size=2, unique=True))
     for k in key_names:
         data[k] = pa.array([draw(KEYS[k]) for _ in range(n)], KEY_TYPES[k])
+        if k == "ks" and draw(st.booleans()):
+            data[k] = data[k].dictionary_encode()
     overflow = draw(st.booleans())
     ints = INTS if overflow else st.integers(-50, 50)
     data["v"] = pa.array([draw(st.one_of(st.none(), ints)) for _ in range(n)], i64)
@@ -215,6 +219,33 @@ def test_float_sums_with_infinities_and_overflowing_partial_sums():
     got = [r["s"] for r in check(build_finite).to_pylist()]
     assert got[:2] == [5.0, math.inf] and math.isnan(got[2]) and got[3] == -math.inf
     assert math.isnan(got[4]) and math.isnan(got[5])
+
+
+def _mixed(env, shift=0):
+    n = 60
+    return arrow_stream(env, {"ts": pa.array([i * 3 - (i * 7) % 5 + shift for i in range(n)], i64),
+                              "k": pa.array([["a", "b", None, "é"][i % 4] for i in range(n)]).dictionary_encode(),
+                              "v": pa.array([i % 9 - 4 for i in range(n)], i64)}, sizes=[7] * 8 + [4], bound=4)
+
+
+PLANS = {
+    "union": lambda env: _mixed(env).union(_mixed(env, 1)).key_by("k").over(range_preceding=Time.milliseconds(5))
+    .aggregate(n=agg.count()),
+    "window before": lambda env: _mixed(env).key_by("k").window(tumbling(10)).aggregate(s=agg.sum("v"))
+    .key_by("k").over(rows_preceding=1).aggregate(t=agg.max("s")),
+    "over after over": lambda env: _mixed(env).key_by("k").over(rows_preceding=1).aggregate(a=agg.sum("v"))
+    .key_by("k").over(range_preceding=Time.milliseconds(6)).aggregate(b=agg.max("a")),
+    "event time dropped, window after": lambda env: _mixed(env).select("k", "v").key_by("k").over(rows_preceding=1)
+    .aggregate(b=agg.max("v")).key_by("k").window(tumbling(10)).aggregate(c=agg.count(), s=agg.sum("b")),
+    "computed keys and arguments": lambda env: _mixed(env).with_columns(kk=col("v") % 2).filter(col("v") != 0)
+    .key_by("kk", "k").over(rows_preceding=4).aggregate(s=agg.sum(col("v") * 3), n=agg.count(where=col("v") > 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PLANS))
+@pytest.mark.parametrize("parallelism", [1, 3])
+def test_over_anywhere_in_a_plan(name, parallelism):
+    check(PLANS[name], parallelism)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -53,8 +53,10 @@ class OverKernel(PipelineKernel):
     def __init__(self, pipeline: Pipeline, input_name: str):
         t: OverTerminal = pipeline.terminal
         self.pipeline, self.terminal, self.input_name = pipeline, t, input_name
-        self.input_schema = pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None
-                                                else to_arrow_type(f.dtype)) for f in pipeline.input_schema])
+        # dictionary columns are kept decoded: Arrow sorts and concatenates them as plain strings
+        self.input_schema = pa.schema([pa.field(f.name, _plain(f.arrow_type if f.arrow_type is not None
+                                                               else to_arrow_type(f.dtype)))
+                                       for f in pipeline.input_schema])
         self.state_schema = self.input_schema.append(pa.field(ARRIVAL, pa.int64()))
         self.schema = pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None
                                           else to_arrow_type(f.dtype)) for f in t.output_schema])
@@ -206,6 +208,10 @@ class OverKernel(PipelineKernel):
 
     def structure_bytes(self) -> int:
         return sum(t.nbytes for t in self.waiting) + self.history.nbytes
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    return t.value_type if pa.types.is_dictionary(t) else t
 
 
 def _numbers(column: pa.Array) -> np.ndarray:
