@@ -285,6 +285,19 @@ def test_state_is_pruned_as_the_watermark_moves():
         run({"range_preceding": Time.hours(1)}, "64k")  # every row stays in the frame's reach
 
 
+def test_the_history_keeps_only_what_frames_read():
+    # 1,000 rows of a 2,000-row frame per key, each with a 500-byte payload the frames never read:
+    # the history holds their keys, times and values (~130 KB), not the payloads (~2 MB)
+    rows = 8_000
+    payload = pa.array(["x" * 500] * 500)
+    batches = [pa.record_batch({"ts": pa.array(range(b, b + 500), i64), "k": pa.array([i % 4 for i in range(500)], i64),
+                                "v": pa.array(range(500), i64), "text": payload}) for b in range(0, rows, 500)]
+    env = gz.StreamEnvironment(state_memory_limit="512k")
+    out = env.from_arrow(batches, timestamp="ts").key_by("k").over(rows_preceding=1000) \
+        .aggregate(s=agg.sum("v")).execute_and_collect()
+    assert out.num_rows == rows and out.column("text")[0].as_py() == "x" * 500
+
+
 # ----------------------------------------------------------------------------------------------
 # definition-time errors
 # ----------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ time as int64 ms) hands it Arrow batches; its state is Arrow data:
 - ``waiting``: the rows not yet emitted (event time above the watermark), each numbered in
   arrival order (``__gz_arrival``: the order of the source, whatever the batching);
 - ``history``: per key, the emitted rows that later frames can still need: the last ``n`` rows
-  (``rows_preceding``) or those less than ``d`` behind the watermark (``range_preceding``).
+  (``rows_preceding``) or those less than ``d`` behind the watermark (``range_preceding``); of
+  each, only the columns frames read (keys, event time, the aggregates' arguments, arrival).
 
 A row at or behind the watermark in force is late (counted, dropped). When the watermark moves,
 the rows it passed and the history are sorted by (key, event time, arrival) with Arrow, the
@@ -29,6 +30,7 @@ from . import over_frames
 from .kernel_protocol import PipelineKernel
 
 ARRIVAL = "__gz_arrival"
+READY_ROW = "__gz_ready_row"  # while firing: a row's position among the rows the watermark passed
 
 
 def _table_bytes(table: pa.Table) -> bytes:
@@ -58,10 +60,14 @@ class OverKernel(PipelineKernel):
                                                                else to_arrow_type(f.dtype)))
                                        for f in pipeline.input_schema])
         self.state_schema = self.input_schema.append(pa.field(ARRIVAL, pa.int64()))
+        # what frames read: the history keeps only these columns of the rows it holds
+        read = list(t.keys) + [t.event_time_column] + [c for a in t.aggregates for c in (a.arg, a.where) if c]
+        self.frame_columns = list(dict.fromkeys(read)) + [ARRIVAL]
+        self.history_schema = pa.schema([self.state_schema.field(c) for c in self.frame_columns])
         self.schema = pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None
                                           else to_arrow_type(f.dtype)) for f in t.output_schema])
         self.waiting: list[pa.Table] = []
-        self.history = self.state_schema.empty_table()
+        self.history = self.history_schema.empty_table()
         self.arrivals = 0
         self.rows_in = self.late = 0
         self.max_ts = abi.INT64_MIN
@@ -108,17 +114,20 @@ class OverKernel(PipelineKernel):
         if not ready.num_rows:
             self._prune(self.history, watermark)
             return None
-        run = pa.concat_tables([self.history, ready])
-        emitted = np.zeros(run.num_rows, dtype=bool)
-        emitted[self.history.num_rows:] = True
+        # the run: the history and the ready rows (their frame columns, and where each ready row is)
         t = self.terminal
+        history = self.history.append_column(READY_ROW, pa.array(np.full(self.history.num_rows, -1, np.int64)))
+        fresh = ready.select(self.frame_columns).append_column(
+            READY_ROW, pa.array(np.arange(ready.num_rows, dtype=np.int64)))
+        run = pa.concat_tables([history, fresh])
         order = pc.sort_indices(run, sort_keys=[(k, "ascending", "at_end") for k in t.keys]
                                 + [(t.event_time_column, "ascending"), (ARRIVAL, "ascending")])
         run = run.take(order)
-        emitted = emitted[order.to_numpy()]
+        rows = run.column(READY_ROW).to_numpy()
+        emitted = rows >= 0
         results = self._aggregates(run, emitted)
-        self._prune(run, watermark)
-        out = run.filter(pa.array(emitted))
+        self._prune(run.drop_columns([READY_ROW]), watermark)
+        out = ready.take(pa.array(rows[emitted]))
         # the emitted order: event time, then key, then arrival
         order = pc.sort_indices(out, sort_keys=[(t.event_time_column, "ascending")]
                                 + [(k, "ascending", "at_end") for k in t.keys] + [(ARRIVAL, "ascending")])
@@ -180,7 +189,7 @@ class OverKernel(PipelineKernel):
         frames of rows after ``watermark`` can still need."""
         frame = self.terminal.frame
         if watermark == abi.INT64_MAX or not run.num_rows or frame.rows == 0:
-            self.history = self.state_schema.empty_table()
+            self.history = self.history_schema.empty_table()
             return
         if frame.rows is not None:
             new = over_frames.group_starts([run.column(k).combine_chunks() for k in self.terminal.keys])
