@@ -176,6 +176,15 @@ def test_same_result_for_every_batching_and_parallelism(parallelism):
         assert_tables_equal(compiled(build(sizes), parallelism)[0], one)
 
 
+@pytest.mark.parametrize("frame", [{"rows_preceding": 1}, {"range_preceding": Time.milliseconds(3)}])
+def test_event_times_at_the_int64_limits(frame):
+    def build(env):
+        return (_stream(env, [INT64_MIN, INT64_MIN + 2, 0, INT64_MAX - 1, INT64_MAX], [1] * 5, [1, 2, 3, 4, 5],
+                        sizes=[1, 1, 1, 1, 1]).key_by("k").over(**frame).aggregate(s=agg.sum("v"), n=agg.count()))
+    out = check(build).to_pylist()
+    assert [r["v"] for r in out] == [1, 2, 3, 4, 5]  # none late: the first row comes before any watermark
+
+
 def test_int_sum_overflow_in_a_frame_is_reported():
     def build(env):
         return (_stream(env, [1, 2, 3], [1, 1, 1], [INT64_MAX, 1, -5]).key_by("k")

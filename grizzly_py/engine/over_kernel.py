@@ -87,7 +87,7 @@ class OverKernel(PipelineKernel):
             return None
         ts = self._times(batch)
         self.max_ts = max(self.max_ts, int(ts.max()))
-        on_time = ts > watermark
+        on_time = ts > watermark if watermark != abi.INT64_MIN else np.ones(n, dtype=bool)  # (none yet)
         kept = int(on_time.sum())
         self.late += n - kept
         if kept:
