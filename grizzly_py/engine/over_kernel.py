@@ -10,7 +10,7 @@ time as int64 ms) hands it Arrow batches; its state is Arrow data:
   each, only the columns frames read (keys, event time, the aggregates' arguments, arrival).
 
 A row at or behind the watermark in force is late (counted, dropped). When the watermark moves,
-the rows it passed and the history are sorted by (key, event time, arrival) with Arrow, the
+the rows it passed and the history of their keys are sorted by (key, event time, arrival) with Arrow, the
 frames are computed over that run (``over_frames.py``, numpy: no Python per row), and the rows
 leave ordered by (event time, key, arrival): the order does not depend on when the watermark
 moved, so it is the same for every batching and parallelism.
@@ -105,18 +105,23 @@ class OverKernel(PipelineKernel):
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         """Emit the rows the watermark passed, each with the aggregates over its frame."""
         if not self.waiting:
-            self._prune(self.history, watermark)
+            self.history = self._expire(self.history, watermark)
             return None
         waiting = pa.concat_tables(self.waiting).combine_chunks()
         due = self._times(waiting) <= watermark
         self.waiting = [waiting.filter(pa.array(~due))] if not due.all() else []
         ready = waiting.filter(pa.array(due)) if not due.all() else waiting
         if not ready.num_rows:
-            self._prune(self.history, watermark)
+            self.history = self._expire(self.history, watermark)
             return None
+        # only the history of the keys that have ready rows takes part (a superset of them:
+        # each key column is matched on its own); the rest waits for its keys' next rows
+        shares = self._may_share_key(self.history, ready)
+        aside = self.history.filter(pa.array(~shares)) if not shares.all() else self.history.slice(0, 0)
+        history = self.history.filter(pa.array(shares)) if not shares.all() else self.history
         # the run: the history and the ready rows (their frame columns, and where each ready row is)
         t = self.terminal
-        history = self.history.append_column(READY_ROW, pa.array(np.full(self.history.num_rows, -1, np.int64)))
+        history = history.append_column(READY_ROW, pa.array(np.full(history.num_rows, -1, np.int64)))
         fresh = ready.select(self.frame_columns).append_column(
             READY_ROW, pa.array(np.arange(ready.num_rows, dtype=np.int64)))
         run = pa.concat_tables([history, fresh])
@@ -126,7 +131,8 @@ class OverKernel(PipelineKernel):
         rows = run.column(READY_ROW).to_numpy()
         emitted = rows >= 0
         results = self._aggregates(run, emitted)
-        self._prune(run.drop_columns([READY_ROW]), watermark)
+        self.history = pa.concat_tables([self._expire(aside, watermark),
+                                         self._kept(run.drop_columns([READY_ROW]), watermark)])
         out = ready.take(pa.array(rows[emitted]))
         # the emitted order: event time, then key, then arrival
         order = pc.sort_indices(out, sort_keys=[(t.event_time_column, "ascending")]
@@ -184,21 +190,41 @@ class OverKernel(PipelineKernel):
             result = result.astype(bool)
         return pa.array(result, out_type, mask=none)
 
-    def _prune(self, run: pa.Table, watermark: int) -> None:
-        """Keep in ``history`` the rows of ``run`` (sorted by key, event time, arrival) that
-        frames of rows after ``watermark`` can still need."""
+    def _may_share_key(self, history: pa.Table, ready: pa.Table) -> np.ndarray:
+        """Per history row: whether each of its key values occurs among the ready rows' (keys
+        compared as they group: -0.0 as 0.0, NaN as NaN, null as null)."""
+        shares = np.ones(history.num_rows, dtype=bool)
+        if not history.num_rows:
+            return shares
+        for k in self.terminal.keys:
+            mine, theirs = history.column(k).combine_chunks(), ready.column(k).combine_chunks()
+            if pa.types.is_floating(mine.type):
+                mine, theirs = pc.add(mine, 0.0), pc.add(theirs, 0.0)
+            shares &= pc.is_in(mine, value_set=pc.unique(theirs), skip_nulls=False).to_numpy(zero_copy_only=False)
+        return shares
+
+    def _kept(self, run: pa.Table, watermark: int) -> pa.Table:
+        """The rows of ``run`` (sorted by key, event time, arrival) that frames of rows after
+        ``watermark`` can still need: each key's last ``n``, or those less than ``d`` behind."""
         frame = self.terminal.frame
-        if watermark == abi.INT64_MAX or not run.num_rows or frame.rows == 0:
-            self.history = self.history_schema.empty_table()
-            return
-        if frame.rows is not None:
-            new = over_frames.group_starts([run.column(k).combine_chunks() for k in self.terminal.keys])
-            group = np.cumsum(new) - 1
-            ends = np.append(np.flatnonzero(new)[1:], run.num_rows)  # each group's end
-            keep = np.arange(run.num_rows) >= ends[group] - frame.rows
-        else:
-            keep = self._times(run) > watermark - frame.range_ms
-        self.history = run.filter(pa.array(keep)) if not keep.all() else run
+        if frame.rows is None or watermark == abi.INT64_MAX or not run.num_rows:
+            return self._expire(run, watermark)
+        new = over_frames.group_starts([run.column(k).combine_chunks() for k in self.terminal.keys])
+        group = np.cumsum(new) - 1
+        ends = np.append(np.flatnonzero(new)[1:], run.num_rows)  # each group's end
+        keep = np.arange(run.num_rows) >= ends[group] - frame.rows
+        return run.filter(pa.array(keep)) if not keep.all() else run
+
+    def _expire(self, table: pa.Table, watermark: int) -> pa.Table:
+        """``table`` without the rows no later frame can reach: at the end of the input all of them;
+        for a RANGE frame those at least ``d`` behind the watermark."""
+        frame = self.terminal.frame
+        if watermark == abi.INT64_MAX or frame.rows == 0:
+            return table.slice(0, 0)
+        if frame.rows is not None or not table.num_rows:
+            return table
+        keep = self._times(table) > watermark - frame.range_ms
+        return table.filter(pa.array(keep)) if not keep.all() else table
 
     # --- state ---------------------------------------------------------------------------
     def export_state(self) -> dict:
