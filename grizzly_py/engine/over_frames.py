@@ -104,10 +104,11 @@ def float_sums(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.nda
     compensated prefix sums where they stay finite, else from compensated block sums."""
     finite = valid & np.isfinite(values)
     x = np.where(finite, values, 0.0)
+    with np.errstate(over="ignore"):
+        if not np.isfinite(np.abs(x).sum()):  # partial sums may overflow: add block by block
+            return _block_sums(values, valid, lo, hi)
     prefix = np.zeros(len(x) + 1)
     np.cumsum(x, out=prefix[1:])
-    if not np.isfinite(prefix[-1]) or not np.isfinite(np.abs(x).sum()):
-        return _block_sums(values, valid, lo, hi)  # partial sums overflow: add block by block
     # prefix + error is the exact prefix sum to about eps^2 of the sum of magnitudes: TwoSum of
     # each step of the cumulative sum, whose operands are known afterwards
     _, step = _two_sum(prefix[:-1], x)

@@ -130,9 +130,11 @@ class OverKernel(PipelineKernel):
         run = run.take(order)
         rows = run.column(READY_ROW).to_numpy()
         emitted = rows >= 0
-        results = self._aggregates(run, emitted)
+        new = over_frames.group_starts([run.column(k).combine_chunks() for k in t.keys])
+        lo, hi = self._frames(run, new)
+        results = [self._aggregate(a, run, lo[emitted], hi[emitted]) for a in t.aggregates]
         self.history = pa.concat_tables([self._expire(aside, watermark),
-                                         self._kept(run.drop_columns([READY_ROW]), watermark)])
+                                         self._kept(run.drop_columns([READY_ROW]), new, watermark)])
         out = ready.take(pa.array(rows[emitted]))
         # the emitted order: event time, then key, then arrival
         order = pc.sort_indices(out, sort_keys=[(t.event_time_column, "ascending")]
@@ -145,20 +147,16 @@ class OverKernel(PipelineKernel):
                   for c, f in zip(table.columns, self.schema)]
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
-    def _frames(self, run: pa.Table) -> tuple[np.ndarray, np.ndarray]:
-        t = self.terminal
-        new = over_frames.group_starts([run.column(k).combine_chunks() for k in t.keys])
-        if t.frame.rows is not None:
-            return over_frames.rows_frames(new, t.frame.rows)
-        return over_frames.range_frames(new, self._times(run), t.frame.range_ms)
+    def _frames(self, run: pa.Table, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's frame ``[lo, hi]`` in ``run`` (``new``: where a key starts)."""
+        frame = self.terminal.frame
+        if frame.rows is not None:
+            return over_frames.rows_frames(new, frame.rows)
+        return over_frames.range_frames(new, self._times(run), frame.range_ms)
 
-    def _aggregates(self, run: pa.Table, emitted: np.ndarray) -> list[pa.Array]:
-        lo, hi = self._frames(run)
-        return [self._aggregate(a, run, lo, hi, emitted) for a in self.terminal.aggregates]
-
-    def _aggregate(self, a: OverAggregate, run: pa.Table, lo, hi, emitted: np.ndarray) -> pa.Array:
-        n = run.num_rows
-        valid = np.ones(n, dtype=bool)
+    def _aggregate(self, a: OverAggregate, run: pa.Table, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
+        """Aggregate ``a`` over the frames ``[lo, hi]`` of ``run``."""
+        valid = np.ones(run.num_rows, dtype=bool)
         values = None
         if a.arg is not None:
             column = run.column(a.arg).combine_chunks()
@@ -168,11 +166,10 @@ class OverKernel(PipelineKernel):
         if a.where is not None:
             valid &= pc.fill_null(run.column(a.where), False).to_numpy(zero_copy_only=False)
         count = over_frames.counts(valid, lo, hi)
-        lo, hi, count = lo[emitted], hi[emitted], count
-        out_type = to_arrow_type(a.field.dtype)
         if a.func == "count":
-            return pa.array(count[emitted], pa.int64())
-        none = count[emitted] == 0
+            return pa.array(count, pa.int64())
+        out_type = to_arrow_type(a.field.dtype)
+        none = count == 0
         if a.func in ("sum", "avg"):
             if values.dtype.kind == "f":
                 total = over_frames.float_sums(values, valid, lo, hi)
@@ -182,13 +179,10 @@ class OverKernel(PipelineKernel):
                     raise AggregateOverflowError(f"pipeline {self.pipeline.id}: aggregate {a.field.name!r} "
                                                  f"(agg.{a.func}) over an OVER frame: the sum does not fit in int64")
             if a.func == "avg":
-                with np.errstate(invalid="ignore", divide="ignore"):
-                    total = total.astype(np.float64) / np.maximum(count[emitted], 1)
+                total = total.astype(np.float64) / np.maximum(count, 1)
             return pa.array(total, out_type, mask=none)
         result = over_frames.extremes(values, valid, lo, hi, a.func == "max")
-        if pa.types.is_boolean(out_type):
-            result = result.astype(bool)
-        return pa.array(result, out_type, mask=none)
+        return pa.array(result.astype(bool) if pa.types.is_boolean(out_type) else result, out_type, mask=none)
 
     def _may_share_key(self, history: pa.Table, ready: pa.Table) -> np.ndarray:
         """Per history row: whether each of its key values occurs among the ready rows' (keys
@@ -203,13 +197,13 @@ class OverKernel(PipelineKernel):
             shares &= pc.is_in(mine, value_set=pc.unique(theirs), skip_nulls=False).to_numpy(zero_copy_only=False)
         return shares
 
-    def _kept(self, run: pa.Table, watermark: int) -> pa.Table:
-        """The rows of ``run`` (sorted by key, event time, arrival) that frames of rows after
-        ``watermark`` can still need: each key's last ``n``, or those less than ``d`` behind."""
+    def _kept(self, run: pa.Table, new: np.ndarray, watermark: int) -> pa.Table:
+        """The rows of ``run`` (sorted by key, event time, arrival; ``new``: where a key starts)
+        that frames of rows after ``watermark`` can still need: each key's last ``n``, or those
+        less than ``d`` behind."""
         frame = self.terminal.frame
         if frame.rows is None or watermark == abi.INT64_MAX or not run.num_rows:
             return self._expire(run, watermark)
-        new = over_frames.group_starts([run.column(k).combine_chunks() for k in self.terminal.keys])
         group = np.cumsum(new) - 1
         ends = np.append(np.flatnonzero(new)[1:], run.num_rows)  # each group's end
         keep = np.arange(run.num_rows) >= ends[group] - frame.rows
