@@ -246,6 +246,8 @@ PLANS = {
     .key_by("k").over(range_preceding=Time.milliseconds(6)).aggregate(b=agg.max("a")),
     "event time dropped, window after": lambda env: _mixed(env).select("k", "v").key_by("k").over(rows_preceding=1)
     .aggregate(b=agg.max("v")).key_by("k").window(tumbling(10)).aggregate(c=agg.count(), s=agg.sum("b")),
+    "event time column replaced": lambda env: _mixed(env).with_columns(ts=col("ts") * -1).key_by("k")
+    .over(range_preceding=Time.milliseconds(6)).aggregate(lo=agg.min("ts"), n=agg.count()),
     "computed keys and arguments": lambda env: _mixed(env).with_columns(kk=col("v") % 2).filter(col("v") != 0)
     .key_by("kk", "k").over(rows_preceding=4).aggregate(s=agg.sum(col("v") * 3), n=agg.count(where=col("v") > 0)),
 }

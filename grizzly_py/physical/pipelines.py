@@ -565,11 +565,12 @@ def _lower_over(node: OverAggregateNode, lw: _Lowering, time_needed: bool) -> _O
     taken = Schema(tuple(in_schema))
 
     def hidden(prefix: str, expr: Expr, dtype: DataType) -> str:
+        """A hidden output column computing ``expr`` (over the pipeline's input columns)."""
         nonlocal taken
         name = _fresh_name(taken, prefix)
         f = Field(name, dtype, to_arrow_type(dtype))
         taken = Schema(tuple(taken) + (f,))
-        outputs.append((f, expr.substitute(o.columns)))
+        outputs.append((f, expr))
         return name
 
     aggregates = []
@@ -578,9 +579,10 @@ def _lower_over(node: OverAggregateNode, lw: _Lowering, time_needed: bool) -> _O
         arg_type = None if call.arg is None else call.arg.dtype(in_schema)
         if call.arg is not None:
             plain = strip_alias(call.arg)
-            arg = plain.name if isinstance(plain, Column) else hidden(f"__gz_arg_{i}", call.arg, arg_type)
+            arg = plain.name if isinstance(plain, Column) else \
+                hidden(f"__gz_arg_{i}", call.arg.substitute(o.columns), arg_type)
         if call.where is not None:
-            where = hidden(f"__gz_where_{i}", call.where, BOOL)
+            where = hidden(f"__gz_where_{i}", call.where.substitute(o.columns), BOOL)
         aggregates.append(OverAggregate(node.schema.field(name), call.func, arg, where, arg_type))
     time_column = hidden(EVENT_TIME_COLUMN, _as_int64(o.event_time, o.input_schema), INT64)
     ids = (lw.close(o, ProjectTerminal(tuple(outputs))).id,)
