@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import Step, aggregate_calls, arrow_stream, assert_tables_equal, can_be_key, stateless_cases, tumbling
-from test_checkpoint import run_with_crashes
+from test_checkpoint import check_resume, run_with_crashes
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col, lit, reference
@@ -324,6 +324,15 @@ def test_resume_after_crashes_gives_the_same_result(frame, tmp_path):
     expected = reference.evaluate(build(gz.StreamEnvironment(), batches).node)
     result = run_with_crashes(build, batches, [2, 5, 7], str(tmp_path / "chk"), parallelisms=[1, 2, 3, 4])
     assert_tables_equal(result["out"], expected)
+
+
+@given(case=over_query_cases(), data=st.data())
+@settings(deadline=None, max_examples=15)
+def test_random_over_queries_resume_after_crashes(case, data):
+    """Random OVER queries crash at drawn batches and resume: the same rows, bit for bit, as an
+    uninterrupted run, and the reference's."""
+    query, parallelism = case
+    check_resume(query, min(parallelism, 2), data)
 
 
 def test_state_is_pruned_as_the_watermark_moves():
