@@ -229,6 +229,17 @@ def test_event_times_at_the_int64_limits(frame):
     assert [r["v"] for r in out] == [1, 2, 3, 4, 5]  # none late: the first row comes before any watermark
 
 
+@pytest.mark.parametrize("rows", [0, 1])
+def test_min_and_max_at_the_int64_limits(rows):
+    def build(env):
+        return (_stream(env, list(range(6)), [1] * 6, [INT64_MIN, INT64_MIN + 1, None, INT64_MAX, INT64_MAX - 1, None])
+                .key_by("k").over(rows_preceding=rows).aggregate(lo=agg.min("v"), hi=agg.max("v")))
+    out = check(build).to_pylist()
+    if rows == 0:
+        assert [(r["lo"], r["hi"]) for r in out] == [(v, v) for v in (INT64_MIN, INT64_MIN + 1, None, INT64_MAX,
+                                                                      INT64_MAX - 1, None)]
+
+
 def test_int_sum_overflow_in_a_frame_is_reported():
     def build(env):
         return (_stream(env, [1, 2, 3], [1, 1, 1], [INT64_MAX, 1, -5]).key_by("k")
@@ -256,6 +267,16 @@ def test_float_sums_keep_small_values_next_to_cancelling_large_ones():
         return _floats(env, [1e16, 1.0, -1e16, 3.0, 2.5], sizes=[2, 3]).key_by("k") \
             .over(rows_preceding=2).aggregate(s=agg.sum("f"), m=agg.avg("f"))
     assert [r["s"] for r in check(build).to_pylist()] == [1e16, 1e16 + 1.0, 1.0, -1e16 + 4.0, -1e16 + 5.5]
+
+
+def test_float_sums_of_tiny_values_after_large_ones_stay_exact():
+    # the prefix sums of the run cannot hold 5e-324 next to 7.0 or 1e-300 next to 1e300
+    def build(env):
+        n = 6
+        return arrow_stream(env, {"ts": pa.array(range(n), i64), "k": pa.array([0, 0, 1, 2, 2, 2], i64),
+                                  "f": pa.array([7.0, 1.62, 5e-324, 1e300, 1e-300, -1e300])}) \
+            .key_by("k").over(rows_preceding=0).aggregate(s=agg.sum("f"), m=agg.avg("f"))
+    assert [r["s"] for r in check(build).to_pylist()] == [7.0, 1.62, 5e-324, 1e300, 1e-300, -1e300]
 
 
 def test_float_sums_with_infinities_and_overflowing_partial_sums():

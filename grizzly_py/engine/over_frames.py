@@ -9,19 +9,26 @@ its length:
   prefix sums cannot overflow, so a frame's true sum is known exactly and one outside int64 is
   reported (``AggregateOverflowError``), as every sum in grizzly-py is;
 - float sums: compensated prefix sums (the cumulative sum and the exact error of each of its
-  additions, TwoSum), a frame's sum their difference, as accurate as the compensated sum in
+  additions, TwoSum), a frame's sum their difference, within 1e-9 of the compensated sum in
   arrival order that windows compute (``aggregates/functions/sum.py``); infinities and NaN
-  counted apart. Where the cumulative sum overflows, a table of compensated block sums (a sum and
-  its error for every block of 2^k rows) gives each frame from at most log2(length) blocks;
-- min and max: a sparse table (the extreme of every block of 2^k rows), two overlapping blocks
-  per frame; floats ignore NaN unless every value is NaN, as ``minnum``/``maxnum`` do.
+  counted apart. A frame whose sum is too small next to the prefixes for that, and every frame
+  where the cumulative sum overflows, is added from its own values: a table of compensated
+  block sums (a sum and its error for every block of 2^k rows), at most log2(length) blocks;
+- min and max: a compiled loop (``gz_over_min_positions``) keeps a monotone deque of positions
+  over the run, O(1) amortized per row whatever the frame's length; floats ignore NaN unless
+  every value is NaN, as ``minnum``/``maxnum`` do.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from ..jit import compile_ir
 
 INT64_MIN, INT64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -116,12 +123,23 @@ def float_sums(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.nda
     np.cumsum(step, out=error[1:])
     head, cut = _two_sum(prefix[hi + 1], -prefix[lo])
     total = head + (cut + (error[hi + 1] - error[lo]))
+    # what the prefixes leave out is below eps^2 x (rows) x (their magnitude); a frame whose sum
+    # is not well above that (values far smaller than the ones before them, or cancelling to
+    # zero) is added from its own values instead
+    magnitude = np.zeros(len(x) + 1)
+    np.cumsum(np.abs(x), out=magnitude[1:])
+    doubtful = np.abs(total) <= _DOUBT * len(x) * magnitude[hi + 1]
+    if doubtful.any():
+        total[doubtful] = _block_sums(x, finite, lo[doubtful], hi[doubtful])
     # infinities and NaN of the frame decide it as adding them would
     nan = _count_in(valid & np.isnan(values), lo, hi) > 0
     up = _count_in(valid & (values == np.inf), lo, hi) > 0
     down = _count_in(valid & (values == -np.inf), lo, hi) > 0
     total = np.where(up, np.inf, np.where(down, -np.inf, total))
     return np.where(nan | (up & down), np.nan, total)
+
+
+_DOUBT = 1e-22  # 1e9 x eps^2 (eps = 2^-52): the prefix sums' error stays 1e-9 of the frame's sum
 
 
 def _count_in(flags: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -157,40 +175,131 @@ def _block_sums(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.nd
         return np.where(finite, total + error, total)
 
 
+# For each frame r (0 <= r < %rows): %out[r] = the position p in [lo[r], hi[r]] whose key is the
+# smallest (the latest such position on ties). lo and hi never decrease from one frame to the
+# next, so one monotone deque of positions (%deque: room for every position) serves every frame:
+# a position enters once, at the back, removing the positions behind it whose keys are not
+# smaller; it leaves at the front once a frame starts after it.
+_EXTREMES_IR = """
+define i64 @gz_over_min_positions(ptr noalias %keys, ptr noalias %lo, ptr noalias %hi, i64 %rows,
+                                  ptr noalias %deque, ptr noalias %out) {
+entry:
+  %r.a = alloca i64
+  %next.a = alloca i64
+  %head.a = alloca i64
+  %tail.a = alloca i64
+  store i64 0, ptr %r.a
+  store i64 0, ptr %next.a
+  store i64 0, ptr %head.a
+  store i64 0, ptr %tail.a
+  br label %row
+row:
+  %r = load i64, ptr %r.a
+  %more = icmp slt i64 %r, %rows
+  br i1 %more, label %enter, label %done
+enter:                                ; positions up to hi[r] enter the deque
+  %hi.p = getelementptr inbounds i64, ptr %hi, i64 %r
+  %h = load i64, ptr %hi.p
+  %next = load i64, ptr %next.a
+  %due = icmp sle i64 %next, %h
+  br i1 %due, label %back, label %front
+back:                                 ; drop the positions at the back whose keys are not smaller
+  %tail = load i64, ptr %tail.a
+  %head = load i64, ptr %head.a
+  %any = icmp sgt i64 %tail, %head
+  br i1 %any, label %compare, label %append
+compare:
+  %last.i = sub i64 %tail, 1
+  %last.p = getelementptr inbounds i64, ptr %deque, i64 %last.i
+  %last = load i64, ptr %last.p
+  %lk.p = getelementptr inbounds i64, ptr %keys, i64 %last
+  %lk = load i64, ptr %lk.p
+  %nk.p = getelementptr inbounds i64, ptr %keys, i64 %next
+  %nk = load i64, ptr %nk.p
+  %worse = icmp sge i64 %lk, %nk
+  br i1 %worse, label %drop.back, label %append
+drop.back:
+  store i64 %last.i, ptr %tail.a
+  br label %back
+append:
+  %t = load i64, ptr %tail.a
+  %slot = getelementptr inbounds i64, ptr %deque, i64 %t
+  store i64 %next, ptr %slot
+  %t.1 = add i64 %t, 1
+  store i64 %t.1, ptr %tail.a
+  %next.1 = add i64 %next, 1
+  store i64 %next.1, ptr %next.a
+  br label %enter
+front:                                ; drop the positions before lo[r] at the front
+  %lo.p = getelementptr inbounds i64, ptr %lo, i64 %r
+  %l = load i64, ptr %lo.p
+  %f = load i64, ptr %head.a
+  %first.p = getelementptr inbounds i64, ptr %deque, i64 %f
+  %first = load i64, ptr %first.p
+  %stale = icmp slt i64 %first, %l
+  br i1 %stale, label %drop.front, label %emit
+drop.front:
+  %f.1 = add i64 %f, 1
+  store i64 %f.1, ptr %head.a
+  br label %front
+emit:
+  %out.p = getelementptr inbounds i64, ptr %out, i64 %r
+  store i64 %first, ptr %out.p
+  %r.1 = add i64 %r, 1
+  store i64 %r.1, ptr %r.a
+  br label %row
+done:
+  ret i64 0
+}
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def _min_positions():
+    """(module, gz_over_min_positions); the module is cached by ``jit`` and kept alive here."""
+    module = compile_ir(_EXTREMES_IR)
+    p, i64 = ctypes.c_void_p, ctypes.c_int64
+    return module, module.function("gz_over_min_positions", i64, p, p, p, i64, p, p)
+
+
+_SIGN_OFF = np.int64(0x7FFFFFFFFFFFFFFF)
+_NAN_KEY = INT64_MAX - 1   # after every number (+inf's key is 0x7FF0000000000000)
+_NULL_KEY = INT64_MAX      # after everything: a frame's extreme is null only where it has no value
+
+
 def extremes(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.ndarray, largest: bool
              ) -> np.ndarray:
-    """Each frame's min (or max, ``largest``) of the valid values: a sparse table; where no value
-    is valid the result is meaningless (the caller nulls it)."""
-    n = len(values)
-    if values.dtype.kind == "f":
-        pick = np.fmax if largest else np.fmin
-        level = np.where(valid, values, np.nan)
+    """Each frame's min (or max, ``largest``) of the valid values, found by a compiled loop over a
+    monotone deque (frames ``[lo, hi]`` that never move backwards: sorted runs give them); where
+    no value is valid the result is meaningless (the caller nulls it). Floats order as numbers,
+    NaN after them: it is the result only where every value is NaN, as ``minnum``/``maxnum``."""
+    floats = values.dtype.kind == "f"
+    if floats:  # order-preserving int64 keys of the floats (negative ones: all bits but the sign flipped)
+        bits = values.astype(np.float64).view(np.int64)
+        keys = np.where(bits < 0, bits ^ _SIGN_OFF, bits)
     else:
-        pick = np.maximum if largest else np.minimum
-        level = np.where(valid, values.astype(np.int64), INT64_MIN if largest else INT64_MAX)
-    length = hi - lo + 1
-    longest = int(length.max()) if len(length) else 0
-    table = [level]
-    k = 1
-    while (1 << k) <= longest:
-        half = 1 << (k - 1)
-        prev = table[-1]
-        table.append(np.concatenate([pick(prev[:n - half], prev[half:]), prev[n - half:]]))
-        k += 1
-    if not len(lo):
-        return level[:0]
-    k = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
-    while True:  # log2 of a float may round up at a power of two
-        over = (1 << k) > length
-        if not over.any():
-            break
-        k[over] -= 1
-    out = np.empty(len(lo), dtype=level.dtype)
-    for lvl in np.unique(k):
-        rows = k == lvl
-        t = table[lvl]
-        out[rows] = pick(t[lo[rows]], t[hi[rows] - (1 << lvl) + 1])
-    return out
+        keys = values.astype(np.int64)
+    if largest:
+        keys = ~keys  # reverses the order exactly
+    if floats:
+        keys = np.where(np.isnan(values), _NAN_KEY, keys)
+    keys = np.ascontiguousarray(np.where(valid, keys, _NULL_KEY), dtype=np.int64)
+    lo, hi = np.ascontiguousarray(lo, dtype=np.int64), np.ascontiguousarray(hi, dtype=np.int64)
+    if len(lo) and not (lo.min() >= 0 and hi.max() < len(keys) and (lo <= hi).all()
+                        and (np.diff(lo) >= 0).all() and (np.diff(hi) >= 0).all()):
+        raise RuntimeError("OVER frames out of order (an engine bug)")  # the loop relies on it
+    positions = np.empty(len(lo), dtype=np.int64)
+    if len(lo):
+        deque = np.empty(len(keys), dtype=np.int64)
+        _min_positions()[1](keys.ctypes.data, lo.ctypes.data, hi.ctypes.data, len(lo), deque.ctypes.data,
+                            positions.ctypes.data)
+    found = keys[positions]
+    if not floats:  # (the null key is ~INT64_MIN: where it is found with a value, the max is INT64_MIN)
+        return ~found if largest else found
+    if largest:
+        found = np.where(found >= _NAN_KEY, found, ~found)
+    out = np.where(found < 0, found ^ _SIGN_OFF, found).view(np.float64)
+    return np.where(found == _NAN_KEY, np.nan, out)
 
 
 __all__ = ["counts", "extremes", "float_sums", "group_starts", "int_sums", "range_frames", "rows_frames"]
