@@ -2,12 +2,15 @@
 
 Random queries (hypothesis) run compiled at parallelism 1 to 4 and must equal the reference
 evaluator (``reference.OverAggregate``, written independently): random keys (ints with nulls,
-strings, floats with NaN and -0.0), out-of-order event times within and beyond the watermark
-bound (late rows), any batching, ROWS and RANGE frames, count/sum/min/max/avg with nulls and
-``where=``, int64 overflow. Hand-written cases pin the frame definitions (ties in ROWS by arrival,
-RANGE including later rows with the same timestamp), the output order, a window after an OVER,
-checkpoint restarts, the state-memory limit (the state is pruned as the watermark moves) and the
-definition-time errors.
+strings plain and dictionary-encoded, floats with NaN and -0.0), int64 or Arrow timestamp event
+times out of order within and beyond the watermark bound (late rows), any batching, ROWS and
+RANGE frames, count/sum/min/max/avg with nulls and ``where=``, int64 overflow; and OVER after the
+shared random stateless queries (``strategies.stateless_cases``), also crashing and resuming
+from checkpoints. Hand-written cases pin the frame definitions (ties in ROWS by arrival, RANGE
+including later rows with the same timestamp), the output order, OVER before and after windows,
+unions and another OVER, the int64 limits, float sums (cancellation, tiny values, infinities,
+overflow), checkpoint restarts at other parallelisms, the state-memory limit (the state is
+pruned and keeps only what frames read), Spark (slow) and the definition-time errors.
 """
 
 from __future__ import annotations
@@ -339,7 +342,7 @@ def test_resume_after_crashes_gives_the_same_result(frame, tmp_path):
     batches = _batches()
 
     def build(env, source):
-        s = env.from_arrow(source if isinstance(source, list) else source, timestamp="ts",
+        s = env.from_arrow(source, timestamp="ts",
                            watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(3)))
         return s.key_by("k").over(**frame).aggregate(s=agg.sum("v"), hi=agg.max("v"), n=agg.count())
     expected = reference.evaluate(build(gz.StreamEnvironment(), batches).node)
