@@ -359,6 +359,27 @@ def test_random_over_queries_resume_after_crashes(case, data):
     check_resume(query, min(parallelism, 2), data)
 
 
+def test_state_carried_as_bytes_between_single_batches():
+    # Spark streaming's sequential strategy runs a query one micro-batch at a time, restoring the
+    # state each time from the bytes the last one left (engine/incremental.py)
+    from grizzly_py.engine.incremental import IncrementalQuery
+    from grizzly_py.plan import Query
+    batches = _batches(rows=200)
+    q = gz.StreamEnvironment().from_arrow(batches, timestamp="ts", watermark=WatermarkStrategy
+                                          .for_bounded_out_of_orderness(Time.milliseconds(3))) \
+        .key_by("k").over(range_preceding=Time.milliseconds(5)).aggregate(s=agg.sum("v"), hi=agg.max("v"))
+    state, outputs = None, []
+    for batch in [*batches, None]:
+        run = IncrementalQuery(Query(q.node))
+        try:
+            run.restore(state)
+            outputs.append(run.feed(batch) if batch is not None else run.finish())
+            state = run.snapshot()
+        finally:
+            run.close()
+    assert_tables_equal(pa.concat_tables(outputs), reference.evaluate(q.node))
+
+
 def test_state_is_pruned_as_the_watermark_moves():
     # 20,000 rows through a 3-row frame stay within a limit that holding them all would break
     batches = [pa.record_batch({"ts": pa.array(range(b, b + 500), i64), "k": pa.array([i % 4 for i in range(500)], i64),
