@@ -21,6 +21,7 @@ from .windows import MAX_WINDOW_MS
 
 #: the aggregates an OVER frame computes: the decomposable ones, from prefix sums and range minima
 OVER_AGGREGATES = ("count", "sum", "min", "max", "avg")
+MAX_ROWS_PRECEDING = 1 << 53  # frame arithmetic stays far from the int64 limits
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,9 @@ class OverFrame:
         if rows_preceding is not None:
             if isinstance(rows_preceding, bool) or not isinstance(rows_preceding, int):
                 raise TypeError(f"over(rows_preceding=...) takes an int number of rows, got {rows_preceding!r}")
-            if rows_preceding < 0:
-                raise ValueError(f"over(rows_preceding=...) must not be negative, got {rows_preceding}")
+            if not 0 <= rows_preceding <= MAX_ROWS_PRECEDING:
+                raise ValueError(f"over(rows_preceding=...) must be between 0 and {MAX_ROWS_PRECEDING} "
+                                 f"(it must not be negative), got {rows_preceding}")
             return OverFrame(rows=rows_preceding)
         if not 0 <= range_ms <= MAX_WINDOW_MS:
             raise ValueError(f"over(range_preceding=...) must be between 0 and {MAX_WINDOW_MS} ms, got {range_ms} ms")

@@ -419,6 +419,7 @@ def _keyed():
     ({}, ValueError, "exactly one"),
     ({"rows_preceding": 2, "range_preceding": Time.seconds(1)}, ValueError, "exactly one"),
     ({"rows_preceding": -1}, ValueError, "negative"),
+    ({"rows_preceding": 10 ** 30}, ValueError, "between 0 and"),
     ({"rows_preceding": 1.5}, TypeError, "int"),
     ({"range_preceding": 5}, TypeError, "unit"),
 ])
