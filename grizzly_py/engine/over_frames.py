@@ -1,10 +1,10 @@
-"""OVER frames over one sorted run of rows, vectorized with numpy: where each row's frame starts
-and ends, and the aggregates over it (``over_kernel.py`` gives the run: rows sorted by key, event
-time, arrival).
+"""OVER frames over one sorted run of rows: where each row's frame starts and ends, and the
+aggregates over it, vectorized with numpy and, for min and max, a compiled loop
+(``over_kernel.py`` gives the run: rows sorted by key, event time, arrival).
 
 A frame is ``[lo, hi]`` (positions in the run, both inclusive, never across a key). The
-aggregates come from structures built once per run, so a frame costs O(1) or O(log n) whatever
-its length:
+aggregates come from structures built once per run, so a frame costs O(1) (amortized) whatever
+its length, O(log n) where block sums are needed:
 - counts and exact int64 sums: prefix sums; a sum is split into its high and low 32 bits, whose
   prefix sums cannot overflow, so a frame's true sum is known exactly and one outside int64 is
   reported (``AggregateOverflowError``), as every sum in grizzly-py is;

@@ -10,10 +10,10 @@ time as int64 ms) hands it Arrow batches; its state is Arrow data:
   each, only the columns frames read (keys, event time, the aggregates' arguments, arrival).
 
 A row at or behind the watermark in force is late (counted, dropped). When the watermark moves,
-the rows it passed and the history of their keys are sorted by (key, event time, arrival) with Arrow, the
-frames are computed over that run (``over_frames.py``, numpy: no Python per row), and the rows
-leave ordered by (event time, key, arrival): the order does not depend on when the watermark
-moved, so it is the same for every batching and parallelism.
+the rows it passed and the history of their keys are sorted by (key, event time, arrival) with
+Arrow, the frames are computed over that run (``over_frames.py``: numpy and a compiled loop, no
+Python per row), and the rows leave ordered by (event time, key, arrival): the order does not
+depend on when the watermark moved, so it is the same for every batching and parallelism.
 """
 
 from __future__ import annotations
