@@ -80,6 +80,10 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
     for p in physical.pipelines:
         if not (show_ir or show_ir_opt or show_asm):
             break
+        if not p.compiles:
+            console.print(f"[bold]pipeline {p.id}[/]: no generated code (an OVER aggregate over the columns "
+                          f"that the pipeline before it computes)")
+            continue
         options, note = variant_options(p, variant)
         if note:
             console.print(f"[bold]pipeline {p.id}[/]: {note}")

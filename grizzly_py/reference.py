@@ -49,6 +49,10 @@ Windows and watermarks (see ``run``)
   time. Null keys join nothing: such a record is dropped and counted in ``filtered_records``, as
   a record a filter drops.
 - Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
+- OVER aggregates (``OverAggregate``): a record at or behind the watermark is late; the others
+  wait until the watermark reaches them and then leave, each with the aggregates over its frame
+  (the records of its key in (event time, arrival) order: the record and the ``n`` before it, or
+  those with ``ts - d <= t <= ts``), ordered by event time, then key, then arrival.
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0).
 An aggregate with ``where=cond`` sees only the records for which ``cond`` is true (false and null
@@ -74,6 +78,7 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .functions import function_spec
+from .over import OverAggregateNode
 from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode,
                    PlanNode, ProjectNode, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode,
                    distinct_sources)
@@ -533,6 +538,71 @@ class CountWindowAggregate(WindowAggregate):
         self.downstream.watermark(wm)
 
 
+class OverAggregate(Operator):
+    """OVER aggregates (``OverAggregateNode``): a record at or behind the watermark is late;
+    the others wait until the watermark reaches them. Then each one leaves (ordered by event
+    time, key, arrival) with the aggregates over its frame among every record of its key up to
+    the watermark, in (event time, arrival) order: itself and the ``rows`` before it, or every one
+    with ``ts - range <= t <= ts``. Each key keeps what later frames can still need."""
+
+    def __init__(self, node: OverAggregateNode, downstream: Operator, metrics: dict):
+        in_schema = node.input.schema
+        self.keys, self.frame = node.keys, node.frame
+        self.calls = [call for _, call in node.aggregates]
+        self.names = [name for name, _ in node.aggregates]
+        self.args = [_aggregate_input(c, in_schema) for c in self.calls]
+        self.arg_types = [None if c.arg is None else c.arg.dtype(in_schema) for c in self.calls]
+        self.downstream, self.metrics = downstream, metrics
+        self.wm = -math.inf
+        self.arrivals = 0
+        self.waiting: list[tuple] = []        # (ts, group, arrival, row, inputs) not yet emitted
+        self.released: dict[tuple, list] = {}  # group -> emitted records later frames may need
+
+    def push(self, ts, row):
+        ts = int(ts)
+        if ts <= self.wm:
+            self.metrics["late_records"] += 1
+            return
+        group = tuple(sort_key(normalize_key(row[k])) for k in self.keys)
+        self.waiting.append((ts, group, self.arrivals, row, [a(row) for a in self.args]))
+        self.arrivals += 1
+
+    def watermark(self, wm):
+        if wm > self.wm:
+            self.wm = wm
+            ready = sorted((r for r in self.waiting if r[0] <= wm), key=lambda r: (r[0], r[1], r[2]))
+            self.waiting = [r for r in self.waiting if r[0] > wm]
+            for r in ready:
+                self.released.setdefault(r[1], []).append(r)
+            for records in self.released.values():
+                records.sort(key=lambda r: (r[0], r[2]))
+            for r in ready:
+                frame = self.frame_of(r, self.released[r[1]])
+                out = dict(r[3])
+                out.update(zip(self.names, self.results(frame)))
+                self.downstream.push(r[0], out)
+            for group, records in self.released.items():  # what later frames can still need
+                if self.frame.rows is not None:
+                    records[:] = records[max(0, len(records) - self.frame.rows):] if self.frame.rows else []
+                else:
+                    records[:] = [r for r in records if r[0] > wm - self.frame.range_ms]
+        self.downstream.watermark(wm)
+
+    def frame_of(self, r: tuple, records: list) -> list:
+        """The frame of record ``r`` among its key's ``records`` (in (event time, arrival) order)."""
+        if self.frame.rows is not None:
+            upto = records[:records.index(r) + 1]
+            return upto[-(self.frame.rows + 1):]
+        return [x for x in records if r[0] - self.frame.range_ms <= x[0] <= r[0]]
+
+    def results(self, frame: list) -> list:
+        results = []
+        for i, (call, arg_type) in enumerate(zip(self.calls, self.arg_types)):
+            counted = [x[4][i] for x in frame if x[4][i] is not SKIPPED]
+            results.append(aggregate(call, arg_type, [v for v in counted if v is not None], len(counted)))
+        return results
+
+
 class LateData(Operator):
     """``late_data(tag)``: the records that the window ``node.window`` drops as late (no window
     of theirs kept under the watermark in force: ``kept_windows``); the others are counted in
@@ -857,6 +927,8 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         op = LateData(node, downstream, metrics)
     elif isinstance(node, LookupJoinNode):
         op = LookupJoin(node, downstream, metrics)
+    elif isinstance(node, OverAggregateNode):
+        op = OverAggregate(node, downstream, metrics)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
     build(node.input, op, metrics, readers)

@@ -13,6 +13,7 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
+from .over import OverAggregateNode, OverFrame
 from .plan import (FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode, ProjectNode,
                    RegularJoinNode, SinkSpec, UnionNode, WindowAggregateNode, WindowJoinNode)
 from .sources import BadInputError
@@ -244,6 +245,13 @@ class KeyedStream:
         records, in stream order; incomplete windows do not fire at the end of the input."""
         return WindowedStream(self.env, self.node, self.keys, CountWindows(size, size if slide is None else slide))
 
+    def over(self, rows_preceding: int | None = None, range_preceding=None) -> "OverWindowedStream":
+        """Flink's OVER window per key, ordered by event time: ``rows_preceding=n`` (the row and the
+        n rows before it; ties by arrival) or ``range_preceding=duration`` (the rows at most that
+        much earlier, rows with the same timestamp included); exactly one of them."""
+        range_ms = None if range_preceding is None else to_millis(range_preceding, what="over(range_preceding=...)")
+        return OverWindowedStream(self.env, self.node, self.keys, OverFrame.of(rows_preceding, range_ms))
+
 
 class WindowedStream:
     """A keyed or global stream cut into windows; ``aggregate`` computes one row per window (and key)."""
@@ -286,6 +294,22 @@ class WindowedStream:
         return DataStream(self.env, WindowAggregateNode(self.node, self.keys, self.assigner,
                                                         tuple(aggregates.items()), self.allowed_lateness_ms,
                                                         self.late_tag))
+
+
+class OverWindowedStream:
+    """A keyed stream with an OVER frame (``KeyedStream.over``); ``aggregate`` adds the aggregates
+    over each row's frame to the row."""
+
+    def __init__(self, env, node: PlanNode, keys: tuple[str, ...], frame: OverFrame):
+        self.env, self.node, self.keys, self.frame = env, node, keys, frame
+
+    def aggregate(self, *unnamed, **aggregates) -> DataStream:
+        """Every input row, in event-time order as the watermark passes it, with one more column
+        per ``name=agg.<func>(...)`` (count, sum, min, max, avg) over the row's frame."""
+        if unnamed:
+            raise TypeError(f"aggregate() takes its aggregates by name, as the result columns they make: "
+                            f"{_named_suggestion(unnamed)}")
+        return DataStream(self.env, OverAggregateNode(self.node, self.keys, self.frame, tuple(aggregates.items())))
 
 
 def _named_suggestion(unnamed) -> str:

@@ -35,7 +35,7 @@ USER_DOCS = ["README.md", "docs/api.md", "docs/tutorial.md", "docs/semantics.md"
              "docs/fault_tolerance.md", "docs/adaptive.md", "docs/counters.md", "docs/security.md"]
 
 STREAM_CLASSES = [grizzly_py.StreamEnvironment, stream.DataStream, stream.KeyedStream, stream.WindowedStream,
-                  stream.JoinBuilder, stream.RegularJoinStream, stream.IntervalJoinBuilder]
+                  stream.OverWindowedStream, stream.JoinBuilder, stream.RegularJoinStream, stream.IntervalJoinBuilder]
 EXPRESSION_CLASSES = [expressions.Expr, expressions.StringFunctions, expressions.DateTimeFunctions]
 ASSIGNERS = [windows.TumblingEventTimeWindows, windows.SlidingEventTimeWindows, windows.EventTimeSessionWindows,
              windows.TumblingProcessingTimeWindows, windows.SlidingProcessingTimeWindows, windows.CountWindows]

@@ -5,7 +5,8 @@ the *state layout*: the code generator's rule and options chose it, ``codegen/ru
 ``KERNELS`` maps each layout to the kernel classes that drive it, for one worker and for several.
 Several workers each write a state block of their own and the blocks merge when a window fires;
 a layout without a kernel for several workers keeps one (its records are taken in stream order).
-A join pipeline's kernel follows its grouping (``join_kernel``, ``sort_kernel``).
+A join pipeline's kernel follows its grouping (``join_kernel``, ``sort_kernel``); an OVER pipeline's
+is ``over_kernel.OverKernel``.
 
 Every class here is a ``kernel_protocol.PipelineKernel``: what else differs between layouts (its
 snapshot, its bytes, the interned ids it holds, whether rounds of batches may run before a
@@ -21,6 +22,7 @@ from ..codegen.sort_merge_join import sort_merge_unsupported
 from ..physical.pipelines import Pipeline
 from .join_kernel import JoinKernel
 from .kernels import CountWindowKernel, SessionWindowKernel, SlidingWindowKernel, WindowKernel
+from .over_kernel import OverKernel
 from .shared_kernel import SharedWindowKernel
 from .sort_kernel import SortMergeJoinKernel, SortWindowKernel
 
@@ -67,4 +69,9 @@ def make_join_kernel(pipeline: Pipeline, input_name: str, grouping: str = "hash"
     return (SortMergeJoinKernel if sort_merge else JoinKernel)(pipeline, input_name)
 
 
-__all__ = ["KERNELS", "LayoutKernels", "make_join_kernel", "make_kernel"]
+def make_over_kernel(pipeline: Pipeline, input_name: str) -> OverKernel:
+    """The kernel of OVER pipeline ``pipeline``: one worker, rows in stream order."""
+    return OverKernel(pipeline, input_name)
+
+
+__all__ = ["KERNELS", "LayoutKernels", "make_join_kernel", "make_kernel", "make_over_kernel"]

@@ -2,7 +2,7 @@
 statistics (``PipelineRun``).
 
 ``instantiate`` generates a pipeline's code and picks its kernel: a projection's (none for an
-identity), a join's (``kernel_table.make_join_kernel``), or a window's by its state layout
+identity), a join's (``kernel_table.make_join_kernel``), an OVER aggregate's, or a window's by its state layout
 (``kernel_table.make_kernel``): shared window state where asked for and supported (else
 thread-local, and the run says why), hash or sort grouping, or a ``RegroupingKernel`` that
 chooses while it runs (``grouping``/``window_state`` "auto"). A kernel with code variants runs
@@ -21,10 +21,10 @@ from ..codegen.module import GeneratedPipeline, generate_pipeline
 from ..codegen.options import CodegenOptions
 from ..codegen.shared_window import shared_state_unsupported
 from ..codegen.sort_grouping import regrouping_unsupported
-from ..physical.pipelines import JoinTerminal, Pipeline, ProjectTerminal, SourceInput
+from ..physical.pipelines import JoinTerminal, OverTerminal, Pipeline, ProjectTerminal, SourceInput
 from .adaptive import Adaptivity, generic_only
 from .kernel_protocol import PipelineKernel
-from .kernel_table import make_join_kernel, make_kernel
+from .kernel_table import make_join_kernel, make_kernel, make_over_kernel
 from .kernels import ProjectKernel, output_arrow_schema
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 
@@ -86,6 +86,9 @@ def instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
     if isinstance(pipeline.terminal, JoinTerminal):  # one compiled kernel per input (join_kernel.py)
         join = make_join_kernel(pipeline, input_name, grouping)
         return PipelineRun(pipeline, join.gen, join, join.codegen_ms, join.schema)
+    if isinstance(pipeline.terminal, OverTerminal):  # its input pipeline computes what it reads
+        over = make_over_kernel(pipeline, input_name)
+        return PipelineRun(pipeline, over.gen, over, 0.0, over.schema)
     start = time.perf_counter()
     note = None
     if window_state == "shared" and not isinstance(pipeline.terminal, ProjectTerminal):

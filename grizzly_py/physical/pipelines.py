@@ -17,9 +17,10 @@ from ..aggregates import AggregateSpec, spec_of
 from ..expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, ProcessingTime, UnaryOp, lit,
                            strip_alias, structural_key, walk)
 from ..late_records import LateRecord
+from ..over import OverAggregateNode, OverFrame
 from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode,
                     ProjectNode, Query, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
-from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
+from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema, to_arrow_type
 from ..windows import WindowAssigner
 
 
@@ -134,6 +135,36 @@ class WindowTerminal:
 
 
 @dataclass(frozen=True, eq=False)
+class OverAggregate:
+    """An aggregate of an OVER pipeline, over columns of the pipeline's input (which the pipeline
+    before it computed): ``arg`` (None: ``count()``) and ``where`` (a bool column; None: every row)."""
+
+    field: Field
+    func: str
+    arg: str | None
+    where: str | None
+    arg_type: DataType | None
+
+
+@dataclass(frozen=True, eq=False)
+class OverTerminal:
+    """The pipeline is an OVER aggregate (``over.OverAggregateNode``): it reads the input columns,
+    the aggregates' computed arguments and the int64 event time (``event_time_column``) from the
+    pipeline before it, and emits each row with its aggregates as the watermark passes it.
+    ``output_schema``: the input columns, the aggregates, and the event-time column when a window
+    downstream needs it and no input column holds it."""
+
+    keys: tuple[str, ...]
+    frame: OverFrame
+    event_time_column: str
+    columns: tuple[str, ...]            # the input columns that pass through, in output order
+    aggregates: tuple[OverAggregate, ...]
+    output_schema: Schema
+
+    kind = "over"
+
+
+@dataclass(frozen=True, eq=False)
 class JoinSide:
     """One input of a join pipeline: the batches it delivers and what the join reads of them.
     When the input only filters and passes columns through (renamed or not), its pipeline is an
@@ -221,15 +252,21 @@ class Pipeline:
     event_time: Expr | None          # over the input columns (None: no event time)
     out_of_orderness_ms: int
     filters: tuple[Expr, ...]
-    terminal: ProjectTerminal | WindowTerminal | JoinTerminal | JoinSideTerminal
+    terminal: ProjectTerminal | WindowTerminal | JoinTerminal | JoinSideTerminal | OverTerminal
 
     @property
     def output_schema(self) -> Schema:
-        if isinstance(self.terminal, (WindowTerminal, JoinTerminal)):
+        if isinstance(self.terminal, (WindowTerminal, JoinTerminal, OverTerminal)):
             return self.terminal.output_schema
         if isinstance(self.terminal, JoinSideTerminal):
             return self.terminal.join.output_schema
         return Schema(tuple(f for f, _ in self.terminal.outputs))
+
+    @property
+    def compiles(self) -> bool:
+        """Whether the pipeline has generated code: an OVER pipeline has none (its kernel works on
+        the Arrow columns that the compiled pipeline before it computes)."""
+        return not isinstance(self.terminal, OverTerminal)
 
     def used_columns(self) -> list[str]:
         """Input columns that generated code reads, in input-schema order."""
@@ -242,8 +279,8 @@ class Pipeline:
         elif isinstance(self.terminal, JoinSideTerminal):
             exprs += [self.event_time] + [e for _, e in self.terminal.keys]
             exprs += [Column(c) for _, c in self.terminal.join.pair_columns[self.terminal.side]]
-        elif isinstance(self.terminal, JoinTerminal):
-            return []  # the kernels of its sides read them (join_side_pipeline)
+        elif isinstance(self.terminal, (JoinTerminal, OverTerminal)):
+            return []  # the kernels of its sides read them (join_side_pipeline); OVER compiles no loop
         else:
             exprs += [e for f, e in self.terminal.outputs if not isinstance(e, Column)]
         used = set().union(*(e.columns() for e in exprs)) if exprs else set()
@@ -275,6 +312,13 @@ class Pipeline:
                 lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
                 for f in side.filters:
                     lines.append(f"  {name:<8} filter {f!r}")
+            lines.append(f"  emits    {t.output_schema}")
+        elif isinstance(t, OverTerminal):
+            lines.append(f"  over     {t.frame!r}, event time {t.event_time_column}")
+            lines.append("  keys     " + ", ".join(t.keys))
+            for a in t.aggregates:
+                args = ", ".join([a.arg] if a.arg is not None else []) + (f", where={a.where}" if a.where else "")
+                lines.append(f"  agg      {a.field.name} = {a.func}({args})")
             lines.append(f"  emits    {t.output_schema}")
         else:
             lines.append("  emit     " + ", ".join(
@@ -371,6 +415,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         window = node.window
         o.filters.append(LateRecord(o.event_time, window.assigner.geometry, window.allowed_lateness_ms))
         return o
+    if isinstance(node, OverAggregateNode):
+        return _lower_over(node, lw, time_needed)
     if isinstance(node, UnionNode):
         return _lower_union(node, lw, time_needed)
     if isinstance(node, FilterNode) and isinstance(node.input, (RegularJoinNode, IntervalJoinNode)):
@@ -605,6 +651,51 @@ def _lower_lookup(node: LookupJoinNode, lw: _Lowering, time_needed: bool) -> _Op
     return _Open(WindowInput(j.id), out_schema, event_time, 0, [], _identity(node.schema))
 
 
+def _lower_over(node: OverAggregateNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """The input's pipeline ends in a projection (filters and maps fused) to the input columns,
+    each aggregate's argument and ``where=`` that is not an input column (``__gz_arg_<i>``,
+    ``__gz_where_<i>``) and the event time as int64 ms (``EVENT_TIME_COLUMN``); the OVER pipeline
+    reads it (a one-input ``UnionInput``). The pipeline after it reads its output: the event time is
+    an input column that holds it, or else the hidden column, kept when a window needs it."""
+    o = _open_after(node.input, lw, True)
+    if o.event_time is None or isinstance(o.event_time, ProcessingTime):
+        raise NotImplementedError("over(): the input has no event time (results of count windows have none)")
+    in_schema = node.input.schema
+    outputs = [(f, o.columns[f.name]) for f in in_schema]
+    taken = Schema(tuple(in_schema))
+
+    def hidden(prefix: str, expr: Expr, dtype: DataType) -> str:
+        """A hidden output column computing ``expr`` (over the pipeline's input columns)."""
+        nonlocal taken
+        name = _fresh_name(taken, prefix)
+        f = Field(name, dtype, to_arrow_type(dtype))
+        taken = Schema(tuple(taken) + (f,))
+        outputs.append((f, expr))
+        return name
+
+    aggregates = []
+    for i, (name, call) in enumerate(node.aggregates):
+        arg = where = None
+        arg_type = None if call.arg is None else call.arg.dtype(in_schema)
+        if call.arg is not None:
+            plain = strip_alias(call.arg)
+            arg = plain.name if isinstance(plain, Column) else \
+                hidden(f"__gz_arg_{i}", call.arg.substitute(o.columns), arg_type)
+        if call.where is not None:
+            where = hidden(f"__gz_where_{i}", call.where.substitute(o.columns), BOOL)
+        aggregates.append(OverAggregate(node.schema.field(name), call.func, arg, where, arg_type))
+    time_column = hidden(EVENT_TIME_COLUMN, _as_int64(o.event_time, o.input_schema), INT64)
+    ids = (lw.close(o, ProjectTerminal(tuple(outputs))).id,)
+    shared = _shared_time_column(in_schema, [o])
+    out_schema = node.schema
+    if shared is None and time_needed:
+        out_schema = Schema(tuple(node.schema) + (taken.field(time_column),))
+    terminal = OverTerminal(node.keys, node.frame, time_column, in_schema.names, tuple(aggregates), out_schema)
+    p = lw.close(_Open(UnionInput(ids), taken, Column(time_column), 0, [], {}), terminal)
+    event_time = shared if shared is not None else (Column(time_column) if time_needed else None)
+    return _Open(WindowInput(p.id), out_schema, event_time, 0, [], _identity(node.schema))
+
+
 def _shared_time_column(schema: Schema, branches: list[_Open]) -> Expr | None:
     """An expression over the union's columns that equals every input's event time: ``col(c)``
     or ``col(c) - 1`` where column ``c`` of each input is exactly what its event time reads."""
@@ -639,5 +730,5 @@ def _fresh_name(schema: Schema, name: str) -> str:
 
 __all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "BoundAggregate",
            "SourceInput", "WindowInput", "UnionInput", "JoinInput", "JoinSide", "JoinTerminal",
-           "JoinSideTerminal", "join_side_pipeline", "upstream_ids", "build_physical_plan",
+           "JoinSideTerminal", "OverAggregate", "OverTerminal", "join_side_pipeline", "upstream_ids", "build_physical_plan",
            "EVENT_TIME_COLUMN"]

@@ -201,7 +201,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     query = Query(root)
     physical = build_physical_plan(query)
     for p in physical.pipelines:  # reject what cannot compile before any task starts
-        generate_pipeline(p)
+        if p.compiles:
+            generate_pipeline(p)
     shipped = ShippedPlan.of(Query(detach(root)), adaptive)
     acc = new_accumulator(spark)
     tasks = spark.sparkContext.defaultParallelism
