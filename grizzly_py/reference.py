@@ -45,6 +45,10 @@ Windows and watermarks (see ``run``)
   time ``max(left.ts, right.ts)``); a record below the watermark is late. Null keys join nothing:
   such a record is dropped and counted in ``filtered_records``, as a record a filter drops.
 - Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
+- Window Top-N / deduplication (``WindowRank``): when a (key, window) fires, its records in rank
+  order (top_n: by each ``by`` column, null smallest, NaN largest, ties by arrival; ``first``:
+  arrival; ``last``: latest event time, ties to the later arrival), the first ``n`` (one) of
+  them, each as ``window_start``, ``window_end``, the record's columns (and its 1-based ``rank``).
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0).
 An aggregate with ``where=cond`` sees only the records for which ``cond`` is true (false and null
@@ -75,6 +79,7 @@ from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateD
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
+from .window_rank import RANK, WindowRankNode
 from .windows import AlignedWindowAssigner, EventTimeSessionWindows
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -528,6 +533,61 @@ class CountWindowAggregate(WindowAggregate):
         self.downstream.watermark(wm)
 
 
+class WindowRank(Operator):
+    """Window Top-N and window deduplication (``window_rank.WindowRankNode``): each (key, window)
+    keeps its records; when it fires, they are ranked and the first ``n`` go on, each with its
+    window (and its rank, for top_n)."""
+
+    def __init__(self, node: WindowRankNode, downstream: Operator, metrics: dict):
+        self.keys, self.order = node.keys, node.order
+        self.state = window_state(node.assigner, node.allowed_lateness_ms)
+        self.downstream, self.metrics = downstream, metrics
+        self.wm = -math.inf
+        self.arrivals = 0
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        record = (self.arrivals, ts, row)
+        self.arrivals += 1
+        if not self.state.add(group, key, ts, record, self.wm):
+            self.metrics["late_records"] += 1
+
+    def watermark(self, wm):
+        self.wm = wm
+        fired = sorted(self.state.fire(wm), key=lambda gp: (gp[1].end, gp[0], gp[1].start))
+        for _, pane in fired:
+            for rank, (_, _, row) in enumerate(self.ranked(pane.records)[:self.order.n], 1):
+                out = {WINDOW_START: pane.start, WINDOW_END: pane.end, **row}
+                if self.order.ranked:
+                    out[RANK] = rank
+                self.downstream.push(pane.end - 1, out)
+        self.downstream.watermark(wm)
+
+    def ranked(self, records: list) -> list:
+        """``records`` (arrival, event time, row) in rank order: by arrival, then (stable sorts,
+        last criterion first) by each ``by`` column; ``last``: latest event time, then arrival."""
+        by_arrival = sorted(records, key=lambda r: r[0])
+        if self.order.keep == "first":
+            return by_arrival
+        if self.order.keep == "last":
+            return sorted(by_arrival, key=lambda r: (int(r[1]), r[0]), reverse=True)
+        out = by_arrival
+        for column, descending in reversed(self.order.by):
+            out = sorted(out, key=lambda r: _rank_key(r[2][column]), reverse=descending)
+        return out
+
+
+def _rank_key(value) -> tuple:
+    """A value's place in a Top-N order: null the smallest, NaN the largest number, ``-0.0``
+    equal to ``0.0``."""
+    if value is None:
+        return (0,)
+    if isinstance(value, float) and math.isnan(value):
+        return (2,)
+    return (1, value)
+
+
 class LateData(Operator):
     """``late_data(tag)``: the records that the window ``node.window`` drops as late (no window
     of theirs kept under the watermark in force: ``kept_windows``); the others are counted in
@@ -775,6 +835,8 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         if node.assigner.is_event_time and any(s.timestamp is None for s in distinct_sources(node)):
             raise ValueError("reference: an event-time window needs a source with a timestamp column")
         op = WindowAggregate(node, downstream, metrics)
+    elif isinstance(node, WindowRankNode):
+        op = WindowRank(node, downstream, metrics)
     elif isinstance(node, LateDataNode):
         op = LateData(node, downstream, metrics)
     else:
