@@ -558,7 +558,9 @@ class WindowRank(Operator):
         fired = sorted(self.state.fire(wm), key=lambda gp: (gp[1].end, gp[0], gp[1].start))
         for _, pane in fired:
             for rank, (_, _, row) in enumerate(self.ranked(pane.records)[:self.order.n], 1):
-                out = {WINDOW_START: pane.start, WINDOW_END: pane.end, **row}
+                # timestamps at millisecond precision, as the engine keeps them
+                out = {WINDOW_START: pane.start, WINDOW_END: pane.end,
+                       **{c: int(v) if isinstance(v, SourceTimestamp) else v for c, v in row.items()}}
                 if self.order.ranked:
                     out[RANK] = rank
                 self.downstream.push(pane.end - 1, out)

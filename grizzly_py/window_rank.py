@@ -15,6 +15,7 @@ Arrow (``engine/window_rows.py``). The reference evaluator ranks the rows itself
 Ordering (docs/semantics.md, "Window Top-N"): by the ``by`` columns, each ascending or
 descending; a null ranks as the smallest value (Flink's default: first ascending, last
 descending), NaN as the largest number, ``-0.0`` equals ``0.0``; ties go to the earlier arrival.
+A row keeps its values, except that timestamps come out at the engine's millisecond precision.
 """
 
 from __future__ import annotations
@@ -126,10 +127,6 @@ class WindowRankNode(PlanNode):
             if f.dtype.is_list:
                 raise SchemaError(f"{self.order!r}: column {f.name!r} is a list (a top_k result); "
                                   "window rows cannot hold lists")
-            if f.dtype.is_timestamp and f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) \
-                    and f.arrow_type.unit != "ms":
-                raise SchemaError(f"{self.order!r}: column {f.name!r} is {f.arrow_type}: only millisecond "
-                                  "timestamps pass through window rows (cast it to int64)")
         for c, _ in self.order.by:
             if schema.field(c).dtype.is_list:  # an unknown column raises SchemaError naming it
                 raise SchemaError(f"top_n: cannot order by the list column {c!r}")

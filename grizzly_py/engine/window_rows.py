@@ -65,7 +65,14 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
     out += [values[name].take(take) for name in rows.columns]
     if order.ranked:
         out.append(pa.array(rank[kept], pa.int64()))
-    return pa.RecordBatch.from_arrays([c.cast(f.type) for c, f in zip(out, schema)], schema=schema)
+    return pa.RecordBatch.from_arrays([_as_type(c, f.type) for c, f in zip(out, schema)], schema=schema)
+
+
+def _as_type(column: pa.Array, arrow_type: pa.DataType) -> pa.Array:
+    """``column`` as the output column's type; a timestamp's values are epoch milliseconds."""
+    if pa.types.is_timestamp(arrow_type) and not pa.types.is_timestamp(column.type):
+        column = column.cast(pa.timestamp("ms", arrow_type.tz))
+    return column.cast(arrow_type)
 
 
 def _order_keys(values: pa.Array) -> list[pa.Array]:
