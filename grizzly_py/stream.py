@@ -278,9 +278,9 @@ class WindowedStream:
 
     def deduplicate(self, keep: str = "first") -> DataStream:
         """One row per window (and key), emitted when the window fires (Flink's window
-        deduplication): ``keep="first"`` the first row to arrive, ``keep="last"`` the row with the
-        latest event time (ties to the later arrival). Columns: ``window_start``, ``window_end``,
-        the input columns."""
+        deduplication): ``keep="first"`` the first row to arrive,
+        ``keep="last"`` the row with the latest event time (ties to the later arrival). Columns:
+        ``window_start``, ``window_end``, the input columns."""
         return self._ranked(deduplicate_order(keep))
 
     def _ranked(self, order: RowOrder) -> DataStream:

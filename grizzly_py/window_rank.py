@@ -35,7 +35,8 @@ RANK = "rank"
 ARRIVAL = "__gz_arrival"           # hidden aggregates of the window aggregation
 EVENT_TIME = "__gz_row_time"
 NULL_BITS = 62                     # null flags per word of a null-mask aggregate
-KEEP = ("top_n", "first", "last")
+KEEP_FIRST = "first"  # deduplicate(keep=...): the first row to arrive
+KEEP_LAST = "last"    # or the latest event time
 
 
 def row_column(i: int) -> str:
@@ -89,8 +90,8 @@ def top_n_order(n, by, descending) -> RowOrder:
 
 
 def deduplicate_order(keep) -> RowOrder:
-    if keep not in ("first", "last"):
-        raise ValueError(f"deduplicate: keep= is 'first' or 'last', got {keep!r}")
+    if keep not in (KEEP_FIRST, KEEP_LAST):
+        raise ValueError(f"deduplicate: keep= is {KEEP_FIRST!r} or {KEEP_LAST!r}, got {keep!r}")
     return RowOrder(keep, 1)
 
 
@@ -146,7 +147,7 @@ class WindowRankNode(PlanNode):
         """The window aggregation the compiled path runs: per (key, window), every row's values."""
         schema = self.input.schema
         aggs: list[tuple[str, AggCall]] = [(ARRIVAL, agg._row_values(lit(0), what="arrival"))]
-        if self.order.keep == "last":
+        if self.order.keep == KEEP_LAST:
             aggs.append((EVENT_TIME, agg._row_values(lit(0), what="event_time")))
         for i, f in enumerate(schema):
             aggs.append((row_column(i), agg._row_values(Column(f.name))))
