@@ -79,7 +79,7 @@ from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateD
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
-from .window_rank import RANK, WindowRankNode
+from .window_rank import KEEP_FIRST, KEEP_LAST, RANK, WindowRankNode
 from .windows import AlignedWindowAssigner, EventTimeSessionWindows
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -570,9 +570,9 @@ class WindowRank(Operator):
         """``records`` (arrival, event time, row) in rank order: by arrival, then (stable sorts,
         last criterion first) by each ``by`` column; ``last``: latest event time, then arrival."""
         by_arrival = sorted(records, key=lambda r: r[0])
-        if self.order.keep == "first":
+        if self.order.keep == KEEP_FIRST:
             return by_arrival
-        if self.order.keep == "last":
+        if self.order.keep == KEEP_LAST:
             return sorted(by_arrival, key=lambda r: (int(r[1]), r[0]), reverse=True)
         out = by_arrival
         for column, descending in reversed(self.order.by):

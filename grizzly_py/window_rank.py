@@ -35,6 +35,7 @@ RANK = "rank"
 ARRIVAL = "__gz_arrival"           # hidden aggregates of the window aggregation
 EVENT_TIME = "__gz_row_time"
 NULL_BITS = 62                     # null flags per word of a null-mask aggregate
+TOP_N = "top_n"       # RowOrder.keep of top_n
 KEEP_FIRST = "first"  # deduplicate(keep=...): the first row to arrive
 KEEP_LAST = "last"    # or the latest event time
 
@@ -62,10 +63,10 @@ class RowOrder:
     @property
     def ranked(self) -> bool:
         """Whether the output has a ``rank`` column (top_n; deduplication has none)."""
-        return self.keep == "top_n"
+        return self.keep == TOP_N
 
     def __repr__(self):
-        if self.keep != "top_n":
+        if self.keep != TOP_N:
             return f"deduplicate(keep={self.keep!r})"
         by = ", ".join(f"{c} {'desc' if d else 'asc'}" for c, d in self.by)
         return f"top_n({self.n}, by=[{by}])"
@@ -86,7 +87,7 @@ def top_n_order(n, by, descending) -> RowOrder:
             raise ValueError(f"top_n: descending= has {len(directions)} entries for {len(columns)} by= columns")
     else:
         raise TypeError(f"top_n: descending= takes a bool or a list of bools, got {descending!r}")
-    return RowOrder("top_n", n, tuple(zip(columns, directions)))
+    return RowOrder(TOP_N, n, tuple(zip(columns, directions)))
 
 
 def deduplicate_order(keep) -> RowOrder:
@@ -181,5 +182,5 @@ def _null_mask(names: list[str]) -> Expr:
     return mask
 
 
-__all__ = ["ARRIVAL", "EVENT_TIME", "NULL_BITS", "RANK", "RankedRows", "RowOrder", "WindowRankNode", "deduplicate_order",
-           "null_column", "row_column", "top_n_order"]
+__all__ = ["ARRIVAL", "EVENT_TIME", "KEEP_FIRST", "KEEP_LAST", "NULL_BITS", "RANK", "RankedRows", "RowOrder",
+           "WindowRankNode", "deduplicate_order", "null_column", "row_column", "top_n_order"]

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 
 from ..physical.pipelines import Pipeline, WindowTerminal
 from ..plan import WINDOW_END, WINDOW_START
-from ..window_rank import ARRIVAL, EVENT_TIME, NULL_BITS, RANK, RankedRows, null_column, row_column
+from ..window_rank import ARRIVAL, EVENT_TIME, KEEP_LAST, NULL_BITS, RankedRows, null_column, row_column
 
 
 def ranked_output(pipeline: Pipeline, fired: pa.RecordBatch | None, schema: pa.Schema) -> pa.RecordBatch | None:
@@ -45,7 +45,7 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
         values[name] = column
     sort_keys = [("group", "ascending")]
     order = rows.order
-    if order.keep == "last":
+    if order.keep == KEEP_LAST:
         keys["time"] = pc.list_flatten(fired.column(EVENT_TIME))
         sort_keys += [("time", "descending"), ("arrival", "descending")]
     else:
