@@ -20,7 +20,8 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import Step, aligned_windows, arrow_stream, assert_tables_equal, can_be_key, stateless_cases
+from strategies import (Step, aligned_windows, arrow_stream, assert_tables_equal, can_be_key, ranked_step,
+                        stateless_cases)
 
 import grizzly_py as gz
 from grizzly_py import Time, agg, reference
@@ -181,7 +182,6 @@ def rank_cases(draw):
     """A random query (up to two stateless steps) ending in a keyed or global window Top-N or
     deduplication over an aligned window (sometimes with allowed lateness) or a keyed session."""
     case, stream = draw(stateless_cases(max_rows=25, max_repeat=4, max_steps=2))
-    names = [f.name for f in stream.schema if not f.dtype.is_list]
     keys = draw(st.lists(st.sampled_from([f.name for f in stream.schema if can_be_key(f)] or [None]),
                          unique=True, max_size=2).map(lambda ks: [k for k in ks if k is not None]))
     if keys and draw(st.integers(0, 3)) == 0:
@@ -191,13 +191,7 @@ def rank_cases(draw):
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
     if not isinstance(assigner, EventTimeSessionWindows) and draw(st.integers(0, 3)) == 0:
         head.append(Step("allowed_lateness", (ms(draw(st.integers(0, 20))),)))
-    if draw(st.integers(0, 3)) == 0:
-        head.append(Step("deduplicate", kwargs={"keep": draw(st.sampled_from(["first", "last"]))}))
-    else:
-        by = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=3))
-        descending = draw(st.booleans() | st.lists(st.booleans(), min_size=len(by), max_size=len(by)))
-        head.append(Step("top_n", (draw(st.integers(1, 4)),), {"by": by if len(by) > 1 else by[0],
-                                                               "descending": descending}))
+    head.append(draw(ranked_step(stream.schema)))
     case.steps.extend(head)
     return case
 
