@@ -6,11 +6,13 @@ plan node, its row order, and the window aggregation it runs on.
 ``WindowRankNode``: an ordering of a window's rows (``RowOrder``) and how many to keep.
 
 How it runs (compiled, like every window): the node's ``aggregation`` is a window aggregation
-whose hidden aggregates (``agg._row_values``, ``aggregates/functions/row_values.py``) keep, per
-(key, window), every row's column values, null flags, arrival position and event time in value
-vectors; the window kernel fires it as any window aggregate, and the fired groups are ranked in
-Arrow (``engine/window_rows.py``). The reference evaluator ranks the rows itself
-(``reference.WindowRank``).
+of hidden aggregates, fired by the window kernel as any window aggregate. For Top-N they
+(``agg._row_values``, ``aggregates/functions/row_values.py``) keep, per (key, window), every
+row's column values, null flags and arrival position in value vectors, and the fired groups are
+ranked in Arrow (``engine/window_rows.py``); for deduplication (``agg._row_pick``,
+``aggregates/functions/row_pick.py``) each column keeps the value of the one row it picks, so
+a (key, window) costs a few words per column whatever its rows. The reference evaluator ranks
+the rows itself (``reference.WindowRank``).
 
 Ordering (docs/semantics.md, "Window Top-N"): by the ``by`` columns, each ascending or
 descending; a null ranks as the smallest value (Flink's default: first ascending, last
@@ -33,7 +35,6 @@ from .windows import WindowAssigner
 
 RANK = "rank"
 ARRIVAL = "__gz_arrival"           # hidden aggregates of the window aggregation
-EVENT_TIME = "__gz_row_time"
 NULL_BITS = 62                     # null flags per word of a null-mask aggregate
 TOP_N = "top_n"       # RowOrder.keep of top_n
 KEEP_FIRST = "first"  # deduplicate(keep=...): the first row to arrive
@@ -145,16 +146,19 @@ class WindowRankNode(PlanNode):
 
     @cached_property
     def aggregation(self) -> WindowAggregateNode:
-        """The window aggregation the compiled path runs: per (key, window), every row's values."""
+        """The window aggregation the compiled path runs. Top-N: per (key, window), every row's
+        values; deduplication: the values of the one row it keeps."""
         schema = self.input.schema
-        aggs: list[tuple[str, AggCall]] = [(ARRIVAL, agg._row_values(lit(0), what="arrival"))]
-        if self.order.keep == KEEP_LAST:
-            aggs.append((EVENT_TIME, agg._row_values(lit(0), what="event_time")))
+        if not self.order.ranked:
+            aggs = tuple((row_column(i), agg._row_pick(Column(f.name), keep=self.order.keep))
+                         for i, f in enumerate(schema))
+            return WindowAggregateNode(self.input, self.keys, self.assigner, aggs, self.allowed_lateness_ms)
+        rows: list[tuple[str, AggCall]] = [(ARRIVAL, agg._row_values(lit(0), what="arrival"))]
         for i, f in enumerate(schema):
-            aggs.append((row_column(i), agg._row_values(Column(f.name))))
+            rows.append((row_column(i), agg._row_values(Column(f.name))))
         for j in range(0, len(schema), NULL_BITS):
-            aggs.append((null_column(j // NULL_BITS), agg._row_values(_null_mask(schema.names[j:j + NULL_BITS]))))
-        return WindowAggregateNode(self.input, self.keys, self.assigner, tuple(aggs), self.allowed_lateness_ms)
+            rows.append((null_column(j // NULL_BITS), agg._row_values(_null_mask(schema.names[j:j + NULL_BITS]))))
+        return WindowAggregateNode(self.input, self.keys, self.assigner, tuple(rows), self.allowed_lateness_ms)
 
     def _derive_schema(self):
         schema = self.input.schema
@@ -182,5 +186,5 @@ def _null_mask(names: list[str]) -> Expr:
     return mask
 
 
-__all__ = ["ARRIVAL", "EVENT_TIME", "KEEP_FIRST", "KEEP_LAST", "NULL_BITS", "RANK", "RankedRows", "RowOrder",
+__all__ = ["ARRIVAL", "KEEP_FIRST", "KEEP_LAST", "NULL_BITS", "RANK", "RankedRows", "RowOrder",
            "WindowRankNode", "deduplicate_order", "null_column", "row_column", "top_n_order"]

@@ -180,11 +180,11 @@ def test_allowed_lateness_fires_the_window_again_with_the_late_row():
 @st.composite
 def rank_cases(draw):
     """A random query (up to two stateless steps) ending in a keyed or global window Top-N or
-    deduplication over an aligned window (sometimes with allowed lateness) or a keyed session."""
+    deduplication over an aligned window (sometimes with allowed lateness) or sessions."""
     case, stream = draw(stateless_cases(max_rows=25, max_repeat=4, max_steps=2))
     keys = draw(st.lists(st.sampled_from([f.name for f in stream.schema if can_be_key(f)] or [None]),
                          unique=True, max_size=2).map(lambda ks: [k for k in ks if k is not None]))
-    if keys and draw(st.integers(0, 3)) == 0:
+    if draw(st.integers(0, 3)) == 0:
         assigner = EventTimeSessionWindows.with_gap(ms(draw(st.integers(1, 20))))
     else:
         assigner = draw(aligned_windows())

@@ -1,11 +1,12 @@
-"""Window Top-N and window deduplication at firing: the fired groups' row vectors, ranked.
+"""Window Top-N and window deduplication at firing: what the kernel fired, as the window's rows.
 
-A ranked window (``window_rank.WindowRankNode``) runs as a window aggregation whose hidden
+A Top-N window (``window_rank.WindowRankNode``) runs as a window aggregation whose hidden
 ``_row_values`` aggregates hold, per (key, window), one list entry per record: its arrival
-position, its event time (``keep="last"``), each input column's value and the columns' null
-flags, the i-th entries of every list belonging to one record. When the window fires, the kernel
-emits one row per group (ordered by window_end, then key); ``ranked_output`` turns them into the
-kept rows with one vectorized sort (group, the order's criteria, arrival) and a cut at ``n``.
+position, each input column's value and the columns' null flags, the i-th entries of every list
+belonging to one record. When the window fires, the kernel emits one row per group (ordered by
+window_end, then key); ``rank_rows`` turns them into the kept rows with one vectorized sort
+(group, the order's criteria, arrival) and a cut at ``n``. A deduplication's kernel has picked
+each group's row already (``_row_pick``): its values only take the output's names and types.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pyarrow.compute as pc
 
 from ..physical.pipelines import Pipeline, WindowTerminal
 from ..plan import WINDOW_END, WINDOW_START
-from ..window_rank import ARRIVAL, EVENT_TIME, KEEP_LAST, NULL_BITS, RankedRows, null_column, row_column
+from ..window_rank import ARRIVAL, NULL_BITS, RankedRows, null_column, row_column
 
 
 def ranked_output(pipeline: Pipeline, fired: pa.RecordBatch | None, schema: pa.Schema) -> pa.RecordBatch | None:
@@ -29,6 +30,10 @@ def ranked_output(pipeline: Pipeline, fired: pa.RecordBatch | None, schema: pa.S
 
 
 def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch | None:
+    if not rows.order.ranked:  # deduplication: each group's row, picked by the kernel
+        out = [fired.column(WINDOW_START), fired.column(WINDOW_END)]
+        out += [fired.column(row_column(i)) for i in range(len(rows.columns))]
+        return pa.RecordBatch.from_arrays([_as_type(c, f.type) for c, f in zip(out, schema)], schema=schema)
     arrivals = fired.column(ARRIVAL)
     group = pc.list_parent_indices(arrivals).to_numpy()
     if not len(group):
@@ -45,16 +50,12 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
         values[name] = column
     sort_keys = [("group", "ascending")]
     order = rows.order
-    if order.keep == KEEP_LAST:
-        keys["time"] = pc.list_flatten(fired.column(EVENT_TIME))
-        sort_keys += [("time", "descending"), ("arrival", "descending")]
-    else:
-        for n, (name, descending) in enumerate(order.by):
-            direction = "descending" if descending else "ascending"
-            for part, key in enumerate(_order_keys(values[name])):
-                keys[f"by{n}_{part}"] = key
-                sort_keys.append((f"by{n}_{part}", direction))
-        sort_keys.append(("arrival", "ascending"))
+    for n, (name, descending) in enumerate(order.by):
+        direction = "descending" if descending else "ascending"
+        for part, key in enumerate(_order_keys(values[name])):
+            keys[f"by{n}_{part}"] = key
+            sort_keys.append((f"by{n}_{part}", direction))
+    sort_keys.append(("arrival", "ascending"))
     ranked = pc.sort_indices(pa.table(keys), sort_keys=sort_keys).to_numpy()
     sorted_group = group[ranked]
     first = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])

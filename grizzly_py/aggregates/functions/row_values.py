@@ -1,18 +1,18 @@
-"""``_row_values``: the state of window Top-N and window deduplication (``window_rank.py``), not
-a function users call. Holistic: a vector per (key, window) of one word per record, nulls
-included (as 0; a null-mask column of the same rows tells them apart): the argument's value (a
-float's bits unchanged, a string's interned id), the record's arrival position or its event
-time. Every ``_row_values`` aggregate of a window pushes one word per record and merges by
-appending, so the i-th words of a group's vectors belong to one record. Its emit appends the
-whole vector, in the order it holds, to the output vector and writes {first word, count} per
-result row; the engine ranks the rows (``engine/window_rows.py``)."""
+"""``_row_values``: the state of window Top-N (``window_rank.py``), not a function users call.
+Holistic: a vector per (key, window) of one word per record, nulls included (as 0; a null-mask
+column of the same rows tells them apart): the argument's value (a float's bits unchanged, a
+string's interned id) or the record's arrival position. Every ``_row_values`` aggregate of a
+window pushes one word per record and merges by appending, so the i-th words of a group's
+vectors belong to one record. Its emit appends the whole vector, in the order it holds, to the
+output vector and writes {first word, count} per result row; the engine ranks the rows
+(``engine/window_rows.py``)."""
 
 from __future__ import annotations
 
 from ...types import SchemaError, list_of
 from ..spec import AggCall, AggregateSpec, argument, register
 
-WORDS = {"value": 0, "arrival": 1, "event_time": 2}  # what a record pushes (the call's ``k``)
+WORDS = {"value": 0, "arrival": 1}  # what a record pushes (the call's ``k``)
 
 
 class RowValues(AggregateSpec):
@@ -23,7 +23,7 @@ class RowValues(AggregateSpec):
     list_result = True
 
     def call(self, c, what: str = "value") -> AggCall:
-        """Every record's ``what``: ``"value"`` (of ``c``), ``"arrival"`` or ``"event_time"``."""
+        """Every record's ``what``: ``"value"`` (of ``c``) or ``"arrival"``."""
         if what not in WORDS:
             raise ValueError(f"_row_values: what= is one of {', '.join(WORDS)}, got {what!r}")
         return AggCall(self.name, argument(c), WORDS[what])
@@ -38,7 +38,7 @@ class RowValues(AggregateSpec):
 
     def reference(self, call, arg_type, values, rows):
         # (event time, arrival, value) of the non-null values; the ranking has its own reference
-        word = {0: lambda v: v[2], 1: lambda v: v[1], 2: lambda v: v[0]}[call.k]
+        word = {0: lambda v: v[2], 1: lambda v: v[1]}[call.k]
         return [word(v) for v in sorted(values, key=lambda v: v[1])]
 
     def call_repr(self, call):
