@@ -101,10 +101,11 @@ def deduplicate_order(keep) -> RowOrder:
 class RankedRows:
     """What the window pipeline of a ``WindowRankNode`` emits when a window fires: its groups'
     row vectors (the kernel's output) ranked by ``order`` into ``schema``; ``columns``: the input
-    columns the row vectors hold, in order."""
+    columns the row vectors hold, in order; ``keys``: the window's key columns among them."""
 
     order: RowOrder
     columns: tuple[str, ...]
+    keys: tuple[str, ...]
     schema: Schema
 
 
@@ -142,7 +143,7 @@ class WindowRankNode(PlanNode):
 
     @cached_property
     def ranked_rows(self) -> RankedRows:
-        return RankedRows(self.order, tuple(self.input.schema.names), self.schema)
+        return RankedRows(self.order, tuple(self.input.schema.names), self.keys, self.schema)
 
     @cached_property
     def aggregation(self) -> WindowAggregateNode:

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 from ..physical.pipelines import Pipeline, WindowTerminal
 from ..plan import WINDOW_END, WINDOW_START
 from ..window_rank import ARRIVAL, NULL_BITS, RankedRows, null_column, row_column
+from .kernels import sort_indices_nulls_last
 
 
 def ranked_output(pipeline: Pipeline, fired: pa.RecordBatch | None, schema: pa.Schema) -> pa.RecordBatch | None:
@@ -38,7 +39,6 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
     group = pc.list_parent_indices(arrivals).to_numpy()
     if not len(group):
         return None
-    keys = {"group": group, "arrival": pc.list_flatten(arrivals)}
     masks = [pc.list_flatten(fired.column(null_column(j))).to_numpy()
              for j in range((len(rows.columns) + NULL_BITS - 1) // NULL_BITS)]
     values = {}
@@ -48,6 +48,12 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
         if null.any():
             column = pc.if_else(pa.array(~null), column, pa.scalar(None, column.type))
         values[name] = column
+    # the kernel fires the groups unordered (WindowKernel._sorted): each group's place in the
+    # order window results leave in (window_end, then keys) leads the rows' order
+    places = sort_indices_nulls_last(pa.Table.from_batches([fired]), [WINDOW_END, *rows.keys]).to_numpy()
+    place = np.empty(len(places), dtype=np.int64)
+    place[places] = np.arange(len(places))
+    keys = {"group": place[group], "arrival": pc.list_flatten(arrivals)}
     sort_keys = [("group", "ascending")]
     order = rows.order
     for n, (name, descending) in enumerate(order.by):
@@ -57,15 +63,14 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
             sort_keys.append((f"by{n}_{part}", direction))
     sort_keys.append(("arrival", "ascending"))
     ranked = pc.sort_indices(pa.table(keys), sort_keys=sort_keys).to_numpy()
-    sorted_group = group[ranked]
+    sorted_group = group[ranked]  # (in order of place: a group's rows are contiguous)
     first = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
     rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)])) + 1
     kept = rank <= order.n
     take, of_group = pa.array(ranked[kept]), pa.array(sorted_group[kept])
     out = [fired.column(WINDOW_START).take(of_group), fired.column(WINDOW_END).take(of_group)]
     out += [values[name].take(take) for name in rows.columns]
-    if order.ranked:
-        out.append(pa.array(rank[kept], pa.int64()))
+    out.append(pa.array(rank[kept], pa.int64()))
     return pa.RecordBatch.from_arrays([_as_type(c, f.type) for c, f in zip(out, schema)], schema=schema)
 
 
@@ -77,11 +82,10 @@ def _as_type(column: pa.Array, arrow_type: pa.DataType) -> pa.Array:
 
 
 def _order_keys(values: pa.Array) -> list[pa.Array]:
-    """Sort keys that order ``values`` as a Top-N does, all without nulls: whether the value is
-    there (a null is the smallest), for floats whether it is a number (NaN the largest), then the
-    value (``-0.0`` as ``0.0``)."""
-    present = values.is_valid()
-    keys = [pc.cast(present, pa.int8())]
+    """Sort keys, all without nulls, that order ``values`` as a Top-N ranks them: whether the
+    value is there (a null is the smallest value), for floats whether it is NaN (the largest
+    number), then the value (``-0.0`` as ``0.0``)."""
+    keys = [pc.cast(values.is_valid(), pa.int8())]
     if pa.types.is_timestamp(values.type):
         values = values.cast(pa.int64())
     if pa.types.is_floating(values.type):
