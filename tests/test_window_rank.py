@@ -106,17 +106,18 @@ def test_output_columns_and_explain():
 NAN = float("nan")
 
 
-def test_ties_go_to_the_earlier_arrival_nulls_rank_smallest_nan_largest():
+@pytest.mark.parametrize("grouping", ["hash", "sort"])  # sort grouping keeps the float values' bits
+def test_ties_go_to_the_earlier_arrival_nulls_rank_smallest_nan_largest(grouping):
     data = {"ts": [0, 1, 2, 3, 4, 5, 6], "k": [1] * 7, "p": [2.0, None, NAN, 2.0, -0.0, 0.0, 5.0],
             "id": [0, 1, 2, 3, 4, 5, 6]}
 
     def build(descending):
         return lambda env: arrow_stream(env, data, sizes=[3, 4]).key_by("k").window(
             TumblingEventTimeWindows.of(ms(100))).top_n(7, by="p", descending=descending)
-    down, _ = _both(build(True))
+    down, _ = _both(build(True), grouping=grouping)
     assert down.column("id").to_pylist() == [2, 6, 0, 3, 4, 5, 1]  # NaN first, ties by arrival, null last
     assert down.column("rank").to_pylist() == list(range(1, 8))
-    up, _ = _both(build(False))
+    up, _ = _both(build(False), grouping=grouping)
     assert up.column("id").to_pylist() == [1, 4, 5, 0, 3, 6, 2]  # null first, -0.0 ties 0.0
 
 
@@ -151,6 +152,16 @@ def test_strings_timestamps_and_nulls_pass_through():
     assert out.schema.field("at").type == pa.timestamp("us") and out.schema.field("window_end").type == ts.type
     at = pa.array([9_000_000_000], pa.timestamp("us"))[0].as_py()  # 9_000_000_123 us at ms precision
     assert at in out.column("at").to_pylist() and "é" in out.column("s").to_pylist()
+
+
+def test_null_flags_of_more_columns_than_a_word_holds():
+    """62 columns' null flags share a word: columns 62.. go to a second one."""
+    data = {"ts": [1, 2, 3, 4], "k": [0, 0, 0, 0]}
+    data.update({f"c{i}": [None if (i + r) % 3 == 0 else i * 10 + r for r in range(4)] for i in range(66)})
+    build = lambda env: arrow_stream(env, data, sizes=[1, 3]).key_by("k").window(  # noqa: E731
+        TumblingEventTimeWindows.of(ms(10))).top_n(3, by="c64", descending=False)
+    out, _ = _both(build, parallelism=2)
+    assert out.column("c64").to_pylist() == [None, 640, 641] and out.column("c63").to_pylist() == [632, None, 631]
 
 
 def test_window_all_top_n_over_sessions_and_cumulative_windows():
