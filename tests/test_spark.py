@@ -294,6 +294,8 @@ def test_window_top_n_and_deduplication_run_in_one_task(spark):
         actual, metrics = on_spark(spark, build)
         assert_tables_equal(actual, as_types_of(expected, actual))
         assert metrics["queries"][0]["strategy"] == "whole" and expected.num_rows > 0
+    frame = top_n(gz.StreamEnvironment.for_spark(spark)).to_spark()  # a DataFrame of the same rows
+    assert frame.count() == reference.run(top_n(gz.StreamEnvironment()).node)[0].num_rows
 
 
 def test_joins_and_unions_of_dataframes_run_in_one_task(spark):
