@@ -14,7 +14,7 @@ ranked in Arrow (``engine/window_rows.py``); for deduplication (``agg._row_pick`
 a (key, window) costs a few words per column whatever its rows. The reference evaluator ranks
 the rows itself (``reference.WindowRank``).
 
-Ordering (docs/semantics.md, "Window Top-N"): by the ``by`` columns, each ascending or
+Ordering (docs/semantics.md, "Window Top-N and deduplication"): by the ``by`` columns, each ascending or
 descending; a null ranks as the smallest value (Flink's default: first ascending, last
 descending), NaN as the largest number, ``-0.0`` equals ``0.0``; ties go to the earlier arrival.
 A row keeps its values, except that timestamps come out at the engine's millisecond precision.
@@ -99,9 +99,10 @@ def deduplicate_order(keep) -> RowOrder:
 
 @dataclass(frozen=True)
 class RankedRows:
-    """What the window pipeline of a ``WindowRankNode`` emits when a window fires: its groups'
-    row vectors (the kernel's output) ranked by ``order`` into ``schema``; ``columns``: the input
-    columns the row vectors hold, in order; ``keys``: the window's key columns among them."""
+    """What the window pipeline of a ``WindowRankNode`` emits when a window fires: the rows its
+    kernel fired (Top-N: every row of each group, as lists; deduplication: each group's row)
+    kept by ``order`` as ``schema``; ``columns``: the input columns they hold, in order;
+    ``keys``: the window's key columns among them."""
 
     order: RowOrder
     columns: tuple[str, ...]
@@ -143,6 +144,7 @@ class WindowRankNode(PlanNode):
 
     @cached_property
     def ranked_rows(self) -> RankedRows:
+        """What the compiled window pipeline does with its fired groups (``WindowTerminal.rows``)."""
         return RankedRows(self.order, tuple(self.input.schema.names), self.keys, self.schema)
 
     @cached_property
