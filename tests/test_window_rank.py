@@ -207,7 +207,8 @@ def rank_cases(draw):
     return case
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.filter_too_much])  # examples: the profile (tests/conftest.py)
 @given(case=rank_cases(), parallelism=st.integers(1, 4),
        options=st.sampled_from([{}, {"grouping": "sort"}, {"window_state": "shared"}, {"adaptive": True}]))
 def test_ranked_windows_match_reference(every_row_a_morsel, case, parallelism, options):
