@@ -53,6 +53,10 @@ Windows and watermarks (see ``run``)
   wait until the watermark reaches them and then leave, each with the aggregates over its frame
   (the records of its key in (event time, arrival) order: the record and the ``n`` before it, or
   those with ``ts - d <= t <= ts``), ordered by event time, then key, then arrival.
+- Window Top-N / deduplication (``WindowRank``): when a (key, window) fires, its records in rank
+  order (top_n: by each ``by`` column, null smallest, NaN largest, ties by arrival; ``first``:
+  arrival; ``last``: latest event time, ties to the later arrival), the first ``n`` (one) of
+  them, each as ``window_start``, ``window_end``, the record's columns (and its 1-based ``rank``).
 
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0).
 An aggregate with ``where=cond`` sees only the records for which ``cond`` is true (false and null
@@ -85,6 +89,7 @@ from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateD
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
+from .window_rank import KEEP_FIRST, KEEP_LAST, RANK, WindowRankNode
 from .windows import AlignedWindowAssigner, EventTimeSessionWindows
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -601,6 +606,61 @@ class OverAggregate(Operator):
             counted = [x[4][i] for x in frame if x[4][i] is not SKIPPED]
             results.append(aggregate(call, arg_type, [v for v in counted if v is not None], len(counted)))
         return results
+class WindowRank(Operator):
+    """Window Top-N and window deduplication (``window_rank.WindowRankNode``): each (key, window)
+    keeps its records; when it fires, they are ranked and the first ``n`` go on, each with its
+    window (and its rank, for top_n)."""
+
+    def __init__(self, node: WindowRankNode, downstream: Operator, metrics: dict):
+        self.keys, self.order = node.keys, node.order
+        self.state = window_state(node.assigner, node.allowed_lateness_ms)
+        self.downstream, self.metrics = downstream, metrics
+        self.wm = -math.inf
+        self.arrivals = 0
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        record = (self.arrivals, ts, row)
+        self.arrivals += 1
+        if not self.state.add(group, key, ts, record, self.wm):
+            self.metrics["late_records"] += 1
+
+    def watermark(self, wm):
+        self.wm = wm
+        fired = sorted(self.state.fire(wm), key=lambda gp: (gp[1].end, gp[0], gp[1].start))
+        for _, pane in fired:
+            for rank, (_, _, row) in enumerate(self.ranked(pane.records)[:self.order.n], 1):
+                # timestamps at millisecond precision, as the engine keeps them
+                out = {WINDOW_START: pane.start, WINDOW_END: pane.end,
+                       **{c: int(v) if isinstance(v, SourceTimestamp) else v for c, v in row.items()}}
+                if self.order.ranked:
+                    out[RANK] = rank
+                self.downstream.push(pane.end - 1, out)
+        self.downstream.watermark(wm)
+
+    def ranked(self, records: list) -> list:
+        """``records`` (arrival, event time, row) in rank order: by arrival, then (stable sorts,
+        last criterion first) by each ``by`` column; ``last``: latest event time, then arrival."""
+        by_arrival = sorted(records, key=lambda r: r[0])
+        if self.order.keep == KEEP_FIRST:
+            return by_arrival
+        if self.order.keep == KEEP_LAST:
+            return sorted(by_arrival, key=lambda r: (int(r[1]), r[0]), reverse=True)
+        out = by_arrival
+        for column, descending in reversed(self.order.by):
+            out = sorted(out, key=lambda r: _rank_key(r[2][column]), reverse=descending)
+        return out
+
+
+def _rank_key(value) -> tuple:
+    """A value's place in a Top-N order: null the smallest, NaN the largest number, ``-0.0``
+    equal to ``0.0``."""
+    if value is None:
+        return (0,)
+    if isinstance(value, float) and math.isnan(value):
+        return (2,)
+    return (1, value)
 
 
 class LateData(Operator):
@@ -923,6 +983,8 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         if node.assigner.is_event_time and any(s.timestamp is None for s in distinct_sources(node)):
             raise ValueError("reference: an event-time window needs a source with a timestamp column")
         op = WindowAggregate(node, downstream, metrics)
+    elif isinstance(node, WindowRankNode):
+        op = WindowRank(node, downstream, metrics)
     elif isinstance(node, LateDataNode):
         op = LateData(node, downstream, metrics)
     elif isinstance(node, LookupJoinNode):

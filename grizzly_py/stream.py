@@ -19,6 +19,7 @@ from .plan import (FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, M
 from .sources import BadInputError
 from .time import to_millis
 from .types import SchemaError
+from .window_rank import RowOrder, WindowRankNode, deduplicate_order, top_n_order
 from .windows import MAX_WINDOW_MS, CountWindows, WindowAssigner
 
 
@@ -294,6 +295,28 @@ class WindowedStream:
         return DataStream(self.env, WindowAggregateNode(self.node, self.keys, self.assigner,
                                                         tuple(aggregates.items()), self.allowed_lateness_ms,
                                                         self.late_tag))
+
+    def top_n(self, n: int, by, descending=True) -> DataStream:
+        """Per window (and key), the ``n`` rows first in the order of ``by`` (a column name or a
+        list of them; ``descending`` a bool or one per column, default True), emitted when the
+        window fires (Flink's window Top-N): ``window_start``, ``window_end``, the input columns,
+        then ``rank`` (int64, 1..n). Ties go to the earlier arrival; a null ranks as the smallest
+        value, NaN as the largest number (docs/semantics.md, "Window Top-N")."""
+        return self._ranked(top_n_order(n, by, descending))
+
+    def deduplicate(self, keep: str = "first") -> DataStream:
+        """One row per window (and key), emitted when the window fires (Flink's window
+        deduplication): ``keep="first"`` the first row to arrive,
+        ``keep="last"`` the row with the latest event time (ties to the later arrival). Columns:
+        ``window_start``, ``window_end``, the input columns."""
+        return self._ranked(deduplicate_order(keep))
+
+    def _ranked(self, order: RowOrder) -> DataStream:
+        if self.late_tag is not None:
+            raise ValueError(f"{order!r}: side_output_late_data is supported on aggregate() only; "
+                             "late records of a ranked window are counted in metrics['late_records']")
+        return DataStream(self.env, WindowRankNode(self.node, self.keys, self.assigner, order,
+                                                   self.allowed_lateness_ms))
 
 
 class OverWindowedStream:

@@ -428,7 +428,7 @@ class QueryCase:
 
     @property
     def is_windowed(self) -> bool:
-        return any(s.method == "aggregate" for s in self.steps)
+        return any(s.method in ("aggregate", "top_n", "deduplicate") for s in self.steps)
 
     def code(self, run: bool = True) -> str:
         """A Python script that rebuilds the query as ``q``; with ``run``, it also runs and prints
@@ -551,8 +551,9 @@ def aligned_windows(draw, max_size: int = 30):
 @st.composite
 def window_steps(draw, schema: Schema) -> list[Step]:
     """``key_by(1-2 keys)`` or ``window_all``, a tumbling, sliding or cumulative event-time
-    window (``aligned_windows``; one in four with an allowed lateness), then ``aggregate``;
-    sometimes a keyed count window instead."""
+    window (``aligned_windows``; one in four with an allowed lateness), then ``aggregate`` (one
+    in six: ``top_n`` or ``deduplicate``, ``ranked_step``); sometimes a keyed count window
+    instead."""
     key_candidates = [f.name for f in schema if can_be_key(f)]
     keys = draw(st.lists(st.sampled_from(key_candidates), unique=True, max_size=2)) if key_candidates else []
     assigner = draw(aligned_windows())
@@ -563,7 +564,21 @@ def window_steps(draw, schema: Schema) -> list[Step]:
     head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
     if draw(st.integers(0, 3)) == 0:
         head.append(Step("allowed_lateness", (Time.milliseconds(draw(st.integers(0, 20))),)))
+    if draw(st.integers(0, 5)) == 0:  # sometimes the window's rows ranked instead
+        return head + [draw(ranked_step(schema))]
     return head + [Step("aggregate", kwargs=aggregates)]
+
+
+@st.composite
+def ranked_step(draw, schema: Schema) -> Step:
+    """``top_n(1-4, by=1-3 columns, descending=a bool or one per column)`` or
+    ``deduplicate(keep="first" | "last")`` of a window's rows."""
+    if draw(st.integers(0, 3)) == 0:
+        return Step("deduplicate", kwargs={"keep": draw(st.sampled_from(["first", "last"]))})
+    names = [f.name for f in schema if not f.dtype.is_list]
+    by = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=3))
+    descending = draw(st.booleans() | st.lists(st.booleans(), min_size=len(by), max_size=len(by)))
+    return Step("top_n", (draw(st.integers(1, 4)),), {"by": by if len(by) > 1 else by[0], "descending": descending})
 
 
 @st.composite

@@ -279,6 +279,25 @@ def test_windows_over_computed_strings_run_in_one_task(spark):
     assert metrics["queries"][0]["strategy"] == "whole"
 
 
+def test_window_top_n_and_deduplication_run_in_one_task(spark):
+    """A ranked window ranks its rows as the embedded engine fires it: the query runs in one task."""
+    table = _events(400)
+
+    def top_n(env):
+        return env.from_arrow(table, timestamp="ts").key_by("k").window(ASSIGNERS["sliding"]).top_n(
+            2, by=["x", "i"], descending=[True, False])
+
+    def deduplicate(env):
+        return env.from_arrow(table, timestamp="ts").window_all(ASSIGNERS["tumbling"]).deduplicate(keep="last")
+    for build in (top_n, deduplicate):
+        expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+        actual, metrics = on_spark(spark, build)
+        assert_tables_equal(actual, as_types_of(expected, actual))
+        assert metrics["queries"][0]["strategy"] == "whole" and expected.num_rows > 0
+    frame = top_n(gz.StreamEnvironment.for_spark(spark)).to_spark()  # a DataFrame of the same rows
+    assert frame.count() == reference.run(top_n(gz.StreamEnvironment()).node)[0].num_rows
+
+
 def test_joins_and_unions_of_dataframes_run_in_one_task(spark):
     """Several DataFrames (and a DataFrame with a pushdown source) reach one task as one tagged
     DataFrame; each is still one batch of its stream, as the embedded engine sees them here."""

@@ -71,8 +71,9 @@ class AggregateSpec:
     name: str
     template: str            # its IR macros, under codegen_templates/ (update, merge, emit; see aggregates.ll.j2)
     holistic = False         # keeps every value of a group in a vector {data, length, capacity}
-    reads = "value"          # what its update reads: "value", "validity" (count) or "key" (holistic:
-                             # the value as an order-preserving int64 key, runtime/vectors.ll)
+    reads = "value"          # what its update reads: "value", "validity" (count) or "key" (holistic
+                             # functions that order their values: the value as an order-preserving
+                             # int64 key, runtime/vectors.ll)
     atomic = False           # its template has atomic_init/atomic_update (a shared window state)
     ordered = False          # its update reads each record's event time (a.ts) and arrival position
                              # (a.pos), and its reference the (event time, arrival, value) of each value

@@ -104,7 +104,7 @@ def _row_layout(g) -> KpaRow:
         if not a.counts_rows:  # count() keeps nothing
             valids.append(dict(idx=a.idx, valid=a.valid, bit=a.idx))
     for a in with_value:
-        double = a.kind == "float" and not a.spec.holistic
+        double = a.kind == "float" and a.spec.reads != "key"  # (a holistic key is an i64)
         values.append(dict(idx=a.idx, value=a.value, type="double" if double else "i64", word=word))
         word += 1
     ordered = next((a for a in g.aggregates if a.spec.ordered), None)

@@ -37,7 +37,7 @@ from ..jit import CompiledModule, compile_ir, compile_ir_async, llvm_ready
 from ..late_records import LateRecord
 from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
-from ..types import to_arrow_type
+from ..types import Schema, to_arrow_type
 from . import native_words
 from .adaptive import AdaptiveSettings, Variant, VariantController
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
@@ -71,8 +71,13 @@ class ProcessingClock:
 
 
 def output_arrow_schema(gen: GeneratedPipeline) -> pa.Schema:
+    """The Arrow schema of what the pipeline's kernel writes (``Pipeline.kernel_schema``)."""
+    return arrow_schema(gen.pipeline.kernel_schema)
+
+
+def arrow_schema(schema: Schema) -> pa.Schema:
     return pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None else to_arrow_type(f.dtype))
-                      for f in gen.pipeline.output_schema])
+                      for f in schema])
 
 
 def _per_key_null_placement() -> bool:
@@ -757,6 +762,9 @@ class WindowKernel(Kernel, WindowAggregateKernel):
         return self._sorted(out.table(n))
 
     def _sorted(self, table: pa.Table) -> pa.RecordBatch:
+        rows = self.gen.pipeline.terminal.rows
+        if rows is not None and rows.order.ranked:  # a Top-N's groups are ordered as their rows
+            return table.combine_chunks().to_batches()[0]  # are ranked (engine/window_rows.py)
         names = [WINDOW_END] + [f.name for f in self.keys]
         if not _already_sorted(table, names):  # (a dense table emits its keys in order)
             table = table.take(sort_indices_nulls_last(table, names))

@@ -25,7 +25,7 @@ from ..physical.pipelines import JoinTerminal, OverTerminal, Pipeline, ProjectTe
 from .adaptive import Adaptivity, generic_only
 from .kernel_protocol import PipelineKernel
 from .kernel_table import make_join_kernel, make_kernel, make_over_kernel
-from .kernels import ProjectKernel, output_arrow_schema
+from .kernels import ProjectKernel, arrow_schema
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 
 
@@ -106,12 +106,12 @@ def instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
         kernel = RegroupingKernel(pipeline, build, adaptive.settings, workers, choose_grouping, choose_state)
         gen = kernel.gen
         ms = (time.perf_counter() - start) * 1000
-        return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note,
+        return PipelineRun(pipeline, gen, kernel, ms, arrow_schema(pipeline.output_schema), window_state_note=note,
                            generic_note=generic_only(gen, True))
     gen, kernel, generic_note = _kernel(pipeline, input_name, workers, shared,
                                         "hash" if grouping == "auto" else grouping, adaptive)
     ms = (time.perf_counter() - start) * 1000
-    return PipelineRun(pipeline, gen, kernel, ms, output_arrow_schema(gen), window_state_note=note,
+    return PipelineRun(pipeline, gen, kernel, ms, arrow_schema(pipeline.output_schema), window_state_note=note,
                        generic_note=generic_note)
 
 

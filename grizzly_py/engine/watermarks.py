@@ -27,6 +27,7 @@ from ..expressions import Column, ProcessingTime
 from ..physical.pipelines import Pipeline, SourceInput, WindowInput
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from .kernel_protocol import WindowAggregateKernel
+from .window_rows import ranked_output
 
 
 def batch_max_event_time(batch: pa.RecordBatch, column: str) -> int | None:
@@ -158,7 +159,7 @@ class Watermarks:
                     continue
                 candidate = run.watermark  # kept windows that late records updated fire again now
             start = time.perf_counter()
-            fired = run.kernel.fire(candidate)
+            fired = ranked_output(run.pipeline, run.kernel.fire(candidate), run.output_schema)
             self._release_strings(i)  # (when due) the fired windows' strings: their results are strings now
             run.seconds += time.perf_counter() - start
             if fired is not None:

@@ -21,6 +21,7 @@ from ..over import OverAggregateNode, OverFrame
 from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode,
                     ProjectNode, Query, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema, to_arrow_type
+from ..window_rank import RankedRows, WindowRankNode
 from ..windows import WindowAssigner
 
 
@@ -128,8 +129,9 @@ class WindowTerminal:
     keys: tuple[tuple[Field, Expr], ...]
     assigner: WindowAssigner
     aggregates: tuple[BoundAggregate, ...]
-    output_schema: Schema
+    output_schema: Schema         # what the kernel writes per (key, window)
     allowed_lateness_ms: int = 0  # windows are kept this long past their firing (and fire again)
+    rows: RankedRows | None = None  # window Top-N / deduplication: the fired groups' rows, ranked
 
     kind = "window"
 
@@ -256,6 +258,15 @@ class Pipeline:
 
     @property
     def output_schema(self) -> Schema:
+        """The columns the pipeline emits."""
+        if isinstance(self.terminal, WindowTerminal) and self.terminal.rows is not None:
+            return self.terminal.rows.schema
+        return self.kernel_schema
+
+    @property
+    def kernel_schema(self) -> Schema:
+        """The columns the pipeline's kernel writes: a ranked window's are its groups' row
+        vectors, which the engine ranks into ``output_schema`` (``engine/window_rows.py``)."""
         if isinstance(self.terminal, (WindowTerminal, JoinTerminal, OverTerminal)):
             return self.terminal.output_schema
         if isinstance(self.terminal, JoinSideTerminal):
@@ -302,7 +313,9 @@ class Pipeline:
                 args = ", ".join([repr(e) for e in (a.arg,) if e is not None] + [str(k) for k in (a.k,) if k is not None]
                                  + [f"where={e!r}" for e in (a.where,) if e is not None])
                 lines.append(f"  agg      {a.field.name} = {a.func}({args})")
-            lines.append(f"  emits    {t.output_schema}")
+            if t.rows is not None:
+                lines.append(f"  ranks    {t.rows.order!r}")
+            lines.append(f"  emits    {self.output_schema}")
         elif isinstance(t, JoinTerminal):
             lines.append(f"  join     {t.describe()}")
             if t.pair_filter is not None:
@@ -394,20 +407,10 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return _Open(SourceInput(node, lw.leaves - 1), node.schema,
                      Column(src.timestamp) if src.timestamp is not None else None,
                      src.watermark.out_of_orderness_ms, [], _identity(node.schema))
+    if isinstance(node, WindowRankNode):  # a window aggregation of its rows, ranked when it fires
+        return _lower_window(node.aggregation, lw, time_needed, node.ranked_rows)
     if isinstance(node, WindowAggregateNode):
-        processing = node.assigner.kind.clock == "processing"
-        needs = time_needed if node.assigner.kind.clock == "count" else not processing
-        o, args = _with_interned_strings_read(node, _open_after(node.input, lw, needs), lw, needs)
-        if processing:  # the window's time is the clock at processing
-            o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
-        keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
-        aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
-                                   None if args[name] is None else args[name].substitute(o.columns), call.k,
-                                   None if call.where is None else call.where.substitute(o.columns),
-                                   None if call.arg is None else call.arg.dtype(node.input.schema))
-                     for name, call in node.aggregates)
-        lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema, node.allowed_lateness_ms))
-        return None
+        return _lower_window(node, lw, time_needed)
     if isinstance(node, LateDataNode):  # the window's input, keeping the records the window drops
         o = _open_after(node.input, lw, True)
         if o.event_time is None:
@@ -435,6 +438,24 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
     else:
         raise NotImplementedError(f"no physical lowering for {type(node).__name__}")
     return o
+
+
+def _lower_window(node: WindowAggregateNode, lw: _Lowering, time_needed: bool,
+                  rows: RankedRows | None = None) -> None:
+    """Close the open pipeline before ``node`` with its window terminal; ``rows``: the window is
+    a ranked window's aggregation of its rows (``window_rank.py``)."""
+    processing = node.assigner.kind.clock == "processing"
+    needs = time_needed if node.assigner.kind.clock == "count" else not processing
+    o, args = _with_interned_strings_read(node, _open_after(node.input, lw, needs), lw, needs)
+    if processing:  # the window's time is the clock at processing
+        o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
+    keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
+    aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
+                               None if args[name] is None else args[name].substitute(o.columns), call.k,
+                               None if call.where is None else call.where.substitute(o.columns),
+                               None if call.arg is None else call.arg.dtype(node.input.schema))
+                 for name, call in node.aggregates)
+    lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema, node.allowed_lateness_ms, rows))
 
 
 def _open_after(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open:

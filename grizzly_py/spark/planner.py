@@ -92,9 +92,12 @@ def _is_chain(physical) -> bool:
 def _lateness_free(physical) -> bool:
     """No window keeps its windows for an allowed lateness, and no pipeline keeps a window's late
     records (``late_data``): both need the watermark in force batch by batch, as the embedded
-    engine has it in one task (docs/spark.md)."""
+    engine has it in one task (docs/spark.md). Nor does any window rank its rows (``top_n``,
+    ``deduplicate``), which the engine does when the window fires."""
     for p in physical.pipelines:
         if getattr(p.terminal, "allowed_lateness_ms", 0):
+            return False
+        if getattr(p.terminal, "rows", None) is not None:  # window Top-N / deduplication rank at firing
             return False
         if any(isinstance(e, LateRecord) for f in p.filters for e in walk(f)):
             return False

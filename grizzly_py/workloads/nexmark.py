@@ -33,7 +33,9 @@ count per window), ``q5`` (all of Q5: the counts joined with that maximum, keepi
 whose count equals it), ``q7`` (highest bid: the bids whose price is the maximum of their 10 s
 tumbling window, a window join of the bids with their per-window maximum), ``q8`` (new users:
 persons joined with the auctions they opened in the same 10 s tumbling window, counted per
-person and window), and the string and date queries of the Flink suite: ``q10`` (the bids with
+person and window), ``q18_window`` and ``q19_window`` (Q18 "find last bid" and Q19 "auction
+top-10 price" per 10 s tumbling window: window deduplication and window Top-N), and the string
+and date queries of the Flink suite: ``q10`` (the bids with
 their date ``yyyy-MM-dd`` and time ``HH:mm`` as strings, ``dt.strftime``), ``q14`` (a price
 filter, the time of day as ``dayTime``/``nightTime``/``otherTime`` from the hour, the ``c``s of
 ``extra`` counted: ``if_else`` with strings, ``str.count_matches``), ``q21`` (a channel id from
@@ -73,6 +75,8 @@ Q2_MODULUS = 123
 Q5_SIZE_MS, Q5_SLIDE_MS = 10_000, 2_000
 Q7_WINDOW_MS = Q8_WINDOW_MS = 10_000
 Q14_MIN_PRICE, Q14_MAX_PRICE = 1_000_000, 50_000_000
+Q18_WINDOW_MS = Q19_WINDOW_MS = 10_000
+Q19_TOP = 10
 Q21_CHANNELS = ("apple", "google", "facebook", "baidu")  # channel ids 0, 1, 2, 3
 Q21_CHANNEL_ID = "(&|^)channel_id=([^&]*)"
 Q3_STATES = ("OR", "ID", "CA")
@@ -328,6 +332,22 @@ def q8(env, persons: pa.Table, auctions: pa.Table):
                .join(env.from_arrow(auctions, timestamp="dateTime").select("seller", "dateTime"))
                .where("id").equal_to("seller").window(_tumbling(Q8_WINDOW_MS)))
     return sellers.key_by("id", "name").window(_tumbling(Q8_WINDOW_MS)).aggregate(auctions=agg.count())
+
+
+def q18_window(env, bids: pa.Table):
+    """Nexmark Q18, find last bid, per 10 s tumbling window (Flink's window deduplication): the
+    last bid of each (bidder, auction) in each window, by event time (ties: the later arrival).
+    Output: window_start, window_end, auction, bidder, price, channel, dateTime."""
+    return (env.from_arrow(bids, timestamp="dateTime").select("auction", "bidder", "price", "channel", "dateTime")
+            .key_by("bidder", "auction").window(_tumbling(Q18_WINDOW_MS)).deduplicate(keep="last"))
+
+
+def q19_window(env, bids: pa.Table):
+    """Nexmark Q19, auction top-10 price, per 10 s tumbling window (Flink's window Top-N): the 10
+    highest bids of each auction in each window (ties: the earlier arrival). Output:
+    window_start, window_end, auction, bidder, price, dateTime, rank."""
+    return (env.from_arrow(bids, timestamp="dateTime").select("auction", "bidder", "price", "dateTime")
+            .key_by("auction").window(_tumbling(Q19_WINDOW_MS)).top_n(Q19_TOP, by="price"))
 
 
 def q10(env, bids: pa.Table):
