@@ -112,6 +112,12 @@ def _persons_and_auctions(p, rows, seed):
                       "auction": nexmark.generate_auctions(rows, seed)}, window_ms=nexmark.Q8_WINDOW_MS)
 
 
+def _nexmark_tables(p, rows, seed):
+    """All three Nexmark streams of ``rows`` events and Q13's side input."""
+    return BenchData({"bid": nexmark.generate_bids(rows, seed), "person": nexmark.generate_persons(rows, seed),
+                      "auction": nexmark.generate_auctions(rows, seed), "side": nexmark.q13_side_input()})
+
+
 def _streambox(p, rows, seed):
     """One stream of ``rows`` records; for the temporal join two of ``rows // 2`` each."""
     if p == "temporal-join":
@@ -149,6 +155,12 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              "auction.seller in the same 10 s tumbling window, counted per person and window; "
              "input records: the persons and auctions (8% of the events)",
              rows=50_000_000, quick_rows=1_000_000, make=_persons_and_auctions),
+    Workload("nexmark-tables", "Nexmark (Flink suite)",
+             "the queries beyond windows, on all three streams: q0 pass-through (every bid column); "
+             "q3 auctions of category 10 joined with their seller in OR/ID/CA (a regular join); q13 "
+             "each bid joined with a static 10,000-row side input on auction % 10000 (a lookup join); "
+             "q20 the bids joined with their auction of category 10 (a regular join)",
+             params=("q0", "q3", "q13", "q20"), make=_nexmark_tables, result="rows", windows=False),
     Workload("strings", "Nexmark Q21, Q22 (Flink suite); string functions",
              "bids (10.0M of 10.87M events): nexmark-q21, a channel id from lower(channel) or "
              "REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2), null ones dropped; nexmark-q22, "

@@ -26,6 +26,8 @@ from ..window_workloads import ranked, ranked_lists, windowed
 from .base import table_of
 from .joins import HOW as JOIN_HOW
 from .joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
+from .nexmark_tables import HOW as TABLES_HOW
+from .nexmark_tables import DuckDBNexmarkTables, PolarsNexmarkTables, grizzly_stream, normalized_table
 from .strings import HOW as STRINGS_HOW
 from .strings import ArrowStrings, DuckDBStrings, PolarsStrings, normalized_strings
 from .windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
@@ -45,7 +47,7 @@ def join_how(peer: str, how: dict[str, str]) -> dict[str, str]:
     """A peer's ``how`` with its join workloads (the temporal join as a part of streambox's) and,
     where it has them, its string queries (the strings workload, Nexmark Q10 and Q14)."""
     joins = JOIN_HOW[peer]
-    return dict(how, **STRINGS_HOW.get(peer, {}), **{"nexmark-q7": joins["nexmark-q7"], "nexmark-q8": joins["nexmark-q8"],
+    return dict(how, **STRINGS_HOW.get(peer, {}), **TABLES_HOW.get(peer, {}), **{"nexmark-q7": joins["nexmark-q7"], "nexmark-q8": joins["nexmark-q8"],
                                    "streambox": how["streambox"] + "; temporal join: " + joins["temporal-join"]})
 
 
@@ -113,6 +115,8 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return nexmark.q8(env, self.data.tables["person"], self.data.tables["auction"])
         if w == "strings":
             return bid_strings.query(env, t, p)
+        if w == "nexmark-tables":
+            return grizzly_stream(env, self.data, p)
         if w == "streambox" and p == "temporal-join":
             return streambox.temporal_join_query(env, self.data.tables["left"], self.data.tables["right"])
         if w == "streambox":
@@ -149,6 +153,8 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return normalized_strings(p, out)
         if w in ("nexmark-q10", "nexmark-q14"):
             return normalized_strings(w, out)
+        if w == "nexmark-tables":
+            return normalized_table(p, out)
         if w == "streambox":
             if p == "temporal-join":
                 return table_of(window_start=out["window_start"], key=out["key"], event_time=out["event_time"],
@@ -183,7 +189,8 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
 
 GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",
                      "agg-types", "concurrent-windows", "count-windows", "selection", "nexmark-q1",
-                     "nexmark-q2", "nexmark-q10", "nexmark-q14", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox", "strings")
+                     "nexmark-q2", "nexmark-q10", "nexmark-q14", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox", "strings",
+                     "nexmark-tables")
 GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WORKLOADS)
 
 
@@ -391,7 +398,7 @@ class NumpySuite(SuiteMixin, ArrowStrings, NumpyJoins, NumpyWindows):
 
 # ---- polars --------------------------------------------------------------------------------------
 
-class PolarsSuite(SuiteMixin, PolarsStrings, PolarsJoins, PolarsWindows):
+class PolarsSuite(SuiteMixin, PolarsStrings, PolarsNexmarkTables, PolarsJoins, PolarsWindows):
     how = join_how("polars", dict(PolarsWindows.how, **{
         "ysb": PolarsPeer.description,
         "adaptive-selectivity": "lazy filter on the six predicates, group_by(window, key).len()",
@@ -481,7 +488,7 @@ class PolarsSuite(SuiteMixin, PolarsStrings, PolarsJoins, PolarsWindows):
 
 # ---- DuckDB --------------------------------------------------------------------------------------
 
-class DuckDBSuite(SuiteMixin, DuckDBStrings, DuckDBJoins, DuckDBWindows):
+class DuckDBSuite(SuiteMixin, DuckDBStrings, DuckDBNexmarkTables, DuckDBJoins, DuckDBWindows):
     how = join_how("duckdb", dict(DuckDBWindows.how, **{
         "ysb": DuckDBPeer.description,
         "adaptive-selectivity": "SQL WHERE with the six predicates, GROUP BY (window, key)",
