@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .aggregates import AggCall
+from .aggregates import AggCall, spec_of, specs
 from .plan import PlanNode, distinct_sources
 from .types import Field, Schema, SchemaError, to_arrow_type
 from .windows import MAX_WINDOW_MS
 
-#: the aggregates an OVER frame computes: the decomposable ones, from prefix sums and range minima
-OVER_AGGREGATES = ("count", "sum", "min", "max", "avg")
 MAX_ROWS_PRECEDING = 1 << 53  # frame arithmetic stays far from the int64 limits
 
 
@@ -89,18 +87,19 @@ class OverAggregateNode(PlanNode):
         for name, call in self.aggregates:
             if not isinstance(call, AggCall):
                 raise SchemaError(f"aggregate {name!r}: expected agg.<function>(...), got {call!r}")
-            if call.func not in OVER_AGGREGATES:
+            method = spec_of(call.func).frame
+            if method is None:
                 raise SchemaError(f"aggregate {name!r}: agg.{call.func} is not supported over an OVER frame; "
-                                  f"it takes {', '.join(OVER_AGGREGATES)}")
+                                  f"it takes {', '.join(over_aggregates())}")
             if name in in_schema:
                 raise SchemaError(f"aggregate name {name!r} clashes with the input column of that name")
             dtype = call.output_type(in_schema)
-            if call.arg is not None and call.func != "count":
+            if call.arg is not None and method.reads_numbers:
                 t = call.arg.dtype(in_schema)
-                numeric = t.is_integer or t.is_float or (t.is_bool and call.func in ("min", "max"))
+                numeric = t.is_integer or t.is_float or (t.is_bool and method.takes_bools)
                 if not numeric or t.is_timestamp:
                     raise SchemaError(f"aggregate {name!r}: agg.{call.func} over an OVER frame takes a number "
-                                      f"(int32, int64, float64{', bool' if call.func in ('min', 'max') else ''}), "
+                                      f"(int32, int64, float64{', bool' if method.takes_bools else ''}), "
                                       f"but {call.arg!r} is {t.name}")
             fields.append(Field(name, dtype, to_arrow_type(dtype)))
         return Schema(tuple(fields))
@@ -110,4 +109,9 @@ class OverAggregateNode(PlanNode):
         return f"OverAggregate[keys=[{', '.join(self.keys)}], {self.frame!r}, {aggs}]"
 
 
-__all__ = ["OVER_AGGREGATES", "OverAggregateNode", "OverFrame"]
+def over_aggregates() -> list[str]:
+    """The aggregates an OVER frame computes (their specs declare a ``frame`` method)."""
+    return [s.name for s in specs() if s.frame is not None]
+
+
+__all__ = ["OverAggregateNode", "OverFrame", "over_aggregates"]

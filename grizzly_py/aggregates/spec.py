@@ -63,6 +63,27 @@ class AggCall:
         return text if self.where is None else f"{text[:-1]}{', ' if text[-2] != '(' else ''}where={self.where!r})"
 
 
+@dataclass(frozen=True)
+class FrameMethod:
+    """How an OVER frame computes an aggregate (``engine/over_frames.py``): the count of its valid
+    values; their sum from prefix sums, divided by that count for a mean; or its extreme by a
+    monotone deque (``extreme``: ``"low"`` or ``"high"``, which also takes bools)."""
+
+    counts: bool = False
+    sums: bool = False
+    mean: bool = False
+    extreme: str | None = None
+
+    @property
+    def reads_numbers(self) -> bool:
+        """Whether it reads its argument's values as numbers (a count reads only validity)."""
+        return not self.counts
+
+    @property
+    def takes_bools(self) -> bool:
+        return self.extreme is not None
+
+
 class AggregateSpec:
     """One aggregate function (see the module docstring). Subclasses set the class attributes
     and override the methods that differ from these defaults (a decomposable function over a few
@@ -78,6 +99,7 @@ class AggregateSpec:
     ordered = False          # its update reads each record's event time (a.ts) and arrival position
                              # (a.pos), and its reference the (event time, arrival, value) of each value
     list_result = False      # the result is a list (its emit writes an output vector)
+    frame: FrameMethod | None = None  # how an OVER frame computes it (None: not over frames)
 
     def call(self, *args, **kwargs) -> AggCall:
         """The constructor users call as ``agg.<name>(...)``."""

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..aggregates import AggregateOverflowError
+from ..aggregates import AggregateOverflowError, spec_of
 from ..codegen import abi
 from ..physical.pipelines import OverAggregate, OverTerminal, Pipeline
 from ..types import to_arrow_type
@@ -155,22 +155,23 @@ class OverKernel(PipelineKernel):
         return over_frames.range_frames(new, self._times(run), frame.range_ms)
 
     def _aggregate(self, a: OverAggregate, run: pa.Table, lo: np.ndarray, hi: np.ndarray) -> pa.Array:
-        """Aggregate ``a`` over the frames ``[lo, hi]`` of ``run``."""
+        """Aggregate ``a`` over the frames ``[lo, hi]`` of ``run``, as its spec's ``frame`` says."""
+        method = spec_of(a.func).frame
         valid = np.ones(run.num_rows, dtype=bool)
         values = None
         if a.arg is not None:
             column = run.column(a.arg).combine_chunks()
             valid &= column.is_valid().to_numpy(zero_copy_only=False)
-            if a.func != "count":
+            if method.reads_numbers:
                 values = _numbers(column)
         if a.where is not None:
             valid &= pc.fill_null(run.column(a.where), False).to_numpy(zero_copy_only=False)
         count = over_frames.counts(valid, lo, hi)
-        if a.func == "count":
+        if method.counts:
             return pa.array(count, pa.int64())
         out_type = to_arrow_type(a.field.dtype)
         none = count == 0
-        if a.func in ("sum", "avg"):
+        if method.sums:
             if values.dtype.kind == "f":
                 total = over_frames.float_sums(values, valid, lo, hi)
             else:
@@ -178,10 +179,10 @@ class OverKernel(PipelineKernel):
                 if overflow.any():
                     raise AggregateOverflowError(f"pipeline {self.pipeline.id}: aggregate {a.field.name!r} "
                                                  f"(agg.{a.func}) over an OVER frame: the sum does not fit in int64")
-            if a.func == "avg":
+            if method.mean:
                 total = total.astype(np.float64) / np.maximum(count, 1)
             return pa.array(total, out_type, mask=none)
-        result = over_frames.extremes(values, valid, lo, hi, a.func == "max")
+        result = over_frames.extremes(values, valid, lo, hi, method.extreme == "high")
         return pa.array(result.astype(bool) if pa.types.is_boolean(out_type) else result, out_type, mask=none)
 
     def _may_share_key(self, history: pa.Table, ready: pa.Table) -> np.ndarray:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ...types import FLOAT64, SchemaError
-from ..spec import AggCall, argument, register
+from ..spec import AggCall, FrameMethod, argument, register
 from .sum import Sum, checked_int64, compensated_sum
 
 
 class Avg(Sum):
     name = "avg"
+    frame = FrameMethod(sums=True, mean=True)
     template = "aggregates/avg.ll.j2"
 
     def call(self, c) -> AggCall:

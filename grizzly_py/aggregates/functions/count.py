@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ...types import INT64
-from ..spec import AggCall, AggregateSpec, argument, register
+from ..spec import AggCall, AggregateSpec, FrameMethod, argument, register
 
 
 class Count(AggregateSpec):
     name = "count"
+    frame = FrameMethod(counts=True)
     template = "aggregates/count.ll.j2"
     reads = "validity"
     atomic = True

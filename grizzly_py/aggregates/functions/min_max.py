@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ..spec import AggCall, AggregateSpec, argument, register
+from ..spec import AggCall, AggregateSpec, FrameMethod, argument, register
 from ..string_values import StringValues
 
 NAN = float("nan")
@@ -16,6 +16,7 @@ class Extremum(AggregateSpec):
     template = "aggregates/min_max.ll.j2"
     atomic = True
     pick = staticmethod(min)
+    frame = FrameMethod(extreme="low")
 
     def call(self, c) -> AggCall:
         return AggCall(self.name, argument(c))
@@ -52,6 +53,7 @@ class Min(Extremum):
 class Max(Extremum):
     name = "max"
     pick = staticmethod(max)
+    frame = FrameMethod(extreme="high")
 
     def call(self, c) -> AggCall:
         """The largest non-null value of ``c`` (null when there is none)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ...types import FLOAT64, INT64, SchemaError
-from ..spec import AggCall, AggregateOverflowError, AggregateSpec, argument, register
+from ..spec import AggCall, AggregateOverflowError, AggregateSpec, FrameMethod, argument, register
 
 INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
 
@@ -40,6 +40,7 @@ def compensated_sum(values: list[float]) -> float:
 
 class Sum(AggregateSpec):
     name = "sum"
+    frame = FrameMethod(sums=True)
     template = "aggregates/sum.ll.j2"
     atomic = True
 
