@@ -46,6 +46,15 @@ Windows and watermarks (see ``run``)
   such a record is dropped and counted in ``filtered_records``, as a record a filter drops.
 - Keys group like SQL: a null key is its own group; ``-0.0`` is ``0.0``; all NaNs are one group.
 
+Updating streams (``changelog.py``)
+- A row of an updating stream carries its row kind under ``OP_COLUMN``; filters and maps pass it on.
+- A running aggregate (``RunningAggregate``) recomputes a key's aggregates over all its records
+  at each record: the key's first record emits ``+I``; a record that changes the row emits ``-U``
+  (the old row) and ``+U`` (the new one), each with the record's event time; an unchanged row
+  (equal values, NaN equal to NaN) emits nothing.
+- ``changelog()`` turns the kind into the leading string column ``op``; the result of an
+  updating plan is the table its changelog leaves (``changelog.final_table``).
+
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0).
 An aggregate with ``where=cond`` sees only the records for which ``cond`` is true (false and null
 leave the record out; ``count(where=...)`` counts those records).
@@ -70,8 +79,10 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .functions import function_spec
-from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode,
-                   ProjectNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
+from .changelog import INSERT, OP_COLUMN, OP_NAME, OPS, UPDATE_AFTER, UPDATE_BEFORE, final_table
+from .plan import (WINDOW_END, WINDOW_START, ChangelogNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode,
+                   PlanNode, ProjectNode, RunningAggregateNode, SourceNode, UnionNode, WindowAggregateNode,
+                   WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
@@ -352,7 +363,10 @@ class Map(Operator):
         self.downstream = downstream
 
     def push(self, ts, row):
-        self.downstream.push(ts, {name: fn(row) for name, fn in self.columns})
+        out = {name: fn(row) for name, fn in self.columns}
+        if OP_COLUMN in row:  # a row of an updating stream keeps its kind
+            out[OP_COLUMN] = row[OP_COLUMN]
+        self.downstream.push(ts, out)
 
 
 def _column_getter(name: str) -> Evaluator:
@@ -526,6 +540,60 @@ class CountWindowAggregate(WindowAggregate):
     def watermark(self, wm):
         self.wm = wm
         self.downstream.watermark(wm)
+
+
+def _same(a, b) -> bool:
+    """Whether two result values are equal (a NaN equals a NaN: the row did not change)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+class RunningAggregate(WindowAggregate):
+    """``keyed.aggregate`` without a window: per key, every record's aggregates over all the key's
+    records so far, as a changelog (``+I``; ``-U`` old, ``+U`` new; nothing when unchanged)."""
+
+    def __init__(self, node: RunningAggregateNode, downstream: Operator, metrics: dict):
+        in_schema = node.input.schema
+        self.keys = node.keys
+        self.calls = [call for _, call in node.aggregates]
+        self.args = [_aggregate_input(c, in_schema) for c in self.calls]
+        self.arg_types = [None if c.arg is None else c.arg.dtype(in_schema) for c in self.calls]
+        self.out_names = node.schema.names
+        self.downstream = downstream
+        self.metrics = metrics
+        self.arrivals = 0
+        self.records: dict[tuple, list] = {}
+        self.rows: dict[tuple, Row] = {}
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        records = self.records.setdefault(group, [])
+        records.append((self.arrivals, ts, [a(row) for a in self.args]))
+        self.arrivals += 1
+        new = dict(zip(self.out_names, (*key, *self.results(records))))
+        old = self.rows.get(group)
+        self.rows[group] = new
+        if old is None:
+            self.downstream.push(ts, {**new, OP_COLUMN: INSERT})
+        elif not all(_same(old[n], new[n]) for n in self.out_names):
+            self.downstream.push(ts, {**old, OP_COLUMN: UPDATE_BEFORE})
+            self.downstream.push(ts, {**new, OP_COLUMN: UPDATE_AFTER})
+
+    def watermark(self, wm):
+        self.downstream.watermark(wm)
+
+
+class Changelog(Operator):
+    """``changelog()``: a row's kind as the leading column ``op``."""
+
+    def __init__(self, downstream: Operator):
+        self.downstream = downstream
+
+    def push(self, ts, row):
+        row = dict(row)
+        self.downstream.push(ts, {OP_NAME: OPS[row.pop(OP_COLUMN)], **row})
 
 
 class LateData(Operator):
@@ -777,6 +845,10 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         op = WindowAggregate(node, downstream, metrics)
     elif isinstance(node, LateDataNode):
         op = LateData(node, downstream, metrics)
+    elif isinstance(node, RunningAggregateNode):
+        op = RunningAggregate(node, downstream, metrics)
+    elif isinstance(node, ChangelogNode):
+        op = Changelog(downstream)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
     build(node.input, op, metrics, readers)
@@ -879,7 +951,15 @@ def run(node: PlanNode) -> tuple[pa.Table, dict]:
                     first.watermark(wm)
         live = [s for s in live if not any(s is e for e in ended)]
     metrics["records_out"] = len(sink.rows)
+    if node.updating:  # the table the changelog leaves
+        return final_table(changelog_rows(sink.rows, node.schema)), metrics
     return to_table(sink.rows, node.schema), metrics
+
+
+def changelog_rows(rows: list[Row], schema: Schema) -> pa.Table:
+    """The rows of an updating stream, with their kinds in ``OP_COLUMN``."""
+    table = to_table(rows, schema)
+    return table.append_column(OP_COLUMN, pa.array([r[OP_COLUMN] for r in rows], pa.int64()))
 
 
 def evaluate(node: PlanNode) -> pa.Table:

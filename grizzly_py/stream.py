@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Protocol
 from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
-from .plan import (FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, SinkSpec, UnionNode,
-                   WindowAggregateNode, WindowJoinNode)
+from .plan import (ChangelogNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode,
+                   RunningAggregateNode, SinkSpec, UnionNode, WindowAggregateNode, WindowJoinNode)
 from .time import to_millis
 from .types import SchemaError
 from .windows import MAX_WINDOW_MS, CountWindows, WindowAssigner
@@ -161,6 +161,18 @@ class DataStream:
             raise ValueError(f"late_data: the window sends its late records to {node.late_tag!r}, not {tag!r}")
         return DataStream(self.env, LateDataNode(node))
 
+    @property
+    def is_updating(self) -> bool:
+        """Whether this is an updating stream (row kinds ``+I``/``-U``/``+U``/``-D``: a running
+        aggregate, or an operator applied to one; docs/semantics.md, "Updating streams")."""
+        return self.node.updating
+
+    def changelog(self) -> "DataStream":
+        """The rows of this updating stream as an append-only stream, each with its row kind in the
+        leading string column ``op`` (``"+I"``, ``"-U"``, ``"+U"``, ``"-D"``); ``ValueError`` for an
+        append-only stream."""
+        return DataStream(self.env, ChangelogNode(self.node))
+
     # --- sinks -------------------------------------------------------------------------------
     def collect(self, name: str | None = None):
         """Register a sink that collects this stream into a ``pyarrow.Table``, under ``name`` in the
@@ -218,6 +230,16 @@ class KeyedStream:
         if other.env is not self.env:
             raise ValueError("interval_join: the other stream belongs to another StreamEnvironment")
         return IntervalJoinBuilder(self.env, self.node, other.node, self.keys, other.keys)
+
+    def aggregate(self, *unnamed, **aggregates) -> DataStream:
+        """A running aggregate per key, no window (Flink's ``GROUP BY`` on a dynamic table): an
+        updating stream of the key columns, then one column per ``name=agg.<func>(...)``. Each
+        record that changes its key's row retracts the old row (``-U``) and emits the new one
+        (``+U``); ``collect``/``execute_and_collect`` return the final table, one row per key."""
+        if unnamed:
+            raise TypeError(f"aggregate() takes its aggregates by name, as the result columns they make: "
+                            f"{_named_suggestion(unnamed)}")
+        return DataStream(self.env, RunningAggregateNode(self.node, self.keys, tuple(aggregates.items())))
 
     def count_window(self, size: int, slide: int | None = None) -> "WindowedStream":
         """Per key: fire every ``slide`` records (default ``size``) over the key's last ``size``

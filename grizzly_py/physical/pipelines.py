@@ -14,12 +14,14 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from ..aggregates import AggregateSpec, spec_of
-from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, lit, strip_alias, structural_key
+from ..changelog import OP_COLUMN, OPS
+from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, if_else, lit, strip_alias, structural_key
 from ..late_records import LateRecord
-from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode, Query,
-                    SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
+from ..plan import (WINDOW_END, ChangelogNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode,
+                    ProjectNode, Query, RunningAggregateNode, SourceNode, UnionNode, WindowAggregateNode,
+                    WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
-from ..windows import WindowAssigner
+from ..windows import RunningWindow, WindowAssigner
 
 
 @dataclass(frozen=True, eq=False)
@@ -306,6 +308,8 @@ def build_physical_plan(query: Query) -> PhysicalPlan:
     open_ = _lower(query.root, lowering, time_needed=False)
     if open_ is not None:  # the root is a stateless chain: close it with a projection
         outputs = tuple((f, open_.columns[f.name]) for f in query.root.schema)
+        if OP_COLUMN in open_.columns:  # an updating stream: its rows' kinds go to the sink
+            outputs += ((OP_FIELD, open_.columns[OP_COLUMN]),)
         lowering.close(open_, ProjectTerminal(outputs))
     return PhysicalPlan(tuple(lowering.done), query)
 
@@ -333,13 +337,19 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         if processing:  # the window's time is the clock at processing
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
         keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
-        aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
-                                   None if args[name] is None else args[name].substitute(o.columns), call.k,
-                                   None if call.where is None else call.where.substitute(o.columns),
-                                   None if call.arg is None else call.arg.dtype(node.input.schema))
-                     for name, call in node.aggregates)
-        lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema, node.allowed_lateness_ms))
+        lw.close(o, WindowTerminal(keys, node.assigner, _bound_aggregates(node, o, args), node.schema,
+                                   node.allowed_lateness_ms))
         return None
+    if isinstance(node, RunningAggregateNode):
+        return _lower_running_aggregate(node, lw, time_needed)
+    if isinstance(node, ChangelogNode):  # the row kind becomes the leading column "op"
+        o = _open_after(node.input, lw, time_needed)
+        kind = o.columns.pop(OP_COLUMN)
+        op = lit(OPS[-1])
+        for code in range(len(OPS) - 2, -1, -1):
+            op = if_else(kind == lit(code), lit(OPS[code]), op)
+        o.columns = {node.schema.names[0]: op, **o.columns}
+        return o
     if isinstance(node, LateDataNode):  # the window's input, keeping the records the window drops
         o = _open_after(node.input, lw, True)
         if o.event_time is None:
@@ -357,10 +367,38 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
     elif isinstance(node, MapNode):
         o.columns = {**o.columns, **{name: e.substitute(o.columns) for name, e in node.columns}}
     elif isinstance(node, ProjectNode):
+        kind = o.columns.get(OP_COLUMN)
         o.columns = {name: e.substitute(o.columns) for name, e in node.columns}
+        if kind is not None:  # an updating stream's rows keep their kinds
+            o.columns[OP_COLUMN] = kind
     else:
         raise NotImplementedError(f"no physical lowering for {type(node).__name__}")
     return o
+
+
+# The hidden column of an updating stream's row kinds between pipelines (``changelog.py``).
+OP_FIELD = Field(OP_COLUMN, INT64, pa.int64())
+
+
+def _lower_running_aggregate(node: RunningAggregateNode, lw: _Lowering, time_needed: bool) -> None:
+    """A running aggregate is a window pipeline with ``RunningWindow``, one global window per key
+    fired by each record; its output carries each row's kind in ``OP_COLUMN``."""
+    o, args = _with_interned_strings_read(node, _open_after(node.input, lw, time_needed), lw, time_needed)
+    keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
+    out = Schema(tuple(node.schema) + (OP_FIELD,))
+    lw.close(o, WindowTerminal(keys, RunningWindow(), _bound_aggregates(node, o, args), out))
+    return None
+
+
+def _bound_aggregates(node: WindowAggregateNode | RunningAggregateNode, o: _Open,
+                      args: dict[str, Expr | None]) -> tuple[BoundAggregate, ...]:
+    """The aggregates of ``node`` over the columns of the pipeline ``o`` that runs them (``args``:
+    each aggregate's argument in those columns, ``_with_interned_strings_read``)."""
+    return tuple(BoundAggregate(node.schema.field(name), call.func,
+                                None if args[name] is None else args[name].substitute(o.columns), call.k,
+                                None if call.where is None else call.where.substitute(o.columns),
+                                None if call.arg is None else call.arg.dtype(node.input.schema))
+                 for name, call in node.aggregates)
 
 
 def _open_after(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open:
@@ -418,7 +456,7 @@ def _materialized(schema: Schema, branch_schemas: list[Schema], branches: list[_
     return _Open(UnionInput(tuple(ids)), read_schema, event_time, 0, [], _identity(schema))
 
 
-def _with_interned_strings_read(node: WindowAggregateNode, o: _Open, lw: _Lowering,
+def _with_interned_strings_read(node: WindowAggregateNode | RunningAggregateNode, o: _Open, lw: _Lowering,
                                 time_needed: bool) -> tuple[_Open, dict[str, Expr | None]]:
     """The open pipeline the window reads and each aggregate's argument in its columns. The
     engine interns strings as it reads a pipeline's input, so a string key or interned string

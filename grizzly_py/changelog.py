@@ -1,0 +1,62 @@
+"""Row kinds of updating streams (Flink's dynamic tables) and the tables a changelog leaves.
+
+An updating stream (a running aggregate, ``plan.PlanNode.updating``) carries, with every row, its
+row kind: ``+I`` (insert), ``-U`` (the row an update retracts), ``+U`` (the row it puts in its
+place), ``-D`` (delete). Between pipelines, and in the reference evaluator, the kind travels as
+the hidden int64 column ``OP_COLUMN`` (codes ``OPS``); ``stream.changelog()`` turns it into the
+leading string column ``op``, and the sinks of an updating stream write the changelog (files) or
+apply it (``final_table``: what ``collect`` and ``execute_and_collect`` return).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+OP_COLUMN = "__gz_op"      # the hidden row-kind column of an updating stream between operators
+OP_NAME = "op"             # the leading string column of ``changelog()`` and of file sinks
+INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
+OPS = ("+I", "-U", "+U", "-D")   # indexed by code
+RETRACTING = (UPDATE_BEFORE, DELETE)
+
+
+def op_names(codes: pa.Array) -> pa.Array:
+    """The ``op`` strings of row-kind codes."""
+    return pc.take(pa.array(OPS, pa.string()), pc.cast(codes, pa.int64()))
+
+
+def changelog_table(table: pa.Table) -> pa.Table:
+    """``table`` (with ``OP_COLUMN``) as a changelog: ``op`` first, then the other columns."""
+    ops = op_names(table.column(OP_COLUMN).combine_chunks() if table.num_rows else pa.array([], pa.int64()))
+    rest = table.drop_columns([OP_COLUMN])
+    return pa.Table.from_arrays([ops, *rest.columns], names=[OP_NAME, *rest.column_names])
+
+
+def changelog_schema(schema: pa.Schema) -> pa.Schema:
+    """The schema of ``changelog_table`` for a schema with ``OP_COLUMN``."""
+    fields = [f for f in schema if f.name != OP_COLUMN]
+    return pa.schema([pa.field(OP_NAME, pa.string()), *fields])
+
+
+def final_table(table: pa.Table) -> pa.Table:
+    """The table a changelog (``table``, with ``OP_COLUMN``) leaves: every row inserted
+    (``+I``/``+U``) and not retracted since (``-U``/``-D`` remove one equal row), sorted by its
+    columns (the key columns come first), nulls last. A row without ``OP_COLUMN`` is an insert."""
+    if OP_COLUMN not in table.column_names:
+        return table
+    rows = table.drop_columns([OP_COLUMN])
+    if table.num_rows == 0:
+        return rows
+    codes = table.column(OP_COLUMN).to_numpy()
+    sign = np.where(np.isin(codes, RETRACTING), -1, 1).astype(np.int64)
+    names = rows.column_names
+    # a retraction cancels one equal row: group identical rows and keep those with a positive net
+    keyed = rows.append_column("__gz_sign", pa.array(sign)).append_column(
+        "__gz_first", pa.array(np.arange(table.num_rows, dtype=np.int64)))
+    net = keyed.group_by(names, use_threads=False).aggregate([("__gz_sign", "sum"), ("__gz_first", "min")])
+    kept = net.filter(pc.greater(net.column("__gz_sign_sum"), 0))
+    if kept.num_rows and pc.max(kept.column("__gz_sign_sum")).as_py() > 1:
+        kept = kept.take(np.repeat(np.arange(kept.num_rows), kept.column("__gz_sign_sum").to_numpy()))
+    out = kept.select(names).cast(rows.schema)
+    return out.sort_by([(n, "ascending") for n in names]) if names else out  # nulls go last
