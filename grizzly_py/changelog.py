@@ -42,21 +42,29 @@ def changelog_schema(schema: pa.Schema) -> pa.Schema:
 def final_table(table: pa.Table) -> pa.Table:
     """The table a changelog (``table``, with ``OP_COLUMN``) leaves: every row inserted
     (``+I``/``+U``) and not retracted since (``-U``/``-D`` remove one equal row), sorted by its
-    columns (the key columns come first), nulls last. A row without ``OP_COLUMN`` is an insert."""
+    columns (the key columns come first), nulls last. A table without ``OP_COLUMN`` is returned
+    as it is."""
     if OP_COLUMN not in table.column_names:
         return table
     rows = table.drop_columns([OP_COLUMN])
-    if table.num_rows == 0:
+    if table.num_rows == 0 or not rows.column_names:
         return rows
+    plain = _decoded(rows)
     codes = table.column(OP_COLUMN).to_numpy()
     sign = np.where(np.isin(codes, RETRACTING), -1, 1).astype(np.int64)
-    names = rows.column_names
-    # a retraction cancels one equal row: group identical rows and keep those with a positive net
-    keyed = rows.append_column("__gz_sign", pa.array(sign)).append_column(
+    # a retraction cancels one equal row: group identical rows, keep those with a positive net
+    grouped = plain.append_column("__gz_sign", pa.array(sign)).append_column(
         "__gz_first", pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    net = keyed.group_by(names, use_threads=False).aggregate([("__gz_sign", "sum"), ("__gz_first", "min")])
-    kept = net.filter(pc.greater(net.column("__gz_sign_sum"), 0))
-    if kept.num_rows and pc.max(kept.column("__gz_sign_sum")).as_py() > 1:
-        kept = kept.take(np.repeat(np.arange(kept.num_rows), kept.column("__gz_sign_sum").to_numpy()))
-    out = kept.select(names).cast(rows.schema)
-    return out.sort_by([(n, "ascending") for n in names]) if names else out  # nulls go last
+    net = grouped.group_by(plain.column_names, use_threads=False).aggregate(
+        [("__gz_sign", "sum"), ("__gz_first", "min")])
+    counts = net.column("__gz_sign_sum").to_numpy()
+    kept = np.repeat(net.column("__gz_first_min").to_numpy(), np.maximum(counts, 0))
+    # (Arrow's default places nulls last)
+    order = pc.sort_indices(plain.take(kept), sort_keys=[(n, "ascending") for n in plain.column_names])
+    return rows.take(kept[order.to_numpy()])
+
+
+def _decoded(table: pa.Table) -> pa.Table:
+    """``table`` with dictionary columns as their values (to group and sort by)."""
+    return pa.Table.from_arrays([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
+                                 for c in table.columns], names=table.column_names)

@@ -1079,8 +1079,10 @@ class RunningAggregateKernel(CountWindowKernel):
         n = self.run(batch, watermark, out.descriptor) if batch.num_rows else 0
         if not n:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
-        table = out.table(n, window_columns=False, row_kinds=True)
-        return _without_unchanged(table).combine_chunks().to_batches(max_chunksize=None)[0]
+        table = _without_unchanged(out.table(n, window_columns=False, row_kinds=True))
+        if not table.num_rows:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        return table.combine_chunks().to_batches(max_chunksize=None)[0]
 
 
 def _without_unchanged(table: pa.Table) -> pa.Table:
