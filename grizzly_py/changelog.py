@@ -33,6 +33,15 @@ def changelog_table(table: pa.Table) -> pa.Table:
     return pa.Table.from_arrays([ops, *rest.columns], names=[OP_NAME, *rest.column_names])
 
 
+def with_kind_column(changelog: pa.Table) -> pa.Table:
+    """The inverse of ``changelog_table``: the ``op`` strings back as codes in ``OP_COLUMN``, last."""
+    ops = changelog.column(OP_NAME)
+    codes = pc.index_in(ops, value_set=pa.array(OPS, pa.string()))
+    if codes.null_count:
+        raise ValueError(f"a changelog's {OP_NAME!r} column holds kinds other than {', '.join(OPS)}")
+    return changelog.drop_columns([OP_NAME]).append_column(OP_COLUMN, pc.cast(codes, pa.int64()))
+
+
 def changelog_schema(schema: pa.Schema) -> pa.Schema:
     """The schema of ``changelog_table`` for a schema with ``OP_COLUMN``."""
     fields = [f for f in schema if f.name != OP_COLUMN]

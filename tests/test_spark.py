@@ -871,3 +871,20 @@ def test_cli_run_engine_spark(spark, tmp_path):
     result = CliRunner().invoke(main, ["run", str(script), "--engine", "spark", "--parallelism", "2"])
     assert result.exit_code == 0, result.output
     assert "on Spark" in result.output and "partial strategy, pushdown input" in result.output
+
+
+# ----------------------------------------------------------------------------------------------
+# updating streams: Spark gets the changelog
+# ----------------------------------------------------------------------------------------------
+def test_running_aggregate_on_spark_is_its_changelog(spark):
+    def build(env):
+        data = pa.table({"ts": list(range(8)), "k": [1, 2, 1, 1, None, 2, 1, None], "v": [5, 2, 3, 9, 4, None, 9, 4]})
+        return env.from_arrow(data.to_batches(max_chunksize=3), timestamp="ts").key_by("k").aggregate(
+            hi=agg.max("v"), n=agg.count())
+    env = gz.StreamEnvironment()
+    changes = build(env).changelog().execute_and_collect()
+    df = build(gz.StreamEnvironment.for_spark(spark)).to_spark()
+    assert df.columns == ["op", "k", "hi", "n"]
+    assert as_types_of(df.toArrow(), changes).to_pylist() == changes.to_pylist()
+    final, _ = on_spark(spark, build)
+    assert final.to_pylist() == embedded(build)[0].to_pylist()
