@@ -40,6 +40,10 @@ filter, the time of day as ``dayTime``/``nightTime``/``otherTime`` from the hour
 the channel's name in lower case or, by a regular expression, from the url: ``str.to_lowercase``,
 ``str.extract``) and ``q22`` (the url's directories: ``str.split_part``). Flink's
 ``DATE_FORMAT`` and ``HOUR`` are in the session's time zone; these are in UTC.
+
+Running aggregates (updating streams: ``collect`` gives the final table, ``changelog()`` the
+changes): ``q17`` (auction statistics: per auction and day, the bids, the bids per price rank and
+the minimum, maximum, average and total price).
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ Q5_SIZE_MS, Q5_SLIDE_MS = 10_000, 2_000
 Q7_WINDOW_MS = Q8_WINDOW_MS = 10_000
 Q14_MIN_PRICE, Q14_MAX_PRICE = 1_000_000, 50_000_000
 Q21_CHANNELS = ("apple", "google", "facebook", "baidu")  # channel ids 0, 1, 2, 3
+RANK_PRICES = (10_000, 1_000_000)  # Q15-Q17's price ranks: below, between, from the second
 Q21_CHANNEL_ID = "(&|^)channel_id=([^&]*)"
 
 
@@ -368,3 +373,20 @@ def q22(env, bids: pa.Table):
     return (env.from_arrow(bids, timestamp="dateTime")
             .select("auction", "bidder", "price", "channel",
                     dir1=url.split_part("/", 3), dir2=url.split_part("/", 4), dir3=url.split_part("/", 5)))
+
+
+def q17(env, bids: pa.Table):
+    """Nexmark Q17, auction statistics report: a running aggregate per auction and day
+    (``yyyy-MM-dd``, UTC) of the bids, the bids of each price rank (``RANK_PRICES``: below 10,000,
+    up to 1,000,000, above), and the minimum, maximum, average and total price. An updating
+    stream. Output: auction, day, total_bids, rank1_bids, rank2_bids, rank3_bids, min_price,
+    max_price, avg_price (float64, where Flink's BIGINT average truncates), sum_price."""
+    from .. import agg, col
+    price, (low, high) = col("price"), RANK_PRICES
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .with_columns(day=col("dateTime").dt.strftime("%Y-%m-%d"))
+            .key_by("auction", "day")
+            .aggregate(total_bids=agg.count(), rank1_bids=agg.count(where=price < low),
+                       rank2_bids=agg.count(where=(price >= low) & (price < high)),
+                       rank3_bids=agg.count(where=price >= high), min_price=agg.min("price"),
+                       max_price=agg.max("price"), avg_price=agg.avg("price"), sum_price=agg.sum("price")))
