@@ -64,8 +64,9 @@ def final_table(table: pa.Table) -> pa.Table:
     # a retraction cancels one equal row: group identical rows, keep those with a positive net
     grouped = plain.append_column("__gz_sign", pa.array(sign)).append_column(
         "__gz_first", pa.array(np.arange(table.num_rows, dtype=np.int64)))
-    net = grouped.group_by(plain.column_names, use_threads=False).aggregate(
-        [("__gz_sign", "sum"), ("__gz_first", "min")])
+    net = grouped.group_by(plain.column_names, use_threads=False).aggregate([
+        ("__gz_sign", "sum"),
+        ("__gz_first", "min")])
     counts = net.column("__gz_sign_sum").to_numpy()
     kept = np.repeat(net.column("__gz_first_min").to_numpy(), np.maximum(counts, 0))
     # (Arrow's default places nulls last)

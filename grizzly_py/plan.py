@@ -14,6 +14,7 @@ from functools import cached_property
 import pyarrow as pa
 
 from .aggregates import AggCall
+from .aggregates.functions.row_value import ROW_FIRST, ROW_LAST
 from .changelog import OP_NAME
 from .expressions import Column, Expr, strip_alias
 from .types import BOOL, STRING, TIMESTAMP, Field, Schema, SchemaError, to_arrow_type
@@ -315,6 +316,71 @@ class RunningAggregateNode(PlanNode):
     def label(self):
         aggs = ", ".join(f"{n}={c!r}" for n, c in self.aggregates)
         return f"RunningAggregate[keys=[{', '.join(self.keys)}], {aggs}]"
+
+
+KEEP_FIRST = "first"  # deduplicate(keep=...): the first row of a key to arrive
+KEEP_LAST = "last"    # the row with the latest event time
+
+
+@dataclass(frozen=True, eq=False)
+class DeduplicateNode(PlanNode):
+    """``keyed.deduplicate(keep)``: one row per key, as Flink's deduplication (``ROW_NUMBER() OVER
+    (PARTITION BY keys ORDER BY time) = 1``).
+
+    - ``keep="first"``: the first row of each key to arrive, emitted when it arrives; later rows
+      of the key are dropped. Append-only.
+    - ``keep="last"``: the row with the latest event time of each key, ties to the later arrival
+      (arrival order alone without event time). An updating stream: a key's first row is
+      inserted (``+I``); a row that takes its place retracts the kept one (``-U``) and is put in
+      its place (``+U``), unless the two are equal; an older row changes nothing.
+
+    Output: the input's columns. It runs as a running aggregate of each column's value in the
+    chosen row (``row_values``)."""
+
+    input: PlanNode
+    keys: tuple[str, ...]
+    keep: str
+
+    def __post_init__(self):
+        if self.keep not in (KEEP_FIRST, KEEP_LAST):
+            raise ValueError(f"deduplicate(keep=...) takes {KEEP_FIRST!r} or {KEEP_LAST!r}, got {self.keep!r}")
+        if self.input.updating:
+            raise ValueError(f"deduplicate over an updating stream ({self.input.label()}) is not supported; "
+                             "deduplicate its .changelog() instead")
+        for f in self.input.schema:
+            if f.dtype.is_list:
+                raise SchemaError(f"deduplicate: column {f.name!r} is a list (a top_k result), which a "
+                                  "deduplication cannot keep; select the other columns first")
+            if f.name not in self.keys and f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) \
+                    and f.arrow_type.unit != "ms":
+                raise SchemaError(f"deduplicate: column {f.name!r} is a timestamp in {f.arrow_type.unit}, which "
+                                  "compiled code keeps in milliseconds; cast it to int64 first, e.g. "
+                                  f"with_columns({f.name}=col({f.name!r}).cast('int64'))")
+        for k in self.keys:
+            self.input.schema.field(k)  # an unknown key raises SchemaError naming it
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    @property
+    def updating(self) -> bool:
+        return self.keep == KEEP_LAST
+
+    def _derive_schema(self):
+        return self.input.schema
+
+    def row_values(self) -> RunningAggregateNode:
+        """The running aggregate that keeps the chosen row of each key: the keys, then each
+        other column's value in that row (nulls included)."""
+        spec = ROW_LAST if self.keep == KEEP_LAST else ROW_FIRST
+        values = [f.name for f in self.input.schema if f.name not in self.keys]
+        if not values:  # every column is a key: an aggregate that never changes, left out later
+            return RunningAggregateNode(self.input, self.keys, (("__gz_row", AggCall(spec.name, Column(self.keys[0]))),))
+        return RunningAggregateNode(self.input, self.keys, tuple((n, AggCall(spec.name, Column(n))) for n in values))
+
+    def label(self):
+        return f"Deduplicate[keys=[{', '.join(self.keys)}], keep={self.keep}]"
 
 
 @dataclass(frozen=True, eq=False)

@@ -52,6 +52,8 @@ Updating streams (``changelog.py``)
   at each record: the key's first record emits ``+I``; a record that changes the row emits ``-U``
   (the old row) and ``+U`` (the new one), each with the record's event time; an unchanged row
   (equal values, NaN equal to NaN) emits nothing.
+- ``deduplicate`` keeps per key the first row to arrive, or the row with the latest (event time,
+  arrival): ``+I``, then ``-U``/``+U`` when a different row takes its place (``Deduplicate``).
 - ``changelog()`` turns the kind into the leading string column ``op``; the result of an
   updating plan is the table its changelog leaves (``changelog.final_table``).
 
@@ -80,7 +82,7 @@ from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .functions import function_spec
 from .changelog import INSERT, OP_COLUMN, OP_NAME, OPS, UPDATE_AFTER, UPDATE_BEFORE, final_table
-from .plan import (WINDOW_END, WINDOW_START, ChangelogNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode,
+from .plan import (WINDOW_END, WINDOW_START, ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode,
                    PlanNode, ProjectNode, RunningAggregateNode, SourceNode, UnionNode, WindowAggregateNode,
                    WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
@@ -585,6 +587,36 @@ class RunningAggregate(WindowAggregate):
         self.downstream.watermark(wm)
 
 
+class Deduplicate(Operator):
+    """``keyed.deduplicate``: per key, the first row to arrive (``keep="first"``: emitted then,
+    append-only), or the row with the latest (event time, arrival) (``keep="last"``: ``+I`` for
+    the first, ``-U`` old / ``+U`` new when a row takes the place of a different one). The key
+    columns hold the key's normalized value."""
+
+    def __init__(self, node: DeduplicateNode, downstream: Operator):
+        self.keys, self.keep_last = node.keys, node.keep == "last"
+        self.names = node.schema.names
+        self.downstream = downstream
+        self.arrivals = 0
+        self.kept: dict[tuple, tuple] = {}  # group -> (event time, arrival, row)
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        new = {**{n: row[n] for n in self.names}, **dict(zip(self.keys, key))}
+        order = (0 if ts is None else int(ts), self.arrivals)
+        self.arrivals += 1
+        old = self.kept.get(group)
+        if old is None:
+            self.kept[group] = (*order, new)
+            self.downstream.push(ts, {**new, OP_COLUMN: INSERT} if self.keep_last else new)
+        elif self.keep_last and order > old[:2]:
+            self.kept[group] = (*order, new)
+            if not all(_same(old[2][n], new[n]) for n in self.names):
+                self.downstream.push(ts, {**old[2], OP_COLUMN: UPDATE_BEFORE})
+                self.downstream.push(ts, {**new, OP_COLUMN: UPDATE_AFTER})
+
+
 class Changelog(Operator):
     """``changelog()``: a row's kind as the leading column ``op``."""
 
@@ -849,6 +881,8 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         op = RunningAggregate(node, downstream, metrics)
     elif isinstance(node, ChangelogNode):
         op = Changelog(downstream)
+    elif isinstance(node, DeduplicateNode):
+        op = Deduplicate(node, downstream)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
     build(node.input, op, metrics, readers)

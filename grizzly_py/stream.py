@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
-from .plan import (ChangelogNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode,
+from .plan import (ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode, ProjectNode,
                    RunningAggregateNode, SinkSpec, UnionNode, WindowAggregateNode, WindowJoinNode)
 from .time import to_millis
 from .types import SchemaError
@@ -240,6 +240,13 @@ class KeyedStream:
             raise TypeError(f"aggregate() takes its aggregates by name, as the result columns they make: "
                             f"{_named_suggestion(unnamed)}")
         return DataStream(self.env, RunningAggregateNode(self.node, self.keys, tuple(aggregates.items())))
+
+    def deduplicate(self, keep: str = "first") -> DataStream:
+        """One row per key (Flink's deduplication): ``keep="first"``, the first row of each key to
+        arrive (an append-only stream); ``keep="last"``, the row with the latest event time, ties
+        to the later arrival (an updating stream: a newer row replaces the kept one, ``-U``/``+U``).
+        The output has the input's columns."""
+        return DataStream(self.env, DeduplicateNode(self.node, self.keys, keep))
 
     def count_window(self, size: int, slide: int | None = None) -> "WindowedStream":
         """Per key: fire every ``slide`` records (default ``size``) over the key's last ``size``

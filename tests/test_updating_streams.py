@@ -264,3 +264,86 @@ def test_other_misuse_is_rejected_at_definition_time():
         _bids(env).key_by("k").aggregate(agg.count())
     # the changelog is append-only: windows take it
     _updating(env).changelog().key_by("k").count_window(2).aggregate(n=agg.count())
+
+
+# ----------------------------------------------------------------------------------------------
+# deduplicate
+# ----------------------------------------------------------------------------------------------
+@st.composite
+def deduplicate_cases(draw):
+    """A random stateless prefix, ``key_by`` 1-2 keys (often an integer column modulo 1-4), then
+    ``deduplicate(keep)``, and the parallelism to run it at."""
+    case = draw(running_aggregate_cases())
+    keyed = case.steps[-2]
+    stream = case.source(gz.StreamEnvironment())
+    for step in case.steps[:-2]:
+        stream = step.apply(stream)
+    # timestamps finer than milliseconds are kept as int64 (deduplicate rejects them)
+    fine = {f.name: col(f.name).cast("int64") for f in stream.schema
+            if f.name not in keyed.args and f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type)
+            and f.arrow_type.unit != "ms"}
+    case.steps[-2:] = ([Step("with_columns", kwargs=fine)] if fine else []) + [
+        keyed, Step("deduplicate", kwargs={"keep": draw(st.sampled_from(["first", "last"]))})]
+    return case
+
+
+def check_deduplicate(build, keys, parallelism: int = 1) -> None:
+    node = build(gz.StreamEnvironment()).node
+    if not node.updating:  # keep="first": an append-only stream, in arrival order
+        expected = reference.evaluate(node)
+        env = gz.StreamEnvironment(parallelism=parallelism)
+        build(env).collect("out")
+        assert_tables_equal(env.execute()["out"], expected)
+        return
+    check_against_reference(build, keys, parallelism)
+
+
+@given(deduplicate_cases())
+def test_deduplicate_matches_reference(case):
+    check_deduplicate(case.build, case.keys, case.parallelism)
+
+
+def test_deduplicate_by_hand():
+    def build(keep, sizes=None):
+        def query(env):
+            data = {"ts": pa.array([5, 2, 3, 6, 5, 2, 6], i64), "k": pa.array([1, 2, 1, 1, None, 2, 1], i64),
+                    "v": pa.array([1, None, 3, 2, 5, 7, 2], i64), "s": ["a", "b", None, "d", "e", "f", "d"]}
+            return arrow_stream(env, data, sizes=sizes).key_by("k").deduplicate(keep=keep)
+        return query
+    env = gz.StreamEnvironment()
+    first = build("first", [2, 5])(env)
+    assert not first.is_updating
+    assert first.execute_and_collect().to_pylist() == [
+        dict(ts=5, k=1, v=1, s="a"), dict(ts=2, k=2, v=None, s="b"), dict(ts=5, k=None, v=5, s="e")]
+    final, changes = run_compiled(build("last", [3, 4]))
+    assert [(r["op"], r["k"], r["ts"]) for r in changes.to_pylist()] == [
+        ("+I", 1, 5), ("+I", 2, 2),                  # ts 3 < 5: key 1 keeps its row
+        ("-U", 1, 5), ("+U", 1, 6), ("+I", None, 5),
+        ("-U", 2, 2), ("+U", 2, 2)]                  # the same time, a later arrival; the last row
+    # of key 1 equals the kept one: nothing
+    # (sorted by the columns in order: ts first)
+    assert final.to_pylist() == [dict(ts=2, k=2, v=7, s="f"), dict(ts=5, k=None, v=5, s="e"),
+                                 dict(ts=6, k=1, v=2, s="d")]
+    for sizes in (None, [1] * 7):
+        check_deduplicate(build("last", sizes), ["k"], 2)
+        check_deduplicate(build("first", sizes), ["k"], 2)
+
+
+def test_first_rows_keep_their_event_time_for_a_window():
+    def build(env):
+        data = {"ts": pa.array([1, 2, 3, 11, 12, 25], i64), "k": pa.array([1, 1, 2, 1, 2, 3], i64)}
+        return (arrow_stream(env, data, sizes=[2, 2, 2]).key_by("k").deduplicate(keep="first")
+                .window_all(tumbling(10)).aggregate(n=agg.count()))
+    env = gz.StreamEnvironment()
+    assert build(env).execute_and_collect().column("n").to_pylist() == [2, 1]
+    assert reference.evaluate(build(gz.StreamEnvironment()).node).column("n").to_pylist() == [2, 1]
+
+
+def test_deduplicate_rejects_misuse():
+    env = gz.StreamEnvironment()
+    with pytest.raises(ValueError, match="'first' or 'last'"):
+        _bids(env).key_by("k").deduplicate(keep="any")
+    with pytest.raises(ValueError, match="deduplicate over an updating stream"):
+        _updating(env).key_by("k").deduplicate()
+    with pytest.raises(ValueError, match="tumbling window.*needs an append-only input"):
+        _bids(env).key_by("k").deduplicate(keep="last").window_all(tumbling(10)).aggregate(n=agg.count())

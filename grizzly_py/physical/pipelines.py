@@ -17,7 +17,7 @@ from ..aggregates import AggregateSpec, spec_of
 from ..changelog import OP_COLUMN, OPS
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, if_else, lit, strip_alias, structural_key
 from ..late_records import LateRecord
-from ..plan import (WINDOW_END, ChangelogNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode,
+from ..plan import (WINDOW_END, ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode,
                     ProjectNode, Query, RunningAggregateNode, SourceNode, UnionNode, WindowAggregateNode,
                     WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema
@@ -332,7 +332,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
                      src.watermark.out_of_orderness_ms, [], _identity(node.schema))
     if isinstance(node, WindowAggregateNode):
         processing = node.assigner.kind.clock == "processing"
-        needs = time_needed if node.assigner.kind.clock == "count" else not processing
+        # count windows read event time for a window downstream or an ordered aggregate
+        needs = time_needed or _reads_event_time(node) if node.assigner.kind.clock == "count" else not processing
         o, args = _with_interned_strings_read(node, _open_after(node.input, lw, needs), lw, needs)
         if processing:  # the window's time is the clock at processing
             o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
@@ -342,6 +343,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return None
     if isinstance(node, RunningAggregateNode):
         return _lower_running_aggregate(node, lw, time_needed)
+    if isinstance(node, DeduplicateNode):
+        return _lower_deduplicate(node, lw, time_needed)
     if isinstance(node, ChangelogNode):  # the row kind becomes the leading column "op"
         o = _open_after(node.input, lw, time_needed)
         kind = o.columns.pop(OP_COLUMN)
@@ -380,14 +383,44 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
 OP_FIELD = Field(OP_COLUMN, INT64, pa.int64())
 
 
-def _lower_running_aggregate(node: RunningAggregateNode, lw: _Lowering, time_needed: bool) -> None:
+def _lower_running_aggregate(node: RunningAggregateNode, lw: _Lowering, time_needed: bool,
+                             o: _Open | None = None) -> None:
     """A running aggregate is a window pipeline with ``RunningWindow``, one global window per key
-    fired by each record; its output carries each row's kind in ``OP_COLUMN``."""
-    o, args = _with_interned_strings_read(node, _open_after(node.input, lw, time_needed), lw, time_needed)
+    fired by each record; its output carries each row's kind in ``OP_COLUMN``. ``o``: the open
+    pipeline over its input, if the caller opened it."""
+    # an ordered aggregate (first, last, a deduplication's row) reads each record's event time
+    time_needed = time_needed or _reads_event_time(node)
+    if o is None:
+        o = _open_after(node.input, lw, time_needed)
+    o, args = _with_interned_strings_read(node, o, lw, time_needed)
     keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
     out = Schema(tuple(node.schema) + (OP_FIELD,))
     lw.close(o, WindowTerminal(keys, RunningWindow(), _bound_aggregates(node, o, args), out))
     return None
+
+
+def _lower_deduplicate(node: DeduplicateNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """A deduplication is the running aggregate of each column's value in a key's chosen row
+    (``DeduplicateNode.row_values``), its output put back in the input's column order. Keeping
+    the first row emits only inserts: its output is append-only (no row kinds), and keeps its
+    event time when a column holds it."""
+    running = node.row_values()
+    o = _open_after(node.input, lw, time_needed or _reads_event_time(running))
+    time = None
+    if not node.updating and o.event_time is not None and not isinstance(o.event_time, ProcessingTime):
+        time = _shared_time_column(node.input.schema, [o])
+    _lower_running_aggregate(running, lw, time_needed, o)
+    out = _open_over(lw.done[-1])
+    out.columns = {f.name: out.columns[f.name] for f in node.schema}
+    if node.updating:
+        out.columns[OP_COLUMN] = Column(OP_COLUMN)
+    out.event_time = time
+    return out
+
+
+def _reads_event_time(node: WindowAggregateNode | RunningAggregateNode) -> bool:
+    """Whether an aggregate of ``node`` orders its records by event time."""
+    return any(call.spec.ordered for _, call in node.aggregates)
 
 
 def _bound_aggregates(node: WindowAggregateNode | RunningAggregateNode, o: _Open,
@@ -406,7 +439,11 @@ def _open_after(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open:
     o = _lower(node, lw, time_needed)
     if o is not None:
         return o
-    producer = lw.done[-1]
+    return _open_over(lw.done[-1])
+
+
+def _open_over(producer: Pipeline) -> _Open:
+    """A new pipeline that reads the results of window pipeline ``producer``."""
     schema = producer.output_schema
     # a window result's event time is window_end - 1 (Flink); the watermark comes from upstream.
     # Count window results have no window columns, so no event time.

@@ -43,7 +43,8 @@ the channel's name in lower case or, by a regular expression, from the url: ``st
 
 Running aggregates (updating streams: ``collect`` gives the final table, ``changelog()`` the
 changes): ``q17`` (auction statistics: per auction and day, the bids, the bids per price rank and
-the minimum, maximum, average and total price).
+the minimum, maximum, average and total price), ``q18`` (the last bid of each bidder on each
+auction: ``deduplicate(keep="last")``).
 """
 
 from __future__ import annotations
@@ -390,3 +391,10 @@ def q17(env, bids: pa.Table):
                        rank2_bids=agg.count(where=(price >= low) & (price < high)),
                        rank3_bids=agg.count(where=price >= high), min_price=agg.min("price"),
                        max_price=agg.max("price"), avg_price=agg.avg("price"), sum_price=agg.sum("price")))
+
+
+def q18(env, bids: pa.Table):
+    """Nexmark Q18, find last bid: per bidder and auction, the bid with the latest ``dateTime``
+    (ties: the later arrival), ``ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY
+    dateTime DESC) <= 1``. An updating stream. Output: the bid's columns."""
+    return env.from_arrow(bids, timestamp="dateTime").key_by("bidder", "auction").deduplicate(keep="last")
