@@ -888,3 +888,13 @@ def test_running_aggregate_on_spark_is_its_changelog(spark):
     assert as_types_of(df.toArrow(), changes).to_pylist() == changes.to_pylist()
     final, _ = on_spark(spark, build)
     assert final.to_pylist() == embedded(build)[0].to_pylist()
+
+
+def test_deduplicate_on_spark(spark):
+    def build(keep):
+        def query(env):
+            data = pa.table({"ts": [5, 2, 3, 6, 5, 2], "k": [1, 2, 1, 1, None, 2], "s": ["a", "b", None, "d", "e", "f"]})
+            return env.from_arrow(data.to_batches(max_chunksize=4), timestamp="ts").key_by("k").deduplicate(keep=keep)
+        return query
+    for keep in ("first", "last"):
+        assert on_spark(spark, build(keep))[0].to_pylist() == embedded(build(keep))[0].to_pylist()

@@ -150,6 +150,20 @@ def test_running_aggregate_resumes_exactly(parallelism, tmp_path):
     assert_same_changelog(result["out"], expected, ["k", "name"])
 
 
+def _last_rows(env, data):
+    return _bounded(env, data).key_by("k", "n").deduplicate(keep="last")
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_deduplicate_resumes_exactly(parallelism, tmp_path):
+    batches = _data().to_batches(max_chunksize=100)
+    expected = reference.evaluate(ChangelogNode(_last_rows(gz.StreamEnvironment(), batches).node))
+    result = run_with_crashes(lambda env, data: _last_rows(env, data).changelog(), batches, [2, 9, 10],
+                              tmp_path / "chk", parallelism)
+    assert result.metrics["checkpoints"]["restored_from"] == 10
+    assert_same_changelog(result["out"], expected, ["k", "n"])
+
+
 def test_state_memory_limit_counts_the_key_table():
     env = gz.StreamEnvironment(state_memory_limit=1024)
     _running(env, _data().to_batches(max_chunksize=100)).collect("out")
