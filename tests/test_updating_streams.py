@@ -164,6 +164,29 @@ def test_deduplicate_resumes_exactly(parallelism, tmp_path):
     assert_same_changelog(result["out"], expected, ["k", "n"])
 
 
+def test_file_sink_of_a_resumed_job_holds_the_changelog_once(tmp_path):
+    batches = _data().to_batches(max_chunksize=100)
+    expected = reference.evaluate(ChangelogNode(_running(gz.StreamEnvironment(), batches).node))
+    out = tmp_path / "changes.parquet"
+    run_with_crashes(_running, batches, [3, 11], tmp_path / "chk", 1, sink=str(out))
+    assert_same_changelog(pq.read_table(out), expected, ["k", "name"])
+
+
+@pytest.mark.parametrize("options", [dict(grouping="sort"), dict(window_state="shared", parallelism=3),
+                                     dict(parallelism="auto", adaptive=False)])
+def test_engine_options_leave_a_running_aggregate_as_it_is(options):
+    def build(env):
+        return _running(env, _data(rows=500).to_batches(max_chunksize=64))
+    base = run_compiled(build)
+    env = gz.StreamEnvironment(**options)
+    stream = build(env)
+    stream.collect("final")
+    stream.changelog().collect("changes")
+    result = env.execute()
+    assert_tables_equal(result["final"], base[0])
+    assert_same_changelog(result["changes"], base[1], ["k", "name"])
+
+
 def test_state_memory_limit_counts_the_key_table():
     env = gz.StreamEnvironment(state_memory_limit=1024)
     _running(env, _data().to_batches(max_chunksize=100)).collect("out")
