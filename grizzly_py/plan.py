@@ -268,6 +268,11 @@ class RunningAggregateNode(PlanNode):
     state is a few words per key): ``count``, ``sum``, ``min``, ``max``, ``avg``, the variances
     and standard deviations, ``first``, ``last``; not those that keep every value (``median``,
     ``mode``, ``count_distinct``, ``top_k``, ``min``/``max`` of strings).
+
+    Over an updating input (an aggregate of an aggregate, Nexmark Q4's shape) a ``-U``/``-D`` row
+    retracts its input: only the aggregates that can subtract it (``AggregateSpec.retractable``:
+    ``count``, ``sum``, ``avg``); a key left with no rows emits ``-D`` (and ``+I`` if it fills
+    again).
     """
 
     input: PlanNode
@@ -275,9 +280,6 @@ class RunningAggregateNode(PlanNode):
     aggregates: tuple[tuple[str, AggCall], ...]
 
     def __post_init__(self):
-        if self.input.updating:
-            raise ValueError(f"a running aggregate over an updating stream ({self.input.label()}) is not "
-                             "supported yet; aggregate its .changelog() instead")
         if not self.aggregates:
             raise SchemaError("aggregate() needs at least one aggregate, e.g. count=agg.count()")
         in_schema = self.input.schema
@@ -291,6 +293,10 @@ class RunningAggregateNode(PlanNode):
                     raise SchemaError(f"aggregate {name!r}: a running aggregate (no window) takes decomposable "
                                       f"aggregates (count, sum, min, max, avg, var/stddev, first, last); "
                                       f"{call!r} keeps every value of its group")
+                if self.input.updating and not spec.retractable:
+                    raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
+                                     f"aggregate takes count, sum and avg, which subtract a retracted row; "
+                                     f"{call!r} cannot undo a row it has seen (not supported yet)")
         self.schema
 
     @property

@@ -51,7 +51,9 @@ Updating streams (``changelog.py``)
 - A running aggregate (``RunningAggregate``) recomputes a key's aggregates over all its records
   at each record: the key's first record emits ``+I``; a record that changes the row emits ``-U``
   (the old row) and ``+U`` (the new one), each with the record's event time; an unchanged row
-  (equal values, NaN equal to NaN) emits nothing.
+  (equal values, NaN equal to NaN) emits nothing. Over an updating input a ``-U``/``-D`` row
+  takes one equal earlier row out of its key's records (the aggregates are then recomputed over
+  the rest); a key left with no records emits ``-D`` with its last row.
 - ``deduplicate`` keeps per key the first row to arrive, or the row with the latest (event time,
   arrival): ``+I``, then ``-U``/``+U`` when a different row takes its place (``Deduplicate``).
 - ``changelog()`` turns the kind into the leading string column ``op``; the result of an
@@ -81,7 +83,7 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .functions import function_spec
-from .changelog import INSERT, OP_COLUMN, OP_NAME, OPS, UPDATE_AFTER, UPDATE_BEFORE, final_table
+from .changelog import DELETE, INSERT, OP_COLUMN, OP_NAME, OPS, UPDATE_AFTER, UPDATE_BEFORE, final_table
 from .plan import (WINDOW_END, WINDOW_START, ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode,
                    PlanNode, ProjectNode, RunningAggregateNode, SourceNode, UnionNode, WindowAggregateNode,
                    WindowJoinNode, distinct_sources)
@@ -572,10 +574,23 @@ class RunningAggregate(WindowAggregate):
         key = tuple(normalize_key(row[k]) for k in self.keys)
         group = tuple(sort_key(v) for v in key)
         records = self.records.setdefault(group, [])
-        records.append((self.arrivals, ts, [a(row) for a in self.args]))
-        self.arrivals += 1
-        new = dict(zip(self.out_names, (*key, *self.results(records))))
+        kind = row.get(OP_COLUMN, INSERT)
+        values = {n: v for n, v in row.items() if n != OP_COLUMN}
+        if kind in (UPDATE_BEFORE, DELETE):  # a retraction takes out one equal row added before
+            i = next((i for i, r in enumerate(records)
+                      if all(_same(r[3][n], values[n]) for n in values)), None)
+            if i is not None:
+                del records[i]
+        else:
+            records.append((self.arrivals, ts, [a(row) for a in self.args], values))
+            self.arrivals += 1
         old = self.rows.get(group)
+        if not records:  # no row left: the key's row is deleted
+            self.rows.pop(group, None)
+            if old is not None:
+                self.downstream.push(ts, {**old, OP_COLUMN: DELETE})
+            return
+        new = dict(zip(self.out_names, (*key, *self.results([r[:3] for r in records]))))
         self.rows[group] = new
         if old is None:
             self.downstream.push(ts, {**new, OP_COLUMN: INSERT})

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from strategies import (RUNNING_AGGREGATES, RUNNING_STRING_AGGREGATES, Step, aggregate_calls, arrow_stream,
                         assert_tables_equal, can_be_key, fresh_name, stateless_cases, tumbling, values_equal)
@@ -150,6 +150,21 @@ def test_running_aggregate_resumes_exactly(parallelism, tmp_path):
     assert_same_changelog(result["out"], expected, ["k", "name"])
 
 
+def _aggregate_of_aggregate(env, data):
+    return (_bounded(env, data).key_by("k", "name").aggregate(hi=agg.max("n"))
+            .key_by("name").aggregate(a=agg.avg("hi"), c=agg.count(), s=agg.sum("hi")))
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_aggregate_of_aggregate_resumes_exactly(parallelism, tmp_path):
+    batches = _data().to_batches(max_chunksize=100)
+    expected = reference.evaluate(ChangelogNode(_aggregate_of_aggregate(gz.StreamEnvironment(), batches).node))
+    result = run_with_crashes(lambda env, data: _aggregate_of_aggregate(env, data).changelog(), batches,
+                              [1, 7, 8, 19], tmp_path / "chk", parallelism)
+    assert result.metrics["checkpoints"]["restored_from"] == 19
+    assert_same_changelog(result["out"], expected, ["name"])
+
+
 def _last_rows(env, data):
     return _bounded(env, data).key_by("k", "n").deduplicate(keep="last")
 
@@ -192,6 +207,65 @@ def test_state_memory_limit_counts_the_key_table():
     _running(env, _data().to_batches(max_chunksize=100)).collect("out")
     with pytest.raises(StateMemoryLimitError, match="the limit is 1024 bytes"):
         env.execute()
+
+
+@st.composite
+def aggregate_of_aggregate_cases(draw):
+    """A running aggregate (``running_aggregate_cases``), sometimes filtered, then a running
+    aggregate over it (an updating input): 1-2 keys among its columns, count / count(c) / sum /
+    avg of its integer columns (float sums subtract retracted values, where rounding may differ
+    from a recomputation: the hand-written cases cover them)."""
+    case = draw(running_aggregate_cases())
+    inner = case.build(gz.StreamEnvironment()).schema
+    if draw(st.booleans()):
+        ints = [f.name for f in inner if f.dtype.is_integer]
+        if ints:
+            case.steps.append(Step("filter", (col(draw(st.sampled_from(ints))) % 3 != 1,)))
+    # (not float columns: a computed float may differ from the reference's in its last bits,
+    # which is fine for a value but not for a key)
+    names = [f.name for f in inner if can_be_key(f) and not f.dtype.is_float]
+    assume(names)
+    keys = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=2))
+    ints = [f.name for f in inner if f.dtype.is_integer]
+    calls = {"n": agg.count()}
+    for i, name in enumerate(draw(st.lists(st.sampled_from(ints), max_size=3)) if ints else []):
+        calls[f"o{i}"] = getattr(agg, draw(st.sampled_from(["count", "sum", "avg"])))(name)
+    case.steps += [Step("key_by", tuple(keys)), Step("aggregate", kwargs=calls)]
+    case.keys = keys
+    return case
+
+
+@given(aggregate_of_aggregate_cases())
+def test_aggregates_over_updating_streams_match_reference(case):
+    check_against_reference(case.build, case.keys, case.parallelism)
+
+
+def test_aggregate_of_an_aggregate_by_hand():
+    """Nexmark Q4's shape: the average per category of each auction's highest price."""
+    def build(env, sizes=None):
+        data = {"ts": pa.array(range(7), i64), "category": pa.array([1, 1, 2, 1, 2, 1, 2], i64),
+                "auction": pa.array([10, 11, 20, 10, 20, 11, 21], i64),
+                "price": [5.0, 7.0, 1.0, 9.0, 3.0, 2.0, float("nan")]}
+        highest = arrow_stream(env, data, sizes=sizes).key_by("auction", "category").aggregate(hi=agg.max("price"))
+        return highest.key_by("category").aggregate(avg_hi=agg.avg("hi"), n=agg.count(), total=agg.sum("hi"))
+    final, changes = run_compiled(build)
+    assert [(r["op"], r["category"], r["n"]) for r in changes.to_pylist()] == [
+        ("+I", 1, 1), ("-U", 1, 1), ("+U", 1, 2), ("+I", 2, 1),
+        ("-U", 1, 2), ("+U", 1, 1),     # auction 10's maximum 5 retracted ...
+        ("-U", 1, 1), ("+U", 1, 2),     # ... and 9 put in its place
+        ("-D", 2, 1), ("+I", 2, 1),     # category 2's only auction: emptied, then filled again
+        ("-U", 2, 1), ("+U", 2, 2)]     # (auction 11's price 2 is below its maximum: nothing)
+    assert final.to_pylist()[0] == dict(category=1, avg_hi=8.0, n=2, total=16.0)
+    assert final.to_pylist()[1]["n"] == 2 and math.isnan(final.to_pylist()[1]["total"])
+    for sizes in (None, [1] * 7, [3, 4]):
+        check_against_reference(lambda env: build(env, sizes), ["category"], 2)
+
+
+def test_aggregates_that_cannot_retract_reject_an_updating_input():
+    env = gz.StreamEnvironment()
+    with pytest.raises(ValueError, match="'hi'.*over an updating stream.*count, sum and avg.*max"):
+        _updating(env).key_by("k").aggregate(hi=agg.max("n"))
+    _updating(env).key_by("n").aggregate(c=agg.count(), s=agg.sum("k"), a=agg.avg("k"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -293,8 +367,6 @@ def test_other_misuse_is_rejected_at_definition_time():
     env = gz.StreamEnvironment()
     with pytest.raises(ValueError, match="append-only, not an updating stream"):
         _bids(env).changelog()
-    with pytest.raises(ValueError, match="running aggregate over an updating stream"):
-        _updating(env).key_by("n").aggregate(c=agg.count())
     with pytest.raises(gz.SchemaError, match="'m'.*decomposable.*keeps every value"):
         _bids(env).key_by("k").aggregate(m=agg.median("v"))
     with pytest.raises(TypeError, match="by name"):

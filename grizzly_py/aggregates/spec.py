@@ -78,6 +78,8 @@ class AggregateSpec:
                              # (a.pos), and its reference the (event time, arrival, value) of each value
     list_result = False      # the result is a list (its emit writes an output vector)
     public = True            # users call it as agg.<name> (else operators use it internally)
+    retractable = False      # its update takes a.sign: -1 retracts an input (an updating stream's
+                             # -U/-D row), so it can aggregate an updating stream
 
     def call(self, *args, **kwargs) -> AggCall:
         """The constructor users call as ``agg.<name>(...)``."""

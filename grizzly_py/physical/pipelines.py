@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from ..aggregates import AggregateSpec, spec_of
-from ..changelog import OP_COLUMN, OPS
+from ..changelog import DELETE, OP_COLUMN, OPS, UPDATE_BEFORE
 from ..expressions import BinaryOp, Cast, Column, Expr, ProcessingTime, if_else, lit, strip_alias, structural_key
 from ..late_records import LateRecord
 from ..plan import (WINDOW_END, ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode, MapNode, PlanNode,
@@ -128,6 +128,8 @@ class WindowTerminal:
     aggregates: tuple[BoundAggregate, ...]
     output_schema: Schema
     allowed_lateness_ms: int = 0  # windows are kept this long past their firing (and fire again)
+    sign: Expr | None = None      # over an updating input (a running aggregate): 1 for a row that
+                                  # adds its input, -1 for one that retracts it (-U, -D)
 
     kind = "window"
 
@@ -217,7 +219,7 @@ class Pipeline:
         if self.event_time is not None and isinstance(self.terminal, WindowTerminal):
             exprs.append(self.event_time)
         if isinstance(self.terminal, WindowTerminal):
-            exprs += [e for _, e in self.terminal.keys]
+            exprs += [e for _, e in self.terminal.keys] + [e for e in (self.terminal.sign,) if e is not None]
             exprs += [e for a in self.terminal.aggregates for e in (a.arg, a.where) if e is not None]
         elif isinstance(self.terminal, JoinSideTerminal):
             exprs += [self.event_time] + [e for _, e in self.terminal.keys]
@@ -394,8 +396,12 @@ def _lower_running_aggregate(node: RunningAggregateNode, lw: _Lowering, time_nee
         o = _open_after(node.input, lw, time_needed)
     o, args = _with_interned_strings_read(node, o, lw, time_needed)
     keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
+    sign = None
+    if OP_COLUMN in o.columns:  # over an updating input: -U and -D rows retract their input
+        kind = o.columns[OP_COLUMN]
+        sign = if_else((kind == lit(UPDATE_BEFORE)) | (kind == lit(DELETE)), lit(-1), lit(1))
     out = Schema(tuple(node.schema) + (OP_FIELD,))
-    lw.close(o, WindowTerminal(keys, RunningWindow(), _bound_aggregates(node, o, args), out))
+    lw.close(o, WindowTerminal(keys, RunningWindow(), _bound_aggregates(node, o, args), out, sign=sign))
     return None
 
 

@@ -8,6 +8,7 @@ from ..spec import AggCall, AggregateSpec, argument, register
 
 class Count(AggregateSpec):
     name = "count"
+    retractable = True  # over an updating input, a retraction subtracts
     template = "aggregates/count.ll.j2"
     reads = "validity"
     atomic = True

@@ -40,6 +40,7 @@ def compensated_sum(values: list[float]) -> float:
 
 class Sum(AggregateSpec):
     name = "sum"
+    retractable = True  # over an updating input, a retraction subtracts
     template = "aggregates/sum.ll.j2"
     atomic = True
 
