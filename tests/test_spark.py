@@ -898,3 +898,12 @@ def test_deduplicate_on_spark(spark):
         return query
     for keep in ("first", "last"):
         assert on_spark(spark, build(keep))[0].to_pylist() == embedded(build(keep))[0].to_pylist()
+
+
+
+def test_aggregate_of_an_aggregate_on_spark(spark):
+    def build(env):
+        data = pa.table({"ts": [1, 2, 3, 4, 5], "c": [1, 1, 2, 1, 2], "a": [10, 11, 20, 10, 20], "p": [5, 7, 1, 9, 3]})
+        return (env.from_arrow(data.to_batches(max_chunksize=2), timestamp="ts").key_by("a", "c")
+                .aggregate(hi=agg.max("p")).key_by("c").aggregate(avg_hi=agg.avg("hi"), n=agg.count()))
+    assert on_spark(spark, build)[0].to_pylist() == embedded(build)[0].to_pylist()
