@@ -14,8 +14,10 @@ from functools import cached_property
 import pyarrow as pa
 
 from .aggregates import AggCall
+from .aggregates.functions.row_value import ROW_FIRST, ROW_LAST
+from .changelog import OP_NAME
 from .expressions import Column, Expr, strip_alias
-from .types import BOOL, TIMESTAMP, Field, Schema, SchemaError, schema_from_arrow, to_arrow_type
+from .types import BOOL, STRING, TIMESTAMP, Field, Schema, SchemaError, schema_from_arrow, to_arrow_type
 from .windows import WindowAssigner
 
 WINDOW_START, WINDOW_END = "window_start", "window_end"
@@ -38,12 +40,32 @@ class PlanNode:
     def label(self) -> str:
         raise NotImplementedError
 
+    @property
+    def updating(self) -> bool:
+        """Whether the stream carries row kinds (``+I``/``-U``/``+U``/``-D``, ``changelog.py``):
+        Flink's updating table. A node produces one when it retracts rows it emitted (a running
+        aggregate) or passes on an updating input's rows (filter, with_columns, select)."""
+        return any(i.updating for i in self.inputs)
+
     def explain(self, indent: int = 0) -> str:
         """The plan as an indented tree, root first."""
-        lines = [" " * indent + f"{self.label()}  -> {self.schema}"]
+        kinds = " (updating)" if self.updating else ""
+        lines = [" " * indent + f"{self.label()}{kinds}  -> {self.schema}"]
         for i in self.inputs:
             lines.append(i.explain(indent + 2))
         return "\n".join(lines)
+
+
+def require_append_only(what: str, *inputs: PlanNode) -> None:
+    """The one definition-time check of operators that need an append-only input (windows, window
+    and interval joins, count windows, sessions, unions): ``ValueError`` naming ``what`` when an
+    input is an updating stream, whose rows a later record may retract."""
+    for i in inputs:
+        if i.updating:
+            raise ValueError(
+                f"{what} needs an append-only input, but its input is an updating stream ({i.label()}), "
+                f"whose rows later records retract (-U/-D); it cannot undo what it emitted for them. "
+                f"Use .changelog() to process the changes as append-only records")
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,6 +172,7 @@ class WindowAggregateNode(PlanNode):
     late_tag: str | None = None    # side_output_late_data: the tag of the stream of records too late even so
 
     def __post_init__(self):
+        require_append_only(f"a {self.assigner.kind.label} window ({self.assigner!r})", self.input)
         if not self.aggregates:
             raise SchemaError("aggregate() needs at least one aggregate, e.g. count=agg.count()")
         if (self.allowed_lateness_ms or self.late_tag is not None) and not self.assigner.kind.allowed_lateness:
@@ -235,6 +258,168 @@ class LateDataNode(PlanNode):
 
 
 @dataclass(frozen=True, eq=False)
+class RunningAggregateNode(PlanNode):
+    """``keyed.aggregate(**named_aggs)`` without a window: per key, the aggregates over every record
+    of the key so far (Flink's ``GROUP BY`` on a dynamic table). An updating stream: a key's first
+    record inserts its row (``+I``), a record that changes the row retracts it (``-U``) and puts
+    the new one in its place (``+U``); a record that leaves it unchanged emits nothing.
+
+    Output: the key columns, then the aggregates in order. Decomposable aggregates only (their
+    state is a few words per key): ``count``, ``sum``, ``min``, ``max``, ``avg``, the variances
+    and standard deviations, ``first``, ``last``; not those that keep every value (``median``,
+    ``mode``, ``count_distinct``, ``top_k``, ``min``/``max`` of strings).
+
+    Over an updating input (an aggregate of an aggregate, Nexmark Q4's shape) a ``-U``/``-D`` row
+    retracts its input: only the aggregates that can subtract it (``AggregateSpec.retractable``:
+    ``count``, ``sum``, ``avg``); a key left with no rows emits ``-D`` (and ``+I`` if it fills
+    again).
+    """
+
+    input: PlanNode
+    keys: tuple[str, ...]
+    aggregates: tuple[tuple[str, AggCall], ...]
+
+    def __post_init__(self):
+        if not self.aggregates:
+            raise SchemaError("aggregate() needs at least one aggregate, e.g. count=agg.count()")
+        in_schema = self.input.schema
+        for k in self.keys:
+            if in_schema.field(k).dtype.is_list:  # an unknown key raises SchemaError naming it
+                raise SchemaError(f"key {k!r} is a list (a top_k result): lists cannot be keys")
+        for name, call in self.aggregates:
+            if isinstance(call, AggCall):
+                spec = call.spec.for_argument(None if call.arg is None else call.arg.dtype(in_schema))
+                if spec.holistic:
+                    raise SchemaError(f"aggregate {name!r}: a running aggregate (no window) takes decomposable "
+                                      f"aggregates (count, sum, min, max, avg, var/stddev, first, last); "
+                                      f"{call!r} keeps every value of its group")
+                if self.input.updating and not spec.retractable:
+                    raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
+                                     f"aggregate takes count, sum and avg, which subtract a retracted row; "
+                                     f"{call!r} cannot undo a row it has seen (not supported yet)")
+        self.schema
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    @property
+    def updating(self) -> bool:
+        return True
+
+    def _derive_schema(self):
+        in_schema = self.input.schema
+        fields = [in_schema.field(k) for k in self.keys]
+        for name, call in self.aggregates:
+            if not isinstance(call, AggCall):
+                raise SchemaError(f"aggregate {name!r}: expected agg.<function>(...), got {call!r}")
+            if name in self.keys:
+                raise SchemaError(f"aggregate name {name!r} clashes with the key column of the same name")
+            dtype = call.output_type(in_schema)
+            fields.append(Field(name, dtype, to_arrow_type(dtype)))
+        return Schema(tuple(fields))
+
+    def label(self):
+        aggs = ", ".join(f"{n}={c!r}" for n, c in self.aggregates)
+        return f"RunningAggregate[keys=[{', '.join(self.keys)}], {aggs}]"
+
+
+KEEP_FIRST = "first"  # deduplicate(keep=...): the first row of a key to arrive
+KEEP_LAST = "last"    # the row with the latest event time
+
+
+@dataclass(frozen=True, eq=False)
+class DeduplicateNode(PlanNode):
+    """``keyed.deduplicate(keep)``: one row per key, as Flink's deduplication (``ROW_NUMBER() OVER
+    (PARTITION BY keys ORDER BY time) = 1``).
+
+    - ``keep="first"``: the first row of each key to arrive, emitted when it arrives; later rows
+      of the key are dropped. Append-only.
+    - ``keep="last"``: the row with the latest event time of each key, ties to the later arrival
+      (arrival order alone without event time). An updating stream: a key's first row is
+      inserted (``+I``); a row that takes its place retracts the kept one (``-U``) and is put in
+      its place (``+U``), unless the two are equal; an older row changes nothing.
+
+    Output: the input's columns. It runs as a running aggregate of each column's value in the
+    chosen row (``row_values``)."""
+
+    input: PlanNode
+    keys: tuple[str, ...]
+    keep: str
+
+    def __post_init__(self):
+        if self.keep not in (KEEP_FIRST, KEEP_LAST):
+            raise ValueError(f"deduplicate(keep=...) takes {KEEP_FIRST!r} or {KEEP_LAST!r}, got {self.keep!r}")
+        if self.input.updating:
+            raise ValueError(f"deduplicate over an updating stream ({self.input.label()}) is not supported; "
+                             "deduplicate its .changelog() instead")
+        for f in self.input.schema:
+            if f.dtype.is_list:
+                raise SchemaError(f"deduplicate: column {f.name!r} is a list (a top_k result), which a "
+                                  "deduplication cannot keep; select the other columns first")
+            if f.name not in self.keys and f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type) \
+                    and f.arrow_type.unit != "ms":
+                raise SchemaError(f"deduplicate: column {f.name!r} is a timestamp in {f.arrow_type.unit}, which "
+                                  "compiled code keeps in milliseconds; cast it to int64 first, e.g. "
+                                  f"with_columns({f.name}=col({f.name!r}).cast('int64'))")
+        for k in self.keys:
+            self.input.schema.field(k)  # an unknown key raises SchemaError naming it
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    @property
+    def updating(self) -> bool:
+        return self.keep == KEEP_LAST
+
+    def _derive_schema(self):
+        return self.input.schema
+
+    def row_values(self) -> RunningAggregateNode:
+        """The running aggregate that keeps the chosen row of each key: the keys, then each
+        other column's value in that row (nulls included)."""
+        spec = ROW_LAST if self.keep == KEEP_LAST else ROW_FIRST
+        values = [f.name for f in self.input.schema if f.name not in self.keys]
+        if not values:  # every column is a key: an aggregate that never changes, left out later
+            return RunningAggregateNode(self.input, self.keys, (("__gz_row", AggCall(spec.name, Column(self.keys[0]))),))
+        return RunningAggregateNode(self.input, self.keys, tuple((n, AggCall(spec.name, Column(n))) for n in values))
+
+    def label(self):
+        return f"Deduplicate[keys=[{', '.join(self.keys)}], keep={self.keep}]"
+
+
+@dataclass(frozen=True, eq=False)
+class ChangelogNode(PlanNode):
+    """``s.changelog()``: the rows of updating stream ``s`` as an append-only stream, each with its
+    row kind in the leading string column ``op`` (``+I``, ``-U``, ``+U``, ``-D``)."""
+
+    input: PlanNode
+
+    def __post_init__(self):
+        if not self.input.updating:
+            raise ValueError(f"changelog(): the stream ({self.input.label()}) is append-only, not an "
+                             "updating stream; it has no row kinds")
+        if OP_NAME in self.input.schema:
+            raise SchemaError(f"changelog(): the stream has a column {OP_NAME!r}, the name of the row-kind "
+                              "column; rename it with select() first")
+
+    @property
+    def inputs(self):
+        return (self.input,)
+
+    @property
+    def updating(self) -> bool:
+        return False
+
+    def _derive_schema(self):
+        return Schema((Field(OP_NAME, STRING, pa.string()), *self.input.schema))
+
+    def label(self):
+        return "Changelog"
+
+
+@dataclass(frozen=True, eq=False)
 class UnionNode(PlanNode):
     """``s.union(t, ...)``: the records of every input, each with its own event time.
 
@@ -250,6 +435,7 @@ class UnionNode(PlanNode):
     def __post_init__(self):
         if len(self.streams) < 2:
             raise SchemaError("union needs at least two streams")
+        require_append_only("union", *self.streams)
         self.schema  # validate now
 
     @property
@@ -422,6 +608,7 @@ class WindowJoinNode(_TwoInputJoin):
 
     def __post_init__(self):
         what = "join"
+        require_append_only(f"a window join ({self.assigner!r})", self.left, self.right)
         if not self.left_keys:
             raise SchemaError("join: where() needs at least one key column")
         if not self.assigner.kind.joins:
@@ -462,6 +649,7 @@ class IntervalJoinNode(_TwoInputJoin):
 
     def __post_init__(self):
         what = "interval_join"
+        require_append_only("an interval join", self.left, self.right)
         for name, v in (("lower", self.lower_ms), ("upper", self.upper_ms)):
             if abs(v) > MAX_INTERVAL_MS:
                 raise SchemaError(f"{what}: the {name} bound {v} ms is beyond +-{MAX_INTERVAL_MS} ms")

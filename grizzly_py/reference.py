@@ -58,6 +58,19 @@ Windows and watermarks (see ``run``)
   arrival; ``last``: latest event time, ties to the later arrival), the first ``n`` (one) of
   them, each as ``window_start``, ``window_end``, the record's columns (and its 1-based ``rank``).
 
+Updating streams (``changelog.py``)
+- A row of an updating stream carries its row kind under ``OP_COLUMN``; filters and maps pass it on.
+- A running aggregate (``RunningAggregate``) recomputes a key's aggregates over all its records
+  at each record: the key's first record emits ``+I``; a record that changes the row emits ``-U``
+  (the old row) and ``+U`` (the new one), each with the record's event time; an unchanged row
+  (equal values, NaN equal to NaN) emits nothing. Over an updating input a ``-U``/``-D`` row
+  takes one equal earlier row out of its key's records (the aggregates are then recomputed over
+  the rest); a key left with no records emits ``-D`` with its last row.
+- ``deduplicate`` keeps per key the first row to arrive, or the row with the latest (event time,
+  arrival): ``+I``, then ``-U``/``+U`` when a different row takes its place (``Deduplicate``).
+- ``changelog()`` turns the kind into the leading string column ``op``; the result of an
+  updating plan is the table its changelog leaves (``changelog.final_table``).
+
 Aggregates (``aggregate``) skip nulls; a group with no non-null input gets null (``count`` 0).
 An aggregate with ``where=cond`` sees only the records for which ``cond`` is true (false and null
 leave the record out; ``count(where=...)`` counts those records).
@@ -82,10 +95,11 @@ import pyarrow as pa
 from .aggregates import AggCall
 from .expressions import Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp
 from .functions import function_spec
+from .changelog import DELETE, INSERT, OP_COLUMN, OP_NAME, OPS, UPDATE_AFTER, UPDATE_BEFORE, final_table
 from .over import OverAggregateNode
-from .plan import (WINDOW_END, WINDOW_START, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode,
-                   PlanNode, ProjectNode, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode,
-                   distinct_sources)
+from .plan import (WINDOW_END, WINDOW_START, ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode,
+                   LookupJoinNode, MapNode, PlanNode, ProjectNode, RegularJoinNode, RunningAggregateNode, SourceNode,
+                   UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
@@ -367,7 +381,10 @@ class Map(Operator):
         self.downstream = downstream
 
     def push(self, ts, row):
-        self.downstream.push(ts, {name: fn(row) for name, fn in self.columns})
+        out = {name: fn(row) for name, fn in self.columns}
+        if OP_COLUMN in row:  # a row of an updating stream keeps its kind
+            out[OP_COLUMN] = row[OP_COLUMN]
+        self.downstream.push(ts, out)
 
 
 def _column_getter(name: str) -> Evaluator:
@@ -541,6 +558,103 @@ class CountWindowAggregate(WindowAggregate):
     def watermark(self, wm):
         self.wm = wm
         self.downstream.watermark(wm)
+
+
+def _same(a, b) -> bool:
+    """Whether two result values are equal (a NaN equals a NaN: the row did not change)."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+class RunningAggregate(WindowAggregate):
+    """``keyed.aggregate`` without a window: per key, every record's aggregates over all the key's
+    records so far, as a changelog (``+I``; ``-U`` old, ``+U`` new; nothing when unchanged)."""
+
+    def __init__(self, node: RunningAggregateNode, downstream: Operator, metrics: dict):
+        in_schema = node.input.schema
+        self.keys = node.keys
+        self.calls = [call for _, call in node.aggregates]
+        self.args = [_aggregate_input(c, in_schema) for c in self.calls]
+        self.arg_types = [None if c.arg is None else c.arg.dtype(in_schema) for c in self.calls]
+        self.out_names = node.schema.names
+        self.downstream = downstream
+        self.metrics = metrics
+        self.arrivals = 0
+        self.records: dict[tuple, list] = {}
+        self.rows: dict[tuple, Row] = {}
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        records = self.records.setdefault(group, [])
+        kind = row.get(OP_COLUMN, INSERT)
+        values = {n: v for n, v in row.items() if n != OP_COLUMN}
+        if kind in (UPDATE_BEFORE, DELETE):  # a retraction takes out one equal row added before
+            i = next((i for i, r in enumerate(records)
+                      if all(_same(r[3][n], values[n]) for n in values)), None)
+            if i is not None:
+                del records[i]
+        else:
+            records.append((self.arrivals, ts, [a(row) for a in self.args], values))
+            self.arrivals += 1
+        old = self.rows.get(group)
+        if not records:  # no row left: the key's row is deleted
+            self.rows.pop(group, None)
+            if old is not None:
+                self.downstream.push(ts, {**old, OP_COLUMN: DELETE})
+            return
+        new = dict(zip(self.out_names, (*key, *self.results([r[:3] for r in records]))))
+        self.rows[group] = new
+        if old is None:
+            self.downstream.push(ts, {**new, OP_COLUMN: INSERT})
+        elif not all(_same(old[n], new[n]) for n in self.out_names):
+            self.downstream.push(ts, {**old, OP_COLUMN: UPDATE_BEFORE})
+            self.downstream.push(ts, {**new, OP_COLUMN: UPDATE_AFTER})
+
+    def watermark(self, wm):
+        self.downstream.watermark(wm)
+
+
+class Deduplicate(Operator):
+    """``keyed.deduplicate``: per key, the first row to arrive (``keep="first"``: emitted then,
+    append-only), or the row with the latest (event time, arrival) (``keep="last"``: ``+I`` for
+    the first, ``-U`` old / ``+U`` new when a row takes the place of a different one). The key
+    columns hold the key's normalized value."""
+
+    def __init__(self, node: DeduplicateNode, downstream: Operator):
+        self.keys, self.keep_last = node.keys, node.keep == "last"
+        self.names = node.schema.names
+        self.downstream = downstream
+        self.arrivals = 0
+        self.kept: dict[tuple, tuple] = {}  # group -> (event time, arrival, row)
+
+    def push(self, ts, row):
+        key = tuple(normalize_key(row[k]) for k in self.keys)
+        group = tuple(sort_key(v) for v in key)
+        new = {**{n: row[n] for n in self.names}, **dict(zip(self.keys, key))}
+        order = (0 if ts is None else int(ts), self.arrivals)
+        self.arrivals += 1
+        old = self.kept.get(group)
+        if old is None:
+            self.kept[group] = (*order, new)
+            self.downstream.push(ts, {**new, OP_COLUMN: INSERT} if self.keep_last else new)
+        elif self.keep_last and order > old[:2]:
+            self.kept[group] = (*order, new)
+            if not all(_same(old[2][n], new[n]) for n in self.names):
+                self.downstream.push(ts, {**old[2], OP_COLUMN: UPDATE_BEFORE})
+                self.downstream.push(ts, {**new, OP_COLUMN: UPDATE_AFTER})
+
+
+class Changelog(Operator):
+    """``changelog()``: a row's kind as the leading column ``op``."""
+
+    def __init__(self, downstream: Operator):
+        self.downstream = downstream
+
+    def push(self, ts, row):
+        row = dict(row)
+        self.downstream.push(ts, {OP_NAME: OPS[row.pop(OP_COLUMN)], **row})
 
 
 class OverAggregate(Operator):
@@ -991,6 +1105,12 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         op = LookupJoin(node, downstream, metrics)
     elif isinstance(node, OverAggregateNode):
         op = OverAggregate(node, downstream, metrics)
+    elif isinstance(node, RunningAggregateNode):
+        op = RunningAggregate(node, downstream, metrics)
+    elif isinstance(node, ChangelogNode):
+        op = Changelog(downstream)
+    elif isinstance(node, DeduplicateNode):
+        op = Deduplicate(node, downstream)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
     build(node.input, op, metrics, readers)
@@ -1093,7 +1213,15 @@ def run(node: PlanNode) -> tuple[pa.Table, dict]:
                     first.watermark(wm)
         live = [s for s in live if not any(s is e for e in ended)]
     metrics["records_out"] = len(sink.rows)
+    if node.updating:  # the table the changelog leaves
+        return final_table(changelog_rows(sink.rows, node.schema)), metrics
     return to_table(sink.rows, node.schema), metrics
+
+
+def changelog_rows(rows: list[Row], schema: Schema) -> pa.Table:
+    """The rows of an updating stream, with their kinds in ``OP_COLUMN``."""
+    table = to_table(rows, schema)
+    return table.append_column(OP_COLUMN, pa.array([r[OP_COLUMN] for r in rows], pa.int64()))
 
 
 def evaluate(node: PlanNode) -> pa.Table:

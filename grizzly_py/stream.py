@@ -14,8 +14,9 @@ from .aggregates import AggCall
 from .expressions import Column, Expr, as_expr, strip_alias
 from .lambdas import translate
 from .over import OverAggregateNode, OverFrame
-from .plan import (FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode, ProjectNode,
-                   RegularJoinNode, SinkSpec, UnionNode, WindowAggregateNode, WindowJoinNode)
+from .plan import (ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode,
+                   PlanNode, ProjectNode, RegularJoinNode, RunningAggregateNode, SinkSpec, UnionNode,
+                   WindowAggregateNode, WindowJoinNode)
 from .sources import BadInputError
 from .time import to_millis
 from .types import SchemaError
@@ -183,6 +184,18 @@ class DataStream:
             raise ValueError(f"late_data: the window sends its late records to {node.late_tag!r}, not {tag!r}")
         return DataStream(self.env, LateDataNode(node))
 
+    @property
+    def is_updating(self) -> bool:
+        """Whether this is an updating stream (row kinds ``+I``/``-U``/``+U``/``-D``: a running
+        aggregate, or an operator applied to one; docs/semantics.md, "Updating streams")."""
+        return self.node.updating
+
+    def changelog(self) -> "DataStream":
+        """The rows of this updating stream as an append-only stream, each with its row kind in the
+        leading string column ``op`` (``"+I"``, ``"-U"``, ``"+U"``, ``"-D"``); ``ValueError`` for an
+        append-only stream."""
+        return DataStream(self.env, ChangelogNode(self.node))
+
     # --- sinks -------------------------------------------------------------------------------
     def collect(self, name: str | None = None):
         """Register a sink that collects this stream into a ``pyarrow.Table``, under ``name`` in the
@@ -240,6 +253,23 @@ class KeyedStream:
         if other.env is not self.env:
             raise ValueError("interval_join: the other stream belongs to another StreamEnvironment")
         return IntervalJoinBuilder(self.env, self.node, other.node, self.keys, other.keys)
+
+    def aggregate(self, *unnamed, **aggregates) -> DataStream:
+        """A running aggregate per key, no window (Flink's ``GROUP BY`` on a dynamic table): an
+        updating stream of the key columns, then one column per ``name=agg.<func>(...)``. Each
+        record that changes its key's row retracts the old row (``-U``) and emits the new one
+        (``+U``); ``collect``/``execute_and_collect`` return the final table, one row per key."""
+        if unnamed:
+            raise TypeError(f"aggregate() takes its aggregates by name, as the result columns they make: "
+                            f"{_named_suggestion(unnamed)}")
+        return DataStream(self.env, RunningAggregateNode(self.node, self.keys, tuple(aggregates.items())))
+
+    def deduplicate(self, keep: str = "first") -> DataStream:
+        """One row per key (Flink's deduplication): ``keep="first"``, the first row of each key to
+        arrive (an append-only stream); ``keep="last"``, the row with the latest event time, ties
+        to the later arrival (an updating stream: a newer row replaces the kept one, ``-U``/``+U``).
+        The output has the input's columns."""
+        return DataStream(self.env, DeduplicateNode(self.node, self.keys, keep))
 
     def count_window(self, size: int, slide: int | None = None) -> "WindowedStream":
         """Per key: fire every ``slide`` records (default ``size``) over the key's last ``size``

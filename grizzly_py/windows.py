@@ -90,7 +90,9 @@ COUNT = WindowKind("count", "count")
 # (Spark: a partial state names its window by its start, which a period's windows share)
 CUMULATIVE = WindowKind("cumulative", "event", parallel=True, shared_state=True, sort_grouping=True, adaptive=True,
                         allowed_lateness=True, spark="keyed")
-WINDOW_KINDS = (TUMBLING, SLIDING, SESSION, TUMBLING_PROCESSING, SLIDING_PROCESSING, COUNT, CUMULATIVE)
+# a running aggregate (no window): one global window per key that fires on every record
+RUNNING = WindowKind("running", "count")
+WINDOW_KINDS = (TUMBLING, SLIDING, SESSION, TUMBLING_PROCESSING, SLIDING_PROCESSING, COUNT, CUMULATIVE, RUNNING)
 
 
 class WindowAssigner:
@@ -344,3 +346,17 @@ class CountWindows(WindowAssigner):
 
     def __repr__(self):
         return f"CountWindows(size={self.size}, slide={self.slide})"
+
+
+@dataclass(frozen=True)
+class RunningWindow(WindowAssigner):
+    """How a running aggregate (``keyed.aggregate`` without a window, ``plan.RunningAggregateNode``)
+    runs: Flink's ``GlobalWindows`` with a trigger on every record, whose result retracts the
+    previous one. One global window per key, fired by each of its records in stream order; it is
+    never cleared. Not a user-facing assigner: the physical plan builds it."""
+
+    kind = RUNNING
+
+    def __repr__(self):
+        return "RunningWindow()"
+

@@ -514,15 +514,23 @@ WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop"
                      "stddev_samp", "median", "mode", "count_distinct", "top_k", "first", "last")
 
 
+# a running aggregate (no window) takes the decomposable ones; of strings: count, first, last
+RUNNING_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop", "var_samp", "stddev_pop",
+                      "stddev_samp", "first", "last")
+RUNNING_STRING_AGGREGATES = ("count_arg", "first", "last")
+
+
 @st.composite
-def aggregate_calls(draw, schema: Schema) -> AggCall:
-    """A window aggregate; one in three with a ``where=`` condition (SQL ``FILTER (WHERE ...)``)."""
-    func = draw(st.sampled_from(WINDOW_AGGREGATES))
+def aggregate_calls(draw, schema: Schema, functions=WINDOW_AGGREGATES,
+                    string_functions=STRING_AGGREGATES) -> AggCall:
+    """An aggregate of ``functions`` (those of ``string_functions`` also over strings); one in
+    three with a ``where=`` condition (SQL ``FILTER (WHERE ...)``)."""
+    func = draw(st.sampled_from(functions))
     where = draw(expressions(schema, "bool", depth=2)) if draw(st.integers(0, 2)) == 0 else None
     if func == "count":
         return agg.count(where=where)
     strings = columns_of_kind(schema, "string")
-    if func in STRING_AGGREGATES and strings and draw(st.integers(0, 2)) == 0:  # a string, often computed
+    if func in string_functions and strings and draw(st.integers(0, 2)) == 0:  # a string, often computed
         arg = draw(expressions(schema, "string", depth=2)) if draw(st.booleans()) else col(draw(st.sampled_from(strings)))
         return agg.count(arg, where=where) if func == "count_arg" else getattr(agg, func)(arg, where=where)
     arg = draw(expressions(schema, draw(st.sampled_from(NUMERIC)), depth=2))

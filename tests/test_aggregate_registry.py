@@ -34,7 +34,7 @@ PACKAGE = Path(gz.__file__).parent
 
 @pytest.mark.parametrize("spec", list(specs()), ids=lambda s: s.name)
 def test_every_spec_is_complete(spec):
-    assert getattr(agg, spec.name).__wrapped__ == spec.call
+    assert getattr(agg, spec.name).__wrapped__ == spec.call if spec.public else not hasattr(agg, spec.name)
     module = environment().get_template(spec.template).module
     for macro in ("update", "emit", "merge") + (("atomic_update",) if spec.atomic else ()):
         assert callable(getattr(module, macro, None)), f"{spec.template} has no {macro} macro"

@@ -173,3 +173,13 @@ def test_tumbling_count_windows_are_unchanged():
 
 def _i64(values):
     return pa.array(list(values), i64)
+
+
+def test_last_of_a_computed_string_orders_by_event_time():
+    # the computed string is materialized before the count window; the event time goes with it
+    def build(env):
+        data = {"ts": pa.array([5, 1, 3, 2], i64), "k": pa.array([1, 1, 1, 1], i64), "s": ["a", "b", "c", "d"]}
+        return (arrow_stream(env, data, sizes=[2, 2]).with_columns(u=gz.concat_str(col("s"), gz.lit("!")))
+                .key_by("k").count_window(3).aggregate(la=agg.last("u"), fi=agg.first("u")))
+    assert collected(build) == [dict(k=1, la="a!", fi="b!")]
+    check_against_reference(build)

@@ -890,3 +890,39 @@ def test_cli_run_engine_spark(spark, tmp_path):
     result = CliRunner().invoke(main, ["run", str(script), "--engine", "spark", "--parallelism", "2"])
     assert result.exit_code == 0, result.output
     assert "on Spark" in result.output and "partial strategy, pushdown input" in result.output
+
+
+# ----------------------------------------------------------------------------------------------
+# updating streams: Spark gets the changelog
+# ----------------------------------------------------------------------------------------------
+def test_running_aggregate_on_spark_is_its_changelog(spark):
+    def build(env):
+        data = pa.table({"ts": list(range(8)), "k": [1, 2, 1, 1, None, 2, 1, None], "v": [5, 2, 3, 9, 4, None, 9, 4]})
+        return env.from_arrow(data.to_batches(max_chunksize=3), timestamp="ts").key_by("k").aggregate(
+            hi=agg.max("v"), n=agg.count())
+    env = gz.StreamEnvironment()
+    changes = build(env).changelog().execute_and_collect()
+    df = build(gz.StreamEnvironment.for_spark(spark)).to_spark()
+    assert df.columns == ["op", "k", "hi", "n"]
+    assert as_types_of(df.toArrow(), changes).to_pylist() == changes.to_pylist()
+    final, _ = on_spark(spark, build)
+    assert final.to_pylist() == embedded(build)[0].to_pylist()
+
+
+def test_deduplicate_on_spark(spark):
+    def build(keep):
+        def query(env):
+            data = pa.table({"ts": [5, 2, 3, 6, 5, 2], "k": [1, 2, 1, 1, None, 2], "s": ["a", "b", None, "d", "e", "f"]})
+            return env.from_arrow(data.to_batches(max_chunksize=4), timestamp="ts").key_by("k").deduplicate(keep=keep)
+        return query
+    for keep in ("first", "last"):
+        assert on_spark(spark, build(keep))[0].to_pylist() == embedded(build(keep))[0].to_pylist()
+
+
+
+def test_aggregate_of_an_aggregate_on_spark(spark):
+    def build(env):
+        data = pa.table({"ts": [1, 2, 3, 4, 5], "c": [1, 1, 2, 1, 2], "a": [10, 11, 20, 10, 20], "p": [5, 7, 1, 9, 3]})
+        return (env.from_arrow(data.to_batches(max_chunksize=2), timestamp="ts").key_by("a", "c")
+                .aggregate(hi=agg.max("p")).key_by("c").aggregate(avg_hi=agg.avg("hi"), n=agg.count()))
+    assert on_spark(spark, build)[0].to_pylist() == embedded(build)[0].to_pylist()

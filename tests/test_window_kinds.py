@@ -24,7 +24,7 @@ from grizzly_py.codegen.sort_grouping import sort_unsupported
 from grizzly_py.physical import build_physical_plan
 from grizzly_py.plan import Query
 from grizzly_py.windows import (WINDOW_KINDS, CountWindows, CumulativeEventTimeWindows, EventTimeSessionWindows,
-                                SlidingEventTimeWindows,
+                                RunningWindow, SlidingEventTimeWindows,
                                 SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                 TumblingProcessingTimeWindows, WindowKind)
 
@@ -37,6 +37,7 @@ ASSIGNERS = {
     "sliding_processing": lambda s: s.window(SlidingProcessingTimeWindows.of(ms(10), ms(5))),
     "count": lambda s: s.count_window(3),
     "cumulative": lambda s: s.window(CumulativeEventTimeWindows.of(ms(10), ms(5))),
+    "running": lambda s: s,  # keyed.aggregate without a window: a running aggregate
 }
 
 
@@ -49,7 +50,8 @@ def _pipeline(name: str):
 
 def test_every_assigner_has_a_registered_kind():
     classes = [TumblingEventTimeWindows, SlidingEventTimeWindows, EventTimeSessionWindows,
-               TumblingProcessingTimeWindows, SlidingProcessingTimeWindows, CountWindows, CumulativeEventTimeWindows]
+               TumblingProcessingTimeWindows, SlidingProcessingTimeWindows, CountWindows, CumulativeEventTimeWindows,
+               RunningWindow]
     assert sorted(c.kind.name for c in classes) == sorted(k.name for k in WINDOW_KINDS)
     assert sorted(ASSIGNERS) == sorted(k.name for k in WINDOW_KINDS)
 

@@ -100,6 +100,9 @@ class AggregateSpec:
                              # (a.pos), and its reference the (event time, arrival, value) of each value
     list_result = False      # the result is a list (its emit writes an output vector)
     frame: FrameMethod | None = None  # how an OVER frame computes it (None: not over frames)
+    public = True            # users call it as agg.<name> (else operators use it internally)
+    retractable = False      # its update takes a.sign: -1 retracts an input (an updating stream's
+                             # -U/-D row), so it can aggregate an updating stream
 
     def call(self, *args, **kwargs) -> AggCall:
         """The constructor users call as ``agg.<name>(...)``."""
@@ -166,11 +169,13 @@ class agg:  # noqa: N801 - a namespace named as in api.md
 
 
 def register(spec: AggregateSpec) -> AggregateSpec:
-    """Make ``spec`` known (``spec_of``) and its constructor ``agg.<name>``, which also takes
-    ``where=`` (every aggregate does)."""
+    """Make ``spec`` known (``spec_of``) and, if it is ``public``, its constructor ``agg.<name>``,
+    which also takes ``where=`` (every aggregate does)."""
     if spec.name in _REGISTRY:
         raise ValueError(f"aggregate {spec.name!r} is registered twice")
     _REGISTRY[spec.name] = spec
+    if not spec.public:
+        return spec
 
     @functools.wraps(spec.call)
     def constructor(*args, where=None, **kwargs) -> AggCall:

@@ -194,7 +194,7 @@ class AggregateArgs:
     byte offset ``off`` in the entry at ``grp``, its output slot, ``k`` (top_k), and
     ``counts_rows``: every record counts (``count()`` without ``where=``: no validity to read);
     for an ordered function (``AggregateSpec.ordered``), the record's event time ``ts`` and
-    arrival position ``pos``."""
+    arrival position ``pos``; over an updating input (``AggregateSpec.retractable``), ``sign``."""
 
     idx: int | str
     name: str
@@ -211,6 +211,7 @@ class AggregateArgs:
     counts_rows: bool = False
     ts: str = "0"
     pos: str = "0"
+    sign: str | None = None  # over an updating input: 1 for a row it adds, -1 for one it retracts
 
 
 @dataclass(frozen=True)
@@ -227,11 +228,13 @@ class Grouping:
 
 
 def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emitter: ExprEmitter,
-                    gen: GeneratedPipeline, extra_words: int = 0, agg_base: int | None = None) -> Grouping:
+                    gen: GeneratedPipeline, extra_words: int = 0, agg_base: int | None = None,
+                    sign: str | None = None) -> Grouping:
     """Keys and aggregate inputs of ``t``; ``extra_words`` state words sit between the key and
     the aggregates (a count window's record counter). ``agg_base`` places the aggregates at that
     byte offset of a block of their own instead (a session node), ``entry_size`` is then the
-    size of that block."""
+    size of that block. ``sign``: the register that says whether the record adds (1) or
+    retracts (-1) its input (a running aggregate over an updating stream)."""
     # key words, null mask and aggregate inputs; the window template then branches to %late_row
     # or finds the (window, key) entry and applies the aggregate updates
     if len(t.keys) > MAX_KEYS:
@@ -291,7 +294,7 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
             valid = _and(ctx, valid, _true(ctx, emitter.emit(a.where)))
         aggs.append(AggregateArgs(idx=n, name=a.field.name, func=a.func, spec=spec, kind=kind, value=value,
                                   valid=valid, arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k,
-                                  counts_rows=a.arg is None and a.where is None,
+                                  counts_rows=a.arg is None and a.where is None, sign=sign,
                                   **(dict(ts=ts, pos=pos) if spec.ordered else {})))
         store = spec.result_store(kind)
         gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result and kind != "str" else store))

@@ -11,13 +11,14 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
-from ..windows import (COUNT, CUMULATIVE, SESSION, SLIDING, SLIDING_PROCESSING, TUMBLING, TUMBLING_PROCESSING,
+from ..windows import (COUNT, CUMULATIVE, RUNNING, SESSION, SLIDING, SLIDING_PROCESSING, TUMBLING, TUMBLING_PROCESSING,
                        WindowKind)
 from .count_window import lower_count_window
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
 from .options import CodegenOptions
 from .project import lower_project
+from .running_aggregate import lower_running_aggregate
 from .session_window import lower_session_window
 from .shared_window import lower_shared_time_window
 from .sort_grouping import lower_sort_window, sort_grouping_applies
@@ -59,6 +60,7 @@ RULES: tuple[Rule, ...] = (
     Rule(WindowTerminal, (TUMBLING_PROCESSING, SLIDING_PROCESSING), lower_processing_time_window),
     Rule(WindowTerminal, (SESSION,), lower_session_window),
     Rule(WindowTerminal, (COUNT,), lower_count_window),
+    Rule(WindowTerminal, (RUNNING,), lower_running_aggregate),
 )
 
 

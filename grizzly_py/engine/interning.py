@@ -47,6 +47,10 @@ class StringInterner:
         self._kept = 0                        # strings the last release kept
         self._array: pa.Array | None = None  # the strings by id, built when needed
         self._array_as: dict = {}             # ... cast to another string type
+        # the strings by id for decoding results, grown by the strings appended since (a kernel
+        # that emits every batch decodes as many batches as it interns); None after an id was
+        # reused or released
+        self._decoding: list[pa.Array] | None = []
         self.nbytes = 0
 
     @property
@@ -70,13 +74,14 @@ class StringInterner:
         self._ids = {v: i for i, v in enumerate(self._values) if v is not None}
         self._free = [i for i in range(len(self._values) - 1, -1, -1) if self._values[i] is None]
         self.nbytes = sum(string_bytes(v) for v in self._values if v is not None)
-        self._kept, self._array = len(self), None
+        self._kept, self._array, self._decoding = len(self), None, None
 
     def ids(self, column: pa.Array, memo=None) -> pa.Array:
         """int64 ids for a string column (null stays null). With ``memo`` (the pipeline's
         ``DictionaryCodes``), a dictionary's ids are worked out once per generation, not once
         per batch."""
-        if not pa.types.is_dictionary(column.type) and self._values and self._array is not None:
+        if not pa.types.is_dictionary(column.type) and self._values and self._array is not None \
+                and len(self._values) <= 8 * len(column):
             found = pc.index_in(column, value_set=self._strings_by_id(column.type), skip_nulls=True)
             if found.null_count == column.null_count:  # every string known: its id is its index
                 return found.cast(pa.int64())
@@ -96,12 +101,13 @@ class StringInterner:
 
     def _mapping(self, dictionary: pa.Array) -> pa.Array:
         """The id of each dictionary entry (null for a null entry: a null key). The entries
-        already interned are found by one ``index_in`` against the strings by id, when that
-        array is at hand or costs no more than the batch; only the others go through Python."""
+        already interned are found by one ``index_in`` against the strings by id where that
+        costs no more than the batch (``index_in`` hashes every string it looks in); only the
+        others go through Python (a dict lookup each)."""
         n = len(dictionary)
         mapping = np.zeros(n, dtype=np.int64)
         null_entries = np.zeros(n, dtype=bool)
-        if self._values and (self._array is not None or len(self._values) <= 8 * n):
+        if self._values and len(self._values) <= 8 * n:
             found = pc.index_in(dictionary, value_set=self._strings_by_id(dictionary.type), skip_nulls=True)
             hit = found.is_valid().to_numpy(zero_copy_only=False)
             mapping[hit] = found.drop_null().to_numpy()
@@ -112,6 +118,17 @@ class StringInterner:
         if len(rest):
             self._intern(dictionary, rest, mapping, null_entries)
         return pa.array(mapping, pa.int64(), mask=null_entries if null_entries.any() else None)
+
+    def _decoded(self) -> pa.ChunkedArray:
+        """The strings by id, as chunks extended by the strings appended since the last call."""
+        if self._decoding is None:
+            self._decoding = [self._strings_by_id(pa.string())]
+        have = sum(len(c) for c in self._decoding)
+        if have < len(self._values):
+            self._decoding.append(pa.array(self._values[have:], pa.string()))
+            if len(self._decoding) > 64:  # (take over many chunks costs per chunk)
+                self._decoding = [pa.chunked_array(self._decoding).combine_chunks()]
+        return pa.chunked_array(self._decoding, pa.string())
 
     def _strings_by_id(self, arrow_type: pa.DataType) -> pa.Array:
         """The interned strings by id (null at a released id), in ``arrow_type`` (kept while
@@ -138,6 +155,7 @@ class StringInterner:
                 if free:
                     ident = free.pop()
                     strings[ident] = value
+                    self._decoding = None
                 else:
                     ident = len(strings)
                     strings.append(value)
@@ -175,13 +193,13 @@ class StringInterner:
             self._ids = dict(self._ids)
         self.generation += 1
         self._kept = len(self)
-        self._array = None
+        self._array, self._decoding = None, None
         return len(dead)
 
     def values(self, ids: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
         """The strings of ``ids`` (null where not ``valid``), as ``arrow_type``."""
-        self._strings_by_id(pa.string())
         safe = np.where(valid.astype(bool), ids, 0) if len(self._values) else np.zeros(len(ids), np.int64)
-        strings = self._array.take(pa.array(safe)) if len(self._values) else pa.nulls(len(ids), pa.string())
+        strings = self._decoded().take(pa.array(safe)).combine_chunks() if len(self._values) \
+            else pa.nulls(len(ids), pa.string())
         strings = pc.if_else(pa.array(valid.astype(bool)), strings, pa.scalar(None, pa.string()))
         return strings.cast(arrow_type)

@@ -21,7 +21,7 @@ from ..codegen.module import GeneratedPipeline
 from ..codegen.sort_merge_join import sort_merge_unsupported
 from ..physical.pipelines import Pipeline
 from .join_kernel import JoinKernel
-from .kernels import CountWindowKernel, SessionWindowKernel, SlidingWindowKernel, WindowKernel
+from .kernels import CountWindowKernel, RunningAggregateKernel, SessionWindowKernel, SlidingWindowKernel, WindowKernel
 from .over_kernel import OverKernel
 from .shared_kernel import SharedWindowKernel
 from .sort_kernel import SortMergeJoinKernel, SortWindowKernel
@@ -44,6 +44,8 @@ KERNELS: dict[str, LayoutKernels] = {
     "session": LayoutKernels(SessionWindowKernel, None),
     # count windows: a key's records count in stream order; they fire in the kernel
     "count": LayoutKernels(CountWindowKernel, None),
+    # running aggregates: a key's records update its row in stream order, each emitting its change
+    "running": LayoutKernels(RunningAggregateKernel, None),
     # one state that every worker updates atomically (window_state="shared")
     "shared": LayoutKernels(SharedWindowKernel, SharedWindowKernel),
     # sort grouping: key/pointer arrays per pane (grouping="sort")

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
+from ..changelog import OP_COLUMN, UPDATE_BEFORE
 from ..codegen import abi, profile
 from ..codegen.dense_pass import CLAIM_FUNCTION
 from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
@@ -1068,6 +1069,56 @@ class CountWindowKernel(_OneWorker, WindowKernel):
         return None  # count windows fire in the kernel, not on the watermark
 
 
+class RunningAggregateKernel(CountWindowKernel):
+    """Running aggregates (``codegen/running_aggregate.py``): each record writes its key's row
+    before (``-U``) and after it (``+U``, or ``+I`` for a key's first record); processing a batch
+    returns that changelog without the pairs whose rows are equal (an unchanged result emits
+    nothing), in stream order. The key table keeps a key's entry for good, as count windows do."""
+
+    @functools.cached_property
+    def table_shape(self) -> TableShape:
+        return TableShape.of_key_table(self.gen)
+
+    def _heap_bytes(self):
+        return None  # everything in the key table
+
+    def process(self, batch: pa.RecordBatch, watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
+        out = _ResultBuffers(self, 2 * batch.num_rows)
+        n = self.run(batch, watermark, out.descriptor) if batch.num_rows else 0
+        if not n:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        table = _without_unchanged(out.table(n, window_columns=False, row_kinds=True))
+        if not table.num_rows:
+            return pa.RecordBatch.from_pylist([], schema=self.schema)
+        return table.combine_chunks().to_batches(max_chunksize=None)[0]
+
+
+def _without_unchanged(table: pa.Table) -> pa.Table:
+    """A running aggregate's changelog without the (-U, +U) pairs whose rows are equal (a NaN
+    equals a NaN): a record that leaves its key's row as it was emits nothing."""
+    kinds = table.column(OP_COLUMN).to_numpy()
+    before = np.flatnonzero(kinds == UPDATE_BEFORE)
+    if not len(before):
+        return table
+    same = np.ones(len(before), dtype=bool)
+    for name in table.column_names:
+        if name == OP_COLUMN:
+            continue
+        column = table.column(name)
+        a, b = column.take(before), column.take(before + 1)
+        equal = pc.fill_null(pc.equal(a, b), False)
+        equal = pc.or_(equal, pc.and_(pc.is_null(a), pc.is_null(b)))
+        if pa.types.is_floating(column.type):
+            equal = pc.or_(equal, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
+        same &= equal.to_numpy(zero_copy_only=False)
+    if not same.any():
+        return table
+    keep = np.ones(table.num_rows, dtype=bool)
+    keep[before[same]] = False
+    keep[before[same] + 1] = False
+    return table.filter(pa.array(keep))
+
+
 class _ResultBuffers:
     """Output buffers of one firing: window starts, key words, aggregate values, validity."""
 
@@ -1100,10 +1151,12 @@ class _ResultBuffers:
         return self._descriptor.ctypes.data
 
     def table(self, n: int, window_columns: bool = True, end: int | None = None,
-              keys: np.ndarray | None = None) -> pa.Table:
+              keys: np.ndarray | None = None, row_kinds: bool = False) -> pa.Table:
         """The first ``n`` rows; ``end``: every row's window end (one window merged: its size
         need not be the kernel's, as for cumulative windows); ``keys``: only the rows of these
-        keys (rows of key null mask and key words: a window fired again for late records)."""
+        keys (rows of key null mask and key words: a window fired again for late records);
+        ``row_kinds``: a running aggregate's last column, each row's kind (written where other
+        windows write their starts)."""
         if keys is not None:
             return self.table(n, window_columns, end).filter(pa.array(self._of_keys(n, keys)))
         k = self.kernel
@@ -1131,6 +1184,8 @@ class _ResultBuffers:
                 arrays.append(self._list_array(name, store[len("list:"):], values, valid[:2 * n], t))
             else:
                 arrays.append(_masked(values[:n], valid[:n], t))
+        if row_kinds:
+            arrays.append(pa.array(self.window_start[:n]))
         return pa.Table.from_arrays(arrays, schema=k.schema)
 
     def _of_keys(self, n: int, keys: np.ndarray) -> np.ndarray:

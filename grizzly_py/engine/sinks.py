@@ -3,7 +3,11 @@
 run, so two jobs writing one path never write into one file), closed and synced when the query
 finishes. The job then moves every file sink's file to its final name, all or none
 (``commit.py``), so a failed job never leaves a partial file, or one sink's file without the
-others', under the final names."""
+others', under the final names.
+
+An updating stream's batches carry their row kinds (``changelog.OP_COLUMN``): ``collect`` returns
+the table the changelog leaves (``changelog.final_table``), file sinks write the changelog itself,
+its kinds in the leading column ``op``."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ import socket
 
 import pyarrow as pa
 
+from ..changelog import OP_COLUMN, changelog_schema, changelog_table, final_table
 from ..plan import SinkSpec
 from .ownership import process_alive
 
@@ -72,12 +77,14 @@ class CollectSink(Sink):
         self.batches.append(batch)
 
     def finish(self):
-        return pa.Table.from_batches(self.batches, schema=self.schema)
+        return final_table(pa.Table.from_batches(self.batches, schema=self.schema))
 
 
 class FileSink(Sink):
     def __init__(self, spec, schema):
         super().__init__(spec, schema)
+        self.updating = OP_COLUMN in schema.names
+        self.file_schema = changelog_schema(schema) if self.updating else schema
         self.tmp = temporary_name(spec.path)
         self.writer = self._open(self.tmp)
         self.closed = False
@@ -85,6 +92,8 @@ class FileSink(Sink):
         self.published = False  # under its final name
 
     def _write(self, batch):
+        if self.updating:
+            batch = changelog_table(pa.Table.from_batches([batch], schema=self.schema))
         self.writer.write(batch)
 
     def finish(self):
@@ -118,13 +127,13 @@ class FileSink(Sink):
 class ParquetSink(FileSink):
     def _open(self, path):
         import pyarrow.parquet as pq
-        return pq.ParquetWriter(path, self.schema)
+        return pq.ParquetWriter(path, self.file_schema)
 
 
 class CsvSink(FileSink):
     def _open(self, path):
         import pyarrow.csv as pcsv
-        return pcsv.CSVWriter(path, self.schema)
+        return pcsv.CSVWriter(path, self.file_schema)
 
 
 SINKS = {"collect": CollectSink, "parquet": ParquetSink, "csv": CsvSink}

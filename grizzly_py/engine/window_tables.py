@@ -52,6 +52,13 @@ class TableShape:
         return TableShape(layout, layout.key_words + 2, head_word=layout.key_words + 1)
 
     @staticmethod
+    def of_key_table(gen: GeneratedPipeline) -> TableShape:
+        """A key table of entries ``{tag, keys, record counter, aggregates}`` (a running
+        aggregate's)."""
+        layout = EntryLayout.of(gen)
+        return TableShape(layout, layout.entry_words)
+
+    @staticmethod
     def of_count_windows(gen: GeneratedPipeline) -> TableShape:
         """A key table; a sliding count window's entries ``{tag, keys, record counter, ring,
         capacity, aggregates}``."""

@@ -14,15 +14,17 @@ from dataclasses import dataclass, field, replace
 import pyarrow as pa
 
 from ..aggregates import AggregateSpec, spec_of
-from ..expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, ProcessingTime, UnaryOp, lit,
-                           strip_alias, structural_key, walk)
+from ..changelog import DELETE, OP_COLUMN, OPS, UPDATE_BEFORE
+from ..expressions import (Alias, BinaryOp, Cast, Column, Expr, IfElse, IsIn, Literal, ProcessingTime, UnaryOp, if_else,
+                           lit, strip_alias, structural_key, walk)
 from ..late_records import LateRecord
 from ..over import OverAggregateNode, OverFrame
-from ..plan import (WINDOW_END, FilterNode, IntervalJoinNode, LateDataNode, LookupJoinNode, MapNode, PlanNode,
-                    ProjectNode, Query, RegularJoinNode, SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
+from ..plan import (WINDOW_END, ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode, LateDataNode,
+                    LookupJoinNode, MapNode, PlanNode, ProjectNode, Query, RegularJoinNode, RunningAggregateNode,
+                    SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema, to_arrow_type
 from ..window_rank import RankedRows, WindowRankNode
-from ..windows import WindowAssigner
+from ..windows import RunningWindow, WindowAssigner
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,6 +134,8 @@ class WindowTerminal:
     output_schema: Schema         # what the kernel writes per (key, window)
     allowed_lateness_ms: int = 0  # windows are kept this long past their firing (and fire again)
     rows: RankedRows | None = None  # window Top-N / deduplication: the fired groups' rows, ranked
+    sign: Expr | None = None      # over an updating input (a running aggregate): 1 for a row that
+                                  # adds its input, -1 for one that retracts it (-U, -D)
 
     kind = "window"
 
@@ -285,7 +289,7 @@ class Pipeline:
         if self.event_time is not None and isinstance(self.terminal, WindowTerminal):
             exprs.append(self.event_time)
         if isinstance(self.terminal, WindowTerminal):
-            exprs += [e for _, e in self.terminal.keys]
+            exprs += [e for _, e in self.terminal.keys] + [e for e in (self.terminal.sign,) if e is not None]
             exprs += [e for a in self.terminal.aggregates for e in (a.arg, a.where) if e is not None]
         elif isinstance(self.terminal, JoinSideTerminal):
             exprs += [self.event_time] + [e for _, e in self.terminal.keys]
@@ -387,6 +391,8 @@ def build_physical_plan(query: Query) -> PhysicalPlan:
     open_ = _lower(query.root, lowering, time_needed=False)
     if open_ is not None:  # the root is a stateless chain: close it with a projection
         outputs = tuple((f, open_.columns[f.name]) for f in query.root.schema)
+        if OP_COLUMN in open_.columns:  # an updating stream: its rows' kinds go to the sink
+            outputs += ((OP_FIELD, open_.columns[OP_COLUMN]),)
         lowering.close(open_, ProjectTerminal(outputs))
     return PhysicalPlan(tuple(lowering.done), query)
 
@@ -411,6 +417,18 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return _lower_window(node.aggregation, lw, time_needed, node.ranked_rows)
     if isinstance(node, WindowAggregateNode):
         return _lower_window(node, lw, time_needed)
+    if isinstance(node, RunningAggregateNode):
+        return _lower_running_aggregate(node, lw, time_needed)
+    if isinstance(node, DeduplicateNode):
+        return _lower_deduplicate(node, lw, time_needed)
+    if isinstance(node, ChangelogNode):  # the row kind becomes the leading column "op"
+        o = _open_after(node.input, lw, time_needed)
+        kind = o.columns.pop(OP_COLUMN)
+        op = lit(OPS[-1])
+        for code in range(len(OPS) - 2, -1, -1):
+            op = if_else(kind == lit(code), lit(OPS[code]), op)
+        o.columns = {node.schema.names[0]: op, **o.columns}
+        return o
     if isinstance(node, LateDataNode):  # the window's input, keeping the records the window drops
         o = _open_after(node.input, lw, True)
         if o.event_time is None:
@@ -434,7 +452,10 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
     elif isinstance(node, MapNode):
         o.columns = {**o.columns, **{name: e.substitute(o.columns) for name, e in node.columns}}
     elif isinstance(node, ProjectNode):
+        kind = o.columns.get(OP_COLUMN)
         o.columns = {name: e.substitute(o.columns) for name, e in node.columns}
+        if kind is not None:  # an updating stream's rows keep their kinds
+            o.columns[OP_COLUMN] = kind
     else:
         raise NotImplementedError(f"no physical lowering for {type(node).__name__}")
     return o
@@ -445,17 +466,71 @@ def _lower_window(node: WindowAggregateNode, lw: _Lowering, time_needed: bool,
     """Close the open pipeline before ``node`` with its window terminal; ``rows``: the window is
     a ranked window's aggregation of its rows (``window_rank.py``)."""
     processing = node.assigner.kind.clock == "processing"
-    needs = time_needed if node.assigner.kind.clock == "count" else not processing
+    # count windows read event time for a window downstream or an ordered aggregate
+    needs = time_needed or _reads_event_time(node) if node.assigner.kind.clock == "count" else not processing
     o, args = _with_interned_strings_read(node, _open_after(node.input, lw, needs), lw, needs)
     if processing:  # the window's time is the clock at processing
         o.event_time, o.out_of_orderness_ms = ProcessingTime(), 0
     keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
-    aggs = tuple(BoundAggregate(node.schema.field(name), call.func,
-                               None if args[name] is None else args[name].substitute(o.columns), call.k,
-                               None if call.where is None else call.where.substitute(o.columns),
-                               None if call.arg is None else call.arg.dtype(node.input.schema))
+    lw.close(o, WindowTerminal(keys, node.assigner, _bound_aggregates(node, o, args), node.schema,
+                               node.allowed_lateness_ms, rows))
+# The hidden column of an updating stream's row kinds between pipelines (``changelog.py``).
+OP_FIELD = Field(OP_COLUMN, INT64, pa.int64())
+
+
+def _lower_running_aggregate(node: RunningAggregateNode, lw: _Lowering, time_needed: bool,
+                             o: _Open | None = None) -> None:
+    """A running aggregate is a window pipeline with ``RunningWindow``, one global window per key
+    fired by each record; its output carries each row's kind in ``OP_COLUMN``. ``o``: the open
+    pipeline over its input, if the caller opened it."""
+    # an ordered aggregate (first, last, a deduplication's row) reads each record's event time
+    time_needed = time_needed or _reads_event_time(node)
+    if o is None:
+        o = _open_after(node.input, lw, time_needed)
+    o, args = _with_interned_strings_read(node, o, lw, time_needed)
+    keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
+    sign = None
+    if OP_COLUMN in o.columns:  # over an updating input: -U and -D rows retract their input
+        kind = o.columns[OP_COLUMN]
+        sign = if_else((kind == lit(UPDATE_BEFORE)) | (kind == lit(DELETE)), lit(-1), lit(1))
+    out = Schema(tuple(node.schema) + (OP_FIELD,))
+    lw.close(o, WindowTerminal(keys, RunningWindow(), _bound_aggregates(node, o, args), out, sign=sign))
+    return None
+
+
+def _lower_deduplicate(node: DeduplicateNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """A deduplication is the running aggregate of each column's value in a key's chosen row
+    (``DeduplicateNode.row_values``), its output put back in the input's column order. Keeping
+    the first row emits only inserts: its output is append-only (no row kinds), and keeps its
+    event time when a column holds it."""
+    running = node.row_values()
+    o = _open_after(node.input, lw, time_needed or _reads_event_time(running))
+    time = None
+    if not node.updating and o.event_time is not None and not isinstance(o.event_time, ProcessingTime):
+        time = _shared_time_column(node.input.schema, [o])
+    _lower_running_aggregate(running, lw, time_needed, o)
+    out = _open_over(lw.done[-1])
+    out.columns = {f.name: out.columns[f.name] for f in node.schema}
+    if node.updating:
+        out.columns[OP_COLUMN] = Column(OP_COLUMN)
+    out.event_time = time
+    return out
+
+
+def _reads_event_time(node: WindowAggregateNode | RunningAggregateNode) -> bool:
+    """Whether an aggregate of ``node`` orders its records by event time."""
+    return any(call.spec.ordered for _, call in node.aggregates)
+
+
+def _bound_aggregates(node: WindowAggregateNode | RunningAggregateNode, o: _Open,
+                      args: dict[str, Expr | None]) -> tuple[BoundAggregate, ...]:
+    """The aggregates of ``node`` over the columns of the pipeline ``o`` that runs them (``args``:
+    each aggregate's argument in those columns, ``_with_interned_strings_read``)."""
+    return tuple(BoundAggregate(node.schema.field(name), call.func,
+                                None if args[name] is None else args[name].substitute(o.columns), call.k,
+                                None if call.where is None else call.where.substitute(o.columns),
+                                None if call.arg is None else call.arg.dtype(node.input.schema))
                  for name, call in node.aggregates)
-    lw.close(o, WindowTerminal(keys, node.assigner, aggs, node.schema, node.allowed_lateness_ms, rows))
 
 
 def _open_after(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open:
@@ -463,7 +538,11 @@ def _open_after(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open:
     o = _lower(node, lw, time_needed)
     if o is not None:
         return o
-    producer = lw.done[-1]
+    return _open_over(lw.done[-1])
+
+
+def _open_over(producer: Pipeline) -> _Open:
+    """A new pipeline that reads the results of window pipeline ``producer``."""
     schema = producer.output_schema
     # a window result's event time is window_end - 1 (Flink); the watermark comes from upstream.
     # Count window results have no window columns, so no event time.
@@ -513,7 +592,7 @@ def _materialized(schema: Schema, branch_schemas: list[Schema], branches: list[_
     return _Open(UnionInput(tuple(ids)), read_schema, event_time, 0, [], _identity(schema))
 
 
-def _with_interned_strings_read(node: WindowAggregateNode, o: _Open, lw: _Lowering,
+def _with_interned_strings_read(node: WindowAggregateNode | RunningAggregateNode, o: _Open, lw: _Lowering,
                                 time_needed: bool) -> tuple[_Open, dict[str, Expr | None]]:
     """The open pipeline the window reads and each aggregate's argument in its columns. The
     engine interns strings as it reads a pipeline's input, so a string key or interned string

@@ -36,8 +36,10 @@ from ..physical.pipelines import (
     UnionInput,
     build_physical_plan,
 )
+from ..changelog import changelog_schema, with_kind_column
 from ..plan import (
     WINDOW_END,
+    ChangelogNode,
     PlanNode,
     ProjectNode,
     Query,
@@ -187,6 +189,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     (``filters.py``). ``adaptive``: the environment's setting; the tasks' kernels run their
     code variants under a controller in each Python worker (``worker.py``)."""
     require_pyspark()
+    if root.updating:  # Spark gets an updating stream's changelog (its row kinds in column "op")
+        root = ChangelogNode(root)
     sources = distinct_sources(root)
     spark = _session(sources, spark)
     configure(spark)
@@ -515,7 +519,10 @@ def run_on_spark(queries: list[Query], spark=None, adaptive: object = True) -> J
                                           "start q.to_spark().writeStream (execute() runs bounded inputs)")
             df = to_spark(q.root, spark, adaptive=adaptive)
             expected = pipeline_arrow_schema(build_physical_plan(q).pipelines[-1])
-            table = collect(df, expected)
+            if q.root.updating:  # the DataFrame is the changelog; the sink takes the kinds as codes
+                table = with_kind_column(collect(df, changelog_schema(expected)))
+            else:
+                table = collect(df, expected)
             sinks.append(open_sink(q.sink, expected))
             for b in table.to_batches():
                 sinks[-1].write(b)

@@ -50,6 +50,10 @@ static table ``q13_side_input()``, a lookup join), ``q20`` (the bids joined with
 category 10) and ``q23`` (a multi-way regular join: the bids joined with their bidder's person
 record and with every auction that person sells). The suite's ``extra`` columns of persons and
 auctions are not generated, so Q20 and Q23 leave them out.
+Running aggregates (updating streams: ``collect`` gives the final table, ``changelog()`` the
+changes): ``q17`` (auction statistics: per auction and day, the bids, the bids per price rank and
+the minimum, maximum, average and total price), ``q18`` (the last bid of each bidder on each
+auction: ``deduplicate(keep="last")``).
 """
 
 from __future__ import annotations
@@ -78,6 +82,7 @@ Q14_MIN_PRICE, Q14_MAX_PRICE = 1_000_000, 50_000_000
 Q18_WINDOW_MS = Q19_WINDOW_MS = 10_000
 Q19_TOP = 10
 Q21_CHANNELS = ("apple", "google", "facebook", "baidu")  # channel ids 0, 1, 2, 3
+RANK_PRICES = (10_000, 1_000_000)  # Q15-Q17's price ranks: below, between, from the second
 Q21_CHANNEL_ID = "(&|^)channel_id=([^&]*)"
 Q3_STATES = ("OR", "ID", "CA")
 Q3_Q20_CATEGORY = 10
@@ -472,3 +477,25 @@ def q23(env, bids: pa.Table, persons: pa.Table, auctions: pa.Table):
             .select("bidder", "price", "channel", "url", "bid_extra", "person_id", "name", "emailAddress",
                     "creditCard", "city", "state", "itemName", "description", "initialBid", "reserve",
                     "auction_dateTime", "expires", "seller", "category"))
+def q17(env, bids: pa.Table):
+    """Nexmark Q17, auction statistics report: a running aggregate per auction and day
+    (``yyyy-MM-dd``, UTC) of the bids, the bids of each price rank (``RANK_PRICES``: below 10,000,
+    up to 1,000,000, above), and the minimum, maximum, average and total price. An updating
+    stream. Output: auction, day, total_bids, rank1_bids, rank2_bids, rank3_bids, min_price,
+    max_price, avg_price (float64, where Flink's BIGINT average truncates), sum_price."""
+    from .. import agg, col
+    price, (low, high) = col("price"), RANK_PRICES
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .with_columns(day=col("dateTime").dt.strftime("%Y-%m-%d"))
+            .key_by("auction", "day")
+            .aggregate(total_bids=agg.count(), rank1_bids=agg.count(where=price < low),
+                       rank2_bids=agg.count(where=(price >= low) & (price < high)),
+                       rank3_bids=agg.count(where=price >= high), min_price=agg.min("price"),
+                       max_price=agg.max("price"), avg_price=agg.avg("price"), sum_price=agg.sum("price")))
+
+
+def q18(env, bids: pa.Table):
+    """Nexmark Q18, find last bid: per bidder and auction, the bid with the latest ``dateTime``
+    (ties: the later arrival), ``ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY
+    dateTime DESC) <= 1``. An updating stream. Output: the bid's columns."""
+    return env.from_arrow(bids, timestamp="dateTime").key_by("bidder", "auction").deduplicate(keep="last")

@@ -9,6 +9,7 @@ from ..spec import AggCall, AggregateSpec, FrameMethod, argument, register
 class Count(AggregateSpec):
     name = "count"
     frame = FrameMethod(counts=True)
+    retractable = True  # over an updating input, a retraction subtracts
     template = "aggregates/count.ll.j2"
     reads = "validity"
     atomic = True

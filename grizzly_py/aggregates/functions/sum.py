@@ -41,6 +41,7 @@ def compensated_sum(values: list[float]) -> float:
 class Sum(AggregateSpec):
     name = "sum"
     frame = FrameMethod(sums=True)
+    retractable = True  # over an updating input, a retraction subtracts
     template = "aggregates/sum.ll.j2"
     atomic = True
 
