@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .aggregates import AggCall, spec_of, specs
-from .plan import PlanNode, distinct_sources
+from .plan import PlanNode, distinct_sources, require_append_only
 from .types import Field, Schema, SchemaError, to_arrow_type
 from .windows import MAX_WINDOW_MS
 
@@ -66,6 +66,7 @@ class OverAggregateNode(PlanNode):
     aggregates: tuple[tuple[str, AggCall], ...]
 
     def __post_init__(self):
+        require_append_only("an OVER aggregate", self.input)
         if not self.aggregates:
             raise SchemaError("over(...).aggregate() needs at least one aggregate, e.g. n=agg.count()")
         for k in self.keys:

@@ -57,8 +57,9 @@ class PlanNode:
 
 
 def require_append_only(what: str, *inputs: PlanNode) -> None:
-    """The one definition-time check of operators that need an append-only input (windows, window
-    and interval joins, count windows, sessions, unions): ``ValueError`` naming ``what`` when an
+    """The one definition-time check of operators that need an append-only input (windows, window,
+    interval, regular and lookup joins, count windows, sessions, unions, OVER aggregates):
+    ``ValueError`` naming ``what`` when an
     input is an updating stream, whose rows a later record may retract."""
     for i in inputs:
         if i.updating:
@@ -689,6 +690,9 @@ class RegularJoinNode(_TwoInputJoin):
 
     def __post_init__(self):
         what = "join"
+        # a join over an updating input would have to retract the pairs of a retracted row; checked
+        # here, where equal_to() builds the regular join that .window() may turn into a window join
+        require_append_only("a join (a regular join, or a window join with .window())", self.left, self.right)
         if not self.left_keys:
             raise SchemaError("join: where() needs at least one key column")
         if self.ttl_ms is not None and not 0 <= self.ttl_ms <= MAX_INTERVAL_MS:
@@ -722,6 +726,7 @@ class LookupJoinNode(PlanNode):
     right_on: tuple[str, ...]
 
     def __post_init__(self):
+        require_append_only("a lookup join", self.input)
         if len(set(self.right_on)) != len(self.right_on):
             raise SchemaError(f"lookup_join: right_on names a column twice: {list(self.right_on)}")
         _check_join_keys(self.input.schema, self.table_schema, self.left_on, self.right_on, "lookup_join",

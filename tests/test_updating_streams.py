@@ -356,6 +356,11 @@ def _updating(env):
     ("window join", lambda u, a: a.join(u).where("k").equal_to("k").window(tumbling(10))),
     ("interval join", lambda u, a: u.interval_join(a).between(Time.milliseconds(-1), Time.milliseconds(1))),
     ("union", lambda u, a: a.select("k", n=col("v")).union(u)),
+    ("regular join", lambda u, a: a.join(u).where("k").equal_to("k")),
+    ("regular join", lambda u, a: u.join(a).where("k").equal_to("k").state_ttl(Time.milliseconds(5))),
+    ("lookup join", lambda u, a: u.lookup_join(pa.table({"k": [1], "w": [2]}), "k")),
+    ("OVER aggregate", lambda u, a: u.key_by("k").over(rows_preceding=2).aggregate(c=agg.count())),
+    ("tumbling window", lambda u, a: u.key_by("k").window(tumbling(10)).top_n(1, by="n")),
 ])
 def test_operators_that_need_append_only_input_reject_an_updating_one(what, build):
     env = gz.StreamEnvironment()
