@@ -103,7 +103,7 @@ def test_run_help_documents_every_option():
     out = grizzly("run", "--help")
     assert out.returncode == 0
     text = " ".join(out.stdout.split())
-    assert "with --engine spark on a local Spark session" in text
+    assert "with --engine spark on a Spark session: local[N], or the cluster of --master" in text
     for option in re.findall(r"^\s+(--[\w-]+)", out.stdout, re.MULTILINE):
         # help on the option's line, or (a long option) on the next, indented past the options
         described = re.search(rf"{option}(?: \[[^\]]*\]| [A-Z]+)?(?:[ \t]+\S|\n {{10,}}\S)", out.stdout)

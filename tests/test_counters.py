@@ -70,17 +70,24 @@ def test_software_task_clock_counts_cpu_time_not_sleep():
         assert source.name == "perf_event software" and not source.hardware
         assert source.events == ("task_clock", "page_faults")
         assert source.figures == ("ns_per_record",)
-        cpu0 = time.thread_time_ns()
-        with source.measure(1000) as spin:
-            busy(0.05)
-        cpu = time.thread_time_ns() - cpu0
-        with source.measure(1000) as sleep:
-            time.sleep(0.05)
+        tries = []
+        for _ in range(3):  # a loaded host may run a thread of the process inside a try: retry
+            cpu0 = time.thread_time_ns()
+            with source.measure(1000) as spin:
+                busy(0.05)
+            cpu = time.thread_time_ns() - cpu0
+            with source.measure(1000) as sleep:
+                time.sleep(0.05)
+            tries.append((cpu, spin.sample, sleep.sample))
+            if sleep.sample.deltas["task_clock"] < spin.sample.deltas["task_clock"] / 10:
+                break
     # the task clock is the thread's CPU time: all of the busy loop, almost nothing of the sleep
-    assert 0.8 * cpu <= spin.sample.deltas["task_clock"] <= 1.2 * cpu
-    assert spin.sample.figures["ns_per_record"] == pytest.approx(spin.sample.deltas["task_clock"] / 1000)
-    assert sleep.sample.deltas["task_clock"] < spin.sample.deltas["task_clock"] / 10
-    assert sleep.sample.wall_ns >= 40_000_000  # wall time is there for both
+    cpu, spin, sleep = tries[-1]
+    assert sleep.deltas["task_clock"] < spin.deltas["task_clock"] / 10, \
+        [(s.deltas["task_clock"], z.deltas["task_clock"]) for _, s, z in tries]
+    assert 0.8 * cpu <= spin.deltas["task_clock"] <= 1.2 * cpu
+    assert spin.figures["ns_per_record"] == pytest.approx(spin.deltas["task_clock"] / 1000)
+    assert sleep.wall_ns >= 40_000_000  # wall time is there for both
 
 
 def _touch_fresh_pages(size: int) -> None:
