@@ -53,7 +53,9 @@ auctions are not generated, so Q20 and Q23 leave them out.
 Running aggregates (updating streams: ``collect`` gives the final table, ``changelog()`` the
 changes): ``q17`` (auction statistics: per auction and day, the bids, the bids per price rank and
 the minimum, maximum, average and total price), ``q18`` (the last bid of each bidder on each
-auction: ``deduplicate(keep="last")``).
+auction: ``deduplicate(keep="last")``) and ``q4`` (the average winning price per category: a
+regular join, a running maximum per auction, and a running average of those maxima, which takes
+back an auction's old maximum when it grows).
 """
 
 from __future__ import annotations
@@ -219,9 +221,9 @@ def generate_persons(n_events: int, seed: int = 42, events_per_second: int = EVE
     names = pa.compute.binary_join_element_wise(
         _dictionary(rng, _FIRST_NAMES, n).cast(pa.string()),
         _dictionary(rng, _LAST_NAMES, n).cast(pa.string()), " ")
-    email = pa.array([f"person{i}@nexmark.com" for i in ids.tolist()])
+    email = pa.array([f"person{i}@nexmark.com" for i in ids.tolist()], pa.string())
     card = pa.array([f"{a:04d} {b:04d} {c:04d} {d:04d}" for a, b, c, d in
-                     rng.integers(0, 10_000, size=(n, 4)).tolist()])
+                     rng.integers(0, 10_000, size=(n, 4)).tolist()], pa.string())
     table = pa.table({"id": ids, "name": names, "emailAddress": email, "creditCard": card,
                       "city": _dictionary(rng, _CITIES, n), "state": _dictionary(rng, _STATES, n),
                       "dateTime": _date_time(idx, events_per_second)})
@@ -242,8 +244,8 @@ def generate_auctions(n_events: int, seed: int = 42, events_per_second: int = EV
     initial = np.round(10.0 ** (rng.random(n) * 6.0) * 100.0).astype(np.int64)
     date_time = _date_time(idx, events_per_second)
     table = pa.table({
-        "id": ids, "itemName": pa.array([f"item{i}" for i in ids.tolist()]),
-        "description": pa.array([f"description of item {i}" for i in ids.tolist()]),
+        "id": ids, "itemName": pa.array([f"item{i}" for i in ids.tolist()], pa.string()),
+        "description": pa.array([f"description of item {i}" for i in ids.tolist()], pa.string()),
         "initialBid": initial, "reserve": initial + rng.integers(0, 10_000, size=n),
         "dateTime": date_time, "expires": date_time + rng.integers(1_000, 60_000, size=n),
         "seller": seller, "category": 10 + rng.integers(0, 5, size=n),
@@ -499,3 +501,19 @@ def q18(env, bids: pa.Table):
     (ties: the later arrival), ``ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY
     dateTime DESC) <= 1``. An updating stream. Output: the bid's columns."""
     return env.from_arrow(bids, timestamp="dateTime").key_by("bidder", "auction").deduplicate(keep="last")
+
+
+def q4(env, auctions: pa.Table, bids: pa.Table):
+    """Nexmark Q4, average price per category: the auctions joined with the bids placed while they
+    were open (a regular join on ``auction.id == bid.auction``, the filter ``bid.dateTime BETWEEN
+    auction.dateTime AND auction.expires`` fused into the join's probe), the winning (maximum)
+    price per auction (a running aggregate), then the average of those per category: a running
+    aggregate over an updating stream, which retracts an auction's old maximum when it grows.
+    Output: category, avg_final (float64, where Flink's BIGINT average truncates)."""
+    from .. import agg, col
+    joined = (env.from_arrow(auctions, timestamp="dateTime").select("id", "category", "dateTime", "expires")
+              .join(env.from_arrow(bids, timestamp="dateTime").select("auction", "price", "dateTime"))
+              .where("id").equal_to("auction")
+              .filter((col("dateTime_right") >= col("dateTime")) & (col("dateTime_right") <= col("expires"))))
+    final = joined.key_by("id", "category").aggregate(final=agg.max("price"))
+    return final.key_by("category").aggregate(avg_final=agg.avg("final"))
