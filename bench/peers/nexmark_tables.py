@@ -5,7 +5,11 @@ queries beyond windows, whose result is a table of rows (``grizzly_py.workloads.
 - ``q3``: the auctions of category 10 joined with their seller in OR, ID or CA (name, city,
   state, auction id);
 - ``q13``: each bid joined with the static side input on ``auction % 10000`` (a lookup join);
-- ``q20``: the bids joined with their auction of category 10.
+- ``q20``: the bids joined with their auction of category 10;
+
+and the ``nexmark-updating`` workload's, whose grizzly-py result is an updating stream's final
+table: ``q4`` (average winning price per category), ``q17`` (auction statistics per auction and
+day), ``q18`` (the last bid per bidder and auction).
 
 A regular join over whole (bounded) inputs is the inner join of both, so a batch peer computes
 it in one join. Each method returns the normalized result (``OUTPUT``'s columns in that order,
@@ -21,19 +25,30 @@ from grizzly_py.workloads import nexmark
 from .base import table_of
 
 CASES = ("q0", "q3", "q13", "q20")
+UPDATING_CASES = ("q4", "q17", "q18")
 OUTPUT = {
     "q0": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra"),
     "q3": ("name", "city", "state", "id"),
     "q13": ("auction", "bidder", "price", "dateTime", "value"),
     "q20": ("auction", "bidder", "price", "channel", "url", "itemName", "description", "initialBid", "reserve",
             "expires", "seller", "category", "bid_dateTime", "bid_extra", "auction_dateTime"),
+    "q4": ("category", "avg_final"),
+    "q17": ("auction", "day", "total_bids", "rank1_bids", "rank2_bids", "rank3_bids", "min_price", "max_price",
+            "avg_price", "sum_price"),
+    "q18": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra"),
 }
 CATEGORY, STATES, KEYS = nexmark.Q3_Q20_CATEGORY, nexmark.Q3_STATES, nexmark.Q13_KEYS
+LOW, HIGH = nexmark.RANK_PRICES
 HOW = {
     "polars": {"nexmark-tables": "lazy: q0 select; q3/q20 filter then inner join; q13 join with the "
-                                 "side input on auction % 10000"},
+                                 "side input on auction % 10000",
+               "nexmark-updating": "lazy: q4 join, filter, group_by(id, category).max, group_by(category)"
+                                   ".mean; q17 group_by(auction, day) with filtered counts; q18 "
+                                   "with_row_index, sort by (dateTime, index), group_by(bidder, auction).last"},
     "duckdb": {"nexmark-tables": "SQL: q0 SELECT *; q3/q20 JOIN with WHERE; q13 JOIN with the side "
-                                 "input ON auction % 10000 = key"},
+                                 "input ON auction % 10000 = key",
+               "nexmark-updating": "SQL: q4 JOIN ... BETWEEN, GROUP BY id, category, then GROUP BY "
+                                   "category; q17 GROUP BY auction, strftime day with count(*) FILTER"},
 }
 
 
@@ -53,6 +68,12 @@ def grizzly_stream(env, data, case: str):
         return nexmark.q13(env, t["bid"], t["side"])
     if case == "q20":
         return nexmark.q20(env, t["bid"], t["auction"])
+    if case == "q4":
+        return nexmark.q4(env, t["auction"], t["bid"])
+    if case == "q17":
+        return nexmark.q17(env, t["bid"])
+    if case == "q18":
+        return nexmark.q18(env, t["bid"])
     raise ValueError(case)
 
 
@@ -70,6 +91,24 @@ class DuckDBNexmarkTables:
                               B."dateTime" AS "bid_dateTime", B.extra AS bid_extra,
                               A."dateTime" AS "auction_dateTime"
                        FROM bid B JOIN auction A ON B.auction = A.id WHERE A.category = {CATEGORY}""",
+        }[case]
+        return normalized_table(case, self._q(sql))
+
+    def nexmark_updating(self, case: str) -> pa.Table:
+        if case == "q18":  # ties to the later arrival: SQL has no arrival order to break them by
+            raise NotImplementedError("duckdb peer: q18's ties go to the later arrival, which SQL cannot see")
+        sql = {
+            "q4": """SELECT category, avg(final) AS avg_final FROM (
+                         SELECT A.id, A.category, max(B.price) AS final FROM auction A JOIN bid B ON A.id = B.auction
+                         WHERE B."dateTime" BETWEEN A."dateTime" AND A.expires GROUP BY A.id, A.category)
+                     GROUP BY category""",
+            "q17": f"""SELECT auction, strftime(epoch_ms("dateTime"), '%Y-%m-%d') AS day, count(*) AS total_bids,
+                              count(*) FILTER (WHERE price < {LOW}) AS rank1_bids,
+                              count(*) FILTER (WHERE price >= {LOW} AND price < {HIGH}) AS rank2_bids,
+                              count(*) FILTER (WHERE price >= {HIGH}) AS rank3_bids,
+                              min(price) AS min_price, max(price) AS max_price, avg(price) AS avg_price,
+                              sum(price)::BIGINT AS sum_price
+                       FROM bid GROUP BY ALL""",
         }[case]
         return normalized_table(case, self._q(sql))
 
@@ -95,6 +134,33 @@ class PolarsNexmarkTables:
             items = lazy("auction").filter(pl.col("category") == CATEGORY).rename({"dateTime": "auction_dateTime"})
             out = (lazy("bid").rename({"dateTime": "bid_dateTime", "extra": "bid_extra"})
                    .join(items, left_on="auction", right_on="id"))
+        else:
+            raise ValueError(case)
+        return normalized_table(case, out.collect().to_arrow())
+
+    def nexmark_updating(self, case: str) -> pa.Table:
+        pl = self.pl
+
+        def lazy(name):
+            return pl.from_arrow(self.data.tables[name], rechunk=False).lazy()
+        if case == "q4":
+            bids = lazy("bid").select("auction", "price", pl.col("dateTime").alias("bid_time"))
+            out = (lazy("auction").select("id", "category", "dateTime", "expires")
+                   .join(bids, left_on="id", right_on="auction")
+                   .filter(pl.col("bid_time").is_between(pl.col("dateTime"), pl.col("expires")))
+                   .group_by("id", "category").agg(final=pl.col("price").max())
+                   .group_by("category").agg(avg_final=pl.col("final").mean()))
+        elif case == "q17":
+            price = pl.col("price")
+            out = (lazy("bid").with_columns(day=pl.from_epoch("dateTime", time_unit="ms").dt.strftime("%Y-%m-%d"))
+                   .group_by("auction", "day")
+                   .agg(total_bids=pl.len().cast(pl.Int64), rank1_bids=(price < LOW).sum().cast(pl.Int64),
+                        rank2_bids=((price >= LOW) & (price < HIGH)).sum().cast(pl.Int64),
+                        rank3_bids=(price >= HIGH).sum().cast(pl.Int64), min_price=price.min(),
+                        max_price=price.max(), avg_price=price.mean(), sum_price=price.sum()))
+        elif case == "q18":
+            out = (lazy("bid").with_row_index("arrival").sort("dateTime", "arrival")
+                   .group_by("bidder", "auction").last())
         else:
             raise ValueError(case)
         return normalized_table(case, out.collect().to_arrow())

@@ -115,7 +115,7 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return nexmark.q8(env, self.data.tables["person"], self.data.tables["auction"])
         if w == "strings":
             return bid_strings.query(env, t, p)
-        if w == "nexmark-tables":
+        if w in ("nexmark-tables", "nexmark-updating"):
             return grizzly_stream(env, self.data, p)
         if w == "streambox" and p == "temporal-join":
             return streambox.temporal_join_query(env, self.data.tables["left"], self.data.tables["right"])
@@ -153,7 +153,7 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return normalized_strings(p, out)
         if w in ("nexmark-q10", "nexmark-q14"):
             return normalized_strings(w, out)
-        if w == "nexmark-tables":
+        if w in ("nexmark-tables", "nexmark-updating"):
             return normalized_table(p, out)
         if w == "streambox":
             if p == "temporal-join":
@@ -190,7 +190,7 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
 GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",
                      "agg-types", "concurrent-windows", "count-windows", "selection", "nexmark-q1",
                      "nexmark-q2", "nexmark-q10", "nexmark-q14", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox", "strings",
-                     "nexmark-tables")
+                     "nexmark-tables", "nexmark-updating")
 GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WORKLOADS)
 
 
