@@ -318,17 +318,120 @@ def test_joins_and_unions_of_dataframes_run_in_one_task(spark):
 
     def frame(env, t):
         return env.from_spark(dfs[id(t)], timestamp="ts")
-    for build in (join, union):
+    for build, strategy in ((join, "keyed-join"), (union, "whole")):
         expected, _ = embedded(build(arrow))
         actual, metrics = on_spark(spark, build(frame))
-        assert_tables_equal(actual, as_types_of(expected, actual))
-        assert metrics["queries"][0]["strategy"] == "whole" and expected.num_rows > 0
+        assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+        assert metrics["queries"][0]["strategy"] == strategy and expected.num_rows > 0
 
     def mixed(env):  # a DataFrame joined with an in-memory (pushdown) source
         return frame(env, left).join(arrow(env, right)).where("k").equal_to("k").window(ASSIGNERS["tumbling"])
     expected, _ = embedded(join(arrow))
     actual, _ = on_spark(spark, mixed)
-    assert_tables_equal(actual, as_types_of(expected, actual))
+    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+
+
+JOINS = {  # a join of two streams keyed by "k" (strings, nulls among them)
+    "window": lambda a, b: a.join(b).where("k").equal_to("k").window(ASSIGNERS["sliding"]),
+    "session": lambda a, b: a.join(b).where("k").equal_to("k").window(ASSIGNERS["session"]),
+    "interval": lambda a, b: a.interval_join(b).where("k").equal_to("k").between(Time.milliseconds(-30),
+                                                                               Time.milliseconds(20)),
+    "regular": lambda a, b: a.join(b).where("k").equal_to("k"),
+    "regular_ttl": lambda a, b: a.join(b).where("k").equal_to("k").state_ttl(Time.milliseconds(60)),
+}
+
+
+def _join_stage(metrics: dict) -> list[dict]:
+    return [t for t in metrics["queries"][0]["task_reports"] if t["stage"] == "join"]
+
+
+@pytest.mark.parametrize("kind", sorted(JOINS))
+def test_joins_run_by_key_with_the_engines_watermarks(spark, kind):
+    """Both sides partitioned by the join key, each task under the whole sources' watermarks:
+    pushdown sources of many batches with disorder (late records, TTL, windows firing batch by
+    batch) and DataFrames (one batch each) give the embedded engine's rows and counts."""
+    left, right = _events(300, seed=11, disorder=200), _events(240, seed=12, disorder=200)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(40))
+    dfs = {id(t): spark.createDataFrame(t.combine_chunks()) for t in (left, right)}
+
+    def arrow(env, t):
+        return env.from_arrow(t.to_batches(max_chunksize=30), timestamp="ts", watermark=bound)
+
+    def frame(env, t):
+        return env.from_spark(dfs[id(t)], timestamp="ts", watermark=bound)
+
+    def one_batch(env, t):
+        return env.from_arrow(t.combine_chunks(), timestamp="ts", watermark=bound)
+    for source, reference_source in ((arrow, arrow), (frame, one_batch)):
+        def build(env, source=source):
+            return JOINS[kind](source(env, left), source(env, right))
+        expected, metrics = embedded(lambda env: JOINS[kind](reference_source(env, left), reference_source(env, right)))
+        actual, spark_metrics = on_spark(spark, build)
+        assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+        q = spark_metrics["queries"][0]
+        assert q["strategy"] == "keyed-join" and expected.num_rows > 0
+        assert len({t["partition"] for t in _join_stage(spark_metrics)}) >= 2
+        for name in ("records_in", "records_out", "late_records", "filtered_records"):
+            assert spark_metrics[name] == metrics[name], name
+    assert metrics["filtered_records"] > 0  # the null keys, as the engine counts them
+
+
+def test_a_null_event_time_in_a_join_by_key_fails_naming_the_source(spark):
+    from grizzly_py.sources import BadInputError
+    left = _events(50, seed=41)
+    bad = left.set_column(0, "ts", pa.array([None] + left.column("ts").to_pylist()[1:], pa.int64()))
+    env = gz.StreamEnvironment.for_spark(spark)
+    joined = env.from_spark(spark.createDataFrame(bad), timestamp="ts").join(
+        env.from_arrow(left, timestamp="ts")).where("k").equal_to("k")
+    assert joined.to_spark().grizzly.strategy == "keyed-join"
+    joined.collect("out")
+    with pytest.raises(BadInputError, match="null event timestamp"):
+        env.execute()
+
+
+def test_lookup_joins_run_in_every_task_of_a_stateless_stage(spark):
+    """The static table travels with the plan; each task probes it with its own batches (null
+    keys match nothing), in the input's order."""
+    events = _events(300, seed=31)
+    table = pa.table({"k": ["a", "b", "x"], "weight": [1.5, -2.0, 9.0]})
+    df = spark.createDataFrame(events)
+
+    def build(source):
+        return lambda env: (source(env).lookup_join(table, "k").filter(col("i") > -20)
+                            .with_columns(w=col("weight") * col("x")))
+    for source in (lambda env: env.from_arrow(events.to_batches(max_chunksize=40), timestamp="ts"),
+                   lambda env: env.from_spark(df, timestamp="ts")):
+        expected, metrics = embedded(build(lambda env: env.from_arrow(events, timestamp="ts")))
+        actual, spark_metrics = on_spark(spark, build(source))
+        assert_tables_equal(actual, as_types_of(expected, actual))
+        q = spark_metrics["queries"][0]
+        assert q["strategy"] == "stateless" and expected.num_rows > 0
+        assert len([t for t in q["task_reports"] if t["stage"] == "stateless"]) >= 2
+        for name in ("records_in", "records_out", "filtered_records"):
+            assert spark_metrics[name] == metrics[name], name
+
+
+def test_a_window_after_a_join_stays_in_the_join_tasks_when_keyed_by_the_join_key(spark, tmp_path):
+    left, right = _events(300, seed=21, disorder=150), _events(200, seed=22, disorder=150)
+    pq.write_table(left, tmp_path / "left.parquet", row_group_size=40)
+    pq.write_table(right, tmp_path / "right.parquet", row_group_size=25)
+
+    def joined(env):
+        return (env.from_parquet(str(tmp_path / "left.parquet"), timestamp="ts")
+                .interval_join(env.from_parquet(str(tmp_path / "right.parquet"), timestamp="ts"))
+                .where("k").equal_to("k").between(Time.milliseconds(-50), Time.milliseconds(50)))
+
+    def by_key(env):
+        return joined(env).key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count(), s=agg.sum("i_right"))
+
+    def by_other(env):
+        return joined(env).key_by("g").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count(), s=agg.sum("i_right"))
+    for build, strategy in ((by_key, "keyed-join"), (by_other, "whole")):
+        expected, metrics = embedded(build)
+        actual, spark_metrics = on_spark(spark, build)
+        assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+        assert spark_metrics["queries"][0]["strategy"] == strategy and expected.num_rows > 0
+        assert spark_metrics["late_records"] == metrics["late_records"]
 
 
 def test_dataframe_input_and_session_windows_split_by_key(spark):

@@ -2,7 +2,7 @@
 two executor JVMs) started from the pip package's ``spark-class`` (``grizzly_py.spark.cluster``),
 bound to 127.0.0.1, stopped by PID at the end of the module.
 
-- Every Spark strategy (stateless, partial windows, keyed sessions, one task for joins and
+- Every Spark strategy (stateless, partial windows, keyed sessions, joins by key, one task for
   count windows) gives the embedded engine's result across executor processes, and the
   distributed ones run their heavy stage in more than one task.
 - An executor killed after the map stage wrote its shuffle output: Spark re-runs the lost map
@@ -117,7 +117,12 @@ STRATEGIES = {
     "keyed": (lambda s: s.key_by("k").window(EventTimeSessionWindows.with_gap(Time.milliseconds(40)))
               .aggregate(n=agg.count(), total=agg.sum("i")), "keyed"),
     "whole": (lambda s: s.key_by("k").count_window(50).aggregate(n=agg.count(), total=agg.sum("i")), "whole"),
+    # the DataFrame joined with an Arrow source (read by the tasks), both partitioned by key
+    "keyed-join": (lambda s: s.interval_join(s.env.from_arrow(RIGHT, timestamp="ts")).where("k").equal_to("k")
+                   .between(Time.milliseconds(-20), Time.milliseconds(20)), "keyed-join"),
 }
+STAGES = {"keyed-join": "join"}  # the heavy stage, where it is not named as its strategy
+RIGHT = _events(1500, seed=12)
 
 
 @pytest.mark.parametrize("name", sorted(STRATEGIES))
@@ -131,13 +136,12 @@ def test_every_strategy_matches_the_embedded_engine_on_a_cluster(spark, tmp_path
         df = df.repartition(4)  # rows in no order, over more partitions than executors
     actual, q = _on_cluster(spark, build, df)
     expected = _embedded(build, table)
-    if name == "stateless":  # a DataFrame has no order across partitions: compare as multisets
-        actual, expected = (t.sort_by([("ts", "ascending"), ("k", "ascending"), ("j", "ascending")])
-                            for t in (actual, expected))
+    if name in ("stateless", "keyed-join"):  # a DataFrame has no order across partitions: compare as multisets
+        actual, expected = (t.sort_by([(c, "ascending") for c in t.column_names]) for t in (actual, expected))
     assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
     assert q["strategy"] == strategy
-    assert q["records_in"] == table.num_rows
-    heavy = [t for t in q["task_reports"] if t["stage"] == strategy]
+    assert q["records_in"] == table.num_rows + (RIGHT.num_rows if name == "keyed-join" else 0)
+    heavy = [t for t in q["task_reports"] if t["stage"] == STAGES.get(strategy, strategy)]
     assert len(heavy) >= (1 if strategy == "whole" else 2), [t["stage"] for t in q["task_reports"]]
     if strategy != "whole":  # two executors, each with its own Python workers
         assert q["worker_processes"] >= 2

@@ -264,5 +264,17 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, loc
     raise NotImplementedError(f"{source.name}: a {type(source).__name__} cannot be read by Spark tasks")
 
 
+def batch_maxima(source: Source) -> list[int | None]:
+    """Every batch's largest event time in epoch ms (None: no rows, or no event time) of a
+    Parquet or Arrow source, in the source's batch order (read after ``plan_splits``, which makes
+    a one-shot Arrow iterator a list)."""
+    if isinstance(source, ParquetSource):
+        return _parquet_maxima(source.path, source)[1]
+    if isinstance(source, ArrowSource):
+        ts = source.timestamp
+        return [batch_max_event_time(b, ts) if ts is not None else None for b in source.raw_batches()]
+    raise NotImplementedError(f"{source.name}: the batches of a {type(source).__name__} are not known in advance")
+
+
 def pushdown_source(source: Source) -> bool:
     return isinstance(source, (ParquetSource, ArrowSource, CsvSource))

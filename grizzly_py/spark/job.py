@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .errors import task_error
 
-_INPUT_STAGES = ("stateless", "partial", "whole", "keyed", "sequential")
+_INPUT_STAGES = ("stateless", "partial", "whole", "keyed", "join", "sequential")
 
 
 def _list_param():
@@ -42,7 +42,7 @@ class SparkJob:
     """Returned with every ``to_spark`` DataFrame (``df.grizzly``)."""
 
     plan_id: str
-    strategy: str                       # stateless | partial | keyed | whole (and "+stream" when streaming;
+    strategy: str                       # stateless | partial | keyed | keyed-join | whole (and "+stream" when streaming;
                                         # sequential+stream: a streaming query run whole, micro-batch by micro-batch)
     input_kind: str                     # dataframe | pushdown
     streaming: bool

@@ -3,15 +3,18 @@
 
 The query's first pipeline (the one that reads the source) decides the strategy:
 
-- ``stateless`` (no window): one ``mapInArrow`` stage runs the compiled pipeline; the output
-  keeps the input's order within each partition.
+- ``stateless`` (no window): one ``mapInArrow`` stage runs the compiled pipeline (with lookup
+  joins: the query on the embedded engine, the static table in the plan); the output keeps the
+  input's order within each partition.
 - ``partial`` (tumbling or sliding windows, event or processing time): each input task
   pre-aggregates in compiled code and emits partial states (``partials.py``); Spark shuffles
   them by (keys, window); a merge stage combines them with the compiled merge functions and
   finishes the aggregates (holistic ones included); a last single-task stage puts the window
   results in the embedded engine's order (window_end, then keys) and runs the rest of the query
   (windows of window results, filters after an aggregation) on the embedded engine.
-- ``whole`` (count windows, session windows, unions, joins, several sources): the query is not
+- ``keyed-join`` (window, interval and regular joins of two sources): both sources' rows
+  partitioned by the join key; each task runs the query on its keys (``joins.py``).
+- ``whole`` (count windows, unions, other queries over several sources): the query is not
   split; one task runs it on the embedded engine (several DataFrames reach it as one tagged
   DataFrame, each still one batch of its stream).
 
@@ -57,6 +60,9 @@ from .errors import task_error
 from .filters import push_filters as push
 from .inputs import needed_columns, plan_splits, pushdown_source, read_split, split_numbers
 from .job import SparkJob, new_accumulator
+from .join_task import STAGE as JOIN_STAGE
+from .join_task import keyed_join_task, lookup_task
+from .joins import key_column, keyed_join, stateless_lookup, tagged_rows
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
@@ -236,6 +242,13 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name))
     elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
+    elif len(sources) == 1 and stateless_lookup(root):
+        inp = _Input(spark, sources[0], None, tasks, frames.get(sources[0].name), acc)
+        name = sources[0].name
+        df = inp.map(lambda it, _w, _n: lookup_task(shipped, it, name, final_schema, acc), spark_struct(final_schema))
+        job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
+    elif (joined := keyed_join(root)) is not None and _lateness_free(physical):
+        df, job = _keyed_join(spark, shipped, physical, joined, acc, tasks)
     else:
         df, job = _whole(spark, shipped, physical, sources, acc, frames)
     job.notes.extend(notes)
@@ -331,6 +344,22 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
     return _then(results, job, root, physical, acc, shipped.adaptive), job
+
+
+def _keyed_join(spark, shipped, physical, joined, acc, tasks):
+    """A join of two sources by its key (``joins.py``): both sources' rows, tagged, partitioned by
+    the join key; each task runs the query on its keys' rows (``join_task.keyed_join_task``)."""
+    rows, layouts = tagged_rows(spark, joined, tasks, acc)
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    by = [spark_column(key_column(j)) for j in range(len(joined.keys[0]))]
+    df = rows.repartition(tasks, *by).mapInArrow(
+        lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc), spark_struct(final_schema))
+    kinds = {isinstance(s, SparkSource) for s in joined.sources}
+    # a key's rows come out in its task's order, the tasks' in no order: the driver sorts by value
+    order = [f.name for f in final_schema if not pa.types.is_nested(f.type)]
+    job = SparkJob(shipped.plan_id, "keyed-join", "dataframe" if True in kinds else "pushdown", False, acc,
+                   output_stage=JOIN_STAGE, order_by=order)
+    return df, job
 
 
 def finish_task(finish: ShippedPlan, batches, keys: list[str], results_schema: pa.Schema, final_schema: pa.Schema,

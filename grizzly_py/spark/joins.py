@@ -1,0 +1,245 @@
+"""The ``keyed-join`` strategy: a join of two sources distributed by its key (driver side).
+
+Window, interval and regular joins of two sources pair only records with equal keys, so Spark can
+partition both inputs by the join key and each task can run the query on its keys' records, as
+the ``keyed`` strategy does for sessions with one input:
+
+- each source's rows (a DataFrame's, or a pushdown source's read by the input tasks) carry the
+  number of their source batch and their position in it, and go into one tagged DataFrame
+  (``TAG``: which source; each source's columns under its own prefix, nulls elsewhere; the key
+  in common columns, integers as longs and floats normalized so equal keys hash alike);
+- Spark partitions it by the key columns; a task rebuilds each source's batches of its keys in
+  stream order and runs the whole query on them (``join_task.keyed_join_task``), every source
+  under the watermarks the embedded engine has: the driver knows each batch's largest event time
+  (Parquet statistics, the Arrow batches, one aggregate over a DataFrame), and a task's source
+  clocks move by those, not by the rows it holds;
+- what runs after the join stays in the task when every window there groups by the join key (a
+  key's windows then see only that key's rows, all in the task); otherwise the query runs whole.
+
+``keyed_join(root)`` says whether a query qualifies (``KeyedJoin``: the join and each source's
+key columns) or not (None).
+
+A lookup join needs no partitioning: its static table travels with the plan, so a query of only
+filters, projections and lookup joins over one source (``stateless_lookup``) runs in every task
+of the ``stateless`` strategy, each task probing the table with its own batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from ..expressions import Column, strip_alias
+from ..plan import (
+    FilterNode,
+    IntervalJoinNode,
+    LookupJoinNode,
+    MapNode,
+    PlanNode,
+    ProjectNode,
+    RegularJoinNode,
+    SourceNode,
+    WindowAggregateNode,
+    WindowJoinNode,
+    distinct_sources,
+)
+from ..sources import CsvSource
+from .inputs import batch_maxima, plan_splits, pushdown_source, read_split
+from .schema import conform, spark_arrow_schema, spark_column, spark_struct
+from .sources import SparkSource
+
+TAG = "__gzj_source"   # which source a row is of (its index in ``KeyedJoin.sources``)
+BATCH = "__gzj_batch"  # the number of the row's source batch
+ROW = "__gzj_row"      # the row's position: in its batch (pushdown), in the DataFrame's order (DataFrame)
+_JOINS = (WindowJoinNode, IntervalJoinNode, RegularJoinNode)
+
+
+def key_column(j: int) -> str:
+    return f"__gzj_key{j}"
+
+
+def source_column(i: int, column: str) -> str:
+    return f"__gzj{i}_{column}"
+
+
+@dataclass(frozen=True)
+class KeyedJoin:
+    """A query whose join can run by key: its two sources and each one's key columns (in the
+    join's key order)."""
+
+    join: PlanNode
+    sources: tuple          # (left source, right source)
+    keys: tuple             # (left source's key columns, right source's key columns)
+
+
+def keyed_join(root: PlanNode) -> KeyedJoin | None:
+    """The query's join, if the query can run by join key: one window, interval or regular join
+    with keys, each side a source read through filters and projections that pass its key columns
+    through, two different sources that are DataFrames or file/Arrow sources (not CSV: its
+    blocks are not known in advance), and above the join only filters, projections and windows
+    grouped by the join key."""
+    join, above = _find_join(root)
+    if join is None or not join.left_keys:
+        return None
+    sides = []
+    for side, names in ((join.left, join.left_keys), (join.right, join.right_keys)):
+        traced = [_trace(side, n) for n in names]
+        if any(t is None for t in traced) or len({id(s) for s, _ in traced}) != 1:
+            return None
+        sides.append((traced[0][0], tuple(c for _, c in traced)))
+    (left, left_cols), (right, right_cols) = sides
+    if left is right or not all(_keyed_input(s) for s in (left, right)):
+        return None
+    if len(distinct_sources(root)) != 2:
+        return None
+    key_names = set(join.left_keys) | {out for r, out in join.right_names if r in join.right_keys}
+    for window in above:
+        if not any(_trace(window.input, k, stop=join) in key_names for k in window.keys):
+            return None
+    return KeyedJoin(join, (left, right), (left_cols, right_cols))
+
+
+def stateless_lookup(root: PlanNode) -> bool:
+    """Whether the query is lookup joins, filters and projections over one source (no state:
+    any cut of the stream into tasks gives the same rows)."""
+    node, lookups = root, 0
+    while not isinstance(node, SourceNode):
+        if isinstance(node, LookupJoinNode):
+            lookups += 1
+        elif not isinstance(node, (FilterNode, MapNode, ProjectNode)):
+            return False
+        node = node.input
+    return lookups > 0
+
+
+def _find_join(root: PlanNode):
+    """The join under ``root`` with only filters, projections and windows above it (and those
+    windows), else (None, [])."""
+    node, windows = root, []
+    while not isinstance(node, _JOINS):
+        if isinstance(node, WindowAggregateNode):
+            windows.append(node)
+        elif not isinstance(node, (FilterNode, MapNode, ProjectNode)):
+            return None, []
+        node = node.input
+    return node, windows
+
+
+def _trace(node: PlanNode, name: str, stop: PlanNode | None = None):
+    """Where column ``name`` of ``node``'s output comes from unchanged: (source, column) at a
+    source, or the column's name at ``stop``; None if an expression computes it on the way."""
+    while node is not stop:
+        if isinstance(node, SourceNode):
+            return (node.source, name) if name in node.source.arrow_schema.names else None
+        if isinstance(node, (MapNode, ProjectNode)):
+            expr = dict(node.columns).get(name)
+            if expr is None and isinstance(node, ProjectNode):
+                return None
+            if expr is not None:
+                expr = strip_alias(expr)
+                if not isinstance(expr, Column):
+                    return None
+                name = expr.name
+        elif isinstance(node, WindowAggregateNode):
+            if name not in node.keys:
+                return None
+        elif not isinstance(node, FilterNode):
+            return None
+        node = node.input
+    return name
+
+
+def _keyed_input(source) -> bool:
+    return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
+
+
+@dataclass(frozen=True)
+class SourceLayout:
+    """What a task needs to rebuild one source's batches: its schema, how many batches it has,
+    and each batch's largest event time (None: no rows, or no event time)."""
+
+    name: str
+    schema: pa.Schema
+    maxima: tuple
+
+
+def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc):
+    """Both sources' rows as one tagged DataFrame (module docstring) and each source's layout."""
+    from pyspark.sql import functions as F
+    parts, layouts = [], []
+    schemas = [s.arrow_schema for s in plan.sources]
+    for i, (source, keys) in enumerate(zip(plan.sources, plan.keys)):
+        rows, maxima = _rows(spark, source, tasks, acc)
+        layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima)))
+        columns = [F.lit(i).alias(TAG), spark_column(BATCH).alias(BATCH), spark_column(ROW).alias(ROW)]
+        columns += [_partition_key(source, k).alias(key_column(j)) for j, k in enumerate(keys)]
+        for j, schema in enumerate(schemas):
+            for field in spark_struct(spark_arrow_schema(schema)).fields:
+                value = spark_column(field.name) if i == j else F.lit(None).cast(field.dataType)
+                columns.append(value.alias(source_column(j, field.name)))
+        parts.append(rows.select(*columns))
+    return parts[0].unionByName(parts[1]), layouts
+
+
+def _partition_key(source, name: str):
+    """A key column as Spark hashes it: integers as longs and floats as doubles (keys of one
+    class compare equal across widths), -0.0 as 0.0 and every NaN one value."""
+    from pyspark.sql import functions as F
+    dtype = source.schema.field(name).dtype
+    c = spark_column(name)
+    if dtype.is_float:
+        c = c.cast("double")
+        return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
+    if dtype.is_integer:
+        return c.cast("long")
+    return c
+
+
+def _rows(spark, source, tasks: int, acc):
+    """A source's rows with ``BATCH`` and ``ROW``, and each source batch's largest event time."""
+    from pyspark.sql import functions as F
+    if isinstance(source, SparkSource):
+        df = source.df.select(*[spark_column(c) for c in source.arrow_schema.names],
+                              F.lit(0).cast("long").alias(BATCH), F.monotonically_increasing_id().alias(ROW))
+        return df, _dataframe_maxima(source)
+    splits = plan_splits(source, tasks, None, local_master=spark.sparkContext.master.startswith("local"))
+    schema = spark_arrow_schema(source.arrow_schema).append(pa.field(BATCH, pa.int64())).append(
+        pa.field(ROW, pa.int64()))
+
+    def by_split(it):
+        from . import worker
+        for ids in it:
+            for i in ids.column(0).to_pylist():
+                rejected: dict = {}
+                for piece, batch in zip(splits[i].pieces, read_split(splits[i], rejected)):
+                    if batch.num_rows:
+                        n = batch.num_rows
+                        out = pa.RecordBatch.from_arrays(
+                            list(batch.columns) + [pa.array(np.full(n, piece, dtype=np.int64)),
+                                                   pa.array(np.arange(n, dtype=np.int64))],
+                            names=batch.schema.names + [BATCH, ROW])
+                        yield conform(out, spark_arrow_schema(out.schema))
+                worker.report_rejected(acc, rejected)
+    rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, spark_struct(schema))
+    return rows, batch_maxima(source)
+
+
+def _dataframe_maxima(source: SparkSource) -> list:
+    """A DataFrame is one batch of its stream (none if it is empty): its largest event time in
+    epoch ms (timestamps floored), from one Spark aggregate."""
+    from pyspark.sql import functions as F
+    ts = source.timestamp
+    if ts is None:
+        return [None] if source.df.limit(1).count() else []
+    c = spark_column(ts)
+    is_time = pa.types.is_timestamp(source.arrow_schema.field(ts).type)
+    row = source.df.agg(F.count(F.lit(1)).alias("n"), F.max(F.unix_micros(c) if is_time else c).alias("m")).first()
+    if not row["n"]:
+        return []
+    top = row["m"]
+    return [None if top is None else (int(top) // 1000 if is_time else int(top))]
+
+
+__all__ = ["KeyedJoin", "SourceLayout", "keyed_join", "stateless_lookup", "tagged_rows"]
