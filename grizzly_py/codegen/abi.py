@@ -87,6 +87,7 @@ J_WORDS = 16
 J_SIDE_SHARED = STATE_WORDS        # address of the shared join state
 J_SIDE_BASE = STATE_WORDS + 1      # ref of the batch's first row
 J_SIDE_INSERTED = STATE_WORDS + 2  # records the last call inserted into the join state
+J_SIDE_PAIRS_FILTERED = STATE_WORDS + 3  # pairs its probes built and the fused filter rejected
 J_SIDE_WORDS = STATE_WORDS + 4
 # a window directory slot of the join state
 J_SLOT_WORDS = 8

@@ -16,6 +16,11 @@ the rows its producers emitted, and the sink exactly the last pipeline's. Over t
 read a query's sources (each source batch goes to every pipeline that reads the source): they got
 the same rows per source, together as many as the sources delivered.
 
+A join with a filter fused into its probe (``JoinTerminal.pair_filter``) builds pairs the filter
+rejects: those are results of the join that were filtered, as a filter pipeline after it would
+count them (``pairs_filtered``, in the query's ``results`` and ``filtered`` below), not records
+the join was given.
+
 Per query, the sums over all its pipelines, whatever the plan's shape: rows flow in from
 the sources (``records_in``, a row counted once per pipeline that reads it) and out of windows and
 joins (``results``), and every one of them is filtered, late, aggregated into a window or inserted
@@ -47,6 +52,9 @@ def pipeline_account(run) -> dict:
     late = k.counter(abi.STATE_LATE) if k is not None else 0
     seen = k.counter(abi.STATE_ROWS_IN) if k is not None else run.rows_in
     stateful = k is not None and k.fires  # a window or a join
+    # pairs a join built and the filter fused into its probe rejected: results of the join that
+    # were filtered (as a filter pipeline after it would count them), not records it was given
+    pairs_filtered = k.pairs_filtered if k is not None else 0
     if not stateful:
         contributing, what = run.rows_out, "output rows"
     else:
@@ -55,7 +63,7 @@ def pipeline_account(run) -> dict:
             "reads_source": isinstance(run.pipeline.input, SourceInput),
             "stateful": stateful, "rows_in": run.rows_in,
             "kernel_rows_in": seen, "filtered": filtered, "late": late, "contributing": contributing,
-            "contributing_means": what, "rows_out": run.rows_out}
+            "contributing_means": what, "rows_out": run.rows_out, "pairs_filtered": pairs_filtered}
 
 
 def _problems(account: dict) -> list[str]:
@@ -76,8 +84,8 @@ def _flow(accounts: list[dict]) -> dict:
     see the module docstring)."""
     readers = [a for a in accounts if a["reads_source"]]
     return {"records_in": sum(a["rows_in"] for a in readers),
-            "results": sum(a["rows_out"] for a in accounts if a["stateful"]),
-            "filtered": sum(a["filtered"] for a in accounts),
+            "results": sum(a["rows_out"] + a["pairs_filtered"] for a in accounts if a["stateful"]),
+            "filtered": sum(a["filtered"] + a["pairs_filtered"] for a in accounts),
             "late": sum(a["late"] for a in accounts),
             "into_state": sum(a["contributing"] for a in accounts if a["stateful"]),
             "records_out": accounts[-1]["rows_out"]}

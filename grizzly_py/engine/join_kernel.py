@@ -37,12 +37,18 @@ from .string_release import concat_ids, string_key_positions, table_keys
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
 
-_SUMMED = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE)
+_SUMMED = (abi.STATE_ROWS_IN, abi.STATE_FILTERED, abi.STATE_LATE, abi.J_SIDE_PAIRS_FILTERED)
 
 
 class JoinSideKernel(Kernel):
     """One input's compiled kernel; its own state block keeps its counters and points to the
     join's shared state."""
+
+    def counter(self, index: int) -> int:
+        """As ``Kernel.counter``; the side's rejected pairs too are summed over its workers' blocks."""
+        if index == abi.J_SIDE_PAIRS_FILTERED:
+            return int(sum(int(s[index]) for s in self.states))
+        return super().counter(index)
 
     def __init__(self, gen, input_name: str, shared: np.ndarray):
         super().__init__(gen, input_name, 1)
@@ -127,6 +133,10 @@ class JoinKernel(PipelineKernel):
     workers = 1
     grouping = "hash"
     contributing_means = "rows inserted into join tables"
+
+    @property
+    def pairs_filtered(self) -> int:
+        return self.counter(abi.J_SIDE_PAIRS_FILTERED)
 
     def __init__(self, pipeline: Pipeline, input_name: str):
         start = time.perf_counter()

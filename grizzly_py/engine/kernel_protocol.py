@@ -73,6 +73,12 @@ class PipelineKernel(ABC):
         largest event time, the earliest open window end."""
 
     @property
+    def pairs_filtered(self) -> int:
+        """Results it built and a filter fused into it rejected (a join's probe); they count as
+        filtered results, not as filtered records (``accounting.py``)."""
+        return 0
+
+    @property
     def max_event_time(self) -> int:
         """The largest event time the kernel has read (``abi.INT64_MIN``: none, or not tracked)."""
         return self.counter(abi.STATE_MAX_EVENT_TIME)

@@ -48,7 +48,8 @@ class PipelineRun:
     def metrics(self) -> dict:
         k = self.kernel
         late = k.counter(abi.STATE_LATE) if k is not None else 0
-        filtered = k.counter(abi.STATE_FILTERED) if k is not None else 0
+        # a join's rejected pairs are filtered results, counted with the records a filter dropped
+        filtered = k.counter(abi.STATE_FILTERED) + k.pairs_filtered if k is not None else 0
         window_state = k.window_state if k is not None else None
         history = k.variant_history(self.generic_note) if k is not None else None  # (a switching
         # layout: every kernel's stages, each with its own layout)
