@@ -54,6 +54,10 @@ Running aggregates (updating streams: ``collect`` gives the final table, ``chang
 changes): ``q17`` (auction statistics: per auction and day, the bids, the bids per price rank and
 the minimum, maximum, average and total price), ``q18`` (the last bid of each bidder on each
 auction: ``deduplicate(keep="last")``).
+Unbounded Top-N (updating streams too): ``q19`` (auction top-10 price: per auction its 10 highest
+bids so far, ``top_n``) and ``q9`` (winning bids: each auction joined with its bids placed
+between its ``dateTime`` and ``expires``, a regular join, then per auction the highest bid, the
+earliest of equal ones).
 """
 
 from __future__ import annotations
@@ -499,3 +503,30 @@ def q18(env, bids: pa.Table):
     (ties: the later arrival), ``ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY
     dateTime DESC) <= 1``. An updating stream. Output: the bid's columns."""
     return env.from_arrow(bids, timestamp="dateTime").key_by("bidder", "auction").deduplicate(keep="last")
+
+
+def q19(env, bids: pa.Table):
+    """Nexmark Q19, auction top-10 price: per auction the 10 highest bids so far, ``ROW_NUMBER()
+    OVER (PARTITION BY auction ORDER BY price DESC) <= 10`` (ties: the earlier arrival). An
+    updating stream. Output: the bid's columns, then ``rank``."""
+    return env.from_arrow(bids, timestamp="dateTime").key_by("auction").top_n(Q19_TOP, by="price")
+
+
+def q9(env, auctions: pa.Table, bids: pa.Table):
+    """Nexmark Q9, winning bids: each auction joined with its bids (a regular join on
+    ``auction.id == bid.auction``) placed while it was open (``bid.dateTime BETWEEN
+    auction.dateTime AND auction.expires``), then per auction the highest bid, the earliest of
+    equal prices: ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY price DESC, bid dateTime ASC) <=
+    1``. An updating stream (a new winner: ``-U`` the old row, ``+U`` the new). Output: id,
+    itemName, description, initialBid, reserve, dateTime, expires, seller, category, auction,
+    bidder, price, bid_dateTime, bid_extra (the suite's auction ``extra`` is not generated)."""
+    from .. import col
+    opened = env.from_arrow(auctions, timestamp="dateTime").select(
+        "id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller", "category")
+    placed = env.from_arrow(bids, timestamp="dateTime").select("auction", "bidder", "price", "dateTime", "extra")
+    bid_time = col("dateTime_right")
+    return (opened.join(placed).where("id").equal_to("auction")
+            .filter((bid_time >= col("dateTime")) & (bid_time <= col("expires")))
+            .key_by("id").top_n(1, by=["price", "dateTime_right"], descending=[True, False])
+            .select("id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller",
+                    "category", "auction", "bidder", "price", bid_dateTime="dateTime_right", bid_extra="extra"))
