@@ -16,13 +16,14 @@ import pyarrow as pa
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import Step, arrow_stream
-from test_checkpoint import _case_over, _crash_points, run_with_crashes
+from strategies import Step, arrow_stream, assert_tables_equal
+from test_checkpoint import _bounded, _case_over, _crash_points, _data, run_with_crashes
 from test_updating_streams import (_bids, _updating, assert_same_changelog, check_against_reference,
                                    running_aggregate_cases, run_compiled)
 
 import grizzly_py as gz
 from grizzly_py import col, reference
+from grizzly_py.engine.state_memory import StateMemoryLimitError
 from grizzly_py.plan import ChangelogNode
 
 i64 = pa.int64()
@@ -123,6 +124,32 @@ def test_top_n_many_keys_and_rows_in_one_batch():
                 "p": pa.array([(i * 7919) % 1013 if i % 5 else i for i in range(rows)], i64)}
         return arrow_stream(env, data, sizes=[rows // 2, rows - rows // 2]).key_by("k").top_n(5, by="p")
     check_against_reference(build, ["k"], 2)
+
+
+def _ranked(env, data):
+    return _bounded(env, data).key_by("k", "name").top_n(3, by=["v", "n"], descending=[True, False])
+
+
+@pytest.mark.parametrize("options", [dict(grouping="sort"), dict(window_state="shared", parallelism=3),
+                                     dict(parallelism="auto", adaptive=False)])
+def test_engine_options_leave_top_n_as_it_is(options):
+    def build(env):
+        return _ranked(env, _data(rows=500).to_batches(max_chunksize=64))
+    base = run_compiled(build)
+    env = gz.StreamEnvironment(**options)
+    stream = build(env)
+    stream.collect("final")
+    stream.changelog().collect("changes")
+    result = env.execute()
+    assert_tables_equal(result["final"], base[0])
+    assert_same_changelog(result["changes"], base[1], ["k", "name"])
+
+
+def test_state_memory_limit_counts_the_kept_rows():
+    env = gz.StreamEnvironment(state_memory_limit=1024)
+    _ranked(env, _data().to_batches(max_chunksize=100)).collect("out")
+    with pytest.raises(StateMemoryLimitError, match=r"pipeline \d+ \(top_n\)"):
+        env.execute()
 
 
 def test_top_n_rejects_misuse():

@@ -30,7 +30,7 @@ from ..types import to_arrow_type
 from .kernel_protocol import PipelineKernel
 from .kernels import sort_indices_nulls_last
 from .over_frames import group_starts
-from .over_kernel import _plain, _table_bytes, _table_from
+from .over_kernel import plain_type, rows_sharing_keys, table_bytes, table_from
 from .window_rows import _as_type, _order_keys
 
 ARRIVAL = "__gz_arrival"
@@ -213,7 +213,7 @@ class TopNKernel(PipelineKernel):
         t: TopNTerminal = pipeline.terminal
         self.pipeline, self.terminal, self.input_name = pipeline, t, input_name
         # dictionary columns are kept decoded: Arrow sorts and concatenates them as plain strings
-        self.input_schema = pa.schema([pa.field(f.name, _plain(f.arrow_type if f.arrow_type is not None
+        self.input_schema = pa.schema([pa.field(f.name, plain_type(f.arrow_type if f.arrow_type is not None
                                                                else to_arrow_type(f.dtype)))
                                        for f in pipeline.input_schema])
         self.state_schema = self.input_schema.append(pa.field(ARRIVAL, pa.int64()))
@@ -242,7 +242,7 @@ class TopNKernel(PipelineKernel):
         fresh = pa.Table.from_batches([batch]).cast(self.input_schema)
         fresh = fresh.append_column(ARRIVAL, pa.array(np.arange(self.arrivals, self.arrivals + rows, dtype=np.int64)))
         self.arrivals += rows
-        shares = self._may_share_key(self.kept, fresh)
+        shares = rows_sharing_keys(self.kept, fresh, self.terminal.keys)
         aside = self.kept.filter(pa.array(~shares))
         held = self.kept.filter(pa.array(shares))
         run = pa.concat_tables([held, fresh]).combine_chunks()
@@ -308,26 +308,13 @@ class TopNKernel(PipelineKernel):
         k = int(used[0])
         return kinds[:k], out_rows[:k], ranks[:k], slots, counts
 
-    def _may_share_key(self, kept: pa.Table, fresh: pa.Table) -> np.ndarray:
-        """Per kept row: whether each of its key values occurs among the batch's (keys compared
-        as they group: -0.0 as 0.0, NaN as NaN, null as null)."""
-        shares = np.ones(kept.num_rows, dtype=bool)
-        if not kept.num_rows:
-            return shares
-        for k in self.terminal.keys:
-            mine, theirs = kept.column(k).combine_chunks(), fresh.column(k).combine_chunks()
-            if pa.types.is_floating(mine.type):
-                mine, theirs = pc.add(mine, 0.0), pc.add(theirs, 0.0)
-            shares &= pc.is_in(mine, value_set=pc.unique(theirs), skip_nulls=False).to_numpy(zero_copy_only=False)
-        return shares
-
     # --- state ---------------------------------------------------------------------------
     def export_state(self) -> dict:
-        return {"kept": np.frombuffer(_table_bytes(self.kept), dtype=np.uint8).copy(),
+        return {"kept": np.frombuffer(table_bytes(self.kept), dtype=np.uint8).copy(),
                 "arrivals": self.arrivals, "rows_in": self.rows_in, "batches": self.batches_processed}
 
     def restore_state(self, saved: dict) -> None:
-        self.kept = _table_from(saved["kept"])
+        self.kept = table_from(saved["kept"])
         self.arrivals, self.rows_in = int(saved["arrivals"]), int(saved["rows_in"])
         self.batches_processed = int(saved["batches"])
 
