@@ -115,15 +115,23 @@ def test_top_n_ascending_nulls_nan_and_two_columns():
         check_against_reference(build, ["k"], parallelism)
 
 
-def test_top_n_many_keys_and_rows_in_one_batch():
-    """Rows enough for the compiled loop to grow its output arrays mid-batch, over many keys."""
-    rows = 5000
-
+def _many(rows: int, sizes: list[int]):
     def build(env):
         data = {"ts": pa.array(range(rows), i64), "k": pa.array([i % 37 for i in range(rows)], i64),
                 "p": pa.array([(i * 7919) % 1013 if i % 5 else i for i in range(rows)], i64)}
-        return arrow_stream(env, data, sizes=[rows // 2, rows - rows // 2]).key_by("k").top_n(5, by="p")
-    check_against_reference(build, ["k"], 2)
+        return arrow_stream(env, data, sizes=sizes).key_by("k").top_n(5, by="p")
+    return build
+
+
+def test_top_n_many_keys_and_rows_in_one_batch():
+    """Rows enough for the compiled loop to grow its output arrays mid-batch, over many keys."""
+    check_against_reference(_many(5000, [2500, 2500]), ["k"], 2)
+
+
+def test_top_n_compacts_its_kept_rows():
+    """Many small batches: the kept rows that left their key's top n are dropped from the state
+    now and then (more than 64 chunks), which changes nothing."""
+    check_against_reference(_many(1400, [7] * 200), ["k"], 1)
 
 
 def _ranked(env, data):

@@ -3,14 +3,16 @@ per key the first ``n`` rows so far, and the changelog each record makes of them
 
 The pipeline before it (compiled, fused: filters and maps) hands it Arrow batches in stream
 order; its state is Arrow data, ``kept``: each key's current top ``n`` rows (input columns and
-``__gz_arrival``, the row's number in stream order). A batch becomes a *run*: the kept rows of
-the keys the batch has (a superset of them: each key column matched on its own), then the
-batch's rows in arrival order. Two Arrow sorts number the run's keys (``group``) and rank every
-row of it (``ord``: its place in the order (key, the ``by`` criteria, arrival), so within a key
-a smaller ``ord`` ranks first). A compiled loop (``gz_top_n``) then inserts the rows one by one
-into per-key slot arrays of ``n`` rows, as Flink's ``AppendOnlyTopNFunction`` does per record,
-and writes each batch row's changes (kind, the row, its rank): no Python per row. The kept rows
-enter without emitting (they rebuild the keys' slots); the slots left are the new ``kept``.
+``__gz_arrival``, the row's number in stream order), rows that left it marked dead until a
+compaction. A batch becomes a *run*: the kept rows of the keys the batch has (a superset of
+them: each key column matched on its own), then the batch's rows in arrival order. Two Arrow
+sorts of the key and ``by`` columns number the run's keys (``group``) and rank every row of it
+(``ord``: its place in the order (key, the ``by`` criteria, arrival), so within a key a smaller
+``ord`` ranks first). A compiled loop (``gz_top_n``) then inserts the rows one by one into
+per-key slot arrays of ``n`` rows, as Flink's ``AppendOnlyTopNFunction`` does per record, and
+writes each batch row's changes (kind, the row, its rank): no Python per row. The kept rows
+enter without emitting (they rebuild the keys' slots); the slots left are the keys' new kept
+rows.
 """
 
 from __future__ import annotations
@@ -220,6 +222,9 @@ class TopNKernel(PipelineKernel):
         self.schema = pa.schema([pa.field(f.name, f.arrow_type if f.arrow_type is not None
                                           else to_arrow_type(f.dtype)) for f in t.output_schema])
         self.kept = self.state_schema.empty_table()
+        self.alive = np.zeros(0, dtype=bool)  # per kept row: still in its key's top n
+        order = [c for c, _ in t.order.by]
+        self._ranking_columns = list(dict.fromkeys([*t.keys, *order, ARRIVAL]))
         self.arrivals = 0
         self.rows_in = 0
         self.batches_processed = 0
@@ -242,21 +247,35 @@ class TopNKernel(PipelineKernel):
         fresh = pa.Table.from_batches([batch]).cast(self.input_schema)
         fresh = fresh.append_column(ARRIVAL, pa.array(np.arange(self.arrivals, self.arrivals + rows, dtype=np.int64)))
         self.arrivals += rows
-        shares = rows_sharing_keys(self.kept, fresh, self.terminal.keys)
-        aside = self.kept.filter(pa.array(~shares))
+        # the kept rows of the batch's keys leave the state; their keys' new top n come back below
+        shares = rows_sharing_keys(self.kept, fresh, self.terminal.keys) & self.alive
         held = self.kept.filter(pa.array(shares))
-        run = pa.concat_tables([held, fresh]).combine_chunks()
-        group, groups = self._groups(run)
-        ord_ = self._places(run, group)
+        self.alive &= ~shares
+        run = pa.concat_tables([held, fresh])
+        # only the columns that rank are concatenated; the others are only taken from
+        ranking = run.select(self._ranking_columns).combine_chunks()
+        group, groups = self._groups(ranking)
+        ord_ = self._places(ranking, group)
         kinds, out_rows, ranks, slots, counts = self._insert(group, ord_, groups, held.num_rows)
         n = self.terminal.order.n
         slot_rows = slots.reshape(groups, n)[np.arange(n)[None, :] < counts[:, None]]
-        self.kept = pa.concat_tables([aside, run.take(pa.array(slot_rows))]).combine_chunks()
+        self._keep(run.take(pa.array(slot_rows)))
         out = run.take(pa.array(out_rows))
         columns = [_as_type(out.column(c).combine_chunks(), f.type)
                    for c, f in zip(self.terminal.columns, self.schema)]
         columns += [pa.array(ranks, pa.int64()), pa.array(KINDS[kinds], pa.int64())]
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def _keep(self, rows: pa.Table) -> None:
+        """Add ``rows`` to the kept ones. Rows that left (``alive`` False) stay in ``kept``
+        until they outnumber the live ones or the chunks grow many: copying the whole state
+        for every batch would cost O(state) per batch, this O(1) per row amortized."""
+        self.kept = pa.concat_tables([self.kept, rows])
+        self.alive = np.concatenate([self.alive, np.ones(rows.num_rows, dtype=bool)])
+        live = int(self.alive.sum())
+        if len(self.alive) - live > max(live, 1024) or self.kept.column(0).num_chunks > 64:
+            self.kept = self.kept.filter(pa.array(self.alive)).combine_chunks()
+            self.alive = np.ones(live, dtype=bool)
 
     def _groups(self, run: pa.Table) -> tuple[np.ndarray, int]:
         """Each run row's key number (keys group as SQL's GROUP BY does), and how many keys."""
@@ -310,11 +329,13 @@ class TopNKernel(PipelineKernel):
 
     # --- state ---------------------------------------------------------------------------
     def export_state(self) -> dict:
-        return {"kept": np.frombuffer(table_bytes(self.kept), dtype=np.uint8).copy(),
+        kept = self.kept.filter(pa.array(self.alive))
+        return {"kept": np.frombuffer(table_bytes(kept), dtype=np.uint8).copy(),
                 "arrivals": self.arrivals, "rows_in": self.rows_in, "batches": self.batches_processed}
 
     def restore_state(self, saved: dict) -> None:
         self.kept = table_from(saved["kept"])
+        self.alive = np.ones(self.kept.num_rows, dtype=bool)
         self.arrivals, self.rows_in = int(saved["arrivals"]), int(saved["rows_in"])
         self.batches_processed = int(saved["batches"])
 
