@@ -115,17 +115,22 @@ def test_top_n_ascending_nulls_nan_and_two_columns():
         check_against_reference(build, ["k"], parallelism)
 
 
-def _many(rows: int, sizes: list[int]):
+def _many(rows: int, sizes: list[int], n: int = 5):
     def build(env):
         data = {"ts": pa.array(range(rows), i64), "k": pa.array([i % 37 for i in range(rows)], i64),
                 "p": pa.array([(i * 7919) % 1013 if i % 5 else i for i in range(rows)], i64)}
-        return arrow_stream(env, data, sizes=sizes).key_by("k").top_n(5, by="p")
+        return arrow_stream(env, data, sizes=sizes).key_by("k").top_n(n, by="p")
     return build
 
 
 def test_top_n_many_keys_and_rows_in_one_batch():
     """Rows enough for the compiled loop to grow its output arrays mid-batch, over many keys."""
     check_against_reference(_many(5000, [2500, 2500]), ["k"], 2)
+
+
+def test_top_n_of_more_rows_than_any_key_has():
+    """A huge ``n`` keeps every row: the kernel's slots are as many as a key's rows, not ``n``."""
+    check_against_reference(_many(300, [100, 200], n=1 << 40), ["k"], 1)
 
 
 def test_top_n_compacts_its_kept_rows():

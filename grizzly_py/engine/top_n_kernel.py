@@ -38,20 +38,21 @@ from .window_rows import _as_type, _order_keys
 ARRIVAL = "__gz_arrival"
 KINDS = np.array([UPDATE_BEFORE, UPDATE_AFTER, INSERT], dtype=np.int64)  # the loop's kind codes 0, 1, 2
 
-# gz_top_n(group, ord, start, rows, emit_from, n, slots, counts, out_kind, out_row, out_rank,
-#          capacity, used): insert rows start.. of the run (each key's slots hold run row numbers
-# in rank order, counts[g] of them); rows from emit_from on write their changes to the out
-# arrays. Returns the row it stopped at: rows, or the first row whose changes (at most 2n + 1)
-# might not fit in capacity (the caller grows the arrays and calls again from there).
+# gz_top_n(group, ord, start, rows, emit_from, n, stride, slots, counts, out_kind, out_row,
+#          out_rank, capacity, used): insert rows start.. of the run (key g's slots, at g * stride,
+# hold run row numbers in rank order, counts[g] of them; stride: min(n, the most rows a key has
+# in the run), which bounds every count); rows from emit_from on write their changes to the out
+# arrays. Returns the row it stopped at: rows, or the first row whose changes (at most
+# 2 * stride + 1) might not fit in capacity (the caller grows the arrays and calls again there).
 _TOP_N_IR = r"""
-define i64 @gz_top_n(ptr %group, ptr %ord, i64 %start, i64 %rows, i64 %emit_from, i64 %n, ptr %slots,
+define i64 @gz_top_n(ptr %group, ptr %ord, i64 %start, i64 %rows, i64 %emit_from, i64 %n, i64 %stride, ptr %slots,
                      ptr %counts, ptr %out_kind, ptr %out_row, ptr %out_rank, i64 %capacity, ptr %used) {
 entry:
   %i.a = alloca i64
   %r.a = alloca i64
   %k.a = alloca i64
   store i64 %start, ptr %i.a
-  %n2 = shl i64 %n, 1
+  %n2 = shl i64 %stride, 1
   %most = add i64 %n2, 1
   br label %row
 row:
@@ -70,7 +71,7 @@ body:
   %o = load i64, ptr %o.p
   %c.p = getelementptr inbounds i64, ptr %counts, i64 %g
   %c = load i64, ptr %c.p
-  %base = mul i64 %g, %n
+  %base = mul i64 %g, %stride
   store i64 0, ptr %r.a
   br label %find
 find:                                 ; r: how many held rows rank before row i
@@ -199,7 +200,7 @@ def _top_n_loop():
     """(module, gz_top_n); the module is cached by ``jit`` and kept alive here."""
     module = compile_ir(_TOP_N_IR)
     p, i64 = ctypes.c_void_p, ctypes.c_int64
-    return module, module.function("gz_top_n", i64, p, p, i64, i64, i64, i64, p, p, p, p, p, i64, p)
+    return module, module.function("gz_top_n", i64, p, p, i64, i64, i64, i64, i64, p, p, p, p, p, i64, p)
 
 
 class TopNKernel(PipelineKernel):
@@ -257,8 +258,8 @@ class TopNKernel(PipelineKernel):
         group, groups = self._groups(ranking)
         ord_ = self._places(ranking, group)
         kinds, out_rows, ranks, slots, counts = self._insert(group, ord_, groups, held.num_rows)
-        n = self.terminal.order.n
-        slot_rows = slots.reshape(groups, n)[np.arange(n)[None, :] < counts[:, None]]
+        stride = len(slots) // groups
+        slot_rows = slots.reshape(groups, stride)[np.arange(stride)[None, :] < counts[:, None]]
         self._keep(run.take(pa.array(slot_rows)))
         out = run.take(pa.array(out_rows))
         columns = [_as_type(out.column(c).combine_chunks(), f.type)
@@ -308,16 +309,17 @@ class TopNKernel(PipelineKernel):
         """Run the compiled insertion loop over the run; its changes and the keys' slots."""
         n = self.terminal.order.n
         rows = len(group)
-        slots = np.zeros(groups * n, dtype=np.int64)
+        stride = min(n, int(np.bincount(group, minlength=groups).max()))  # (a large n costs nothing)
+        slots = np.zeros(groups * stride, dtype=np.int64)
         counts = np.zeros(groups, dtype=np.int64)
         group, ord_ = np.ascontiguousarray(group), np.ascontiguousarray(ord_)
-        capacity = max(4 * (rows - emit_from), 2 * n + 1)
+        capacity = max(4 * (rows - emit_from), 2 * stride + 1)
         kinds, out_rows, ranks = (np.empty(capacity, dtype=np.int64) for _ in range(3))
         used = np.zeros(1, dtype=np.int64)
         loop = _top_n_loop()[1]
         at = 0
         while True:
-            at = loop(group.ctypes.data, ord_.ctypes.data, at, rows, emit_from, n, slots.ctypes.data,
+            at = loop(group.ctypes.data, ord_.ctypes.data, at, rows, emit_from, n, stride, slots.ctypes.data,
                       counts.ctypes.data, kinds.ctypes.data, out_rows.ctypes.data, ranks.ctypes.data,
                       capacity, used.ctypes.data)
             if at >= rows:
