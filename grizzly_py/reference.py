@@ -68,6 +68,8 @@ Updating streams (``changelog.py``)
   the rest); a key left with no records emits ``-D`` with its last row.
 - ``deduplicate`` keeps per key the first row to arrive, or the row with the latest (event time,
   arrival): ``+I``, then ``-U``/``+U`` when a different row takes its place (``Deduplicate``).
+- ``top_n`` keeps per key its first ``n`` rows in rank order; a record ranked ``r <= n`` emits
+  ``-U``/``+U`` for each rank from ``r`` to the last held one, and ``+I`` for a new rank (``TopN``).
 - ``changelog()`` turns the kind into the leading string column ``op``; the result of an
   updating plan is the table its changelog leaves (``changelog.final_table``).
 
@@ -101,6 +103,7 @@ from .plan import (WINDOW_END, WINDOW_START, ChangelogNode, DeduplicateNode, Fil
                    LookupJoinNode, MapNode, PlanNode, ProjectNode, RegularJoinNode, RunningAggregateNode, SourceNode,
                    UnionNode, WindowAggregateNode, WindowJoinNode, distinct_sources)
 from .sources import TIMESTAMP_UNIT_DIVISOR
+from .top_n import TopNNode
 from .types import FLOAT64, DataType, Field, Schema, to_arrow_type
 from .value_order import normalize_key, sort_key
 from .window_rank import KEEP_FIRST, KEEP_LAST, RANK, WindowRankNode
@@ -646,6 +649,53 @@ class Deduplicate(Operator):
                 self.downstream.push(ts, {**new, OP_COLUMN: UPDATE_AFTER})
 
 
+class TopN(Operator):
+    """``keyed.top_n`` (``top_n.TopNNode``): per key, its rows so far in rank order, the first
+    ``n`` kept. A record that ranks ``r <= n`` emits, as Flink's append-only Top-N with a row
+    number does, for each rank ``k`` from ``r`` to the last one held before it: ``-U`` (the row
+    that held ``k``), ``+U`` (the row that holds it now); where fewer than ``n`` rows were held,
+    ``+I`` for the new last rank."""
+
+    def __init__(self, node: TopNNode, downstream: Operator):
+        self.keys, self.order = node.keys, node.order
+        self.names = node.input.schema.names
+        self.downstream = downstream
+        self.arrivals = 0
+        self.kept: dict[tuple, list] = {}  # group -> [(rank key, row)], in rank order
+
+    def push(self, ts, row):
+        group = tuple(sort_key(normalize_key(row[k])) for k in self.keys)
+        row = {c: int(row[c]) if isinstance(row[c], SourceTimestamp) else row[c] for c in self.names}
+        # (a descending column's rank key negated by position: ties keep arrival order)
+        place = (tuple(_Desc(_rank_key(row[c])) if d else _rank_key(row[c]) for c, d in self.order.by),
+                 self.arrivals)
+        self.arrivals += 1
+        before = self.kept.setdefault(group, [])
+        after = sorted(before + [(place, row)], key=lambda e: e[0])[:self.order.n]
+        r = next((i for i, e in enumerate(after) if e[0] == place), None)
+        if r is None:
+            return
+        for k in range(r, len(before)):
+            self.downstream.push(ts, {**before[k][1], RANK: k + 1, OP_COLUMN: UPDATE_BEFORE})
+            self.downstream.push(ts, {**after[k][1], RANK: k + 1, OP_COLUMN: UPDATE_AFTER})
+        if len(after) > len(before):
+            self.downstream.push(ts, {**after[-1][1], RANK: len(after), OP_COLUMN: INSERT})
+        self.kept[group] = after
+
+
+@dataclass(frozen=True)
+class _Desc:
+    """A rank key compared in reverse (a descending ``by`` column)."""
+
+    key: tuple
+
+    def __lt__(self, other):
+        return other.key < self.key
+
+    def __eq__(self, other):
+        return self.key == other.key
+
+
 class Changelog(Operator):
     """``changelog()``: a row's kind as the leading column ``op``."""
 
@@ -1111,6 +1161,8 @@ def build(node: PlanNode, downstream: Operator, metrics: dict, readers: dict) ->
         op = Changelog(downstream)
     elif isinstance(node, DeduplicateNode):
         op = Deduplicate(node, downstream)
+    elif isinstance(node, TopNNode):
+        op = TopN(node, downstream)
     else:
         raise NotImplementedError(f"reference: plan node {node.label()}")
     build(node.input, op, metrics, readers)

@@ -20,6 +20,7 @@ from .plan import (ChangelogNode, DeduplicateNode, FilterNode, IntervalJoinNode,
 from .sources import BadInputError
 from .time import to_millis
 from .types import SchemaError
+from .top_n import TopNNode
 from .window_rank import RowOrder, WindowRankNode, deduplicate_order, top_n_order
 from .windows import MAX_WINDOW_MS, CountWindows, WindowAssigner
 
@@ -270,6 +271,15 @@ class KeyedStream:
         to the later arrival (an updating stream: a newer row replaces the kept one, ``-U``/``+U``).
         The output has the input's columns."""
         return DataStream(self.env, DeduplicateNode(self.node, self.keys, keep))
+
+    def top_n(self, n: int, by, descending=True) -> DataStream:
+        """Per key, the ``n`` rows first in the order of ``by`` (a column name or a list of them;
+        ``descending`` a bool or one per column, default True) among every row of the key so far
+        (Flink's unbounded Top-N): an updating stream of the input columns, then ``rank`` (int64,
+        1..n). Ties go to the earlier arrival; a null ranks as the smallest value, NaN as the
+        largest number. A row that enters the top n re-ranks the rows behind it (``-U``/``+U``
+        per rank, ``+I`` for a new rank: docs/semantics.md, "Updating streams")."""
+        return DataStream(self.env, TopNNode(self.node, self.keys, top_n_order(n, by, descending)))
 
     def count_window(self, size: int, slide: int | None = None) -> "WindowedStream":
         """Per key: fire every ``slide`` records (default ``size``) over the key's last ``size``

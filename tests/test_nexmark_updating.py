@@ -1,4 +1,4 @@
-"""Nexmark's updating queries (Q17 and Q18 of the Flink suite; ``grizzly_py/workloads/nexmark.py``),
+"""Nexmark's updating queries (Q17, Q18, Q19 and Q9 of the Flink suite; ``grizzly_py/workloads/nexmark.py``),
 compiled at parallelism 1 and 2 over seeded bids cut into batches of a few sizes: the final table
 and the per-key changelog equal the reference evaluator's. Bids spread over a day and a half make
 several days per auction."""
@@ -86,3 +86,37 @@ def test_q4_matches_the_reference_and_sql(parallelism, n_events, batch_rows):
     if n_events:
         assert expected.num_rows > 1
         assert "-U" in changes.column("op").to_pylist()  # a category's average was revised
+
+
+@pytest.mark.parametrize("parallelism", [1, 3])
+@pytest.mark.parametrize("n_events, batch_rows", [(0, 64), (3_000, 97), (20_000, 4_096)])
+def test_q19_matches_the_reference(parallelism, n_events, batch_rows):
+    bids = nexmark.generate_bids(n_events, seed=9, batch_rows=batch_rows)
+    expected, expected_changes = compiled_and_reference(nexmark.q19, bids, ["auction"], parallelism)
+    assert expected.schema.names == bids.schema.names + ["rank"]
+    if n_events:
+        ranks = expected.group_by("auction").aggregate([("rank", "max"), ("rank", "count")])
+        assert ranks.column("rank_max").to_pylist() == ranks.column("rank_count").to_pylist()  # 1..k each
+        assert max(ranks.column("rank_max").to_pylist()) == nexmark.Q19_TOP
+        assert set(expected_changes.column("op").to_pylist()) == {"+I", "-U", "+U"}
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("n_events, batch_rows", [(600, 16), (6_000, 97), (20_000, 1_000)])
+def test_q9_matches_the_reference(parallelism, n_events, batch_rows):
+    tables = nexmark.generate_nexmark(n_events, seed=7, batch_rows=batch_rows)
+
+    def q9(env, bids):
+        return nexmark.q9(env, tables["auction"], bids)
+    expected, expected_changes = compiled_and_reference(q9, tables["bid"], ["id"], parallelism)
+    # one row per auction: its highest bid placed while it was open (the earliest of equal ones)
+    auctions, bids = tables["auction"].to_pylist(), tables["bid"].to_pylist()
+    of_auction = {}
+    for b in bids:
+        of_auction.setdefault(b["auction"], []).append(b)
+    for row in expected.to_pylist():
+        a = next(a for a in auctions if a["id"] == row["id"])
+        placed = [b for b in of_auction[row["id"]] if a["dateTime"] <= b["dateTime"] <= a["expires"]]
+        assert row["price"] == max(b["price"] for b in placed)
+        assert row["bid_dateTime"] == min(b["dateTime"] for b in placed if b["price"] == row["price"])
+    assert expected.num_rows < expected_changes.num_rows

@@ -1022,6 +1022,17 @@ def test_deduplicate_on_spark(spark):
         assert on_spark(spark, build(keep))[0].to_pylist() == embedded(build(keep))[0].to_pylist()
 
 
+def test_top_n_on_spark(spark):
+    def build(env):
+        data = pa.table({"ts": list(range(8)), "k": [1, 1, 1, 2, 1, 1, 1, None], "p": [5, 7, 5, 1, None, 9, 8, 3]})
+        return env.from_arrow(data.to_batches(max_chunksize=3), timestamp="ts").key_by("k").top_n(2, by="p")
+    env = gz.StreamEnvironment()
+    changes = build(env).changelog().execute_and_collect()
+    df = build(gz.StreamEnvironment.for_spark(spark)).to_spark()
+    assert df.columns == ["op", "ts", "k", "p", "rank"]
+    assert as_types_of(df.toArrow(), changes).to_pylist() == changes.to_pylist()
+    assert on_spark(spark, build)[0].to_pylist() == embedded(build)[0].to_pylist()
+
 
 def test_aggregate_of_an_aggregate_on_spark(spark):
     def build(env):

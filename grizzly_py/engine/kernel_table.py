@@ -6,7 +6,7 @@ the *state layout*: the code generator's rule and options chose it, ``codegen/ru
 Several workers each write a state block of their own and the blocks merge when a window fires;
 a layout without a kernel for several workers keeps one (its records are taken in stream order).
 A join pipeline's kernel follows its grouping (``join_kernel``, ``sort_kernel``); an OVER pipeline's
-is ``over_kernel.OverKernel``.
+is ``over_kernel.OverKernel``, an unbounded Top-N pipeline's ``top_n_kernel.TopNKernel``.
 
 Every class here is a ``kernel_protocol.PipelineKernel``: what else differs between layouts (its
 snapshot, its bytes, the interned ids it holds, whether rounds of batches may run before a
@@ -25,6 +25,7 @@ from .kernels import CountWindowKernel, RunningAggregateKernel, SessionWindowKer
 from .over_kernel import OverKernel
 from .shared_kernel import SharedWindowKernel
 from .sort_kernel import SortMergeJoinKernel, SortWindowKernel
+from .top_n_kernel import TopNKernel
 
 
 class LayoutKernels(NamedTuple):
@@ -76,4 +77,9 @@ def make_over_kernel(pipeline: Pipeline, input_name: str) -> OverKernel:
     return OverKernel(pipeline, input_name)
 
 
-__all__ = ["KERNELS", "LayoutKernels", "make_join_kernel", "make_kernel", "make_over_kernel"]
+def make_top_n_kernel(pipeline: Pipeline, input_name: str) -> TopNKernel:
+    """The kernel of unbounded Top-N pipeline ``pipeline``: one worker, rows in stream order."""
+    return TopNKernel(pipeline, input_name)
+
+
+__all__ = ["KERNELS", "LayoutKernels", "make_join_kernel", "make_kernel", "make_over_kernel", "make_top_n_kernel"]

@@ -33,14 +33,16 @@ ARRIVAL = "__gz_arrival"
 READY_ROW = "__gz_ready_row"  # while firing: a row's position among the rows the watermark passed
 
 
-def _table_bytes(table: pa.Table) -> bytes:
+def table_bytes(table: pa.Table) -> bytes:
+    """``table`` as Arrow IPC stream bytes: how Arrow-state kernels keep a table in a snapshot."""
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()
 
 
-def _table_from(data: np.ndarray) -> pa.Table:
+def table_from(data: np.ndarray) -> pa.Table:
+    """The table ``table_bytes`` wrote (as a snapshot's uint8 array)."""
     return pa.ipc.open_stream(pa.py_buffer(data.tobytes())).read_all()
 
 
@@ -56,7 +58,7 @@ class OverKernel(PipelineKernel):
         t: OverTerminal = pipeline.terminal
         self.pipeline, self.terminal, self.input_name = pipeline, t, input_name
         # dictionary columns are kept decoded: Arrow sorts and concatenates them as plain strings
-        self.input_schema = pa.schema([pa.field(f.name, _plain(f.arrow_type if f.arrow_type is not None
+        self.input_schema = pa.schema([pa.field(f.name, plain_type(f.arrow_type if f.arrow_type is not None
                                                                else to_arrow_type(f.dtype)))
                                        for f in pipeline.input_schema])
         self.state_schema = self.input_schema.append(pa.field(ARRIVAL, pa.int64()))
@@ -116,7 +118,7 @@ class OverKernel(PipelineKernel):
             return None
         # only the history of the keys that have ready rows takes part (a superset of them:
         # each key column is matched on its own); the rest waits for its keys' next rows
-        shares = self._may_share_key(self.history, ready)
+        shares = rows_sharing_keys(self.history, ready, self.terminal.keys)
         aside = self.history.filter(pa.array(~shares)) if not shares.all() else self.history.slice(0, 0)
         history = self.history.filter(pa.array(shares)) if not shares.all() else self.history
         # the run: the history and the ready rows (their frame columns, and where each ready row is)
@@ -185,19 +187,6 @@ class OverKernel(PipelineKernel):
         result = over_frames.extremes(values, valid, lo, hi, method.extreme == "high")
         return pa.array(result.astype(bool) if pa.types.is_boolean(out_type) else result, out_type, mask=none)
 
-    def _may_share_key(self, history: pa.Table, ready: pa.Table) -> np.ndarray:
-        """Per history row: whether each of its key values occurs among the ready rows' (keys
-        compared as they group: -0.0 as 0.0, NaN as NaN, null as null)."""
-        shares = np.ones(history.num_rows, dtype=bool)
-        if not history.num_rows:
-            return shares
-        for k in self.terminal.keys:
-            mine, theirs = history.column(k).combine_chunks(), ready.column(k).combine_chunks()
-            if pa.types.is_floating(mine.type):
-                mine, theirs = pc.add(mine, 0.0), pc.add(theirs, 0.0)
-            shares &= pc.is_in(mine, value_set=pc.unique(theirs), skip_nulls=False).to_numpy(zero_copy_only=False)
-        return shares
-
     def _kept(self, run: pa.Table, new: np.ndarray, watermark: int) -> pa.Table:
         """The rows of ``run`` (sorted by key, event time, arrival; ``new``: where a key starts)
         that frames of rows after ``watermark`` can still need: each key's last ``n``, or those
@@ -224,15 +213,15 @@ class OverKernel(PipelineKernel):
     # --- state ---------------------------------------------------------------------------
     def export_state(self) -> dict:
         waiting = pa.concat_tables([self.state_schema.empty_table(), *self.waiting])
-        return {"waiting": np.frombuffer(_table_bytes(waiting), dtype=np.uint8).copy(),
-                "history": np.frombuffer(_table_bytes(self.history), dtype=np.uint8).copy(),
+        return {"waiting": np.frombuffer(table_bytes(waiting), dtype=np.uint8).copy(),
+                "history": np.frombuffer(table_bytes(self.history), dtype=np.uint8).copy(),
                 "arrivals": self.arrivals, "rows_in": self.rows_in, "late": self.late, "max_ts": self.max_ts,
                 "batches": self.batches_processed}
 
     def restore_state(self, saved: dict) -> None:
-        waiting = _table_from(saved["waiting"])
+        waiting = table_from(saved["waiting"])
         self.waiting = [waiting] if waiting.num_rows else []
-        self.history = _table_from(saved["history"])
+        self.history = table_from(saved["history"])
         self.arrivals, self.rows_in, self.late = int(saved["arrivals"]), int(saved["rows_in"]), int(saved["late"])
         self.max_ts, self.batches_processed = int(saved["max_ts"]), int(saved["batches"])
 
@@ -240,7 +229,22 @@ class OverKernel(PipelineKernel):
         return sum(t.nbytes for t in self.waiting) + self.history.nbytes
 
 
-def _plain(t: pa.DataType) -> pa.DataType:
+def rows_sharing_keys(table: pa.Table, rows: pa.Table, keys: tuple[str, ...]) -> np.ndarray:
+    """Per row of ``table``: whether each of its key values occurs among ``rows``' (keys compared
+    as they group: -0.0 as 0.0, NaN as NaN, null as null). A superset of the rows of the keys
+    ``rows`` has, each key column matched on its own; kernels keep the rest aside."""
+    shares = np.ones(table.num_rows, dtype=bool)
+    if not table.num_rows:
+        return shares
+    for k in keys:
+        mine, theirs = table.column(k).combine_chunks(), rows.column(k).combine_chunks()
+        if pa.types.is_floating(mine.type):
+            mine, theirs = pc.add(mine, 0.0), pc.add(theirs, 0.0)
+        shares &= pc.is_in(mine, value_set=pc.unique(theirs), skip_nulls=False).to_numpy(zero_copy_only=False)
+    return shares
+
+
+def plain_type(t: pa.DataType) -> pa.DataType:
     return t.value_type if pa.types.is_dictionary(t) else t
 
 
@@ -253,4 +257,4 @@ def _numbers(column: pa.Array) -> np.ndarray:
     return pc.fill_null(column, 0).to_numpy(zero_copy_only=False).astype(np.int64)
 
 
-__all__ = ["OverKernel"]
+__all__ = ["OverKernel", "plain_type", "rows_sharing_keys", "table_bytes", "table_from"]

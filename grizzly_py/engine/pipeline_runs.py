@@ -21,10 +21,10 @@ from ..codegen.module import GeneratedPipeline, generate_pipeline
 from ..codegen.options import CodegenOptions
 from ..codegen.shared_window import shared_state_unsupported
 from ..codegen.sort_grouping import regrouping_unsupported
-from ..physical.pipelines import JoinTerminal, OverTerminal, Pipeline, ProjectTerminal, SourceInput
+from ..physical.pipelines import JoinTerminal, OverTerminal, Pipeline, ProjectTerminal, SourceInput, TopNTerminal
 from .adaptive import Adaptivity, generic_only
 from .kernel_protocol import PipelineKernel
-from .kernel_table import make_join_kernel, make_kernel, make_over_kernel
+from .kernel_table import make_join_kernel, make_kernel, make_over_kernel, make_top_n_kernel
 from .kernels import ProjectKernel, arrow_schema
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 
@@ -90,6 +90,9 @@ def instantiate(pipeline: Pipeline, input_name: str, workers: int = 1,
     if isinstance(pipeline.terminal, OverTerminal):  # its input pipeline computes what it reads
         over = make_over_kernel(pipeline, input_name)
         return PipelineRun(pipeline, over.gen, over, 0.0, over.schema)
+    if isinstance(pipeline.terminal, TopNTerminal):  # as OVER: its input pipeline computes its rows
+        top_n = make_top_n_kernel(pipeline, input_name)
+        return PipelineRun(pipeline, top_n.gen, top_n, 0.0, top_n.schema)
     start = time.perf_counter()
     note = None
     if window_state == "shared" and not isinstance(pipeline.terminal, ProjectTerminal):

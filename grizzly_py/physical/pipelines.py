@@ -23,7 +23,8 @@ from ..plan import (WINDOW_END, ChangelogNode, DeduplicateNode, FilterNode, Inte
                     LookupJoinNode, MapNode, PlanNode, ProjectNode, Query, RegularJoinNode, RunningAggregateNode,
                     SourceNode, UnionNode, WindowAggregateNode, WindowJoinNode)
 from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Schema, to_arrow_type
-from ..window_rank import RankedRows, WindowRankNode
+from ..top_n import TopNNode
+from ..window_rank import RankedRows, RowOrder, WindowRankNode
 from ..windows import RunningWindow, WindowAssigner
 
 
@@ -171,6 +172,21 @@ class OverTerminal:
 
 
 @dataclass(frozen=True, eq=False)
+class TopNTerminal:
+    """The pipeline is an unbounded Top-N (``top_n.TopNNode``): it reads the input columns from
+    the pipeline before it and emits, per batch, the changes its rows make to their keys' first
+    ``order.n`` rows (``engine/top_n_kernel.py``). ``output_schema``: the input columns, ``rank``
+    and the hidden row kind."""
+
+    keys: tuple[str, ...]
+    order: RowOrder
+    columns: tuple[str, ...]            # the input columns that pass through, in output order
+    output_schema: Schema
+
+    kind = "top_n"
+
+
+@dataclass(frozen=True, eq=False)
 class JoinSide:
     """One input of a join pipeline: the batches it delivers and what the join reads of them.
     When the input only filters and passes columns through (renamed or not), its pipeline is an
@@ -258,7 +274,7 @@ class Pipeline:
     event_time: Expr | None          # over the input columns (None: no event time)
     out_of_orderness_ms: int
     filters: tuple[Expr, ...]
-    terminal: ProjectTerminal | WindowTerminal | JoinTerminal | JoinSideTerminal | OverTerminal
+    terminal: ProjectTerminal | WindowTerminal | JoinTerminal | JoinSideTerminal | OverTerminal | TopNTerminal
 
     @property
     def output_schema(self) -> Schema:
@@ -271,7 +287,7 @@ class Pipeline:
     def kernel_schema(self) -> Schema:
         """The columns the pipeline's kernel writes: a ranked window's are its groups' row
         vectors, which the engine ranks into ``output_schema`` (``engine/window_rows.py``)."""
-        if isinstance(self.terminal, (WindowTerminal, JoinTerminal, OverTerminal)):
+        if isinstance(self.terminal, (WindowTerminal, JoinTerminal, OverTerminal, TopNTerminal)):
             return self.terminal.output_schema
         if isinstance(self.terminal, JoinSideTerminal):
             return self.terminal.join.output_schema
@@ -281,7 +297,7 @@ class Pipeline:
     def compiles(self) -> bool:
         """Whether the pipeline has generated code: an OVER pipeline has none (its kernel works on
         the Arrow columns that the compiled pipeline before it computes)."""
-        return not isinstance(self.terminal, OverTerminal)
+        return not isinstance(self.terminal, (OverTerminal, TopNTerminal))
 
     def used_columns(self) -> list[str]:
         """Input columns that generated code reads, in input-schema order."""
@@ -294,7 +310,7 @@ class Pipeline:
         elif isinstance(self.terminal, JoinSideTerminal):
             exprs += [self.event_time] + [e for _, e in self.terminal.keys]
             exprs += [Column(c) for _, c in self.terminal.join.pair_columns[self.terminal.side]]
-        elif isinstance(self.terminal, (JoinTerminal, OverTerminal)):
+        elif isinstance(self.terminal, (JoinTerminal, OverTerminal, TopNTerminal)):
             return []  # the kernels of its sides read them (join_side_pipeline); OVER compiles no loop
         else:
             exprs += [e for f, e in self.terminal.outputs if not isinstance(e, Column)]
@@ -329,6 +345,10 @@ class Pipeline:
                 lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
                 for f in side.filters:
                     lines.append(f"  {name:<8} filter {f!r}")
+            lines.append(f"  emits    {t.output_schema}")
+        elif isinstance(t, TopNTerminal):
+            lines.append(f"  top_n    {t.order!r}")
+            lines.append("  keys     " + ", ".join(t.keys))
             lines.append(f"  emits    {t.output_schema}")
         elif isinstance(t, OverTerminal):
             lines.append(f"  over     {t.frame!r}, event time {t.event_time_column}")
@@ -421,6 +441,8 @@ def _lower(node: PlanNode, lw: _Lowering, time_needed: bool) -> _Open | None:
         return _lower_running_aggregate(node, lw, time_needed)
     if isinstance(node, DeduplicateNode):
         return _lower_deduplicate(node, lw, time_needed)
+    if isinstance(node, TopNNode):
+        return _lower_top_n(node, lw, time_needed)
     if isinstance(node, ChangelogNode):  # the row kind becomes the leading column "op"
         o = _open_after(node.input, lw, time_needed)
         kind = o.columns.pop(OP_COLUMN)
@@ -514,6 +536,21 @@ def _lower_deduplicate(node: DeduplicateNode, lw: _Lowering, time_needed: bool) 
     if node.updating:
         out.columns[OP_COLUMN] = Column(OP_COLUMN)
     out.event_time = time
+    return out
+
+
+def _lower_top_n(node: TopNNode, lw: _Lowering, time_needed: bool) -> _Open:
+    """The input's pipeline ends in a projection (filters and maps fused) to the input columns;
+    the Top-N pipeline reads it (a one-input ``UnionInput``) and emits the changes with their
+    row kinds in ``OP_COLUMN``. An updating stream has no event time downstream."""
+    o = _open_after(node.input, lw, False)
+    in_schema = node.input.schema
+    ids = (lw.close(o, ProjectTerminal(tuple((f, o.columns[f.name]) for f in in_schema))).id,)
+    out_schema = Schema(tuple(node.schema) + (OP_FIELD,))
+    terminal = TopNTerminal(node.keys, node.order, in_schema.names, out_schema)
+    p = lw.close(_Open(UnionInput(ids), in_schema, None, 0, [], {}), terminal)
+    out = _Open(WindowInput(p.id), out_schema, None, 0, [], _identity(node.schema))
+    out.columns[OP_COLUMN] = Column(OP_COLUMN)
     return out
 
 
@@ -830,5 +867,5 @@ def _fresh_name(schema: Schema, name: str) -> str:
 
 __all__ = ["Pipeline", "PhysicalPlan", "ProjectTerminal", "WindowTerminal", "BoundAggregate",
            "SourceInput", "WindowInput", "UnionInput", "JoinInput", "JoinSide", "JoinTerminal",
-           "JoinSideTerminal", "OverAggregate", "OverTerminal", "join_side_pipeline", "upstream_ids", "build_physical_plan",
+           "JoinSideTerminal", "OverAggregate", "OverTerminal", "TopNTerminal", "join_side_pipeline", "upstream_ids", "build_physical_plan",
            "EVENT_TIME_COLUMN"]

@@ -56,6 +56,10 @@ the minimum, maximum, average and total price), ``q18`` (the last bid of each bi
 auction: ``deduplicate(keep="last")``) and ``q4`` (the average winning price per category: a
 regular join, a running maximum per auction, and a running average of those maxima, which takes
 back an auction's old maximum when it grows).
+Unbounded Top-N (updating streams too): ``q19`` (auction top-10 price: per auction its 10 highest
+bids so far, ``top_n``) and ``q9`` (winning bids: each auction joined with its bids placed
+between its ``dateTime`` and ``expires``, a regular join, then per auction the highest bid, the
+earliest of equal ones).
 """
 
 from __future__ import annotations
@@ -517,3 +521,30 @@ def q4(env, auctions: pa.Table, bids: pa.Table):
               .filter((col("dateTime_right") >= col("dateTime")) & (col("dateTime_right") <= col("expires"))))
     final = joined.key_by("id", "category").aggregate(final=agg.max("price"))
     return final.key_by("category").aggregate(avg_final=agg.avg("final"))
+
+
+def q19(env, bids: pa.Table):
+    """Nexmark Q19, auction top-10 price: per auction the 10 highest bids so far, ``ROW_NUMBER()
+    OVER (PARTITION BY auction ORDER BY price DESC) <= 10`` (ties: the earlier arrival). An
+    updating stream. Output: the bid's columns, then ``rank``."""
+    return env.from_arrow(bids, timestamp="dateTime").key_by("auction").top_n(Q19_TOP, by="price")
+
+
+def q9(env, auctions: pa.Table, bids: pa.Table):
+    """Nexmark Q9, winning bids: each auction joined with its bids (a regular join on
+    ``auction.id == bid.auction``) placed while it was open (``bid.dateTime BETWEEN
+    auction.dateTime AND auction.expires``), then per auction the highest bid, the earliest of
+    equal prices: ``ROW_NUMBER() OVER (PARTITION BY id ORDER BY price DESC, bid dateTime ASC) <=
+    1``. An updating stream (a new winner: ``-U`` the old row, ``+U`` the new). Output: id,
+    itemName, description, initialBid, reserve, dateTime, expires, seller, category, auction,
+    bidder, price, bid_dateTime, bid_extra (the suite's auction ``extra`` is not generated)."""
+    from .. import col
+    opened = env.from_arrow(auctions, timestamp="dateTime").select(
+        "id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller", "category")
+    placed = env.from_arrow(bids, timestamp="dateTime").select("auction", "bidder", "price", "dateTime", "extra")
+    bid_time = col("dateTime_right")
+    return (opened.join(placed).where("id").equal_to("auction")
+            .filter((bid_time >= col("dateTime")) & (bid_time <= col("expires")))
+            .key_by("id").top_n(1, by=["price", "dateTime_right"], descending=[True, False])
+            .select("id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller",
+                    "category", "auction", "bidder", "price", bid_dateTime="dateTime_right", bid_extra="extra"))
