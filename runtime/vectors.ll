@@ -281,7 +281,8 @@ exit:
 ; - up to 32 values: each counts unless a value before it is equal (at most 496 compares, all in
 ;   the cache lines the vector already has);
 ; - more: one pass through a scratch open-addressing set of 2^k >= 2 * length words (-1 marks a
-;   free slot, so the value -1 itself is tracked apart); qsort and a run count only when the
+;   free slot, so the value -1 itself is tracked apart), freed before it returns (glibc's qsort
+;   took a temporary buffer of the vector's size too); qsort and a run count only when the
 ;   scratch table cannot be allocated.
 define linkonce_odr i64 @gz_vec_distinct(ptr %v) {
 entry:
