@@ -272,10 +272,20 @@ exit:
   ret i64 %best.value
 }
 
-; How many distinct values (sorts the vector).
+; How many distinct values, without sorting: count_distinct's finish, for every group a window
+; fires (most hold a handful of values, a hot key thousands). qsort's comparator call per
+; comparison made it the firing's largest cost. The vector is left as it is (its values are all
+; that matters to anyone reading it later: snapshots, string release, Spark partials):
+; - values in ascending order (sort grouping keeps them so) are counted in one pass, which the
+;   other paths start with: it stops at the first descent;
+; - up to 32 values: each counts unless a value before it is equal (at most 496 compares, all in
+;   the cache lines the vector already has);
+; - more: one pass through a scratch open-addressing set of 2^k >= 2 * length words (-1 marks a
+;   free slot, so the value -1 itself is tracked apart), freed before it returns (glibc's qsort
+;   took a temporary buffer of the vector's size too); qsort and a run count only when the
+;   scratch table cannot be allocated.
 define linkonce_odr i64 @gz_vec_distinct(ptr %v) {
 entry:
-  call void @gz_vec_sort(ptr %v)
   %data = load ptr, ptr %v
   %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
   %len = load i64, ptr %len.p
@@ -285,23 +295,118 @@ zero:
   ret i64 0
 start:
   %first = load i64, ptr %data
-  br label %loop
-loop:
-  %i = phi i64 [ 1, %start ], [ %i.next, %step ]
-  %prev = phi i64 [ %first, %start ], [ %x, %step ]
-  %count = phi i64 [ 1, %start ], [ %count.next, %step ]
+  br label %run
+run:
+  %i = phi i64 [ 1, %start ], [ %i.next, %run.step ]
+  %prev = phi i64 [ %first, %start ], [ %x, %run.step ]
+  %count = phi i64 [ 1, %start ], [ %count.next, %run.step ]
   %done = icmp uge i64 %i, %len
-  br i1 %done, label %exit, label %step
-step:
+  br i1 %done, label %run.exit, label %run.load
+run.load:
   %p = getelementptr inbounds i64, ptr %data, i64 %i
   %x = load i64, ptr %p
+  %descent = icmp sgt i64 %prev, %x
+  br i1 %descent, label %unordered, label %run.step
+run.step:
   %new = icmp ne i64 %x, %prev
   %add = zext i1 %new to i64
   %count.next = add i64 %count, %add
   %i.next = add i64 %i, 1
-  br label %loop
-exit:
+  br label %run
+run.exit:
   ret i64 %count
+unordered:
+  %small = icmp ule i64 %len, 32
+  br i1 %small, label %pairs, label %hashed
+pairs:
+  ; the ascending prefix [0, %i) holds %count distinct values; go on from there
+  %pi = phi i64 [ %i, %unordered ], [ %pi.next, %pairs.next ]
+  %pcount = phi i64 [ %count, %unordered ], [ %pcount.next, %pairs.next ]
+  %pdone = icmp uge i64 %pi, %len
+  br i1 %pdone, label %pairs.exit, label %pairs.body
+pairs.body:
+  %px.p = getelementptr inbounds i64, ptr %data, i64 %pi
+  %px = load i64, ptr %px.p
+  br label %pairs.scan
+pairs.scan:
+  %j = phi i64 [ 0, %pairs.body ], [ %j.next, %pairs.differ ]
+  %jend = icmp uge i64 %j, %pi
+  br i1 %jend, label %pairs.next, label %pairs.cmp
+pairs.cmp:
+  %jx.p = getelementptr inbounds i64, ptr %data, i64 %j
+  %jx = load i64, ptr %jx.p
+  %same = icmp eq i64 %jx, %px
+  br i1 %same, label %pairs.next, label %pairs.differ
+pairs.differ:
+  %j.next = add i64 %j, 1
+  br label %pairs.scan
+pairs.next:
+  %padd = phi i64 [ 1, %pairs.scan ], [ 0, %pairs.cmp ]
+  %pcount.next = add i64 %pcount, %padd
+  %pi.next = add i64 %pi, 1
+  br label %pairs
+pairs.exit:
+  ret i64 %pcount
+hashed:
+  ; 2^bits >= 2 * len slots (len < 2^(64 - ctlz)), at most half of them used
+  %lz = call i64 @llvm.ctlz.i64(i64 %len, i1 true)
+  %bits = sub i64 65, %lz
+  %slots = shl i64 1, %bits
+  %mask = sub i64 %slots, 1
+  %shift = sub i64 64, %bits
+  %bytes = shl i64 %slots, 3
+  %table = call ptr @realloc(ptr null, i64 %bytes)
+  %oom = icmp eq ptr %table, null
+  br i1 %oom, label %sorted, label %fill
+sorted:
+  call void @gz_vec_sort(ptr %v)
+  br label %start
+fill:
+  call void @llvm.memset.p0.i64(ptr %table, i8 -1, i64 %bytes, i1 false)
+  br label %h.loop
+h.loop:
+  %k = phi i64 [ 0, %fill ], [ %k.next, %h.next ]
+  %n = phi i64 [ 0, %fill ], [ %n.next, %h.next ]
+  %minus1 = phi i1 [ false, %fill ], [ %minus1.next, %h.next ]
+  %hdone = icmp uge i64 %k, %len
+  br i1 %hdone, label %h.exit, label %h.load
+h.load:
+  %hx.p = getelementptr inbounds i64, ptr %data, i64 %k
+  %hx = load i64, ptr %hx.p
+  %is.free = icmp eq i64 %hx, -1
+  br i1 %is.free, label %h.next, label %h.hash
+h.hash:
+  ; Fibonacci hashing: the top bits of the product spread interned ids and small integers
+  %mixed = mul i64 %hx, -7046029254386353131
+  %slot0 = lshr i64 %mixed, %shift
+  br label %h.probe
+h.probe:
+  %s = phi i64 [ %slot0, %h.hash ], [ %s.next, %h.taken ]
+  %sp = getelementptr inbounds i64, ptr %table, i64 %s
+  %sv = load i64, ptr %sp
+  %hit = icmp eq i64 %sv, %hx
+  br i1 %hit, label %h.next, label %h.free
+h.free:
+  %vacant = icmp eq i64 %sv, -1
+  br i1 %vacant, label %h.insert, label %h.taken
+h.taken:
+  %s.inc = add i64 %s, 1
+  %s.next = and i64 %s.inc, %mask
+  br label %h.probe
+h.insert:
+  store i64 %hx, ptr %sp
+  %n.inserted = add i64 %n, 1
+  br label %h.next
+h.next:
+  %n.next = phi i64 [ %n, %h.load ], [ %n, %h.probe ], [ %n.inserted, %h.insert ]
+  %minus1.next = phi i1 [ true, %h.load ], [ %minus1, %h.probe ], [ %minus1, %h.insert ]
+  %k.next = add i64 %k, 1
+  br label %h.loop
+h.exit:
+  call void @free(ptr %table)
+  %m1 = zext i1 %minus1 to i64
+  %total = add i64 %n, %m1
+  ret i64 %total
 }
 
 ; top_k: append the min(%k, length) largest values of %v, largest first (sorts it), to the output

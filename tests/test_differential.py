@@ -118,6 +118,36 @@ def _i64(values):
 
 
 N = 5000  # more rows than one compiled chunk
+
+
+def _distinct_groups(env):
+    """count_distinct's finish (runtime/vectors.ll, gz_vec_distinct) takes one of three paths by a
+    vector's length and order: ascending values counted in one pass, up to 32 values compared
+    pairwise, more through a scratch hash set whose free-slot marker is the key -1. Groups of
+    lengths around 32, in arrival order or ascending with one late descent, over values that
+    include -1 (int, and the order-preserving key of no float), the int64 extremes, floats'
+    -0.0/0.0/NaN/inf and strings."""
+    pool = [-1, 0, 1, -2, INT64_MIN, INT64_MAX, None, 7, -1, 3]
+    floats = [-0.0, 0.0, float("nan"), float("inf"), -float("inf"), -1.0, None, 2.5]
+    k, v, f, s = [], [], [], []
+    for g, n in enumerate([1, 5, 31, 32, 33, 40, 64, 700, 3000]):
+        for i in range(n):
+            k.append(g)
+            v.append(pool[(i * 7 + g) % len(pool)] if i % 3 else (i * 2654435761) % (n // 2 + 1) - n // 4)
+            f.append(floats[(i * 5 + g) % len(floats)] if i % 2 else float((i * 40503) % (n + 1)))
+            s.append(None if i % 11 == 5 else f"s{(i * 31) % (n // 3 + 2)}")
+    for g, n in ((100, 20), (101, 40), (102, 300)):  # ascending, then one smaller value at the end
+        for i in range(n):
+            k.append(g)
+            v.append(i // 2 if i < n - 1 else -1)
+            f.append(float(i) if i < n - 1 else -0.0)
+            s.append(f"t{i:04d}" if i < n - 1 else "a")
+    return (arrow_stream(env, {"ts": [0] * len(k), "k": _i64(k), "v": _i64(v), "f": pa.array(f, pa.float64()),
+                               "s": pa.array(s, pa.string())}, sizes=[len(k) // 2, len(k) - len(k) // 2])
+            .key_by("k").window(tumbling(10))
+            .aggregate(dv=agg.count_distinct("v"), df=agg.count_distinct("f"), ds=agg.count_distinct("s")))
+
+
 EDGE_CASES: dict[str, Build] = {
     "sum overflow": lambda env: arrow_stream(env, {"ts": [0, 1], "v": _i64([INT64_MAX, 1])})
         .window_all(tumbling(10)).aggregate(s=agg.sum("v")),
@@ -154,6 +184,7 @@ EDGE_CASES: dict[str, Build] = {
     "many groups": lambda env: arrow_stream(env, {"ts": [i // 10 for i in range(N)], "k": _i64([i * 7919 % 3001 for i in range(N)])},
                                       sizes=[1500, 0, 2500, 1000], bound=3)
         .key_by("k").window(tumbling(100)).aggregate(n=agg.count(), s=agg.sum("ts")),
+    "count_distinct of short, long, ascending vectors": _distinct_groups,
 }
 
 
