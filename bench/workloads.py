@@ -160,13 +160,14 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              "q3 auctions of category 10 joined with their seller in OR/ID/CA (a regular join); q13 "
              "each bid joined with a static 10,000-row side input on auction % 10000 (a lookup join); "
              "q20 the bids joined with their auction of category 10 (a regular join)",
-             params=("q0", "q3", "q13", "q20"), make=_nexmark_tables, result="rows", windows=False),
+             params=("q0", "q3", "q13", "q20"), quick_rows=50_000, make=_nexmark_tables, result="rows",
+             windows=False),
     Workload("nexmark-updating", "Nexmark (Flink suite)",
              "updating streams, their final tables: q4 the auctions regular-joined with the bids placed "
              "while open, max price per auction, average of those per category (a running aggregate "
              "over a running aggregate); q17 per auction and day (yyyy-MM-dd) the bids, bids per price "
              "rank, min/max/avg/sum price; q18 the last bid per (bidder, auction)",
-             params=("q4", "q17", "q18"), make=_nexmark_tables, windows=False),
+             params=("q4", "q17", "q18"), quick_rows=30_000, make=_nexmark_tables, windows=False),
     Workload("strings", "Nexmark Q21, Q22 (Flink suite); string functions",
              "bids (10.0M of 10.87M events): nexmark-q21, a channel id from lower(channel) or "
              "REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2), null ones dropped; nexmark-q22, "

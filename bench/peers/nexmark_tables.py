@@ -18,6 +18,7 @@ it in one join. Each method returns the normalized result (``OUTPUT``'s columns 
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 
 from grizzly_py.workloads import nexmark
@@ -48,7 +49,9 @@ HOW = {
     "duckdb": {"nexmark-tables": "SQL: q0 SELECT *; q3/q20 JOIN with WHERE; q13 JOIN with the side "
                                  "input ON auction % 10000 = key",
                "nexmark-updating": "SQL: q4 JOIN ... BETWEEN, GROUP BY id, category, then GROUP BY "
-                                   "category; q17 GROUP BY auction, strftime day with count(*) FILTER"},
+                                   "category; q17 GROUP BY auction, strftime day with count(*) FILTER; "
+                                   "q18 the arrival as a column, QUALIFY row_number() OVER (PARTITION BY "
+                                   "bidder, auction ORDER BY dateTime DESC, arrival DESC) = 1"},
 }
 
 
@@ -95,8 +98,15 @@ class DuckDBNexmarkTables:
         return normalized_table(case, self._q(sql))
 
     def nexmark_updating(self, case: str) -> pa.Table:
-        if case == "q18":  # ties to the later arrival: SQL has no arrival order to break them by
-            raise NotImplementedError("duckdb peer: q18's ties go to the later arrival, which SQL cannot see")
+        if case == "q18":  # ties go to the later arrival: SQL sees the arrival order as a column
+            bids = self.data.tables["bid"]
+            self.con.register("arrived", bids.append_column("arrival", pa.array(np.arange(bids.num_rows))))
+            try:
+                out = self.con.sql("""SELECT * EXCLUDE (arrival) FROM arrived QUALIFY row_number() OVER (
+                                          PARTITION BY bidder, auction ORDER BY "dateTime" DESC, arrival DESC) = 1""")
+                return normalized_table(case, out.to_arrow_table())
+            finally:
+                self.con.unregister("arrived")
         sql = {
             "q4": """SELECT category, avg(final) AS avg_final FROM (
                          SELECT A.id, A.category, max(B.price) AS final FROM auction A JOIN bid B ON A.id = B.auction
