@@ -33,7 +33,8 @@ count per window), ``q5`` (all of Q5: the counts joined with that maximum, keepi
 whose count equals it), ``q7`` (highest bid: the bids whose price is the maximum of their 10 s
 tumbling window, a window join of the bids with their per-window maximum), ``q8`` (new users:
 persons joined with the auctions they opened in the same 10 s tumbling window, counted per
-person and window), ``q18_window`` and ``q19_window`` (Q18 "find last bid" and Q19 "auction
+person and window), ``q11`` (user sessions: the bids per bidder and session window with a
+10 s gap), ``q18_window`` and ``q19_window`` (Q18 "find last bid" and Q19 "auction
 top-10 price" per 10 s tumbling window: window deduplication and window Top-N), and the string
 and date queries of the Flink suite: ``q10`` (the bids with
 their date ``yyyy-MM-dd`` and time ``HH:mm`` as strings, ``dt.strftime``), ``q14`` (a price
@@ -84,6 +85,7 @@ EXTRA_TEXT_BYTES = 1 << 20
 Q2_MODULUS = 123
 Q5_SIZE_MS, Q5_SLIDE_MS = 10_000, 2_000
 Q7_WINDOW_MS = Q8_WINDOW_MS = 10_000
+Q11_GAP_MS = 10_000  # a bidder's session ends after 10 s without a bid
 Q14_MIN_PRICE, Q14_MAX_PRICE = 1_000_000, 50_000_000
 Q18_WINDOW_MS = Q19_WINDOW_MS = 10_000
 Q19_TOP = 10
@@ -343,6 +345,17 @@ def q8(env, persons: pa.Table, auctions: pa.Table):
                .join(env.from_arrow(auctions, timestamp="dateTime").select("seller", "dateTime"))
                .where("id").equal_to("seller").window(_tumbling(Q8_WINDOW_MS)))
     return sellers.key_by("id", "name").window(_tumbling(Q8_WINDOW_MS)).aggregate(auctions=agg.count())
+
+
+def q11(env, bids: pa.Table):
+    """Nexmark Q11, user sessions: per bidder, the bids of each session (bids at most
+    ``Q11_GAP_MS`` apart, an event-time session window). Output: bidder, window_start,
+    window_end (Flink's SESSION_START/END), bid_count."""
+    from .. import Time, agg
+    from ..windows import EventTimeSessionWindows
+    return (env.from_arrow(bids, timestamp="dateTime").key_by("bidder")
+            .window(EventTimeSessionWindows.with_gap(Time.milliseconds(Q11_GAP_MS)))
+            .aggregate(bid_count=agg.count()))
 
 
 def q18_window(env, bids: pa.Table):
