@@ -856,8 +856,12 @@ def test_streaming_dataframe_matches_the_embedded_engine(spark, tmp_path_factory
         os.utime(path, (1_000_000 + i,) * 2)
     stream = spark.readStream.schema(spark.read.parquet(str(directory / "in")).schema) \
         .option("maxFilesPerTrigger", 1).parquet(str(directory / "in"))
-    df = build(gz.StreamEnvironment.for_spark(spark).from_spark(stream, timestamp="ts", watermark=bound)).to_spark()
-    q = _run_stream(df, str(directory / "out"), str(directory / "ck"))
+    try:
+        df = build(gz.StreamEnvironment.for_spark(spark).from_spark(stream, timestamp="ts", watermark=bound)).to_spark()
+        q = _run_stream(df, str(directory / "out"), str(directory / "ck"))
+    except NotImplementedError as e:  # Spark's timestamps are microseconds; a timestamp key must be
+        assert "timestamp keys must have millisecond unit" in str(e)  # ms (semantics.md, "Keys")
+        assume(False)
     out = directory / "out"
     actual = spark.read.parquet(str(out)).toArrow() if any(out.glob("*.parquet")) else None
     strategy = df.grizzly.strategy
@@ -873,6 +877,10 @@ def test_streaming_dataframe_matches_the_embedded_engine(spark, tmp_path_factory
         per_ms = {"s": 1 / 1000, "ms": 1, "us": 1000, "ns": 10**6}[end.type.unit] if pa.types.is_timestamp(end.type) else 1
         ends = end.cast(pa.int64()).to_numpy() / per_ms
         expected = everything.filter(pa.array(ends <= int(watermark.timestamp() * 1000)))
+        # Spark hands applyInPandasWithState's rows through pandas, where NaN is null: a NaN in
+        # a streaming window's result comes back null (docs/spark.md, "Not supported yet")
+        assume(not any(pa.types.is_floating(c.type) and pa.compute.any(pa.compute.is_nan(c)).as_py()
+                       for c in expected.columns))
     if actual is None:
         assert expected.num_rows == 0
         return
