@@ -148,14 +148,10 @@ def _ranked(env, data):
 def test_engine_options_leave_top_n_as_it_is(options):
     def build(env):
         return _ranked(env, _data(rows=500).to_batches(max_chunksize=64))
-    base = run_compiled(build)
-    env = gz.StreamEnvironment(**options)
-    stream = build(env)
-    stream.collect("final")
-    stream.changelog().collect("changes")
-    result = env.execute()
-    assert_tables_equal(result["final"], base[0])
-    assert_same_changelog(result["changes"], base[1], ["k", "name"])
+    base_final, base_changes = run_compiled(build)
+    final, changes = run_compiled(build, **options)
+    assert_tables_equal(final, base_final)
+    assert_same_changelog(changes, base_changes, ["k", "name"])
 
 
 def test_state_memory_limit_counts_the_kept_rows():

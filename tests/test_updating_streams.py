@@ -87,8 +87,9 @@ def assert_same_changelog(actual: pa.Table, expected: pa.Table, keys) -> None:
             assert all(values_equal(x[n], y[n]) for n in y), f"key {k}: {a[k]} != expected {e[k]}"
 
 
-def run_compiled(build, parallelism: int = 1):
-    env = gz.StreamEnvironment(parallelism=parallelism)
+def run_compiled(build, parallelism: int | str = 1, **options):
+    """(final table, changelog) of ``build``'s updating stream, compiled with the engine ``options``."""
+    env = gz.StreamEnvironment(parallelism=parallelism, **options)
     stream = build(env)
     stream.collect("final")
     stream.changelog().collect("changes")
@@ -192,14 +193,10 @@ def test_file_sink_of_a_resumed_job_holds_the_changelog_once(tmp_path):
 def test_engine_options_leave_a_running_aggregate_as_it_is(options):
     def build(env):
         return _running(env, _data(rows=500).to_batches(max_chunksize=64))
-    base = run_compiled(build)
-    env = gz.StreamEnvironment(**options)
-    stream = build(env)
-    stream.collect("final")
-    stream.changelog().collect("changes")
-    result = env.execute()
-    assert_tables_equal(result["final"], base[0])
-    assert_same_changelog(result["changes"], base[1], ["k", "name"])
+    base_final, base_changes = run_compiled(build)
+    final, changes = run_compiled(build, **options)
+    assert_tables_equal(final, base_final)
+    assert_same_changelog(changes, base_changes, ["k", "name"])
 
 
 def test_state_memory_limit_counts_the_key_table():
