@@ -504,17 +504,25 @@ class WindowAggregate(Operator):
     def push(self, ts, row):
         key = tuple(normalize_key(row[k]) for k in self.keys)
         group = tuple(sort_key(v) for v in key)
-        record = (self.arrivals, ts, [a(row) for a in self.args])
+        record = (self.arrivals, ts, self.kept(row))
         self.arrivals += 1
         if not self.state.add(group, key, ts, record, self.wm):
             self.metrics["late_records"] += 1
+
+    def kept(self, row):
+        """What a window keeps of a record: its aggregates' inputs."""
+        return [a(row) for a in self.args]
 
     def watermark(self, wm):
         self.wm = wm
         fired = sorted(self.state.fire(wm), key=lambda gp: (gp[1].end, gp[0], gp[1].start))
         for _, pane in fired:
-            self.downstream.push(pane.end - 1, self.result_row(pane))
+            self.emit(pane)
         self.downstream.watermark(wm)
+
+    def emit(self, pane) -> None:
+        """The rows of a fired window (and key): one, its aggregates."""
+        self.downstream.push(pane.end - 1, self.result_row(pane))
 
     def result_row(self, pane: Pane) -> Row:
         records = sorted(pane.records, key=lambda r: r[0])
@@ -770,7 +778,7 @@ class OverAggregate(Operator):
             counted = [x[4][i] for x in frame if x[4][i] is not SKIPPED]
             results.append(aggregate(call, arg_type, [v for v in counted if v is not None], len(counted)))
         return results
-class WindowRank(Operator):
+class WindowRank(WindowAggregate):
     """Window Top-N and window deduplication (``window_rank.WindowRankNode``): each (key, window)
     keeps its records; when it fires, they are ranked and the first ``n`` go on, each with its
     window (and its rank, for top_n)."""
@@ -782,26 +790,19 @@ class WindowRank(Operator):
         self.wm = -math.inf
         self.arrivals = 0
 
-    def push(self, ts, row):
-        key = tuple(normalize_key(row[k]) for k in self.keys)
-        group = tuple(sort_key(v) for v in key)
-        record = (self.arrivals, ts, row)
-        self.arrivals += 1
-        if not self.state.add(group, key, ts, record, self.wm):
-            self.metrics["late_records"] += 1
+    def kept(self, row):
+        """A ranked window keeps whole records."""
+        return row
 
-    def watermark(self, wm):
-        self.wm = wm
-        fired = sorted(self.state.fire(wm), key=lambda gp: (gp[1].end, gp[0], gp[1].start))
-        for _, pane in fired:
-            for rank, (_, _, row) in enumerate(self.ranked(pane.records)[:self.order.n], 1):
-                # timestamps at millisecond precision, as the engine keeps them
-                out = {WINDOW_START: pane.start, WINDOW_END: pane.end,
-                       **{c: int(v) if isinstance(v, SourceTimestamp) else v for c, v in row.items()}}
-                if self.order.ranked:
-                    out[RANK] = rank
-                self.downstream.push(pane.end - 1, out)
-        self.downstream.watermark(wm)
+    def emit(self, pane) -> None:
+        """The first ``n`` records of a fired window (and key) in rank order."""
+        for rank, (_, _, row) in enumerate(self.ranked(pane.records)[:self.order.n], 1):
+            # timestamps at millisecond precision, as the engine keeps them
+            out = {WINDOW_START: pane.start, WINDOW_END: pane.end,
+                   **{c: int(v) if isinstance(v, SourceTimestamp) else v for c, v in row.items()}}
+            if self.order.ranked:
+                out[RANK] = rank
+            self.downstream.push(pane.end - 1, out)
 
     def ranked(self, records: list) -> list:
         """``records`` (arrival, event time, row) in rank order: by arrival, then (stable sorts,
