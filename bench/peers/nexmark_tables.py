@@ -1,4 +1,4 @@
-"""The ``nexmark-tables`` workload's queries of the batch peers (polars, DuckDB): the Nexmark
+"""The ``nexmark-tables`` workload's queries of the batch peers (pyarrow, polars, DuckDB): the Nexmark
 queries beyond windows, whose result is a table of rows (``grizzly_py.workloads.nexmark``):
 
 - ``q0``: pass-through, every bid column;
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from grizzly_py.workloads import nexmark
 
@@ -41,6 +42,12 @@ OUTPUT = {
 CATEGORY, STATES, KEYS = nexmark.Q3_Q20_CATEGORY, nexmark.Q3_STATES, nexmark.Q13_KEYS
 LOW, HIGH = nexmark.RANK_PRICES
 HOW = {
+    "numpy": {"nexmark-tables": "pyarrow (Acero): q0 select; q3/q20 filter then Table.join; q13 numpy "
+                                "auction % 10000, Table.join with the side input",
+              "nexmark-updating": "pyarrow (Acero): q4 Table.join, filter, group_by(id, category) max, "
+                                  "group_by(category) mean; q17 strftime day, group_by(auction, day) with "
+                                  "summed rank masks; q18 stable sort by (dateTime, arrival), ordered "
+                                  "group_by(bidder, auction) last"},
     "polars": {"nexmark-tables": "lazy: q0 select; q3/q20 filter then inner join; q13 join with the "
                                  "side input on auction % 10000",
                "nexmark-updating": "lazy: q4 join, filter, group_by(id, category).max, group_by(category)"
@@ -174,3 +181,73 @@ class PolarsNexmarkTables:
         else:
             raise ValueError(case)
         return normalized_table(case, out.collect().to_arrow())
+
+
+class ArrowNexmarkTables:
+    """pyarrow's compute kernels and Acero joins and group-bys (the suite's ``numpy`` peer, which
+    every installation has: so that the quick suite cross-checks these workloads without the
+    ``bench`` extra)."""
+
+    def nexmark_tables(self, case: str) -> pa.Table:
+        t = self.data.tables
+        if case == "q0":
+            out = t["bid"]
+        elif case == "q3":
+            people = t["person"].select(["id", "name", "city", "state"])
+            people = people.set_column(3, "state", people["state"].cast(pa.string()))
+            people = people.filter(pc.is_in(people["state"], pa.array(STATES, pa.string())))
+            items = t["auction"].filter(pc.equal(t["auction"]["category"], CATEGORY)).select(["id", "seller"])
+            out = items.join(people.rename_columns(["pid", "name", "city", "state"]), "seller", "pid",
+                             join_type="inner", use_threads=False)
+        elif case == "q13":
+            bids = t["bid"].select(["auction", "bidder", "price", "dateTime"])
+            bids = bids.append_column("key", pa.array(bids["auction"].to_numpy() % KEYS))
+            out = bids.join(t["side"], "key", join_type="inner", use_threads=False)
+        elif case == "q20":
+            auction = t["auction"]
+            items = auction.filter(pc.equal(auction["category"], CATEGORY))
+            items = items.rename_columns(["auction_dateTime" if n == "dateTime" else n for n in items.column_names])
+            bids = t["bid"].rename_columns({"dateTime": "bid_dateTime", "extra": "bid_extra"})
+            out = bids.join(items, "auction", "id", join_type="inner", use_threads=False)
+        else:
+            raise ValueError(case)
+        return normalized_table(case, out)
+
+    def nexmark_updating(self, case: str) -> pa.Table:
+        t = self.data.tables
+        if case == "q4":
+            bids = t["bid"].select(["auction", "price", "dateTime"]).rename_columns(["auction", "price", "bid_time"])
+            joined = t["auction"].select(["id", "category", "dateTime", "expires"]).join(
+                bids, "id", "auction", join_type="inner", use_threads=False)
+            opened = pc.and_(pc.greater_equal(joined["bid_time"], joined["dateTime"]),
+                             pc.less_equal(joined["bid_time"], joined["expires"]))
+            finals = joined.filter(opened).group_by(["id", "category"]).aggregate([("price", "max")])
+            out = finals.group_by("category").aggregate([("price_max", "mean")])
+            out = out.rename_columns([{"price_max_mean": "avg_final"}.get(n, n) for n in out.column_names])
+        elif case == "q17":
+            bids = t["bid"]
+            price = bids["price"]
+            day = pc.strftime(bids["dateTime"].cast(pa.timestamp("ms")), "%Y-%m-%d")
+            ranks = {"rank1_bids": pc.less(price, LOW),
+                     "rank2_bids": pc.and_(pc.greater_equal(price, LOW), pc.less(price, HIGH)),
+                     "rank3_bids": pc.greater_equal(price, HIGH)}
+            keyed = pa.table({"auction": bids["auction"], "day": day, "price": price,
+                              **{n: m.cast(pa.int64()) for n, m in ranks.items()}})
+            out = keyed.group_by(["auction", "day"]).aggregate(
+                [([], "count_all"), *((n, "sum") for n in ranks), ("price", "min"), ("price", "max"),
+                 ("price", "mean"), ("price", "sum")])
+            names = {"count_all": "total_bids", "price_min": "min_price", "price_max": "max_price",
+                     "price_mean": "avg_price", "price_sum": "sum_price",
+                     **{f"{n}_sum": n for n in ranks}}
+            out = out.rename_columns([names.get(n, n) for n in out.column_names])
+        elif case == "q18":  # the last by (dateTime, arrival): a stable sort, then ordered "last"
+            bids = t["bid"]
+            ordered = bids.take(pc.sort_indices(bids["dateTime"]))
+            rest = [n for n in bids.column_names if n not in ("bidder", "auction")]
+            keep_nulls = pc.ScalarAggregateOptions(skip_nulls=False)
+            out = ordered.group_by(["bidder", "auction"], use_threads=False).aggregate(
+                [(n, "last", keep_nulls) for n in rest])
+            out = out.rename_columns([n.removesuffix("_last") for n in out.column_names])
+        else:
+            raise ValueError(case)
+        return normalized_table(case, out)

@@ -27,7 +27,8 @@ from .base import table_of
 from .joins import HOW as JOIN_HOW
 from .joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
 from .nexmark_tables import HOW as TABLES_HOW
-from .nexmark_tables import DuckDBNexmarkTables, PolarsNexmarkTables, grizzly_stream, normalized_table
+from .nexmark_tables import (ArrowNexmarkTables, DuckDBNexmarkTables, PolarsNexmarkTables, grizzly_stream,
+                             normalized_table)
 from .strings import HOW as STRINGS_HOW
 from .strings import ArrowStrings, DuckDBStrings, PolarsStrings, normalized_strings
 from .windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
@@ -267,7 +268,7 @@ class CDenseSuite(CSuite):
 
 # ---- numpy ---------------------------------------------------------------------------------------
 
-class NumpySuite(SuiteMixin, ArrowStrings, NumpyJoins, NumpyWindows):
+class NumpySuite(SuiteMixin, ArrowStrings, ArrowNexmarkTables, NumpyJoins, NumpyWindows):
     how = join_how("numpy", dict(NumpyWindows.how, **{
         "ysb": NumpyPeer.description,
         "adaptive-selectivity": "boolean mask of the six predicates per batch, take, bincount",
