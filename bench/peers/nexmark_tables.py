@@ -1,4 +1,4 @@
-"""The ``nexmark-tables`` workload's queries of the batch peers (pyarrow, polars, DuckDB): the Nexmark
+"""The ``nexmark-tables`` workload's queries of the batch peers (pyarrow, polars, DuckDB, Spark): the Nexmark
 queries beyond windows, whose result is a table of rows (``grizzly_py.workloads.nexmark``):
 
 - ``q0``: pass-through, every bid column;
@@ -18,11 +18,14 @@ it in one join. Each method returns the normalized result (``OUTPUT``'s columns 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from grizzly_py.workloads import nexmark
+from grizzly_py.workloads.ysb import write_parquet
 
 from .base import table_of
 
@@ -59,6 +62,13 @@ HOW = {
                                    "category; q17 GROUP BY auction, strftime day with count(*) FILTER; "
                                    "q18 the arrival as a column, QUALIFY row_number() OVER (PARTITION BY "
                                    "bidder, auction ORDER BY dateTime DESC, arrival DESC) = 1"},
+    "spark": {"nexmark-tables": "Spark SQL from Parquet: q0 SELECT *; q3/q20 JOIN with WHERE; q13 JOIN "
+                                "with the side input ON auction % 10000 = key",
+              "nexmark-updating": "Spark SQL from Parquet: q4 JOIN ... BETWEEN, GROUP BY id, category, "
+                                  "then GROUP BY category; q17 GROUP BY auction, date_format day with "
+                                  "count(*) FILTER; q18 row_number() OVER (PARTITION BY bidder, auction "
+                                  "ORDER BY dateTime DESC, arrival DESC) = 1 over the bids with their "
+                                  "arrival as a column"},
 }
 
 
@@ -87,22 +97,47 @@ def grizzly_stream(env, data, case: str):
     raise ValueError(case)
 
 
+def table_sql(case: str, quote: str) -> str:
+    """The SQL of a ``nexmark-tables`` case (DuckDB and Spark SQL), identifiers quoted by ``quote``."""
+    states = ", ".join(f"'{s}'" for s in STATES)
+    q = quote
+    return {
+        "q0": "SELECT * FROM bid",
+        "q3": f"""SELECT P.name, P.city, P.state, A.id FROM auction A JOIN person P ON A.seller = P.id
+                  WHERE A.category = {CATEGORY} AND P.state IN ({states})""",
+        "q13": f"""SELECT B.auction, B.bidder, B.price, B.{q}dateTime{q}, S.value
+                   FROM bid B JOIN side S ON B.auction % {KEYS} = S.key""",
+        "q20": f"""SELECT B.auction, B.bidder, B.price, B.channel, B.url, A.{q}itemName{q}, A.description,
+                          A.{q}initialBid{q}, A.reserve, A.expires, A.seller, A.category,
+                          B.{q}dateTime{q} AS {q}bid_dateTime{q}, B.extra AS bid_extra,
+                          A.{q}dateTime{q} AS {q}auction_dateTime{q}
+                   FROM bid B JOIN auction A ON B.auction = A.id WHERE A.category = {CATEGORY}""",
+    }[case]
+
+
+def q4_sql(quote: str) -> str:
+    """Nexmark Q4 over whole inputs: the average winning price per category."""
+    q = quote
+    return f"""SELECT category, avg(final) AS avg_final FROM (
+                   SELECT A.id, A.category, max(B.price) AS final FROM auction A JOIN bid B ON A.id = B.auction
+                   WHERE B.{q}dateTime{q} BETWEEN A.{q}dateTime{q} AND A.expires GROUP BY A.id, A.category)
+               GROUP BY category"""
+
+
+def q17_sql(day: str) -> str:
+    """Nexmark Q17 over a whole input, ``day`` the SQL of a bid's day as 'yyyy-MM-dd'."""
+    return f"""SELECT auction, {day} AS day, count(*) AS total_bids,
+                      count(*) FILTER (WHERE price < {LOW}) AS rank1_bids,
+                      count(*) FILTER (WHERE price >= {LOW} AND price < {HIGH}) AS rank2_bids,
+                      count(*) FILTER (WHERE price >= {HIGH}) AS rank3_bids,
+                      min(price) AS min_price, max(price) AS max_price, avg(price) AS avg_price,
+                      CAST(sum(price) AS BIGINT) AS sum_price
+               FROM bid GROUP BY auction, {day}"""
+
+
 class DuckDBNexmarkTables:
     def nexmark_tables(self, case: str) -> pa.Table:
-        states = ", ".join(f"'{s}'" for s in STATES)
-        sql = {
-            "q0": "SELECT * FROM bid",
-            "q3": f"""SELECT P.name, P.city, P.state, A.id FROM auction A JOIN person P ON A.seller = P.id
-                      WHERE A.category = {CATEGORY} AND P.state IN ({states})""",
-            "q13": f"""SELECT B.auction, B.bidder, B.price, B."dateTime", S.value
-                       FROM bid B JOIN side S ON B.auction % {KEYS} = S.key""",
-            "q20": f"""SELECT B.auction, B.bidder, B.price, B.channel, B.url, A."itemName", A.description,
-                              A."initialBid", A.reserve, A.expires, A.seller, A.category,
-                              B."dateTime" AS "bid_dateTime", B.extra AS bid_extra,
-                              A."dateTime" AS "auction_dateTime"
-                       FROM bid B JOIN auction A ON B.auction = A.id WHERE A.category = {CATEGORY}""",
-        }[case]
-        return normalized_table(case, self._q(sql))
+        return normalized_table(case, self._q(table_sql(case, '"')))
 
     def nexmark_updating(self, case: str) -> pa.Table:
         if case == "q18":  # ties go to the later arrival: SQL sees the arrival order as a column
@@ -114,19 +149,7 @@ class DuckDBNexmarkTables:
                 return normalized_table(case, out.to_arrow_table())
             finally:
                 self.con.unregister("arrived")
-        sql = {
-            "q4": """SELECT category, avg(final) AS avg_final FROM (
-                         SELECT A.id, A.category, max(B.price) AS final FROM auction A JOIN bid B ON A.id = B.auction
-                         WHERE B."dateTime" BETWEEN A."dateTime" AND A.expires GROUP BY A.id, A.category)
-                     GROUP BY category""",
-            "q17": f"""SELECT auction, strftime(epoch_ms("dateTime"), '%Y-%m-%d') AS day, count(*) AS total_bids,
-                              count(*) FILTER (WHERE price < {LOW}) AS rank1_bids,
-                              count(*) FILTER (WHERE price >= {LOW} AND price < {HIGH}) AS rank2_bids,
-                              count(*) FILTER (WHERE price >= {HIGH}) AS rank3_bids,
-                              min(price) AS min_price, max(price) AS max_price, avg(price) AS avg_price,
-                              sum(price)::BIGINT AS sum_price
-                       FROM bid GROUP BY ALL""",
-        }[case]
+        sql = {"q4": q4_sql('"'), "q17": q17_sql("""strftime(epoch_ms("dateTime"), '%Y-%m-%d')""")}[case]
         return normalized_table(case, self._q(sql))
 
 
@@ -251,3 +274,40 @@ class ArrowNexmarkTables:
         else:
             raise ValueError(case)
         return normalized_table(case, out)
+
+
+class SparkNexmarkTables:
+    """Spark SQL over the tables' Parquet files (``self.paths``, set by the suite's ``on_data``)."""
+
+    def prepare(self, case) -> None:
+        super().prepare(case)
+        if case.workload == "nexmark-updating" and case.param == "q18":
+            self.arrived_bids_path()  # written before the timed runs
+
+    def _views(self) -> None:
+        for name, path in self.paths.items():
+            self.spark.read.parquet(path).createOrReplaceTempView(name)
+
+    def nexmark_tables(self, case: str) -> pa.Table:
+        self._views()
+        return normalized_table(case, self.spark.sql(table_sql(case, "`")).toArrow())
+
+    def nexmark_updating(self, case: str) -> pa.Table:
+        self._views()
+        if case == "q18":  # ties go to the later arrival: the arrival order is a column of its own file
+            columns = ", ".join(f"`{n}`" for n in OUTPUT["q18"])
+            self.spark.read.parquet(self.arrived_bids_path()).createOrReplaceTempView("arrived")
+            sql = f"""SELECT {columns} FROM (SELECT *, row_number() OVER (PARTITION BY bidder, auction
+                          ORDER BY `dateTime` DESC, arrival DESC) AS newest FROM arrived) WHERE newest = 1"""
+        else:
+            sql = {"q4": q4_sql("`"), "q17": q17_sql("date_format(timestamp_millis(`dateTime`), 'yyyy-MM-dd')")}[case]
+        return normalized_table(case, self.spark.sql(sql).toArrow())
+
+    def arrived_bids_path(self) -> str:
+        """The bids with their arrival index as a column, as Parquet (written once per data)."""
+        if getattr(self, "_arrived_for", None) is not self.data:
+            bids = self.data.tables["bid"]
+            path = Path(self.paths["bid"]).with_name("bid_arrived.parquet")
+            write_parquet(bids.append_column("arrival", pa.array(np.arange(bids.num_rows))), path)
+            self._arrived_for, self._arrived_path = self.data, str(path)
+        return self._arrived_path

@@ -27,8 +27,8 @@ from .base import table_of
 from .joins import HOW as JOIN_HOW
 from .joins import CJoins, DuckDBJoins, NumpyJoins, PolarsJoins, SparkJoins
 from .nexmark_tables import HOW as TABLES_HOW
-from .nexmark_tables import (ArrowNexmarkTables, DuckDBNexmarkTables, PolarsNexmarkTables, grizzly_stream,
-                             normalized_table)
+from .nexmark_tables import (ArrowNexmarkTables, DuckDBNexmarkTables, PolarsNexmarkTables, SparkNexmarkTables,
+                             grizzly_stream, normalized_table)
 from .strings import HOW as STRINGS_HOW
 from .strings import ArrowStrings, DuckDBStrings, PolarsStrings, normalized_strings
 from .windowed import (DuckDBWindows, GrizzlyWindows, NumpyWindows, PolarsWindows,
@@ -594,7 +594,7 @@ class DuckDBSuite(SuiteMixin, DuckDBStrings, DuckDBNexmarkTables, DuckDBJoins, D
 
 # ---- Spark ---------------------------------------------------------------------------------------
 
-class SparkSuite(SuiteMixin, SparkJoins, SparkWindows):
+class SparkSuite(SuiteMixin, SparkNexmarkTables, SparkJoins, SparkWindows):
     how = join_how("spark", dict(SparkWindows.how, **{
         "ysb": SparkPeer.description,
         "adaptive-selectivity": "from Parquet, filter on the six predicates, window() groupBy count",
