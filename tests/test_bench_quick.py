@@ -108,8 +108,8 @@ def test_join_workloads_run_against_the_batch_peers(quick_run):
     assert seen == JOIN_CASES
 
 
-TABLE_CASES = [("nexmark-tables", case) for case in ("q0", "q3", "q13", "q20")] + \
-    [("nexmark-updating", case) for case in ("q4", "q17", "q18")]
+TABLE_CASES = [(w, case.label) for w in ("nexmark-tables", "nexmark-updating", "nexmark-q23")
+               for case in WORKLOADS[w].cases(quick=True)]
 
 
 @pytest.mark.parametrize("workload, case", TABLE_CASES)

@@ -2,9 +2,11 @@
 TableEnvironment (streaming mode, the JVM started once), then one job per request.
 
 Protocol: JSON lines. The worker answers ``{"ready": true, "version": ...}`` once started; each
-request ``{"ddl": [statements], "insert": "INSERT INTO ..."}`` runs the DDL (untimed), then the
-INSERT job to its end (bounded input: the final watermark fires every window), and answers
-``{"seconds": s}`` (the job alone) or ``{"error": "..."}``. Logs go to stderr.
+request ``{"ddl": [statements], "insert": "INSERT INTO ...", "batch": bool}`` runs the DDL
+(untimed), then the INSERT job to its end (bounded input: the final watermark fires every
+window), and answers ``{"seconds": s}`` (the job alone) or ``{"error": "..."}``. ``batch`` runs
+it in a second TableEnvironment in batch mode (started on first use), whose result of an
+updating query is its final table. Logs go to stderr.
 """
 
 import json
@@ -23,10 +25,14 @@ def main():
     from pyflink.table import EnvironmentSettings, TableEnvironment
     import pyflink
 
-    env = TableEnvironment.create(EnvironmentSettings.in_streaming_mode())
-    config = env.get_config()
-    config.set("parallelism.default", str(parallelism))
-    config.set("table.local-time-zone", "UTC")
+    def environment(settings):
+        env = TableEnvironment.create(settings)
+        config = env.get_config()
+        config.set("parallelism.default", str(parallelism))
+        config.set("table.local-time-zone", "UTC")
+        return env
+
+    streaming, batch = environment(EnvironmentSettings.in_streaming_mode()), None
     version = getattr(pyflink, "__version__", None)
     if version is None:
         from importlib import metadata
@@ -37,6 +43,9 @@ def main():
             continue
         request = json.loads(line)
         try:
+            if request.get("batch") and batch is None:
+                batch = environment(EnvironmentSettings.in_batch_mode())
+            env = batch if request.get("batch") else streaming
             for statement in request.get("ddl", []):
                 env.execute_sql(statement)
             start = time.perf_counter()

@@ -1,36 +1,38 @@
-"""The ``nexmark-tables`` workload's queries of the batch peers (pyarrow, polars, DuckDB, Spark): the Nexmark
-queries beyond windows, whose result is a table of rows (``grizzly_py.workloads.nexmark``):
+"""The queries of the batch peers (pyarrow, polars, DuckDB, Spark) for the Nexmark workloads
+beyond fixed windows (``grizzly_py.workloads.nexmark``). ``nexmark-tables``, whose result is a
+table of rows:
 
 - ``q0``: pass-through, every bid column;
 - ``q3``: the auctions of category 10 joined with their seller in OR, ID or CA (name, city,
   state, auction id);
+- ``q11``: bids per bidder session (sessions close after a 10 s gap);
 - ``q13``: each bid joined with the static side input on ``auction % 10000`` (a lookup join);
 - ``q20``: the bids joined with their auction of category 10;
 
-and the ``nexmark-updating`` workload's, whose grizzly-py result is an updating stream's final
-table: ``q4`` (average winning price per category), ``q17`` (auction statistics per auction and
-day), ``q18`` (the last bid per bidder and auction).
+``nexmark-q23`` (each bid with its bidder and every auction the bidder sells: a workload of its
+own, its output grows with the square of the input); and ``nexmark-updating``, whose grizzly-py
+result is an updating stream's final table: ``q4`` (average winning price per category), ``q9``
+(the winning bid per auction), ``q17`` (auction statistics per auction and day), ``q18`` (the
+last bid per bidder and auction), ``q19`` (the 10 highest bids per auction, numbered).
 
 A regular join over whole (bounded) inputs is the inner join of both, so a batch peer computes
-it in one join. Each method returns the normalized result (``OUTPUT``'s columns in that order,
-``workloads.row_digest`` hashes every row; the order of rows does not matter).
+it in one join. grizzly-py breaks ties by arrival; the peers see the arrival as a column (the
+data set's table ``arrived``). Each method returns the normalized result (``OUTPUT``'s columns in that
+order, ``workloads.row_digest`` hashes every row; the order of rows does not matter).
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from grizzly_py.workloads import nexmark
-from grizzly_py.workloads.ysb import write_parquet
 
 from .base import table_of
 
-CASES = ("q0", "q3", "q13", "q20")
-UPDATING_CASES = ("q4", "q17", "q18")
+CASES = ("q0", "q3", "q11", "q13", "q20")
+UPDATING_CASES = ("q4", "q9", "q17", "q18", "q19")
 OUTPUT = {
     "q0": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra"),
     "q3": ("name", "city", "state", "id"),
@@ -41,34 +43,47 @@ OUTPUT = {
     "q17": ("auction", "day", "total_bids", "rank1_bids", "rank2_bids", "rank3_bids", "min_price", "max_price",
             "avg_price", "sum_price"),
     "q18": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra"),
+    "q11": ("bidder", "window_start", "window_end", "bid_count"),
+    "q9": ("id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller", "category",
+           "auction", "bidder", "price", "bid_dateTime", "bid_extra"),
+    "q19": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra", "rank"),
+    "q23": ("bidder", "price", "channel", "url", "bid_extra", "person_id", "name", "emailAddress", "creditCard",
+            "city", "state", "itemName", "description", "initialBid", "reserve", "auction_dateTime", "expires",
+            "seller", "category"),
 }
 CATEGORY, STATES, KEYS = nexmark.Q3_Q20_CATEGORY, nexmark.Q3_STATES, nexmark.Q13_KEYS
 LOW, HIGH = nexmark.RANK_PRICES
+GAP, TOP = nexmark.Q11_GAP_MS, nexmark.Q19_TOP
 HOW = {
-    "numpy": {"nexmark-tables": "pyarrow (Acero): q0 select; q3/q20 filter then Table.join; q13 numpy "
-                                "auction % 10000, Table.join with the side input",
+    "numpy": {"nexmark-tables": "pyarrow (Acero): q0 select; q3/q20 filter then Table.join; q11 numpy "
+                                "lexsort by (bidder, time), a session opens at a gap >= 10 s; q13 "
+                                "numpy auction % 10000, Table.join with the side input",
               "nexmark-updating": "pyarrow (Acero): q4 Table.join, filter, group_by(id, category) max, "
-                                  "group_by(category) mean; q17 strftime day, group_by(auction, day) with "
-                                  "summed rank masks; q18 stable sort by (dateTime, arrival), ordered "
-                                  "group_by(bidder, auction) last"},
-    "polars": {"nexmark-tables": "lazy: q0 select; q3/q20 filter then inner join; q13 join with the "
-                                 "side input on auction % 10000",
+                                  "group_by(category) mean; q9/q19 join (q9), sort by (key, price "
+                                  "desc, ..., arrival), first rows per key; q17 strftime day, "
+                                  "group_by(auction, day) with summed rank masks; q18 stable sort by "
+                                  "(dateTime, arrival), ordered group_by(bidder, auction) last",
+              "nexmark-q23": "pyarrow (Acero): two Table.join"},
+    "polars": {"nexmark-tables": "lazy: q0 select; q3/q20 filter then inner join; q11 sort, shift over "
+                                 "bidder, cum_sum of session starts, group_by; q13 join with the side "
+                                 "input on auction % 10000",
                "nexmark-updating": "lazy: q4 join, filter, group_by(id, category).max, group_by(category)"
-                                   ".mean; q17 group_by(auction, day) with filtered counts; q18 "
-                                   "with_row_index, sort by (dateTime, index), group_by(bidder, auction).last"},
-    "duckdb": {"nexmark-tables": "SQL: q0 SELECT *; q3/q20 JOIN with WHERE; q13 JOIN with the side "
+                                   ".mean; q9/q19 with_row_index, sort, first per id / int_range over "
+                                   "auction <= 10; q17 group_by(auction, day) with filtered counts; q18 "
+                                   "with_row_index, sort by (dateTime, index), group_by(bidder, auction).last",
+               "nexmark-q23": "lazy: two inner joins"},
+    "duckdb": {"nexmark-tables": "SQL: q0 SELECT every column; q3/q20 JOIN with WHERE; q11 lag() and a running "
+                                 "sum() of session starts (gaps and islands); q13 JOIN with the side "
                                  "input ON auction % 10000 = key",
                "nexmark-updating": "SQL: q4 JOIN ... BETWEEN, GROUP BY id, category, then GROUP BY "
-                                   "category; q17 GROUP BY auction, strftime day with count(*) FILTER; "
-                                   "q18 the arrival as a column, QUALIFY row_number() OVER (PARTITION BY "
-                                   "bidder, auction ORDER BY dateTime DESC, arrival DESC) = 1"},
-    "spark": {"nexmark-tables": "Spark SQL from Parquet: q0 SELECT *; q3/q20 JOIN with WHERE; q13 JOIN "
-                                "with the side input ON auction % 10000 = key",
-              "nexmark-updating": "Spark SQL from Parquet: q4 JOIN ... BETWEEN, GROUP BY id, category, "
-                                  "then GROUP BY category; q17 GROUP BY auction, date_format day with "
-                                  "count(*) FILTER; q18 row_number() OVER (PARTITION BY bidder, auction "
-                                  "ORDER BY dateTime DESC, arrival DESC) = 1 over the bids with their "
-                                  "arrival as a column"},
+                                   "category; q9/q18/q19 row_number() OVER (PARTITION BY key ORDER BY "
+                                   "..., arrival) over the bids with their arrival as a column; q17 GROUP "
+                                   "BY auction, strftime day with count(*) FILTER",
+               "nexmark-q23": "SQL: two JOINs"},
+    "spark": {"nexmark-tables": "Spark SQL from Parquet, the DuckDB peer's SQL text",
+              "nexmark-updating": "Spark SQL from Parquet, the DuckDB peer's SQL text (the bids with "
+                                  "their arrival as a column: a Parquet file of their own)",
+              "nexmark-q23": "Spark SQL from Parquet: two JOINs"},
 }
 
 
@@ -94,19 +109,30 @@ def grizzly_stream(env, data, case: str):
         return nexmark.q17(env, t["bid"])
     if case == "q18":
         return nexmark.q18(env, t["bid"])
+    if case == "q11":
+        return nexmark.q11(env, t["bid"])
+    if case == "q9":
+        return nexmark.q9(env, t["auction"], t["bid"])
+    if case == "q19":
+        return nexmark.q19(env, t["bid"])
+    if case == "q23":
+        return nexmark.q23(env, t["bid"], t["person"], t["auction"])
     raise ValueError(case)
 
 
 def table_sql(case: str, quote: str) -> str:
-    """The SQL of a ``nexmark-tables`` case (DuckDB and Spark SQL), identifiers quoted by ``quote``."""
+    """The SQL of a ``nexmark-tables`` case (DuckDB, Spark and Flink SQL: averages cast to DOUBLE,
+    where Flink's of a BIGINT truncates), identifiers quoted by ``quote``."""
     states = ", ".join(f"'{s}'" for s in STATES)
     q = quote
     return {
-        "q0": "SELECT * FROM bid",
+        "q0": "SELECT " + ", ".join(f"{q}{n}{q}" for n in OUTPUT["q0"]) + " FROM bid",
+        "q11": q11_sql(q),
+        "q23": q23_sql(q),
         "q3": f"""SELECT P.name, P.city, P.state, A.id FROM auction A JOIN person P ON A.seller = P.id
                   WHERE A.category = {CATEGORY} AND P.state IN ({states})""",
-        "q13": f"""SELECT B.auction, B.bidder, B.price, B.{q}dateTime{q}, S.value
-                   FROM bid B JOIN side S ON B.auction % {KEYS} = S.key""",
+        "q13": f"""SELECT B.auction, B.bidder, B.price, B.{q}dateTime{q}, S.{q}value{q}
+                   FROM bid B JOIN side S ON MOD(B.auction, {KEYS}) = S.{q}key{q}""",
         "q20": f"""SELECT B.auction, B.bidder, B.price, B.channel, B.url, A.{q}itemName{q}, A.description,
                           A.{q}initialBid{q}, A.reserve, A.expires, A.seller, A.category,
                           B.{q}dateTime{q} AS {q}bid_dateTime{q}, B.extra AS bid_extra,
@@ -115,50 +141,103 @@ def table_sql(case: str, quote: str) -> str:
     }[case]
 
 
+def q11_sql(quote: str) -> str:
+    """Nexmark Q11 over a whole input: a bidder's bids less than ``GAP`` apart form a session
+    (gaps and islands: a new session where the gap to the bidder's previous bid is ``GAP`` or more)."""
+    t = f"{quote}dateTime{quote}"
+    return f"""WITH marked AS (
+                   SELECT bidder, {t}, CASE WHEN {t} - lag({t}) OVER (PARTITION BY bidder ORDER BY {t}) < {GAP}
+                                            THEN 0 ELSE 1 END AS opens FROM bid),
+               numbered AS (
+                   SELECT bidder, {t}, sum(opens) OVER (PARTITION BY bidder ORDER BY {t}
+                                                        ROWS UNBOUNDED PRECEDING) AS session FROM marked)
+               SELECT bidder, min({t}) AS window_start, max({t}) + {GAP} AS window_end, count(*) AS bid_count
+               FROM numbered GROUP BY bidder, session"""
+
+
+def q23_sql(quote: str) -> str:
+    """Nexmark Q23 over whole inputs: each bid with its bidder and every auction the bidder sells."""
+    q = quote
+    return f"""SELECT B.bidder, B.price, B.channel, B.url, B.extra AS bid_extra, P.id AS person_id, P.name,
+                      P.{q}emailAddress{q}, P.{q}creditCard{q}, P.city, P.state, A.{q}itemName{q}, A.description,
+                      A.{q}initialBid{q}, A.reserve, A.{q}dateTime{q} AS {q}auction_dateTime{q}, A.expires,
+                      A.seller, A.category
+               FROM bid B JOIN person P ON B.bidder = P.id JOIN auction A ON A.seller = B.bidder"""
+
+
+def q9_sql(quote: str, bids: str) -> str:
+    """Nexmark Q9 over whole inputs, ``bids`` a table of the bids with their ``arrival``: per
+    auction its highest bid placed while open, the earliest of equal prices (then arrival)."""
+    q = quote
+    columns = ", ".join(f"{q}{n}{q}" for n in OUTPUT["q9"])
+    return f"""SELECT {columns} FROM (
+                   SELECT A.id, A.{q}itemName{q}, A.description, A.{q}initialBid{q}, A.reserve, A.{q}dateTime{q},
+                          A.expires, A.seller, A.category, B.auction, B.bidder, B.price,
+                          B.{q}dateTime{q} AS {q}bid_dateTime{q}, B.extra AS bid_extra,
+                          row_number() OVER (PARTITION BY A.id ORDER BY B.price DESC, B.{q}dateTime{q} ASC,
+                                             B.arrival ASC) AS winner
+                   FROM auction A JOIN {bids} B ON A.id = B.auction
+                   WHERE B.{q}dateTime{q} BETWEEN A.{q}dateTime{q} AND A.expires)
+               WHERE winner = 1"""
+
+
+def q19_sql(quote: str, bids: str) -> str:
+    """Nexmark Q19's final table: per auction the ``TOP`` highest bids, ties by arrival, numbered."""
+    q = quote
+    columns = ", ".join(f"{q}{n}{q}" for n in OUTPUT["q19"])
+    return f"""SELECT {columns} FROM (
+                   SELECT *, row_number() OVER (PARTITION BY auction ORDER BY price DESC, arrival ASC) AS {q}rank{q}
+                   FROM {bids}) WHERE {q}rank{q} <= {TOP}"""
+
+
 def q4_sql(quote: str) -> str:
     """Nexmark Q4 over whole inputs: the average winning price per category."""
     q = quote
-    return f"""SELECT category, avg(final) AS avg_final FROM (
+    return f"""SELECT category, avg(CAST(final AS DOUBLE)) AS avg_final FROM (
                    SELECT A.id, A.category, max(B.price) AS final FROM auction A JOIN bid B ON A.id = B.auction
                    WHERE B.{q}dateTime{q} BETWEEN A.{q}dateTime{q} AND A.expires GROUP BY A.id, A.category)
                GROUP BY category"""
 
 
-def q17_sql(day: str) -> str:
+def q17_sql(quote: str, day: str) -> str:
     """Nexmark Q17 over a whole input, ``day`` the SQL of a bid's day as 'yyyy-MM-dd'."""
-    return f"""SELECT auction, {day} AS day, count(*) AS total_bids,
+    return f"""SELECT auction, {day} AS {quote}day{quote}, count(*) AS total_bids,
                       count(*) FILTER (WHERE price < {LOW}) AS rank1_bids,
                       count(*) FILTER (WHERE price >= {LOW} AND price < {HIGH}) AS rank2_bids,
                       count(*) FILTER (WHERE price >= {HIGH}) AS rank3_bids,
-                      min(price) AS min_price, max(price) AS max_price, avg(price) AS avg_price,
+                      min(price) AS min_price, max(price) AS max_price, avg(CAST(price AS DOUBLE)) AS avg_price,
                       CAST(sum(price) AS BIGINT) AS sum_price
                FROM bid GROUP BY auction, {day}"""
+
+
+def updating_sql(case: str, quote: str, day: str) -> str:
+    """The SQL of a ``nexmark-updating`` case's final table (DuckDB and Spark SQL); the bids with
+    their arrival are the table ``arrived``."""
+    if case == "q18":  # ties go to the later arrival
+        columns = ", ".join(f"{quote}{n}{quote}" for n in OUTPUT["q18"])
+        return f"""SELECT {columns} FROM (SELECT *, row_number() OVER (PARTITION BY bidder, auction
+                       ORDER BY {quote}dateTime{quote} DESC, arrival DESC) AS newest FROM arrived) WHERE newest = 1"""
+    return {"q4": lambda: q4_sql(quote), "q17": lambda: q17_sql(quote, day), "q9": lambda: q9_sql(quote, "arrived"),
+            "q19": lambda: q19_sql(quote, "arrived")}[case]()
 
 
 class DuckDBNexmarkTables:
     def nexmark_tables(self, case: str) -> pa.Table:
         return normalized_table(case, self._q(table_sql(case, '"')))
 
+    def nexmark_q23(self, _p) -> pa.Table:
+        return self.nexmark_tables("q23")
+
     def nexmark_updating(self, case: str) -> pa.Table:
-        if case == "q18":  # ties go to the later arrival: SQL sees the arrival order as a column
-            bids = self.data.tables["bid"]
-            self.con.register("arrived", bids.append_column("arrival", pa.array(np.arange(bids.num_rows))))
-            try:
-                out = self.con.sql("""SELECT * EXCLUDE (arrival) FROM arrived QUALIFY row_number() OVER (
-                                          PARTITION BY bidder, auction ORDER BY "dateTime" DESC, arrival DESC) = 1""")
-                return normalized_table(case, out.to_arrow_table())
-            finally:
-                self.con.unregister("arrived")
-        sql = {"q4": q4_sql('"'), "q17": q17_sql("""strftime(epoch_ms("dateTime"), '%Y-%m-%d')""")}[case]
-        return normalized_table(case, self._q(sql))
+        return normalized_table(case, self._q(updating_sql(case, '"', """strftime(epoch_ms("dateTime"), '%Y-%m-%d')""")))
 
 
 class PolarsNexmarkTables:
-    def nexmark_tables(self, case: str) -> pa.Table:
-        pl = self.pl
+    def _lazy_of(self, name: str):
+        return self.pl.from_arrow(self.data.tables[name], rechunk=False).lazy()
 
-        def lazy(name):
-            return pl.from_arrow(self.data.tables[name], rechunk=False).lazy()
+    def nexmark_tables(self, case: str) -> pa.Table:
+        pl, lazy = self.pl, self._lazy_of
         if case == "q0":
             out = lazy("bid")
         elif case == "q3":
@@ -167,6 +246,13 @@ class PolarsNexmarkTables:
             out = (lazy("auction").filter(pl.col("category") == CATEGORY).select("id", "seller")
                    .join(people.select(pl.col("id").alias("pid"), "name", "city", "state"),
                          left_on="seller", right_on="pid"))
+        elif case == "q11":  # a new session where the gap to the bidder's previous bid is GAP or more
+            t = pl.col("dateTime")
+            out = (lazy("bid").select("bidder", "dateTime").sort("bidder", "dateTime")
+                   .with_columns(opens=((t - t.shift(1).over("bidder")) >= GAP).fill_null(True))
+                   .with_columns(session=pl.col("opens").cum_sum())
+                   .group_by("bidder", "session")
+                   .agg(window_start=t.min(), window_end=t.max() + GAP, bid_count=pl.len().cast(pl.Int64)))
         elif case == "q13":
             out = (lazy("bid").with_columns(key=pl.col("auction") % KEYS)
                    .join(lazy("side"), on="key"))
@@ -174,15 +260,24 @@ class PolarsNexmarkTables:
             items = lazy("auction").filter(pl.col("category") == CATEGORY).rename({"dateTime": "auction_dateTime"})
             out = (lazy("bid").rename({"dateTime": "bid_dateTime", "extra": "bid_extra"})
                    .join(items, left_on="auction", right_on="id"))
+        elif case == "q23":
+            people = lazy("person").select(pl.col("id").alias("person_id"), "name", "emailAddress", "creditCard",
+                                           "city", "state")
+            items = lazy("auction").select("itemName", "description", "initialBid", "reserve",
+                                           pl.col("dateTime").alias("auction_dateTime"), "expires", "seller",
+                                           "category")
+            out = (lazy("bid").select("bidder", "price", "channel", "url", pl.col("extra").alias("bid_extra"))
+                   .join(people, left_on="bidder", right_on="person_id", coalesce=False)
+                   .join(items, left_on="bidder", right_on="seller", coalesce=False))
         else:
             raise ValueError(case)
         return normalized_table(case, out.collect().to_arrow())
 
-    def nexmark_updating(self, case: str) -> pa.Table:
-        pl = self.pl
+    def nexmark_q23(self, _p) -> pa.Table:
+        return self.nexmark_tables("q23")
 
-        def lazy(name):
-            return pl.from_arrow(self.data.tables[name], rechunk=False).lazy()
+    def nexmark_updating(self, case: str) -> pa.Table:
+        pl, lazy = self.pl, self._lazy_of
         if case == "q4":
             bids = lazy("bid").select("auction", "price", pl.col("dateTime").alias("bid_time"))
             out = (lazy("auction").select("id", "category", "dateTime", "expires")
@@ -190,6 +285,14 @@ class PolarsNexmarkTables:
                    .filter(pl.col("bid_time").is_between(pl.col("dateTime"), pl.col("expires")))
                    .group_by("id", "category").agg(final=pl.col("price").max())
                    .group_by("category").agg(avg_final=pl.col("final").mean()))
+        elif case == "q9":
+            bids = lazy("arrived").select(
+                "auction", "bidder", "price", pl.col("dateTime").alias("bid_dateTime"),
+                pl.col("extra").alias("bid_extra"), "arrival")
+            out = (lazy("auction").join(bids, left_on="id", right_on="auction", coalesce=False)
+                   .filter(pl.col("bid_dateTime").is_between(pl.col("dateTime"), pl.col("expires")))
+                   .sort(["id", "price", "bid_dateTime", "arrival"], descending=[False, True, False, False])
+                   .group_by("id", maintain_order=True).first())
         elif case == "q17":
             price = pl.col("price")
             out = (lazy("bid").with_columns(day=pl.from_epoch("dateTime", time_unit="ms").dt.strftime("%Y-%m-%d"))
@@ -199,17 +302,33 @@ class PolarsNexmarkTables:
                         rank3_bids=(price >= HIGH).sum().cast(pl.Int64), min_price=price.min(),
                         max_price=price.max(), avg_price=price.mean(), sum_price=price.sum()))
         elif case == "q18":
-            out = (lazy("bid").with_row_index("arrival").sort("dateTime", "arrival")
+            out = (lazy("arrived").sort("dateTime", "arrival").drop("arrival")
                    .group_by("bidder", "auction").last())
+        elif case == "q19":
+            out = (lazy("arrived")
+                   .sort(["auction", "price", "arrival"], descending=[False, True, False])
+                   .with_columns(rank=(pl.int_range(pl.len()).over("auction") + 1).cast(pl.Int64))
+                   .filter(pl.col("rank") <= TOP))
         else:
             raise ValueError(case)
         return normalized_table(case, out.collect().to_arrow())
 
 
+def first_rows_per_group(table: pa.Table, group: str, sort_keys: list, n: int) -> pa.Table:
+    """The first ``n`` rows of each ``group`` in the order ``sort_keys`` (after the group), with
+    their position in the group from 1 as ``rank``."""
+    ordered = table.take(pc.sort_indices(table, sort_keys=[(group, "ascending"), *sort_keys]))
+    keys = ordered[group].to_numpy()
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]) if len(keys) else np.empty(0, np.int64)
+    position = np.arange(len(keys)) - np.repeat(starts, np.diff(np.r_[starts, len(keys)]))
+    kept = np.flatnonzero(position < n)
+    return ordered.take(kept).append_column("rank", pa.array(position[kept] + 1))
+
+
 class ArrowNexmarkTables:
-    """pyarrow's compute kernels and Acero joins and group-bys (the suite's ``numpy`` peer, which
-    every installation has: so that the quick suite cross-checks these workloads without the
-    ``bench`` extra)."""
+    """pyarrow's compute kernels and Acero joins and group-bys, numpy where a step is plain array
+    arithmetic (the suite's ``numpy`` peer, which every installation has: so that the quick suite
+    cross-checks these workloads without the ``bench`` extra)."""
 
     def nexmark_tables(self, case: str) -> pa.Table:
         t = self.data.tables
@@ -222,6 +341,16 @@ class ArrowNexmarkTables:
             items = t["auction"].filter(pc.equal(t["auction"]["category"], CATEGORY)).select(["id", "seller"])
             out = items.join(people.rename_columns(["pid", "name", "city", "state"]), "seller", "pid",
                              join_type="inner", use_threads=False)
+        elif case == "q11":  # a new session where the gap to the bidder's previous bid is GAP or more
+            bidder, time = t["bid"]["bidder"].to_numpy(), t["bid"]["dateTime"].to_numpy()
+            order = np.lexsort((time, bidder))
+            bidder, time = bidder[order], time[order]
+            opens = np.r_[True, (bidder[1:] != bidder[:-1]) | (np.diff(time) >= GAP)] if len(time) else \
+                np.empty(0, bool)
+            starts = np.flatnonzero(opens)
+            ends = np.r_[starts[1:], len(time)] - 1
+            out = pa.table({"bidder": bidder[starts], "window_start": time[starts], "window_end": time[ends] + GAP,
+                            "bid_count": (ends - starts + 1).astype(np.int64)})
         elif case == "q13":
             bids = t["bid"].select(["auction", "bidder", "price", "dateTime"])
             bids = bids.append_column("key", pa.array(bids["auction"].to_numpy() % KEYS))
@@ -232,9 +361,22 @@ class ArrowNexmarkTables:
             items = items.rename_columns(["auction_dateTime" if n == "dateTime" else n for n in items.column_names])
             bids = t["bid"].rename_columns({"dateTime": "bid_dateTime", "extra": "bid_extra"})
             out = bids.join(items, "auction", "id", join_type="inner", use_threads=False)
+        elif case == "q23":
+            people = t["person"].select(["id", "name", "emailAddress", "creditCard", "city", "state"]) \
+                .rename_columns({"id": "person_id"})
+            items = t["auction"].select(["itemName", "description", "initialBid", "reserve", "dateTime", "expires",
+                                         "seller", "category"]).rename_columns({"dateTime": "auction_dateTime"})
+            bids = t["bid"].select(["bidder", "price", "channel", "url", "extra"]).rename_columns({"extra": "bid_extra"})
+            with_people = bids.join(people, "bidder", "person_id", join_type="inner", use_threads=False,
+                                    coalesce_keys=False)
+            out = with_people.join(items, "bidder", "seller", join_type="inner", use_threads=False,
+                                   coalesce_keys=False)
         else:
             raise ValueError(case)
         return normalized_table(case, out)
+
+    def nexmark_q23(self, _p) -> pa.Table:
+        return self.nexmark_tables("q23")
 
     def nexmark_updating(self, case: str) -> pa.Table:
         t = self.data.tables
@@ -247,6 +389,15 @@ class ArrowNexmarkTables:
             finals = joined.filter(opened).group_by(["id", "category"]).aggregate([("price", "max")])
             out = finals.group_by("category").aggregate([("price_max", "mean")])
             out = out.rename_columns([{"price_max_mean": "avg_final"}.get(n, n) for n in out.column_names])
+        elif case == "q9":
+            bids = t["arrived"].select(["auction", "bidder", "price", "dateTime", "extra", "arrival"])
+            bids = bids.rename_columns({"dateTime": "bid_dateTime", "extra": "bid_extra"})
+            joined = t["auction"].join(bids, "id", "auction", join_type="inner", use_threads=False,
+                                       coalesce_keys=False)
+            opened = joined.filter(pc.and_(pc.greater_equal(joined["bid_dateTime"], joined["dateTime"]),
+                                           pc.less_equal(joined["bid_dateTime"], joined["expires"])))
+            out = first_rows_per_group(opened, "id", [("price", "descending"), ("bid_dateTime", "ascending"),
+                                                      ("arrival", "ascending")], 1)
         elif case == "q17":
             bids = t["bid"]
             price = bids["price"]
@@ -271,6 +422,9 @@ class ArrowNexmarkTables:
             out = ordered.group_by(["bidder", "auction"], use_threads=False).aggregate(
                 [(n, "last", keep_nulls) for n in rest])
             out = out.rename_columns([n.removesuffix("_last") for n in out.column_names])
+        elif case == "q19":
+            out = first_rows_per_group(t["arrived"], "auction",
+                                       [("price", "descending"), ("arrival", "ascending")], TOP)
         else:
             raise ValueError(case)
         return normalized_table(case, out)
@@ -278,11 +432,6 @@ class ArrowNexmarkTables:
 
 class SparkNexmarkTables:
     """Spark SQL over the tables' Parquet files (``self.paths``, set by the suite's ``on_data``)."""
-
-    def prepare(self, case) -> None:
-        super().prepare(case)
-        if case.workload == "nexmark-updating" and case.param == "q18":
-            self.arrived_bids_path()  # written before the timed runs
 
     def _views(self) -> None:
         for name, path in self.paths.items():
@@ -292,22 +441,10 @@ class SparkNexmarkTables:
         self._views()
         return normalized_table(case, self.spark.sql(table_sql(case, "`")).toArrow())
 
+    def nexmark_q23(self, _p) -> pa.Table:
+        return self.nexmark_tables("q23")
+
     def nexmark_updating(self, case: str) -> pa.Table:
         self._views()
-        if case == "q18":  # ties go to the later arrival: the arrival order is a column of its own file
-            columns = ", ".join(f"`{n}`" for n in OUTPUT["q18"])
-            self.spark.read.parquet(self.arrived_bids_path()).createOrReplaceTempView("arrived")
-            sql = f"""SELECT {columns} FROM (SELECT *, row_number() OVER (PARTITION BY bidder, auction
-                          ORDER BY `dateTime` DESC, arrival DESC) AS newest FROM arrived) WHERE newest = 1"""
-        else:
-            sql = {"q4": q4_sql("`"), "q17": q17_sql("date_format(timestamp_millis(`dateTime`), 'yyyy-MM-dd')")}[case]
+        sql = updating_sql(case, "`", "date_format(timestamp_millis(`dateTime`), 'yyyy-MM-dd')")
         return normalized_table(case, self.spark.sql(sql).toArrow())
-
-    def arrived_bids_path(self) -> str:
-        """The bids with their arrival index as a column, as Parquet (written once per data)."""
-        if getattr(self, "_arrived_for", None) is not self.data:
-            bids = self.data.tables["bid"]
-            path = Path(self.paths["bid"]).with_name("bid_arrived.parquet")
-            write_parquet(bids.append_column("arrival", pa.array(np.arange(bids.num_rows))), path)
-            self._arrived_for, self._arrived_path = self.data, str(path)
-        return self._arrived_path

@@ -118,6 +118,8 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return bid_strings.query(env, t, p)
         if w in ("nexmark-tables", "nexmark-updating"):
             return grizzly_stream(env, self.data, p)
+        if w == "nexmark-q23":
+            return grizzly_stream(env, self.data, "q23")
         if w == "streambox" and p == "temporal-join":
             return streambox.temporal_join_query(env, self.data.tables["left"], self.data.tables["right"])
         if w == "streambox":
@@ -156,6 +158,8 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return normalized_strings(w, out)
         if w in ("nexmark-tables", "nexmark-updating"):
             return normalized_table(p, out)
+        if w == "nexmark-q23":
+            return normalized_table("q23", out)
         if w == "streambox":
             if p == "temporal-join":
                 return table_of(window_start=out["window_start"], key=out["key"], event_time=out["event_time"],
@@ -191,7 +195,7 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
 GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",
                      "agg-types", "concurrent-windows", "count-windows", "selection", "nexmark-q1",
                      "nexmark-q2", "nexmark-q10", "nexmark-q14", "nexmark-q5", "nexmark-q7", "nexmark-q8", "streambox", "strings",
-                     "nexmark-tables", "nexmark-updating")
+                     "nexmark-tables", "nexmark-updating", "nexmark-q23")
 GrizzlySuite.supports = classmethod(lambda cls, workload: workload in GRIZZLY_WORKLOADS)
 
 
