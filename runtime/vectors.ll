@@ -179,8 +179,124 @@ int:
   ret double %i
 }
 
-; numpy.median of the vector's values (sorts it): the middle value, or the mean of the two
-; middle values; NaN when a value is NaN; 0 for an empty vector (the caller emits null).
+; Rearranges data[0, len) so that data[k] holds the value a full sort would put there, with
+; values <= it before and >= it after: Hoare's FIND (Wirth's selection) with the median of
+; data[lo], data[k] and data[hi] as pivot, O(len) on average where a sort is O(len log len).
+; Values that are already ascending (sort grouping delivers them so) are left as they are.
+define linkonce_odr void @gz_select_kth(ptr %data, i64 %len, i64 %k) {
+entry:
+  %some = icmp ugt i64 %len, 1
+  br i1 %some, label %check, label %done
+check:
+  %c.i = phi i64 [ 1, %entry ], [ %c.next, %ascending ]
+  %c.prev.i = sub i64 %c.i, 1
+  %c.prev.p = getelementptr inbounds i64, ptr %data, i64 %c.prev.i
+  %c.prev = load i64, ptr %c.prev.p
+  %c.cur.p = getelementptr inbounds i64, ptr %data, i64 %c.i
+  %c.cur = load i64, ptr %c.cur.p
+  %descent = icmp sgt i64 %c.prev, %c.cur
+  br i1 %descent, label %start, label %ascending
+ascending:
+  %c.next = add i64 %c.i, 1
+  %c.more = icmp ult i64 %c.next, %len
+  br i1 %c.more, label %check, label %done
+start:
+  %hi0 = sub i64 %len, 1
+  br label %range
+range:
+  %lo = phi i64 [ 0, %start ], [ %lo.next, %narrowed ]
+  %hi = phi i64 [ %hi0, %start ], [ %hi.next, %narrowed ]
+  %open = icmp slt i64 %lo, %hi
+  br i1 %open, label %pivot, label %done
+pivot:
+  %a.p = getelementptr inbounds i64, ptr %data, i64 %lo
+  %a = load i64, ptr %a.p
+  %b.p = getelementptr inbounds i64, ptr %data, i64 %k
+  %b = load i64, ptr %b.p
+  %z.p = getelementptr inbounds i64, ptr %data, i64 %hi
+  %z = load i64, ptr %z.p
+  ; median of three: max(min(a, b), min(max(a, b), z)), a value of the range
+  %ab.lt = icmp slt i64 %a, %b
+  %ab.min = select i1 %ab.lt, i64 %a, i64 %b
+  %ab.max = select i1 %ab.lt, i64 %b, i64 %a
+  %mz.lt = icmp slt i64 %ab.max, %z
+  %mz.min = select i1 %mz.lt, i64 %ab.max, i64 %z
+  %p.lt = icmp slt i64 %ab.min, %mz.min
+  %p = select i1 %p.lt, i64 %mz.min, i64 %ab.min
+  br label %pass
+pass:
+  %i = phi i64 [ %lo, %pivot ], [ %i.swapped, %swap ]
+  %j = phi i64 [ %hi, %pivot ], [ %j.swapped, %swap ]
+  br label %scan.i
+scan.i:
+  %si = phi i64 [ %i, %pass ], [ %si.next, %step.i ]
+  %si.p = getelementptr inbounds i64, ptr %data, i64 %si
+  %si.v = load i64, ptr %si.p
+  %si.lt = icmp slt i64 %si.v, %p
+  br i1 %si.lt, label %step.i, label %scan.j
+step.i:
+  %si.next = add i64 %si, 1
+  br label %scan.i
+scan.j:
+  %sj = phi i64 [ %j, %scan.i ], [ %sj.next, %step.j ]
+  %sj.p = getelementptr inbounds i64, ptr %data, i64 %sj
+  %sj.v = load i64, ptr %sj.p
+  %sj.gt = icmp sgt i64 %sj.v, %p
+  br i1 %sj.gt, label %step.j, label %meet
+step.j:
+  %sj.next = sub i64 %sj, 1
+  br label %scan.j
+meet:
+  %crossed = icmp sgt i64 %si, %sj
+  br i1 %crossed, label %narrow, label %swap
+swap:
+  store i64 %sj.v, ptr %si.p
+  store i64 %si.v, ptr %sj.p
+  %i.swapped = add i64 %si, 1
+  %j.swapped = sub i64 %sj, 1
+  %again = icmp sle i64 %i.swapped, %j.swapped
+  br i1 %again, label %pass, label %narrow
+narrow:
+  ; [lo, j] <= p <= [i, hi]: keep searching the side that holds k
+  %ni = phi i64 [ %si, %meet ], [ %i.swapped, %swap ]
+  %nj = phi i64 [ %sj, %meet ], [ %j.swapped, %swap ]
+  %left.done = icmp slt i64 %nj, %k
+  %lo.next = select i1 %left.done, i64 %ni, i64 %lo
+  %right.done = icmp slt i64 %k, %ni
+  %hi.next = select i1 %right.done, i64 %nj, i64 %hi
+  br label %narrowed
+narrowed:
+  br label %range
+done:
+  ret void
+}
+
+; The largest of data[from, to) (to > from).
+define linkonce_odr i64 @gz_max_of(ptr %data, i64 %from, i64 %to) {
+entry:
+  %first.p = getelementptr inbounds i64, ptr %data, i64 %from
+  %first = load i64, ptr %first.p
+  %start = add i64 %from, 1
+  br label %loop
+loop:
+  %i = phi i64 [ %start, %entry ], [ %i.next, %body ]
+  %m = phi i64 [ %first, %entry ], [ %m.next, %body ]
+  %more = icmp slt i64 %i, %to
+  br i1 %more, label %body, label %done
+body:
+  %p = getelementptr inbounds i64, ptr %data, i64 %i
+  %x = load i64, ptr %p
+  %gt = icmp sgt i64 %x, %m
+  %m.next = select i1 %gt, i64 %x, i64 %m
+  %i.next = add i64 %i, 1
+  br label %loop
+done:
+  ret i64 %m
+}
+
+; numpy.median of the vector's values (reorders them: gz_select_kth): the middle value, or the
+; mean of the two middle values; NaN when a value is NaN; 0 for an empty vector (the caller
+; emits null).
 define linkonce_odr double @gz_vec_median(ptr %v, i1 %is_float) {
 entry:
   %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
@@ -190,18 +306,17 @@ entry:
 none:
   ret double 0.0
 some:
-  call void @gz_vec_sort(ptr %v)
   %data = load ptr, ptr %v
-  %last.i = sub i64 %len, 1
-  %last.p = getelementptr inbounds i64, ptr %data, i64 %last.i
-  %last = load i64, ptr %last.p
-  %last.nan = icmp eq i64 %last, 9221120237041090560
-  %has.nan = and i1 %is_float, %last.nan
+  %half = lshr i64 %len, 1
+  call void @gz_select_kth(ptr %data, i64 %len, i64 %half)
+  ; the NaN key is the largest: a NaN, if any, is among data[half, len)
+  %top = call i64 @gz_max_of(ptr %data, i64 %half, i64 %len)
+  %top.nan = icmp eq i64 %top, 9221120237041090560
+  %has.nan = and i1 %is_float, %top.nan
   br i1 %has.nan, label %nan, label %middle
 nan:
   ret double 0x7FF8000000000000
 middle:
-  %half = lshr i64 %len, 1
   %hi.p = getelementptr inbounds i64, ptr %data, i64 %half
   %hi = load i64, ptr %hi.p
   %hi.v = call double @gz_key_value(i64 %hi, i1 %is_float)
@@ -211,9 +326,8 @@ middle:
 one:
   ret double %hi.v
 two:
-  %lo.i = sub i64 %half, 1
-  %lo.p = getelementptr inbounds i64, ptr %data, i64 %lo.i
-  %lo = load i64, ptr %lo.p
+  ; the lower middle value: the largest of data[0, half), all <= data[half]
+  %lo = call i64 @gz_max_of(ptr %data, i64 0, i64 %half)
   %lo.v = call double @gz_key_value(i64 %lo, i1 %is_float)
   %sum = fadd double %lo.v, %hi.v
   %mean = fmul double %sum, 5.000000e-01
@@ -409,7 +523,8 @@ h.exit:
   ret i64 %total
 }
 
-; top_k: append the min(%k, length) largest values of %v, largest first (sorts it), to the output
+; top_k: append the min(%k, length) largest values of %v, largest first (selects them with
+; gz_select_kth and sorts only those), to the output
 ; vector %out (Python owns its struct, the data is malloc'd here), as doubles when %is_float, else
 ; as i64; %pair gets {index of the first appended word, how many} ({.., -1} when out of memory).
 define linkonce_odr void @gz_vec_top_k(ptr %v, ptr %out, i64 %k, i1 %is_float, ptr %pair) {
@@ -428,13 +543,22 @@ oom:
   store i64 -1, ptr %count.p
   ret void
 sort:
-  call void @gz_vec_sort(ptr %v)
   %data = load ptr, ptr %v
+  %cut = sub i64 %len, %n
+  %some = icmp ugt i64 %n, 0
+  br i1 %some, label %select, label %copy.start
+select:
+  ; data[cut, len) become the n largest values, then ascending
+  call void @gz_select_kth(ptr %data, i64 %len, i64 %cut)
+  %tail = getelementptr inbounds i64, ptr %data, i64 %cut
+  call void @qsort(ptr %tail, i64 %n, i64 8, ptr @gz_cmp_i64)
+  br label %copy.start
+copy.start:
   %odata = load ptr, ptr %out
   %dst = getelementptr inbounds i64, ptr %odata, i64 %start
   br label %loop
 loop:
-  %i = phi i64 [ 0, %sort ], [ %i.next, %copy ]
+  %i = phi i64 [ 0, %copy.start ], [ %i.next, %copy ]
   %more = icmp ult i64 %i, %n
   br i1 %more, label %copy, label %done
 copy:
