@@ -458,3 +458,86 @@ done:
 
 declare i64 @llvm.umax.i64(i64, i64)
 declare i64 @llvm.umin.i64(i64, i64)
+
+; A value bag: a multiset of keys kept as a vector of [key, count] pairs in ascending key order
+; (length counts words), the state of a running aggregate's min, max and count_distinct, which a
+; retraction must be able to undo (Flink's MinWithRetractAggFunction keeps a value -> count map
+; the same way). Add %delta (1: an input, -1: a retraction) to the count of %key: a new key's pair
+; goes in at its place, a pair whose count reaches 0 leaves, a retraction of a key the bag lacks
+; changes nothing. Binary search, then one memmove of the pairs after it. 1 when out of memory.
+define linkonce_odr i32 @gz_bag_add(ptr %v, i64 %key, i64 %delta) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %n = lshr i64 %len, 1
+  %data = load ptr, ptr %v
+  br label %search
+search:
+  %lo = phi i64 [ 0, %entry ], [ %lo.next, %step ]
+  %hi = phi i64 [ %n, %entry ], [ %hi.next, %step ]
+  %more = icmp ult i64 %lo, %hi
+  br i1 %more, label %step, label %found
+step:
+  %span = sub i64 %hi, %lo
+  %half = lshr i64 %span, 1
+  %mid = add i64 %lo, %half
+  %mid.w = shl i64 %mid, 1
+  %mid.p = getelementptr inbounds i64, ptr %data, i64 %mid.w
+  %mid.k = load i64, ptr %mid.p
+  %below = icmp slt i64 %mid.k, %key
+  %mid1 = add i64 %mid, 1
+  %lo.next = select i1 %below, i64 %mid1, i64 %lo
+  %hi.next = select i1 %below, i64 %hi, i64 %mid
+  br label %search
+found:
+  %at.w = shl i64 %lo, 1
+  %inside = icmp ult i64 %lo, %n
+  br i1 %inside, label %check, label %absent
+check:
+  %at = getelementptr inbounds i64, ptr %data, i64 %at.w
+  %k = load i64, ptr %at
+  %same = icmp eq i64 %k, %key
+  br i1 %same, label %present, label %absent
+present:
+  %c.p = getelementptr inbounds i64, ptr %at, i64 1
+  %c = load i64, ptr %c.p
+  %c1 = add i64 %c, %delta
+  %gone = icmp sle i64 %c1, 0
+  br i1 %gone, label %remove, label %count
+count:
+  store i64 %c1, ptr %c.p
+  ret i32 0
+remove:
+  %after.w = add i64 %at.w, 2
+  %after = getelementptr inbounds i64, ptr %data, i64 %after.w
+  %tail.w = sub i64 %len, %after.w
+  %tail.b = shl i64 %tail.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %at, ptr %after, i64 %tail.b, i1 false)
+  %len.less = sub i64 %len, 2
+  store i64 %len.less, ptr %len.p
+  ret i32 0
+absent:
+  %adds = icmp sgt i64 %delta, 0
+  br i1 %adds, label %grow, label %unchanged
+unchanged:
+  ret i32 0
+grow:
+  %rc = call i32 @gz_vec_reserve(ptr %v, i64 2)
+  %oom = icmp ne i32 %rc, 0
+  br i1 %oom, label %fail, label %insert
+fail:
+  ret i32 1
+insert:
+  %data2 = load ptr, ptr %v
+  %to = getelementptr inbounds i64, ptr %data2, i64 %at.w
+  %to.next = getelementptr inbounds i64, ptr %to, i64 2
+  %rest.w = sub i64 %len, %at.w
+  %rest.b = shl i64 %rest.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %to.next, ptr %to, i64 %rest.b, i1 false)
+  store i64 %key, ptr %to
+  %to.c = getelementptr inbounds i64, ptr %to, i64 1
+  store i64 %delta, ptr %to.c
+  %len.more = add i64 %len, 2
+  store i64 %len.more, ptr %len.p
+  ret i32 0
+}
