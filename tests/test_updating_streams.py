@@ -222,13 +222,13 @@ def test_state_memory_limit_counts_the_key_table():
 
 
 @st.composite
-def aggregate_of_aggregate_cases(draw):
-    """A running aggregate (``running_aggregate_cases``), sometimes filtered, then a running
-    aggregate over it (an updating input): 1-2 keys among its columns, count / count(c) / sum /
-    avg of its integer columns (float sums subtract retracted values, where rounding may differ
-    from a recomputation: the hand-written cases cover them), min / max / count_distinct of its
-    numeric columns (a value bag: exact for floats too)."""
-    case = draw(running_aggregate_cases())
+def aggregate_of_aggregate_cases(draw, inner=None):
+    """A running aggregate (``running_aggregate_cases``; or the updating case ``inner`` draws),
+    sometimes filtered, then a running aggregate over it (an updating input): 1-2 keys among its
+    columns, count / count(c) / sum / avg of its integer columns (float sums subtract retracted
+    values, where rounding may differ from a recomputation: the hand-written cases cover them),
+    min / max / count_distinct of its numeric columns (a value bag: exact for floats too)."""
+    case = draw(inner if inner is not None else running_aggregate_cases())
     inner = case.build(gz.StreamEnvironment()).schema
     if draw(st.booleans()):
         ints = [f.name for f in inner if f.dtype.is_integer]
@@ -450,9 +450,9 @@ def test_other_misuse_is_rejected_at_definition_time():
 # deduplicate
 # ----------------------------------------------------------------------------------------------
 @st.composite
-def deduplicate_cases(draw):
+def deduplicate_cases(draw, keep=None):
     """A random stateless prefix, ``key_by`` 1-2 keys (often an integer column modulo 1-4), then
-    ``deduplicate(keep)``, and the parallelism to run it at."""
+    ``deduplicate(keep)`` (``keep`` drawn unless given), and the parallelism to run it at."""
     case = draw(running_aggregate_cases())
     keyed = case.steps[-2]
     stream = case.source(gz.StreamEnvironment())
@@ -463,7 +463,7 @@ def deduplicate_cases(draw):
             if f.name not in keyed.args and f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type)
             and f.arrow_type.unit != "ms"}
     case.steps[-2:] = ([Step("with_columns", kwargs=fine)] if fine else []) + [
-        keyed, Step("deduplicate", kwargs={"keep": draw(st.sampled_from(["first", "last"]))})]
+        keyed, Step("deduplicate", kwargs={"keep": keep or draw(st.sampled_from(["first", "last"]))})]
     return case
 
 
@@ -481,6 +481,12 @@ def check_deduplicate(build, keys, parallelism: int = 1) -> None:
 @given(deduplicate_cases())
 def test_deduplicate_matches_reference(case):
     check_deduplicate(case.build, case.keys, case.parallelism)
+
+
+@given(aggregate_of_aggregate_cases(inner=deduplicate_cases(keep="last")))
+def test_aggregates_over_last_rows_match_reference(case):
+    """Over ``deduplicate(keep="last")``: a key's newer row retracts its older one (-U/+U)."""
+    check_against_reference(case.build, case.keys, case.parallelism)
 
 
 def test_deduplicate_by_hand():
