@@ -268,9 +268,9 @@ class RunningAggregateNode(PlanNode):
     Output: the key columns, then the aggregates in order. The aggregates that
     ``AggregateSpec.running`` runs: the decomposable ones (a few words per key: ``count``,
     ``sum``, ``min``, ``max``, ``avg``, the variances and standard deviations, ``first``,
-    ``last``) and ``count_distinct`` (a value bag per key: ``aggregates/functions/value_bag.py``);
-    not the others that keep every value (``median``, ``mode``, ``top_k``, ``min``/``max`` of
-    strings).
+    ``last``), ``count_distinct`` and ``min``/``max`` of strings (a value bag per key:
+    ``aggregates/functions/value_bag.py``); not the others that keep every value (``median``,
+    ``mode``, ``top_k``).
 
     Over an updating input (an aggregate of an aggregate, Nexmark Q4's shape) a ``-U``/``-D`` row
     retracts its input: only the aggregates that can undo it (``count``, ``sum``, ``avg``
@@ -297,9 +297,9 @@ class RunningAggregateNode(PlanNode):
                 if spec.holistic:
                     raise SchemaError(f"aggregate {name!r}: a running aggregate (no window) takes decomposable "
                                       f"aggregates (count, sum, min, max, avg, var/stddev, first, last) and "
-                                      f"count_distinct; {call!r} keeps every value of its group")
+                                      f"count_distinct; {call!r} keeps every value of its group (not supported)")
                 raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
-                                 f"aggregate takes count, sum, avg, min, max (not of strings) and count_distinct, "
+                                 f"aggregate takes count, sum, avg, min, max and count_distinct, "
                                  f"which can undo a retracted row; {call!r} cannot (not supported yet)")
         self.schema
 

@@ -104,6 +104,8 @@ class AggregateSpec:
     retractable = False      # its update takes a.sign: -1 retracts an input (an updating stream's
                              # -U/-D row), so it can aggregate an updating stream
     kept_after_emit = False  # a holistic state that an emit leaves in place (a running aggregate's)
+    string_order = False     # over strings, its update reads each string's order key too (a.prefix:
+                             # engine/string_order.py), as well as its interned id
 
     def call(self, *args, **kwargs) -> AggCall:
         """The constructor users call as ``agg.<name>(...)``."""

@@ -527,18 +527,13 @@ def q15(env, bids: pa.Table):
 
 def q16(env, bids: pa.Table):
     """Nexmark Q16, channel statistics report: Q15's statistics per channel and day, and the
-    day's latest minute ``max(DATE_FORMAT(dateTime, 'HH:mm'))``. Within a day ``HH:mm`` orders
-    as the time does, so that maximum is the ``HH:mm`` of the latest ``dateTime`` (a running
-    ``max`` of an int64, formatted after it: the same rows, and so the same changelog). An
-    updating stream. Output: channel, day, minute, then Q15's columns after ``day``."""
+    day's latest minute ``max(DATE_FORMAT(dateTime, 'HH:mm'))`` (a running ``max`` of strings).
+    An updating stream. Output: channel, day, minute, then Q15's columns after ``day``."""
     from .. import agg, col
-    stats = _bidding_statistics(col("price"), col("bidder"), col("auction"))
     return (env.from_arrow(bids, timestamp="dateTime")
-            .with_columns(day=col("dateTime").dt.strftime("%Y-%m-%d"))
+            .with_columns(day=col("dateTime").dt.strftime("%Y-%m-%d"), minute=col("dateTime").dt.strftime("%H:%M"))
             .key_by("channel", "day")
-            .aggregate(latest=agg.max("dateTime"), **stats)
-            .with_columns(minute=col("latest").dt.strftime("%H:%M"))
-            .select("channel", "day", "minute", *stats))
+            .aggregate(minute=agg.max("minute"), **_bidding_statistics(col("price"), col("bidder"), col("auction"))))
 
 
 def q17(env, bids: pa.Table):

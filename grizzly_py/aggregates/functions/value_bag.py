@@ -1,5 +1,6 @@
 """Value bags: how a running aggregate (``keyed.aggregate`` without a window) runs ``min`` and
-``max`` over an updating input, and ``count_distinct`` over any input.
+``max`` of numbers over an updating input, and ``count_distinct`` and ``min``/``max`` of strings
+over any input.
 
 A running aggregate emits its key's row at every record, so its state must stay after an emit,
 and a retraction (an updating input's ``-U``/``-D`` row) must be able to take a value out: when
@@ -11,7 +12,14 @@ map. ``min`` is the first value, ``max`` the last (NaN only when every value is 
 functions), ``count_distinct`` the number of values. The bag is a holistic state (a value vector
 of [key, count] pairs), so snapshots, the state-memory count and the string release handle it
 as any other value vector. These descriptors are not registered: ``AggregateSpec.running``
-hands them out."""
+hands them out.
+
+Strings are interned ids, which do not order as their strings do. ``min`` and ``max`` of strings
+keep [order key, id, count] entries (``gz_bag2_add``; ``aggregates/string_bag.ll.j2``), the
+order key being the string's first 8 bytes (``engine/string_order.py``, a virtual column the
+engine fills per batch, as it does the ids): the first (last) entries share the smallest
+(largest) order key, their ids are emitted, and the engine picks the result among their strings
+in Arrow (``string_values.StringBag``)."""
 
 from __future__ import annotations
 
