@@ -1,6 +1,6 @@
 """Order keys of strings (``engine/string_order.py``): compiled code orders interned strings by
 them, so strings that order differently byte-wise must never get keys in the opposite order,
-and strings whose first 8 bytes differ must get different keys."""
+and strings whose first 8 bytes (padded with zero bytes) differ must get different keys."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def _check(strings: list, keys: list) -> None:
             ba, bb = a.encode(), b.encode()
             if ba < bb:
                 assert ka <= kb, (a, b)
-            if ba[:8] != bb[:8]:
+            if ba[:8].ljust(8, b"\0") != bb[:8].ljust(8, b"\0"):
                 assert ka != kb, (a, b)
 
 

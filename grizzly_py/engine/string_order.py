@@ -6,7 +6,8 @@ order as the strings do (a running aggregate's ``min``/``max`` of strings:
 A string's order key is its first 8 UTF-8 bytes as a big-endian number (zero bytes after a
 shorter string), its top bit flipped so that signed int64 comparison orders keys as unsigned
 bytes compare: strings that order differently byte-wise have keys in the same order or equal
-keys (a common 8-byte prefix), never keys in the opposite order. Computed per batch with numpy
+keys (a common 8-byte prefix, or a string that is another followed by zero bytes), never keys
+in the opposite order. Computed per batch with numpy
 over the Arrow buffers (no per-row Python); a null's key is 0 (its validity says it is null)."""
 
 from __future__ import annotations
