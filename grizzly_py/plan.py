@@ -265,15 +265,17 @@ class RunningAggregateNode(PlanNode):
     record inserts its row (``+I``), a record that changes the row retracts it (``-U``) and puts
     the new one in its place (``+U``); a record that leaves it unchanged emits nothing.
 
-    Output: the key columns, then the aggregates in order. Decomposable aggregates only (their
-    state is a few words per key): ``count``, ``sum``, ``min``, ``max``, ``avg``, the variances
-    and standard deviations, ``first``, ``last``; not those that keep every value (``median``,
-    ``mode``, ``count_distinct``, ``top_k``, ``min``/``max`` of strings).
+    Output: the key columns, then the aggregates in order. The aggregates that
+    ``AggregateSpec.running`` runs: the decomposable ones (a few words per key: ``count``,
+    ``sum``, ``min``, ``max``, ``avg``, the variances and standard deviations, ``first``,
+    ``last``), ``count_distinct`` and ``min``/``max`` of strings (a value bag per key:
+    ``aggregates/functions/value_bag.py``); not the others that keep every value (``median``,
+    ``mode``, ``top_k``).
 
     Over an updating input (an aggregate of an aggregate, Nexmark Q4's shape) a ``-U``/``-D`` row
-    retracts its input: only the aggregates that can subtract it (``AggregateSpec.retractable``:
-    ``count``, ``sum``, ``avg``); a key left with no rows emits ``-D`` (and ``+I`` if it fills
-    again).
+    retracts its input: only the aggregates that can undo it (``count``, ``sum``, ``avg``
+    subtract it; ``min``, ``max`` and ``count_distinct`` take it out of their value bag); a key
+    left with no rows emits ``-D`` (and ``+I`` if it fills again).
     """
 
     input: PlanNode
@@ -290,14 +292,15 @@ class RunningAggregateNode(PlanNode):
         for name, call in self.aggregates:
             if isinstance(call, AggCall):
                 spec = call.spec.for_argument(None if call.arg is None else call.arg.dtype(in_schema))
+                if spec.running(self.input.updating) is not None:
+                    continue
                 if spec.holistic:
                     raise SchemaError(f"aggregate {name!r}: a running aggregate (no window) takes decomposable "
-                                      f"aggregates (count, sum, min, max, avg, var/stddev, first, last); "
-                                      f"{call!r} keeps every value of its group")
-                if self.input.updating and not spec.retractable:
-                    raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
-                                     f"aggregate takes count, sum and avg, which subtract a retracted row; "
-                                     f"{call!r} cannot undo a row it has seen (not supported yet)")
+                                      f"aggregates (count, sum, min, max, avg, var/stddev, first, last) and "
+                                      f"count_distinct; {call!r} keeps every value of its group (not supported)")
+                raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
+                                 f"aggregate takes count, sum, avg, min, max and count_distinct, "
+                                 f"which can undo a retracted row; {call!r} cannot (not supported yet)")
         self.schema
 
     @property

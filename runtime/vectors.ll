@@ -582,3 +582,254 @@ done:
 
 declare i64 @llvm.umax.i64(i64, i64)
 declare i64 @llvm.umin.i64(i64, i64)
+
+; A value bag: a multiset of keys kept as a vector of [key, count] pairs in ascending key order
+; (length counts words), the state of a running aggregate's min, max and count_distinct, which a
+; retraction must be able to undo (Flink's MinWithRetractAggFunction keeps a value -> count map
+; the same way). Add %delta (1: an input, -1: a retraction) to the count of %key: a new key's pair
+; goes in at its place, a pair whose count reaches 0 leaves, a retraction of a key the bag lacks
+; changes nothing. Binary search, then one memmove of the pairs after it. 1 when out of memory.
+define linkonce_odr i32 @gz_bag_add(ptr %v, i64 %key, i64 %delta) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %n = lshr i64 %len, 1
+  %data = load ptr, ptr %v
+  br label %search
+search:
+  %lo = phi i64 [ 0, %entry ], [ %lo.next, %step ]
+  %hi = phi i64 [ %n, %entry ], [ %hi.next, %step ]
+  %more = icmp ult i64 %lo, %hi
+  br i1 %more, label %step, label %found
+step:
+  %span = sub i64 %hi, %lo
+  %half = lshr i64 %span, 1
+  %mid = add i64 %lo, %half
+  %mid.w = shl i64 %mid, 1
+  %mid.p = getelementptr inbounds i64, ptr %data, i64 %mid.w
+  %mid.k = load i64, ptr %mid.p
+  %below = icmp slt i64 %mid.k, %key
+  %mid1 = add i64 %mid, 1
+  %lo.next = select i1 %below, i64 %mid1, i64 %lo
+  %hi.next = select i1 %below, i64 %hi, i64 %mid
+  br label %search
+found:
+  %at.w = shl i64 %lo, 1
+  %inside = icmp ult i64 %lo, %n
+  br i1 %inside, label %check, label %absent
+check:
+  %at = getelementptr inbounds i64, ptr %data, i64 %at.w
+  %k = load i64, ptr %at
+  %same = icmp eq i64 %k, %key
+  br i1 %same, label %present, label %absent
+present:
+  %c.p = getelementptr inbounds i64, ptr %at, i64 1
+  %c = load i64, ptr %c.p
+  %c1 = add i64 %c, %delta
+  %gone = icmp sle i64 %c1, 0
+  br i1 %gone, label %remove, label %count
+count:
+  store i64 %c1, ptr %c.p
+  ret i32 0
+remove:
+  %after.w = add i64 %at.w, 2
+  %after = getelementptr inbounds i64, ptr %data, i64 %after.w
+  %tail.w = sub i64 %len, %after.w
+  %tail.b = shl i64 %tail.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %at, ptr %after, i64 %tail.b, i1 false)
+  %len.less = sub i64 %len, 2
+  store i64 %len.less, ptr %len.p
+  ret i32 0
+absent:
+  %adds = icmp sgt i64 %delta, 0
+  br i1 %adds, label %grow, label %unchanged
+unchanged:
+  ret i32 0
+grow:
+  %rc = call i32 @gz_vec_reserve(ptr %v, i64 2)
+  %oom = icmp ne i32 %rc, 0
+  br i1 %oom, label %fail, label %insert
+fail:
+  ret i32 1
+insert:
+  %data2 = load ptr, ptr %v
+  %to = getelementptr inbounds i64, ptr %data2, i64 %at.w
+  %to.next = getelementptr inbounds i64, ptr %to, i64 2
+  %rest.w = sub i64 %len, %at.w
+  %rest.b = shl i64 %rest.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %to.next, ptr %to, i64 %rest.b, i1 false)
+  store i64 %key, ptr %to
+  %to.c = getelementptr inbounds i64, ptr %to, i64 1
+  store i64 %delta, ptr %to.c
+  %len.more = add i64 %len, 2
+  store i64 %len.more, ptr %len.p
+  ret i32 0
+}
+
+; A value bag of strings: entries [order key, id, count] in ascending (order key, id) order
+; (length counts words), the order key being the string's first 8 bytes (big-endian, sign bit
+; flipped: engine/string_order.py) and the id its interned id. As gz_bag_add, for 3-word entries.
+define linkonce_odr i32 @gz_bag2_add(ptr %v, i64 %k0, i64 %k1, i64 %delta) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %n = udiv i64 %len, 3
+  %data = load ptr, ptr %v
+  br label %search
+search:
+  %lo = phi i64 [ 0, %entry ], [ %lo.next, %step ]
+  %hi = phi i64 [ %n, %entry ], [ %hi.next, %step ]
+  %more = icmp ult i64 %lo, %hi
+  br i1 %more, label %step, label %found
+step:
+  %span = sub i64 %hi, %lo
+  %half = lshr i64 %span, 1
+  %mid = add i64 %lo, %half
+  %mid.w = mul i64 %mid, 3
+  %mid.p = getelementptr inbounds i64, ptr %data, i64 %mid.w
+  %mid.k0 = load i64, ptr %mid.p
+  %mid.p1 = getelementptr inbounds i64, ptr %mid.p, i64 1
+  %mid.k1 = load i64, ptr %mid.p1
+  %lt0 = icmp slt i64 %mid.k0, %k0
+  %eq0 = icmp eq i64 %mid.k0, %k0
+  %lt1 = icmp slt i64 %mid.k1, %k1
+  %tie = and i1 %eq0, %lt1
+  %below = or i1 %lt0, %tie
+  %mid1 = add i64 %mid, 1
+  %lo.next = select i1 %below, i64 %mid1, i64 %lo
+  %hi.next = select i1 %below, i64 %hi, i64 %mid
+  br label %search
+found:
+  %at.w = mul i64 %lo, 3
+  %inside = icmp ult i64 %lo, %n
+  br i1 %inside, label %check, label %absent
+check:
+  %at = getelementptr inbounds i64, ptr %data, i64 %at.w
+  %a0 = load i64, ptr %at
+  %at1 = getelementptr inbounds i64, ptr %at, i64 1
+  %a1 = load i64, ptr %at1
+  %same0 = icmp eq i64 %a0, %k0
+  %same1 = icmp eq i64 %a1, %k1
+  %same = and i1 %same0, %same1
+  br i1 %same, label %present, label %absent
+present:
+  %c.p = getelementptr inbounds i64, ptr %at, i64 2
+  %c = load i64, ptr %c.p
+  %c1 = add i64 %c, %delta
+  %gone = icmp sle i64 %c1, 0
+  br i1 %gone, label %remove, label %count
+count:
+  store i64 %c1, ptr %c.p
+  ret i32 0
+remove:
+  %after.w = add i64 %at.w, 3
+  %after = getelementptr inbounds i64, ptr %data, i64 %after.w
+  %tail.w = sub i64 %len, %after.w
+  %tail.b = shl i64 %tail.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %at, ptr %after, i64 %tail.b, i1 false)
+  %len.less = sub i64 %len, 3
+  store i64 %len.less, ptr %len.p
+  ret i32 0
+absent:
+  %adds = icmp sgt i64 %delta, 0
+  br i1 %adds, label %grow, label %unchanged
+unchanged:
+  ret i32 0
+grow:
+  %rc = call i32 @gz_vec_reserve(ptr %v, i64 3)
+  %oom = icmp ne i32 %rc, 0
+  br i1 %oom, label %fail, label %insert
+fail:
+  ret i32 1
+insert:
+  %data2 = load ptr, ptr %v
+  %to = getelementptr inbounds i64, ptr %data2, i64 %at.w
+  %to.next = getelementptr inbounds i64, ptr %to, i64 3
+  %rest.w = sub i64 %len, %at.w
+  %rest.b = shl i64 %rest.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %to.next, ptr %to, i64 %rest.b, i1 false)
+  store i64 %k0, ptr %to
+  %to.1 = getelementptr inbounds i64, ptr %to, i64 1
+  store i64 %k1, ptr %to.1
+  %to.2 = getelementptr inbounds i64, ptr %to, i64 2
+  store i64 %delta, ptr %to.2
+  %len.more = add i64 %len, 3
+  store i64 %len.more, ptr %len.p
+  ret i32 0
+}
+
+; The candidates for the smallest (%high false) or largest string of a gz_bag2_add bag: the ids
+; of the entries that share the first (last) entry's order key, appended to the output vector
+; %out; %pair gets {index of the first appended word, how many} ({.., -1} when out of memory).
+; The engine picks the result among them by their strings (most often there is one).
+define linkonce_odr void @gz_bag2_ties(ptr %v, i1 %high, ptr %out, ptr %pair) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %n = udiv i64 %len, 3
+  %olen.p = getelementptr inbounds %gz.vec, ptr %out, i32 0, i32 1
+  %start = load i64, ptr %olen.p
+  store i64 %start, ptr %pair
+  %count.p = getelementptr inbounds i64, ptr %pair, i64 1
+  %empty = icmp eq i64 %n, 0
+  br i1 %empty, label %none, label %edge
+none:
+  store i64 0, ptr %count.p
+  ret void
+edge:
+  %data = load ptr, ptr %v
+  %last = sub i64 %n, 1
+  %first = select i1 %high, i64 %last, i64 0
+  %step = select i1 %high, i64 -1, i64 1
+  %first.w = mul i64 %first, 3
+  %first.p = getelementptr inbounds i64, ptr %data, i64 %first.w
+  %key = load i64, ptr %first.p
+  br label %count
+count:
+  %i = phi i64 [ 1, %edge ], [ %i.next, %same ]
+  %seen = icmp eq i64 %i, %n
+  br i1 %seen, label %counted, label %next
+next:
+  %off = mul i64 %i, %step
+  %e = add i64 %first, %off
+  %e.w = mul i64 %e, 3
+  %e.p = getelementptr inbounds i64, ptr %data, i64 %e.w
+  %e.k = load i64, ptr %e.p
+  %eq = icmp eq i64 %e.k, %key
+  br i1 %eq, label %same, label %counted
+same:
+  %i.next = add i64 %i, 1
+  br label %count
+counted:
+  %ties = phi i64 [ %i, %count ], [ %i, %next ]
+  %rc = call i32 @gz_vec_reserve(ptr %out, i64 %ties)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %oom, label %copy.start
+oom:
+  store i64 -1, ptr %count.p
+  ret void
+copy.start:
+  %odata = load ptr, ptr %out
+  %dst = getelementptr inbounds i64, ptr %odata, i64 %start
+  br label %copy
+copy:
+  %t = phi i64 [ 0, %copy.start ], [ %t.next, %copy.body ]
+  %left = icmp ult i64 %t, %ties
+  br i1 %left, label %copy.body, label %done
+copy.body:
+  %toff = mul i64 %t, %step
+  %te = add i64 %first, %toff
+  %te.w = mul i64 %te, 3
+  %te.w1 = add i64 %te.w, 1
+  %id.p = getelementptr inbounds i64, ptr %data, i64 %te.w1
+  %id = load i64, ptr %id.p
+  %dst.p = getelementptr inbounds i64, ptr %dst, i64 %t
+  store i64 %id, ptr %dst.p
+  %t.next = add i64 %t, 1
+  br label %copy
+done:
+  %olen.new = add i64 %start, %ties
+  store i64 %olen.new, ptr %olen.p
+  store i64 %ties, ptr %count.p
+  ret void
+}

@@ -516,8 +516,8 @@ WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop"
 
 # a running aggregate (no window) takes the decomposable ones; of strings: count, first, last
 RUNNING_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop", "var_samp", "stddev_pop",
-                      "stddev_samp", "first", "last")
-RUNNING_STRING_AGGREGATES = ("count_arg", "first", "last")
+                      "stddev_samp", "first", "last", "count_distinct")
+RUNNING_STRING_AGGREGATES = ("count_arg", "min", "max", "first", "last", "count_distinct")
 
 
 @st.composite

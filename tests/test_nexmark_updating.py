@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from strategies import assert_tables_equal
 from test_updating_streams import assert_same_changelog
@@ -120,3 +121,56 @@ def test_q9_matches_the_reference(parallelism, n_events, batch_rows):
         assert row["price"] == max(b["price"] for b in placed)
         assert row["bid_dateTime"] == min(b["dateTime"] for b in placed if b["price"] == row["price"])
     assert expected.num_rows < expected_changes.num_rows
+
+
+def _statistics_by_hand(bids: pa.Table, keys: list[str]) -> pa.Table:
+    """Q15's statistics grouped by ``keys`` as SQL computes them over the whole input, in Arrow
+    (no grizzly-py code): per price rank, the bids, distinct bidders and distinct auctions."""
+    price = bids.column("price").to_numpy()
+    low, high = nexmark.RANK_PRICES
+    ranks = {"total_": np.ones(len(price), bool), "rank1_": price < low,
+             "rank2_": (price >= low) & (price < high), "rank3_": price >= high}
+    out = None
+    for what, column, how in (("bids", "price", "count"), ("bidders", "bidder", "count_distinct"),
+                              ("auctions", "auction", "count_distinct")):
+        for rank, kept in ranks.items():
+            values = pa.array(np.where(kept, bids.column(column).to_numpy(), 0), mask=~kept)
+            part = bids.select(keys).append_column("v", values).group_by(keys).aggregate([("v", how)])
+            part = part.rename_columns([f"{rank}{what}" if n == f"v_{how}" else n for n in part.column_names])
+            out = part if out is None else out.join(part, keys)
+    return out.sort_by([(k, "ascending") for k in keys])
+
+
+def _with_days(bids: pa.Table) -> pa.Table:
+    day = pc.strftime(pc.cast(bids.column("dateTime"), pa.timestamp("ms", "UTC")), "%Y-%m-%d")
+    return bids.append_column("day", day)
+
+
+@pytest.mark.parametrize("parallelism", [1, 3])
+@pytest.mark.parametrize("n_events, batch_rows, gap_ms", [(0, 64, 10), (2_000, 97, 200_000)])
+def test_q15_matches_the_reference_and_sql(parallelism, n_events, batch_rows, gap_ms):
+    bids = _over_days(nexmark.generate_bids(n_events, seed=15, batch_rows=batch_rows), gap_ms)
+    expected, expected_changes = compiled_and_reference(nexmark.q15, bids, ["day"], parallelism)
+    if n_events:
+        assert expected.num_rows > 1 and expected.num_rows < expected_changes.num_rows
+        by_hand = _statistics_by_hand(_with_days(bids), ["day"])
+        assert by_hand.select(expected.column_names).equals(expected)
+        assert all(r["rank1_bidders"] <= r["total_bidders"] for r in expected.to_pylist())
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+@pytest.mark.parametrize("n_events, batch_rows, gap_ms", [(0, 64, 10), (2_000, 113, 150_000)])
+def test_q16_matches_the_reference_and_sql(parallelism, n_events, batch_rows, gap_ms):
+    bids = _over_days(nexmark.generate_bids(n_events, seed=16, batch_rows=batch_rows), gap_ms)
+    expected, expected_changes = compiled_and_reference(nexmark.q16, bids, ["channel", "day"], parallelism)
+    assert expected.column_names[:4] == ["channel", "day", "minute", "total_bids"]
+    if n_events:
+        assert expected.num_rows < expected_changes.num_rows
+        days = _with_days(bids)
+        minutes = days.append_column("minute", pc.strftime(pc.cast(days.column("dateTime"), pa.timestamp("ms", "UTC")),
+                                                            "%H:%M"))
+        latest = minutes.group_by(["channel", "day"]).aggregate([("minute", "max")]).rename_columns(
+            ["channel", "day", "minute"])
+        by_hand = _statistics_by_hand(days, ["channel", "day"]).join(latest, ["channel", "day"])
+        by_hand = by_hand.sort_by([("channel", "ascending"), ("day", "ascending")])
+        assert by_hand.select(expected.column_names).equals(expected)

@@ -138,7 +138,8 @@ def test_running_aggregates_resume_after_crashes(case, data):
 
 def _running(env, data):
     return (_bounded(env, data).key_by("k", "name")
-            .aggregate(c=agg.count(), s=agg.sum("n"), hi=agg.max("v"), a=agg.avg("n"), la=agg.last("name")))
+            .aggregate(c=agg.count(), s=agg.sum("n"), hi=agg.max("v"), a=agg.avg("n"), la=agg.last("name"),
+                       d=agg.count_distinct("v")))
 
 
 @pytest.mark.parametrize("parallelism", [1, 2])
@@ -153,7 +154,8 @@ def test_running_aggregate_resumes_exactly(parallelism, tmp_path):
 
 def _aggregate_of_aggregate(env, data):
     return (_bounded(env, data).key_by("k", "name").aggregate(hi=agg.max("n"))
-            .key_by("name").aggregate(a=agg.avg("hi"), c=agg.count(), s=agg.sum("hi")))
+            .key_by("name").aggregate(a=agg.avg("hi"), c=agg.count(), s=agg.sum("hi"), lo=agg.min("hi"),
+                                      top=agg.max("hi"), d=agg.count_distinct("hi")))
 
 
 @pytest.mark.parametrize("parallelism", [1, 2])
@@ -164,6 +166,22 @@ def test_aggregate_of_aggregate_resumes_exactly(parallelism, tmp_path):
                               [1, 7, 8, 19], tmp_path / "chk", parallelism)
     assert result.metrics["checkpoints"]["restored_from"] == 19
     assert_same_changelog(result["out"], expected, ["name"])
+
+
+def _string_extremes(env, data):
+    """min/max of strings over the last row per (k, n): string value bags that retract."""
+    return (_bounded(env, data).key_by("k", "n").deduplicate(keep="last")
+            .key_by("k").aggregate(lo=agg.min("name"), hi=agg.max("name"), d=agg.count_distinct("name")))
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_string_value_bags_resume_exactly(parallelism, tmp_path):
+    batches = _data().to_batches(max_chunksize=100)
+    expected = reference.evaluate(ChangelogNode(_string_extremes(gz.StreamEnvironment(), batches).node))
+    result = run_with_crashes(lambda env, data: _string_extremes(env, data).changelog(), batches, [2, 9, 10],
+                              tmp_path / "chk", parallelism)
+    assert result.metrics["checkpoints"]["restored_from"] == 10
+    assert_same_changelog(result["out"], expected, ["k"])
 
 
 def _last_rows(env, data):
@@ -199,6 +217,19 @@ def test_engine_options_leave_a_running_aggregate_as_it_is(options):
     assert_same_changelog(changes, base_changes, ["k", "name"])
 
 
+def test_state_memory_limit_counts_value_bags():
+    """One key's 20,000 distinct values: the key table fits the limit, its value bag does not."""
+    def run(**calls):
+        env = gz.StreamEnvironment(state_memory_limit=64 * 1024)
+        data = {"ts": pa.array(range(20_000), i64), "k": pa.array([0] * 20_000, i64),
+                "v": pa.array(range(20_000), i64)}
+        arrow_stream(env, data, sizes=[1_000] * 20).key_by("k").aggregate(**calls).collect("out")
+        return env.execute()
+    assert run(n=agg.count(), hi=agg.max("v"))["out"].num_rows == 1
+    with pytest.raises(StateMemoryLimitError, match="the limit is 65536 bytes"):
+        run(n=agg.count(), d=agg.count_distinct("v"))
+
+
 def test_state_memory_limit_counts_the_key_table():
     env = gz.StreamEnvironment(state_memory_limit=1024)
     _running(env, _data().to_batches(max_chunksize=100)).collect("out")
@@ -207,12 +238,14 @@ def test_state_memory_limit_counts_the_key_table():
 
 
 @st.composite
-def aggregate_of_aggregate_cases(draw):
-    """A running aggregate (``running_aggregate_cases``), sometimes filtered, then a running
-    aggregate over it (an updating input): 1-2 keys among its columns, count / count(c) / sum /
-    avg of its integer columns (float sums subtract retracted values, where rounding may differ
-    from a recomputation: the hand-written cases cover them)."""
-    case = draw(running_aggregate_cases())
+def aggregate_of_aggregate_cases(draw, inner=None):
+    """A running aggregate (``running_aggregate_cases``; or the updating case ``inner`` draws),
+    sometimes filtered, then a running aggregate over it (an updating input): 1-2 keys among its
+    columns, count / count(c) / sum / avg of its integer columns (float sums subtract retracted
+    values, where rounding may differ from a recomputation: the hand-written cases cover them),
+    min / max / count_distinct of its numeric and string columns (a value bag: exact for floats
+    too)."""
+    case = draw(inner if inner is not None else running_aggregate_cases())
     inner = case.build(gz.StreamEnvironment()).schema
     if draw(st.booleans()):
         ints = [f.name for f in inner if f.dtype.is_integer]
@@ -224,9 +257,12 @@ def aggregate_of_aggregate_cases(draw):
     assume(names)
     keys = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=2))
     ints = [f.name for f in inner if f.dtype.is_integer]
+    numbers = [f.name for f in inner if (f.dtype.is_numeric and not f.dtype.is_bool) or f.dtype.is_string]
     calls = {"n": agg.count()}
     for i, name in enumerate(draw(st.lists(st.sampled_from(ints), max_size=3)) if ints else []):
         calls[f"o{i}"] = getattr(agg, draw(st.sampled_from(["count", "sum", "avg"])))(name)
+    for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=3)) if numbers else []):
+        calls[f"b{i}"] = getattr(agg, draw(st.sampled_from(["min", "max", "count_distinct"])))(name)
     case.steps += [Step("key_by", tuple(keys)), Step("aggregate", kwargs=calls)]
     case.keys = keys
     return case
@@ -258,11 +294,82 @@ def test_aggregate_of_an_aggregate_by_hand():
         check_against_reference(lambda env: build(env, sizes), ["category"], 2)
 
 
+def _last_prices(env, sizes=None):
+    """The last price of each auction (``deduplicate(keep="last")``, an updating stream)."""
+    data = {"ts": pa.array(range(9), i64), "id": pa.array([1, 2, 1, 2, 3, 3, 4, 5, 5], i64),
+            "g": ["a", "a", "a", "a", "b", "c", "b", "b", "b"], "v": pa.array([5, 3, 7, 9, 4, 6, 1, 8, 2], i64)}
+    return arrow_stream(env, data, sizes=sizes).key_by("id").deduplicate(keep="last")
+
+
+def test_min_max_and_count_distinct_take_back_a_retracted_value():
+    """A retraction of the minimum makes the next smallest value the minimum (Flink's
+    MinWithRetractAggFunction); a group emptied and filled again starts from an empty bag."""
+    def build(env, sizes=None):
+        return _last_prices(env, sizes).key_by("g").aggregate(lo=agg.min("v"), hi=agg.max("v"),
+                                                              d=agg.count_distinct("v"))
+    final, changes = run_compiled(build)
+    rows = [(r["op"], r["g"], r["lo"], r["hi"], r["d"]) for r in changes.to_pylist()]
+    assert [r for r in rows if r[1] == "a"] == [
+        ("+I", "a", 5, 5, 1), ("-U", "a", 5, 5, 1), ("+U", "a", 3, 5, 2),
+        ("-U", "a", 3, 5, 2), ("+U", "a", 3, 3, 1),    # id 1's 5 retracted: the maximum falls back to 3
+        ("-U", "a", 3, 3, 1), ("+U", "a", 3, 7, 2),    # ... and its 7 put in
+        ("-U", "a", 3, 7, 2), ("+U", "a", 7, 7, 1),    # id 2's 3 retracted: the minimum rises to 7
+        ("-U", "a", 7, 7, 1), ("+U", "a", 7, 9, 2)]
+    assert [r for r in rows if r[1] == "b"] == [
+        ("+I", "b", 4, 4, 1), ("-D", "b", 4, 4, 1),    # id 3 moves to group c: b is emptied
+        ("+I", "b", 1, 1, 1), ("-U", "b", 1, 1, 1), ("+U", "b", 1, 8, 2),
+        ("-U", "b", 1, 8, 2), ("+U", "b", 1, 1, 1),    # id 5's 8 retracted ...
+        ("-U", "b", 1, 1, 1), ("+U", "b", 1, 2, 2)]    # ... and replaced by 2
+    assert final.to_pylist() == [dict(g="a", lo=7, hi=9, d=2), dict(g="b", lo=1, hi=2, d=2),
+                                 dict(g="c", lo=6, hi=6, d=1)]
+    for sizes in (None, [1] * 9, [4, 5]):
+        for parallelism in (1, 3):
+            check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
+
+
+def test_a_value_in_twice_stays_until_both_are_retracted():
+    """Equal values count: retracting one of two 5s leaves the minimum at 5 (nothing emitted);
+    NaN is a maximum only when every value is NaN, and counts as one distinct value."""
+    def build(env):
+        data = {"ts": pa.array(range(6), i64), "id": pa.array([1, 2, 1, 3, 2, 3], i64),
+                "v": [5.0, 5.0, 7.0, float("nan"), 8.0, -0.0]}
+        rows = arrow_stream(env, data).key_by("id").deduplicate(keep="last")
+        return rows.with_columns(g=lit(0)).key_by("g").aggregate(lo=agg.min("v"), hi=agg.max("v"),
+                                                                 d=agg.count_distinct("v"))
+    final, changes = run_compiled(build)
+    assert [(r["lo"], r["hi"], r["d"]) for r in changes.to_pylist() if r["op"] in ("+I", "+U")] == [
+        (5.0, 5.0, 1), (5.0, 7.0, 2), (5.0, 7.0, 3), (7.0, 7.0, 2), (7.0, 8.0, 3), (7.0, 8.0, 2), (0.0, 8.0, 3)]
+    assert final.to_pylist() == [dict(g=0, lo=0.0, hi=8.0, d=3)]
+    check_against_reference(build, ["g"], 2)
+
+
+def test_min_and_max_of_strings_tell_a_long_common_prefix_apart():
+    """Strings whose first 8 bytes agree tie on their order keys: the result is picked among
+    them by the strings; a retracted maximum gives way to the next largest string."""
+    def build(env, sizes=None):
+        data = {"ts": pa.array(range(7), i64), "id": pa.array([1, 2, 3, 1, 4, 3, 5], i64),
+                "s": ["zebra-crossing-9", "zebra-crossing-10", "é", "apple", None, "zebra-crossing-8", ""]}
+        rows = arrow_stream(env, data, sizes=sizes).key_by("id").deduplicate(keep="last")
+        return rows.with_columns(g=lit(0)).key_by("g").aggregate(lo=agg.min("s"), hi=agg.max("s"))
+    final, changes = run_compiled(build)
+    assert [(r["lo"], r["hi"]) for r in changes.to_pylist() if r["op"] in ("+I", "+U")] == [
+        ("zebra-crossing-9", "zebra-crossing-9"), ("zebra-crossing-10", "zebra-crossing-9"),
+        ("zebra-crossing-10", "é"), ("apple", "é"),      # (id 1: -U zebra-crossing-9 leaves lo, hi as they are)
+        ("apple", "zebra-crossing-10"),                  # id 3's é retracted: the next largest string
+        ("apple", "zebra-crossing-8"), ("", "zebra-crossing-8")]
+    assert final.to_pylist() == [dict(g=0, lo="", hi="zebra-crossing-8")]
+    for sizes in (None, [1] * 7, [2, 5]):
+        check_against_reference(lambda env: build(env, sizes), ["g"], 2)
+
+
 def test_aggregates_that_cannot_retract_reject_an_updating_input():
     env = gz.StreamEnvironment()
-    with pytest.raises(ValueError, match="'hi'.*over an updating stream.*count, sum and avg.*max"):
-        _updating(env).key_by("k").aggregate(hi=agg.max("n"))
-    _updating(env).key_by("n").aggregate(c=agg.count(), s=agg.sum("k"), a=agg.avg("k"))
+    with pytest.raises(ValueError, match="'v'.*over an updating stream.*count, sum, avg, min, max.*var_pop"):
+        _updating(env).key_by("k").aggregate(v=agg.var_pop("n"))
+    with pytest.raises(gz.SchemaError, match="'m'.*running aggregate.*agg.mode"):
+        _updating(env).key_by("k").aggregate(m=agg.mode("n"))
+    _updating(env).key_by("n").aggregate(c=agg.count(), s=agg.sum("k"), a=agg.avg("k"), hi=agg.max("k"),
+                                         lo=agg.min("k"), d=agg.count_distinct("k"))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -381,9 +488,9 @@ def test_other_misuse_is_rejected_at_definition_time():
 # deduplicate
 # ----------------------------------------------------------------------------------------------
 @st.composite
-def deduplicate_cases(draw):
+def deduplicate_cases(draw, keep=None):
     """A random stateless prefix, ``key_by`` 1-2 keys (often an integer column modulo 1-4), then
-    ``deduplicate(keep)``, and the parallelism to run it at."""
+    ``deduplicate(keep)`` (``keep`` drawn unless given), and the parallelism to run it at."""
     case = draw(running_aggregate_cases())
     keyed = case.steps[-2]
     stream = case.source(gz.StreamEnvironment())
@@ -394,7 +501,7 @@ def deduplicate_cases(draw):
             if f.name not in keyed.args and f.arrow_type is not None and pa.types.is_timestamp(f.arrow_type)
             and f.arrow_type.unit != "ms"}
     case.steps[-2:] = ([Step("with_columns", kwargs=fine)] if fine else []) + [
-        keyed, Step("deduplicate", kwargs={"keep": draw(st.sampled_from(["first", "last"]))})]
+        keyed, Step("deduplicate", kwargs={"keep": keep or draw(st.sampled_from(["first", "last"]))})]
     return case
 
 
@@ -412,6 +519,12 @@ def check_deduplicate(build, keys, parallelism: int = 1) -> None:
 @given(deduplicate_cases())
 def test_deduplicate_matches_reference(case):
     check_deduplicate(case.build, case.keys, case.parallelism)
+
+
+@given(aggregate_of_aggregate_cases(inner=deduplicate_cases(keep="last")))
+def test_aggregates_over_last_rows_match_reference(case):
+    """Over ``deduplicate(keep="last")``: a key's newer row retracts its older one (-U/+U)."""
+    check_against_reference(case.build, case.keys, case.parallelism)
 
 
 def test_deduplicate_by_hand():

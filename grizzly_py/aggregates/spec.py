@@ -103,6 +103,9 @@ class AggregateSpec:
     public = True            # users call it as agg.<name> (else operators use it internally)
     retractable = False      # its update takes a.sign: -1 retracts an input (an updating stream's
                              # -U/-D row), so it can aggregate an updating stream
+    kept_after_emit = False  # a holistic state that an emit leaves in place (a running aggregate's)
+    string_order = False     # over strings, its update reads each string's order key too (a.prefix:
+                             # engine/string_order.py), as well as its interned id
 
     def call(self, *args, **kwargs) -> AggCall:
         """The constructor users call as ``agg.<name>(...)``."""
@@ -120,6 +123,15 @@ class AggregateSpec:
     def state_words(self, kind: str | None) -> int:
         """Words of state per group (a vector's three words for a holistic function)."""
         return 3 if self.holistic else 1
+
+    def running(self, updating: bool) -> AggregateSpec | None:
+        """The descriptor that runs this function in a running aggregate (``keyed.aggregate``
+        without a window), over an ``updating`` input or not; None where it cannot run there.
+        A decomposable function runs as it is, over an updating input only if it is
+        ``retractable``; a holistic one needs a state that outlives an emit."""
+        if self.holistic or (updating and not self.retractable):
+            return None
+        return self
 
     def result_store(self, kind: str | None) -> str:
         """How the finalizer stores a result: ``"i64"`` or ``"double"`` (a list's elements, for a

@@ -44,6 +44,11 @@ class StringValues(AggregateSpec):
     def call_repr(self, call):
         return self.base.call_repr(call)
 
+    def running(self, updating):
+        """``min``/``max`` in a running aggregate: a value bag ordered by the strings' first bytes
+        (``functions/value_bag.py``); ``mode`` does not run there."""
+        return None if self.aggregation == "mode" else StringBag(self.base, self.aggregation)
+
     def finish(self, values: pa.ListArray) -> pa.Array:
         rows = pc.list_parent_indices(values)
         flat = pa.table({"row": rows, "v": pc.list_flatten(values)})
@@ -66,4 +71,19 @@ class StringValues(AggregateSpec):
             pa.array([], values.type.value_type)
 
 
-__all__ = ["StringValues"]
+class StringBag(StringValues):
+    """``min`` or ``max`` (``aggregation``) of strings in a running aggregate: a value bag of
+    [order key, id, count] entries (``functions/value_bag.py``); its emit gives the ids tied for
+    the extreme order key, and ``finish`` picks among their strings."""
+
+    retractable = True
+    kept_after_emit = True
+    public = False
+    string_order = True
+    template = "aggregates/string_bag.ll.j2"
+
+    def running(self, updating):
+        return self
+
+
+__all__ = ["StringBag", "StringValues"]

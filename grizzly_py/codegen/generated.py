@@ -113,6 +113,7 @@ class GeneratedPipeline:
     aggregate_types: list[tuple[str, str]] = field(default_factory=list)
     trigger: str = ""  # windows: "tumbling" (emit per window) or "panes" (merge panes per window)
     interned_columns: dict[str, str] = field(default_factory=dict)  # id column -> string column (a key, an aggregate argument)
+    order_columns: dict[str, str] = field(default_factory=dict)  # order key column -> string column (engine/string_order.py)
     state_words: int = abi.STATE_WORDS
     grouping: object = None  # windows: the key table's entry layout (a ``lowering.Grouping``), read by grizzly_py.spark
     profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)

@@ -158,14 +158,15 @@ def holistic_key(ctx: EmitContext, emitter: ExprEmitter, v: Value) -> str:
     return emitter.convert(v, "int").val
 
 
-def interned_prefix(schema) -> str:
-    """The prefix of the virtual id columns of a pipeline reading ``schema``: the first of
-    ``__gz_key_id_``, ``__gz_key_id1_``, ... that begins no input column's name (any text can
-    be a column's name), so that prefix + a column's name names one virtual column only."""
+def interned_prefix(schema, stem: str = "id") -> str:
+    """The prefix of the virtual id columns (``stem`` "id"; "order": order key columns) of a
+    pipeline reading ``schema``: the first of ``__gz_key_id_``, ``__gz_key_id1_``, ... that
+    begins no input column's name (any text can be a column's name), so that prefix + a column's
+    name names one virtual column only."""
     n = 0
-    while any(name.startswith(f"__gz_key_id{n or ''}_") for name in schema.names):
+    while any(name.startswith(f"__gz_key_{stem}{n or ''}_") for name in schema.names):
         n += 1
-    return f"__gz_key_id{n or ''}_"
+    return f"__gz_key_{stem}{n or ''}_"
 
 
 def interned_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, what: str) -> Column:
@@ -182,6 +183,20 @@ def interned_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, what: 
             gen.columns.append(layout)
         ctx.columns[name] = layout
     gen.interned_columns[name] = inner.name
+    return Column(name)
+
+
+def order_column(gen: GeneratedPipeline, ctx: EmitContext, column: Column) -> Column:
+    """A virtual int64 input column holding the order keys of the string column ``column``
+    (``engine/string_order.py``): an aggregate that orders strings by their interned ids."""
+    name = interned_prefix(gen.pipeline.input_schema, "order") + column.name
+    if name not in ctx.columns:
+        layout = next((c for c in gen.columns if c.name == name), None)
+        if layout is None:
+            layout = ColumnLayout(name, len(gen.columns) * abi.COLUMN_SLOTS, pa.int64())
+            gen.columns.append(layout)
+        ctx.columns[name] = layout
+    gen.order_columns[name] = column.name
     return Column(name)
 
 
@@ -212,6 +227,7 @@ class AggregateArgs:
     ts: str = "0"
     pos: str = "0"
     sign: str | None = None  # over an updating input: 1 for a row it adds, -1 for one it retracts
+    prefix: str = "0"        # ``AggregateSpec.string_order``: the string's order key
 
 
 @dataclass(frozen=True)
@@ -270,7 +286,7 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
     aggs = []
     for n, a in enumerate(t.aggregates):
         spec = a.spec
-        kind, value, valid, arg_text = None, "0", "true", ""
+        kind, value, valid, arg_text, prefix = None, "0", "true", "", "0"
         if a.arg is not None:
             arg_text = repr(a.arg)
             dtype = a.arg.dtype(pipeline.input_schema)
@@ -281,6 +297,9 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
                 arg = interned_column(gen, ctx, a.arg, f"aggregate {a.field.name!r}")
                 v = emitter.emit_typed(arg, INT64)
                 kind, value, valid = "str", v.val, v.valid
+                if spec.string_order:
+                    order = order_column(gen, ctx, Column(gen.interned_columns[arg.name]))
+                    prefix = emitter.emit_typed(order, INT64).val
             elif spec.reads == "key":  # the value as an order-preserving i64 key
                 v = emitter.emit_typed(a.arg, dtype)
                 kind = "float" if v.kind == "float" else "int"
@@ -294,7 +313,7 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
             valid = _and(ctx, valid, _true(ctx, emitter.emit(a.where)))
         aggs.append(AggregateArgs(idx=n, name=a.field.name, func=a.func, spec=spec, kind=kind, value=value,
                                   valid=valid, arg_text=arg_text, off=off, out_slot=1 + 2 * len(keys) + 2 * n, k=a.k,
-                                  counts_rows=a.arg is None and a.where is None, sign=sign,
+                                  counts_rows=a.arg is None and a.where is None, sign=sign, prefix=prefix,
                                   **(dict(ts=ts, pos=pos) if spec.ordered else {})))
         store = spec.result_store(kind)
         gen.aggregate_types.append((a.field.name, f"list:{store}" if spec.list_result and kind != "str" else store))

@@ -10,7 +10,10 @@ retractable aggregates subtract it); the counter counts the key's rows, and a ke
 emits ``-D`` (its old row) and starts over empty. Rows leave in
 stream order, so the changelog does not depend on batch size; one worker takes the records.
 
-Decomposable aggregates only (the plan node checks it): emitting a holistic state frees it.
+The aggregates ``AggregateSpec.running`` gives (the plan node checks there is one): decomposable
+ones, and value bags (``aggregates/functions/value_bag.py``) for ``count_distinct`` and, over an
+updating input, ``min``/``max``: an emit leaves a bag in place; a key left with no rows frees its
+bags before its state starts over, and the state unit frees those left at the end.
 """
 
 from __future__ import annotations
@@ -74,11 +77,12 @@ def lower_running_aggregate(pipeline: Pipeline, options: CodegenOptions, ctx: Em
     ctx.body.extend(template_lines("group_upsert.ll.j2", keys=keys, null_mask=g.null_mask, key_words=g.key_words,
                                    entry_size=g.entry_size, updates=[]))
     row = template_lines("running_row.ll.j2", keys=g.keys, aggregates=g.aggregates)
+    bags = [a for a in g.aggregates if a.spec.holistic]
     ctx.body.extend(template_lines("running_trigger.ll.j2", abi=abi, count_off=8 * (1 + g.key_words),
                                    updates=g.updates, before=renamed(row, ".b", {"%j": "%jb"}), after=row,
-                                   sign=sign or "1", entry_size=g.entry_size, insert=INSERT,
+                                   sign=sign or "1", entry_size=g.entry_size, insert=INSERT, bags=bags,
                                    update_before=UPDATE_BEFORE, update_after=UPDATE_AFTER, delete=DELETE))
-    state = render("count_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, vectors=[])
+    state = render("count_state.ll.j2", abi=abi, p=gen.prefix, entry_size=g.entry_size, vectors=bags)
     ctx.error_blocks.append(("err_oom", abi.ERROR_OUT_OF_MEMORY, ctx.row))
     ctx.error_blocks.append(("err_overflow", abi.ERROR_SUM_OVERFLOW, ctx.row))
     gen.trigger = "running"

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline
 from ..sources import dictionary_is_clean
+from .string_order import order_keys
 
 
 class PreparedBatch:
@@ -109,7 +110,7 @@ class DictionaryCodes:
 
 
 # how prepare() reads each column of a pipeline's layout (_ColumnPlan.kind)
-_PLAIN, _STRING, _DICTIONARY, _DECODE, _INTERNED = range(5)
+_PLAIN, _STRING, _DICTIONARY, _DECODE, _INTERNED, _ORDER = range(6)
 
 
 class _ColumnPlan(NamedTuple):
@@ -138,6 +139,9 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
         if lay.name in gen.interned_columns:
             plans.append(_ColumnPlan(lay.name, -1, _INTERNED, literals))  # int64 ids
             continue
+        if lay.name in gen.order_columns:
+            plans.append(_ColumnPlan(lay.name, -1, _ORDER, literals))  # int64 order keys
+            continue
         index = schema.get_field_index(lay.name)
         if index < 0:
             batch.column(lay.name)  # raises the usual error
@@ -162,7 +166,8 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
 def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str,
             codes: DictionaryCodes | None = None, interner=None, processing_time: int = 0) -> PreparedBatch:
     """Descriptors of ``batch`` for the kernels of ``gen``. String keys are interned to the
-    virtual id columns the kernels read (``gen.interned_columns``) with ``interner``."""
+    virtual id columns the kernels read (``gen.interned_columns``) with ``interner``; the strings
+    whose order compiled code reads, to their order keys (``gen.order_columns``)."""
     try:
         batch.validate()
     except pa.ArrowInvalid as e:
@@ -180,6 +185,8 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
         if kind == _INTERNED:
             arr = interner.ids(batch.column(gen.interned_columns[plan.name]), codes)
             interned.append((interner, arr))
+        elif kind == _ORDER:
+            arr = order_keys(batch.column(gen.order_columns[plan.name]))
         else:
             arr = batch.column(plan.index)
         if kind == _DECODE:

@@ -118,11 +118,13 @@ class BoundAggregate:
     k: int | None = None  # top_k: how many values
     where: Expr | None = None  # over the pipeline input: only records for which it is true count
     arg_type: DataType | None = None  # the argument's type (None: count(*))
+    variant: AggregateSpec | None = None  # the descriptor a running aggregate runs (``AggregateSpec.running``)
 
     @property
     def spec(self) -> AggregateSpec:
-        """The function's descriptor for its argument's type (``AggregateSpec.for_argument``)."""
-        return spec_of(self.func).for_argument(self.arg_type)
+        """The function's descriptor for its argument's type (``AggregateSpec.for_argument``),
+        or the ``variant`` a running aggregate chose."""
+        return self.variant or spec_of(self.func).for_argument(self.arg_type)
 
 
 @dataclass(frozen=True, eq=False)
@@ -516,7 +518,8 @@ def _lower_running_aggregate(node: RunningAggregateNode, lw: _Lowering, time_nee
         kind = o.columns[OP_COLUMN]
         sign = if_else((kind == lit(UPDATE_BEFORE)) | (kind == lit(DELETE)), lit(-1), lit(1))
     out = Schema(tuple(node.schema) + (OP_FIELD,))
-    lw.close(o, WindowTerminal(keys, RunningWindow(), _bound_aggregates(node, o, args), out, sign=sign))
+    aggregates = tuple(replace(a, variant=a.spec.running(sign is not None)) for a in _bound_aggregates(node, o, args))
+    lw.close(o, WindowTerminal(keys, RunningWindow(), aggregates, out, sign=sign))
     return None
 
 

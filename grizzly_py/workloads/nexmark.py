@@ -52,8 +52,10 @@ category 10) and ``q23`` (a multi-way regular join: the bids joined with their b
 record and with every auction that person sells). The suite's ``extra`` columns of persons and
 auctions are not generated, so Q20 and Q23 leave them out.
 Running aggregates (updating streams: ``collect`` gives the final table, ``changelog()`` the
-changes): ``q17`` (auction statistics: per auction and day, the bids, the bids per price rank and
-the minimum, maximum, average and total price), ``q18`` (the last bid of each bidder on each
+changes): ``q15`` (bidding statistics: per day, the bids, bidders and auctions, in all and per
+price rank: ``count_distinct`` with ``where=``), ``q16`` (channel statistics: Q15 per channel and
+day, with the day's last minute ``HH:mm``), ``q17`` (auction statistics: per auction and day, the
+bids, the bids per price rank and the minimum, maximum, average and total price), ``q18`` (the last bid of each bidder on each
 auction: ``deduplicate(keep="last")``) and ``q4`` (the average winning price per category: a
 regular join, a running maximum per auction, and a running average of those maxima, which takes
 back an auction's old maximum when it grows).
@@ -496,6 +498,44 @@ def q23(env, bids: pa.Table, persons: pa.Table, auctions: pa.Table):
             .select("bidder", "price", "channel", "url", "bid_extra", "person_id", "name", "emailAddress",
                     "creditCard", "city", "state", "itemName", "description", "initialBid", "reserve",
                     "auction_dateTime", "expires", "seller", "category"))
+def _bidding_statistics(price, bidder, auction) -> dict:
+    """Q15's and Q16's aggregates: the bids, distinct bidders and distinct auctions, in all and
+    per price rank (``RANK_PRICES``), SQL's ``FILTER (WHERE ...)`` as ``where=``."""
+    from .. import agg
+    low, high = RANK_PRICES
+    ranks = {"": None, "rank1_": price < low, "rank2_": (price >= low) & (price < high), "rank3_": price >= high}
+    out = {f"{rank or 'total_'}bids": agg.count(where=where) for rank, where in ranks.items()}
+    out |= {f"{rank or 'total_'}bidders": agg.count_distinct(bidder, where=where) for rank, where in ranks.items()}
+    out |= {f"{rank or 'total_'}auctions": agg.count_distinct(auction, where=where) for rank, where in ranks.items()}
+    return out
+
+
+def q15(env, bids: pa.Table):
+    """Nexmark Q15, bidding statistics report: a running aggregate per day (``yyyy-MM-dd``, UTC;
+    the suite's ``customTime`` is the bid's ``dateTime``) of the bids, the distinct bidders and
+    the distinct auctions, each in all and per price rank (``RANK_PRICES``: below 10,000, up to
+    1,000,000, above; SQL's ``count(distinct bidder) FILTER (WHERE ...)`` is
+    ``agg.count_distinct("bidder", where=...)``). An updating stream. Output: day, total_bids,
+    rank1_bids, rank2_bids, rank3_bids, total_bidders, rank1_bidders, rank2_bidders,
+    rank3_bidders, total_auctions, rank1_auctions, rank2_auctions, rank3_auctions."""
+    from .. import col
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .with_columns(day=col("dateTime").dt.strftime("%Y-%m-%d"))
+            .key_by("day")
+            .aggregate(**_bidding_statistics(col("price"), col("bidder"), col("auction"))))
+
+
+def q16(env, bids: pa.Table):
+    """Nexmark Q16, channel statistics report: Q15's statistics per channel and day, and the
+    day's latest minute ``max(DATE_FORMAT(dateTime, 'HH:mm'))`` (a running ``max`` of strings).
+    An updating stream. Output: channel, day, minute, then Q15's columns after ``day``."""
+    from .. import agg, col
+    return (env.from_arrow(bids, timestamp="dateTime")
+            .with_columns(day=col("dateTime").dt.strftime("%Y-%m-%d"), minute=col("dateTime").dt.strftime("%H:%M"))
+            .key_by("channel", "day")
+            .aggregate(minute=agg.max("minute"), **_bidding_statistics(col("price"), col("bidder"), col("auction"))))
+
+
 def q17(env, bids: pa.Table):
     """Nexmark Q17, auction statistics report: a running aggregate per auction and day
     (``yyyy-MM-dd``, UTC) of the bids, the bids of each price rank (``RANK_PRICES``: below 10,000,

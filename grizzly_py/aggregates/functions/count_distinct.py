@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...types import INT64
 from ...value_order import sort_key
 from ..spec import AggCall, AggregateSpec, argument, register
+from .value_bag import ValueBag
 
 
 class CountDistinct(AggregateSpec):
@@ -20,6 +21,10 @@ class CountDistinct(AggregateSpec):
 
     def output_type(self, call, arg_type):
         return INT64
+
+    def running(self, updating):
+        """A value bag: its number of values, each kept with how many times it is in."""
+        return ValueBag(self, "distinct")
 
     def result_store(self, kind):
         return "i64"

@@ -8,6 +8,7 @@ import math
 
 from ..spec import AggCall, AggregateSpec, FrameMethod, argument, register
 from ..string_values import StringValues
+from .value_bag import ValueBag
 
 NAN = float("nan")
 
@@ -26,6 +27,10 @@ class Extremum(AggregateSpec):
 
     def for_argument(self, arg_type):
         return StringValues(self, self.name) if arg_type is not None and arg_type.is_string else self
+
+    def running(self, updating):
+        """Over an updating input, a value bag (a retraction of the extreme finds the next one)."""
+        return ValueBag(self, self.frame.extreme) if updating else self
 
     def state_words(self, kind):
         return 2

@@ -1,0 +1,64 @@
+"""Value bags: how a running aggregate (``keyed.aggregate`` without a window) runs ``min`` and
+``max`` of numbers over an updating input, and ``count_distinct`` and ``min``/``max`` of strings
+over any input.
+
+A running aggregate emits its key's row at every record, so its state must stay after an emit,
+and a retraction (an updating input's ``-U``/``-D`` row) must be able to take a value out: when
+the current minimum leaves, the next smallest value becomes the minimum. Per key, the bag keeps
+each distinct value (as its order-preserving int64 key, as holistic functions do) with how many
+times it is in, sorted by value (``gz_bag_add``, runtime/vectors.ll; the IR macros:
+``aggregates/value_bag.ll.j2``), as Flink's ``MinWithRetractAggFunction`` keeps a value -> count
+map. ``min`` is the first value, ``max`` the last (NaN only when every value is NaN, as the plain
+functions), ``count_distinct`` the number of values. The bag is a holistic state (a value vector
+of [key, count] pairs), so snapshots, the state-memory count and the string release handle it
+as any other value vector. These descriptors are not registered: ``AggregateSpec.running``
+hands them out.
+
+Strings are interned ids, which do not order as their strings do. ``min`` and ``max`` of strings
+keep [order key, id, count] entries (``gz_bag2_add``; ``aggregates/string_bag.ll.j2``), the
+order key being the string's first 8 bytes (``engine/string_order.py``, a virtual column the
+engine fills per batch, as it does the ids): the first (last) entries share the smallest
+(largest) order key, their ids are emitted, and the engine picks the result among their strings
+in Arrow (``string_values.StringBag``)."""
+
+from __future__ import annotations
+
+from ..spec import AggregateSpec
+
+
+class ValueBag(AggregateSpec):
+    """``base`` over a value bag; ``pick``: what the emit reads, ``"low"`` (the first value),
+    ``"high"`` (the last) or ``"distinct"`` (how many values)."""
+
+    holistic = True
+    reads = "key"
+    retractable = True
+    kept_after_emit = True
+    public = False
+    template = "aggregates/value_bag.ll.j2"
+
+    def __init__(self, base: AggregateSpec, pick: str):
+        self.name = base.name
+        self.base = base
+        self.pick = pick
+
+    def call(self, *args, **kwargs):
+        return self.base.call(*args, **kwargs)
+
+    def output_type(self, call, arg_type):
+        return self.base.output_type(call, arg_type)
+
+    def result_store(self, kind):
+        return "double" if kind == "float" and self.pick != "distinct" else "i64"
+
+    def running(self, updating):
+        return self
+
+    def reference(self, call, arg_type, values, rows):
+        return self.base.reference(call, arg_type, values, rows)
+
+    def call_repr(self, call):
+        return self.base.call_repr(call)
+
+
+__all__ = ["ValueBag"]
