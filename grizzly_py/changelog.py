@@ -58,7 +58,7 @@ def final_table(table: pa.Table) -> pa.Table:
     rows = table.drop_columns([OP_COLUMN])
     if table.num_rows == 0 or not rows.column_names:
         return rows
-    plain = _decoded(rows)
+    plain = decoded(rows)
     codes = table.column(OP_COLUMN).to_numpy()
     sign = np.where(np.isin(codes, RETRACTING), -1, 1).astype(np.int64)
     # a retraction cancels one equal row: group identical rows, keep those with a positive net
@@ -69,12 +69,17 @@ def final_table(table: pa.Table) -> pa.Table:
         ("__gz_first", "min")])
     counts = net.column("__gz_sign_sum").to_numpy()
     kept = np.repeat(net.column("__gz_first_min").to_numpy(), np.maximum(counts, 0))
-    # (Arrow's default places nulls last)
-    order = pc.sort_indices(plain.take(kept), sort_keys=[(n, "ascending") for n in plain.column_names])
-    return rows.take(kept[order.to_numpy()])
+    return sorted_rows(rows.take(kept))
 
 
-def _decoded(table: pa.Table) -> pa.Table:
+def sorted_rows(rows: pa.Table) -> pa.Table:
+    """``rows`` in the order of a final table: by its columns in order, ascending, nulls last
+    (Arrow's default)."""
+    order = pc.sort_indices(decoded(rows), sort_keys=[(n, "ascending") for n in rows.column_names])
+    return rows.take(order)
+
+
+def decoded(table: pa.Table) -> pa.Table:
     """``table`` with dictionary columns as their values (to group and sort by)."""
     return pa.Table.from_arrays([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
                                  for c in table.columns], names=table.column_names)

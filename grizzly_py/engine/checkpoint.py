@@ -144,9 +144,9 @@ class PartSink(Sink):
     """A query's sink under checkpointing: batches go to part files, committed at checkpoints, and
     to the real sink (``sinks.py``) only when the job finishes."""
 
-    def __init__(self, store: "Checkpointer", query: int, spec, schema: pa.Schema):
+    def __init__(self, store: "Checkpointer", query: int, spec, schema: pa.Schema, key=None):
         super().__init__(spec, schema)
-        self.store, self.query = store, query
+        self.store, self.query, self.key = store, query, key  # (key: the real sink's, ``open_sink``)
         self.parts: list[str] = []        # committed part files (names under store.parts_dir), in order
         self.sizes: list[int] = []        # their sizes in bytes (a restart checks them)
         self.committed_rows = 0
@@ -194,7 +194,7 @@ class PartSink(Sink):
         last = self._close_part()
         self.store.wait()  # the last snapshot's checksums
         self.store.owner.check()  # the parts are this owner's still
-        self.output = open_sink(self.spec, self.schema)
+        self.output = open_sink(self.spec, self.schema, self.key)
         for name in self.parts:
             self._copy(os.path.join(self.store.parts_dir, name), self.store.checksums.get(name))
         if last is not None:
@@ -259,7 +259,7 @@ class Checkpointer(JobObserver):
         self.last_time = time.monotonic()
 
     def sink_factory(self, query: int):
-        return lambda spec, schema: PartSink(self, query, spec, schema)
+        return lambda spec, schema, key: PartSink(self, query, spec, schema, key)
 
     @property
     def commit_dir(self) -> str:

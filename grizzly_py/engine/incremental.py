@@ -20,6 +20,7 @@ from .adaptive import Adaptivity
 from .checkpoint import (CheckpointError, export_query_state, restore_query_state, state_kind, state_layout,
                          unsupported_reason)
 from .local import QueryRun
+from .sinks import CollectSink
 
 FORMAT = "grizzly-incremental"
 
@@ -30,7 +31,9 @@ class IncrementalQuery:
 
     def __init__(self, query: Query, adaptive=True):
         self.adaptivity = Adaptivity.open(adaptive)
-        self.qr = QueryRun(query, None, None, "thread_local", self.adaptivity, "hash")
+        # (the sink keeps every row it gets, the changelog of an updating stream: ``feed`` returns them)
+        self.qr = QueryRun(query, None, None, "thread_local", self.adaptivity, "hash",
+                           sink_factory=lambda spec, schema, key: CollectSink(spec, schema))
         if len(self.qr.sources) != 1:
             self.close()
             raise NotImplementedError(f"an incremental query reads one source, this one reads {len(self.qr.sources)}")

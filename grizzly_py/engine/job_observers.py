@@ -24,8 +24,8 @@ class JobObserver:
     commit_dir: str | None = None
 
     def sink_factory(self, query: int):
-        """How query number ``query`` opens its sink, ``(spec, schema) -> Sink`` (None: the job
-        opens the real sink, ``sinks.open_sink``)."""
+        """How query number ``query`` opens its sink, ``(spec, schema, unique key) -> Sink`` (None:
+        the job opens the real sink, ``sinks.open_sink``)."""
         return None
 
     # --- what happens, as the job runs ---------------------------------------------------------------

@@ -51,6 +51,7 @@ from .rounds import RoundPlanner, WindowTasks
 from .sinks import open_sink
 from .source_loop import END, SourceLoop
 from .source_reads import SourceRead
+from .upsert import unique_key
 from .state_memory import StateMemoryLimit
 from .watermarks import Watermarks
 
@@ -111,7 +112,8 @@ class QueryRun:
             self.readers[id(pipelines[pid].input.source)].append(pid)
         self.watermarks = Watermarks(self.runs, self.sources, self.readers, self._deliver, self.release_strings)
         self.sink_schema = self.runs[-1].output_schema
-        self.sink = sink_factory(query.sink, self.sink_schema)  # checkpointing: part files (checkpoint.py)
+        # checkpointing: part files (checkpoint.py)
+        self.sink = sink_factory(query.sink, self.sink_schema, unique_key(query.root))
         self.records_in = 0
         self.batch_numbers = {id(s): 0 for s in self.sources}  # per source, for error messages
         # stateless pipelines whose morsels run ahead, their output ordered by a reorder buffer

@@ -7,7 +7,8 @@ others', under the final names.
 
 An updating stream's batches carry their row kinds (``changelog.OP_COLUMN``): ``collect`` returns
 the table the changelog leaves (``changelog.final_table``), file sinks write the changelog itself,
-its kinds in the leading column ``op``."""
+its kinds in the leading column ``op``. Given the stream's unique key (``upsert.unique_key``),
+``collect`` keeps only each key's last row (``FinalTableSink``) instead of the changelog."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ import pyarrow as pa
 from ..changelog import OP_COLUMN, changelog_schema, changelog_table, final_table
 from ..plan import SinkSpec
 from .ownership import process_alive
+from .upsert import LastRowPerKey
 
 _TEMPORARY = re.compile(r"\.(\d+)@(.+)\.[0-9a-f]+\.inprogress$")
 
@@ -78,6 +80,21 @@ class CollectSink(Sink):
 
     def finish(self):
         return final_table(pa.Table.from_batches(self.batches, schema=self.schema))
+
+
+class FinalTableSink(Sink):
+    """``collect`` of an updating stream with a unique key: the last row per key, not the
+    changelog (``upsert.py``); returns the same table as ``CollectSink``."""
+
+    def __init__(self, spec, schema, key: tuple[str, ...]):
+        super().__init__(spec, schema)
+        self.final = LastRowPerKey(schema, key)
+
+    def _write(self, batch):
+        self.final.add(batch)
+
+    def finish(self):
+        return self.final.table()
 
 
 class FileSink(Sink):
@@ -139,5 +156,9 @@ class CsvSink(FileSink):
 SINKS = {"collect": CollectSink, "parquet": ParquetSink, "csv": CsvSink}
 
 
-def open_sink(spec: SinkSpec, schema: pa.Schema) -> Sink:
+def open_sink(spec: SinkSpec, schema: pa.Schema, key: tuple[str, ...] | None = None) -> Sink:
+    """The sink of ``spec`` for batches of ``schema``; ``key``: the unique key of an updating
+    stream (``upsert.unique_key``), which a collecting sink keeps its rows by."""
+    if spec.kind == "collect" and key and OP_COLUMN in schema.names and all(k in schema.names for k in key):
+        return FinalTableSink(spec, schema, key)
     return SINKS[spec.kind](spec, schema)
