@@ -18,6 +18,7 @@ function, a join, an aggregate, another file format -- keeps the DataFrame on ``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
@@ -45,7 +46,7 @@ class FileScan:
     condition: object              # a pyarrow.compute.Expression, or None
     schema: pa.Schema              # the Arrow types Spark hands to Python, of ``columns``
 
-    def batches(self, raw) -> object:
+    def batches(self, raw: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """The DataFrame's rows of the raw batches ``raw`` (of ``read``): filtered, selected,
         cast to Spark's Arrow types."""
         for batch in raw:
@@ -75,9 +76,10 @@ def scan_of(df, name: str, arrow_schema: pa.Schema, columns) -> FileScan:
     if _kind(plan) != "LogicalRelation":
         raise NotAScan(f"its plan is a {_kind(plan)}, not a file scan")
     relation = plan.relation()
-    if _kind(relation) != "HadoopFsRelation" or _kind(relation.fileFormat()) != "ParquetFileFormat":
-        raise NotAScan(f"it reads {_kind(relation)} {_kind(relation.fileFormat()) if _kind(relation) == 'HadoopFsRelation' else ''}"
-                       .rstrip() + ", not Parquet files")
+    if _kind(relation) != "HadoopFsRelation":
+        raise NotAScan(f"it reads a {_kind(relation)}, not files")
+    if _kind(relation.fileFormat()) != "ParquetFileFormat":
+        raise NotAScan(f"it reads {_kind(relation.fileFormat())} files (only Parquet is read in the tasks)")
     roots = [p.toString() for p in _seq(relation.location().rootPaths())]
     options = {k for k in _seq(relation.options().keys().toSeq())} - {"path", "paths"}
     if len(roots) != 1 or options:
@@ -162,7 +164,8 @@ def _casts_exactly(file_type: pa.DataType, spark_type: pa.DataType) -> bool:
     if file_type == spark_type:
         return True
     if pa.types.is_string(spark_type):
-        return pa.types.is_large_string(file_type)
+        return pa.types.is_large_string(file_type) or (
+            pa.types.is_dictionary(file_type) and pa.types.is_string(file_type.value_type))
     if pa.types.is_timestamp(spark_type) and pa.types.is_timestamp(file_type):
         return file_type.unit in ("s", "ms", "us") and (file_type.tz is None) == (spark_type.tz is None)
     return False

@@ -179,7 +179,7 @@ class _Input:
                 self.kind = "files"
                 self.splits = plan_splits(self.scan.source, split_target(tasks), self.scan.read, local_master=local)
                 self.notes.append(f"{source.name}: a Parquet file scan: its files are read by {len(self.splits)} "
-                                  "tasks with pyarrow (its filters and columns applied there)")
+                                  "tasks with pyarrow (its own filters applied there, the query's in compiled code)")
             self.df = df.select(*[spark_column(c) for c in columns]) if columns is not None else df
         else:
             self.splits = plan_splits(source, split_target(tasks), columns, local_master=local)
@@ -226,7 +226,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     configure(spark)
     check_workers(spark)
     frames, notes = {}, []
-    if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming:
+    if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming \
+            and not (read_files and _read_as_files(root, sources[0])):
         root, conditions = push(root, sources[0])
         if conditions:
             df = sources[0].df
@@ -279,6 +280,22 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         df, job = _whole(spark, shipped, physical, sources, acc, frames)
     job.notes.extend(notes)
     return with_job(df, job)
+
+
+def _read_as_files(root: PlanNode, source: SparkSource) -> bool:
+    """The query's tasks will read ``source``'s files (a plain Parquet scan read by a stateless or
+    partial-window first stage): its filters then stay in compiled code, which evaluates them
+    faster than pyarrow would (the tasks read the filters' columns either way)."""
+    physical = build_physical_plan(Query(root))
+    first = physical.pipelines[0]
+    if not (_is_chain(physical) and _lateness_free(physical)) or not (
+            isinstance(first.terminal, ProjectTerminal) or first.terminal.assigner.kind.spark == "partials"):
+        return False
+    try:
+        scan_of(source.df, source.name, source.arrow_schema, needed_columns(first, source))
+    except NotAScan:
+        return False
+    return True
 
 
 def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None, read_files=True):
