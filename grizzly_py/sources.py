@@ -268,8 +268,20 @@ class ParquetSource(Source):
             except (pa.ArrowException, OSError, KeyError) as e:
                 raise BadInputError(f"{self.name}: {where}: row group {group.index} cannot be decoded "
                                     f"(truncated or corrupt file?): {e}") from e
+            self._check_file_schema(table.schema, columns, where)
             batches = table.to_batches()
             yield group, (batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema))
+
+    def _check_file_schema(self, schema: pa.Schema, columns: list[str] | None, where: str) -> None:
+        """The files of a dataset share the schema of the first one: name a file that does not."""
+        expected = self.arrow_schema.names if columns is None else list(columns)
+        if schema.names != expected:
+            raise BadInputError(f"{self.name}: {where}: has columns {schema.names}, expected {expected} "
+                                "(every file of the dataset has the first file's columns)")
+        for f in schema:
+            if f.type != self.arrow_schema.field(f.name).type:
+                raise BadInputError(f"{self.name}: {where}: column {f.name!r} has type {f.type}, expected "
+                                    f"{self.arrow_schema.field(f.name).type}")
 
 
 @dataclass(eq=False)

@@ -95,6 +95,20 @@ def test_paths_without_parquet_data_are_named(tmp_path):
         env.from_parquet(tmp_path / "csv")
 
 
+@pytest.mark.parametrize("other", [{"ts": [5], "w": [1]}, {"ts": [5], "v": ["x"]}])
+def test_a_part_file_of_another_schema_is_named(tmp_path, other):
+    _write(tmp_path / "m", {"a.parquet": _part(0)})
+    pq.write_table(pa.table(other), tmp_path / "m" / "b.parquet")
+    with pytest.raises(gz.BadInputError, match=r"b\.parquet: (has columns|column 'v' has type string)"):
+        gz.StreamEnvironment().from_parquet(tmp_path / "m", timestamp="ts").execute_and_collect()
+
+
+def test_a_file_uri_reads_as_its_path(tmp_path):
+    _write(tmp_path / "u", {"p.parquet": _part(0)})
+    expected = _run(lambda env: env.from_parquet(tmp_path / "u", timestamp="ts"))
+    assert _run(lambda env: env.from_parquet(f"file://{tmp_path / 'u'}", timestamp="ts")).equals(expected)
+
+
 def test_spark_splits_follow_the_cluster_cores_and_row_groups(tmp_path):
     from grizzly_py.spark.inputs import plan_splits, split_target
     _write(tmp_path / "s", {f"part-{i}.parquet": _part(i, n=100) for i in range(5)})  # 20 row groups
