@@ -6,9 +6,11 @@
 
 2. Source pushdown (``from_parquet``, ``from_csv``, ``from_arrow`` under Spark): the driver cuts
    the source into ``Split``s (contiguous runs of Parquet row groups or Arrow batches, about
-   ``SPLITS_PER_CORE`` per core of the cluster; a CSV file whole) and each task reads its split itself with pyarrow, only the columns the query reads, so
-   raw rows never pass through the JVM. The tasks of such an input are the partitions of
-   ``spark.range(n, numPartitions=n)``: task ``i`` reads ``splits[i]``.
+   ``SPLITS_PER_CORE`` per core of the cluster; a CSV file whole) and each task reads its split
+   itself with pyarrow, only the columns the query reads, so raw rows never pass through the JVM. The tasks of such an input are the partitions of
+   ``spark.range(n, numPartitions=n)``: task ``i`` reads ``splits[i]``. A Parquet source is a
+   dataset (``datasets.py``): a split's row groups may span files. ``from_spark`` DataFrames
+   that are plain Parquet scans are cut the same way (``file_scans.py``).
 
 A split also carries the source's watermark before its first batch: the driver knows every
 batch's largest event time (Parquet row-group statistics, or the batches themselves), so a task
