@@ -63,6 +63,14 @@ class FileScan:
 def scan_of(df, name: str, arrow_schema: pa.Schema, columns) -> FileScan:
     """The file scan of batch DataFrame ``df`` (source ``name``, Arrow schema ``arrow_schema``
     as Spark hands it over), reading only ``columns`` of it (None: all); ``NotAScan`` otherwise."""
+    from py4j.protocol import Py4JError
+    try:
+        return _scan_of(df, name, arrow_schema, columns)
+    except Py4JError as e:  # a plan of a shape not foreseen here: Spark reads it
+        raise NotAScan(f"its plan could not be read ({type(e).__name__})") from e
+
+
+def _scan_of(df, name: str, arrow_schema: pa.Schema, columns) -> FileScan:
     plan = df._jdf.queryExecution().optimizedPlan()
     conditions = []
     while _kind(plan) in ("Project", "Filter"):
