@@ -14,7 +14,7 @@ import pyarrow as pa
 from .plan import PlanNode, Query, SinkSpec, SourceNode, distinct_sources, late_records_all_captured
 from .results import JobResult, print_rows, warn_if_late, with_metrics
 from .sources import (ArrowSource, CsvSource, ParquetSource, arrow_batches, collection_table, csv_schema,
-                      next_source_name, parquet_schema)
+                      next_source_name, parquet_dataset)
 from .stream import DataStream
 from .time import Time
 from .watermark import WatermarkStrategy
@@ -114,15 +114,19 @@ class StreamEnvironment:
 
     def from_parquet(self, path, timestamp: str | None = None,
                      watermark: WatermarkStrategy | None = None, on_bad_rows: str = "error") -> DataStream:
-        """Records from the Parquet file ``path``, one batch per row group. ``timestamp`` names the
-        event-time column (int64 epoch milliseconds or an Arrow timestamp), ``watermark`` its
-        ``WatermarkStrategy`` (default: monotonous timestamps); ``on_bad_rows="drop"`` skips rows
-        with a null event time and counts them. ``BadInputError`` for a file that is not readable
-        Parquet, ``SchemaError`` for an unknown or unsuitable event-time column."""
+        """Records from the Parquet file, directory, glob or hive-partitioned dataset ``path`` (on
+        any filesystem pyarrow reaches: ``datasets.py``), one batch per row group, files in path
+        order. ``timestamp`` names the event-time column (int64 epoch milliseconds or an Arrow
+        timestamp), ``watermark`` its ``WatermarkStrategy`` (default: monotonous timestamps);
+        ``on_bad_rows="drop"`` skips rows with a null event time and counts them.
+        ``FileNotFoundError`` for a path where nothing exists, ``BadInputError`` for one that
+        holds no readable Parquet data, ``SchemaError`` for an unknown or unsuitable event-time
+        column."""
         path = os.fspath(path)
-        schema = parquet_schema(path)
-        src = ParquetSource(f"parquet:{path}", schema, timestamp,
-                            watermark or WatermarkStrategy.for_monotonous_timestamps(), on_bad_rows, path=path)
+        dataset = parquet_dataset(path)
+        src = ParquetSource(f"parquet:{path}", dataset.schema, timestamp,
+                            watermark or WatermarkStrategy.for_monotonous_timestamps(), on_bad_rows, path=path,
+                            dataset=dataset)
         return DataStream(self, SourceNode(src))
 
     def from_csv(self, path, schema=None, timestamp: str | None = None,

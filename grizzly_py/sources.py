@@ -228,30 +228,60 @@ class ArrowSource(Source):
 
 @dataclass(eq=False)
 class ParquetSource(Source):
+    """A Parquet file, directory of part files, glob or hive-partitioned dataset
+    (``datasets.py``): one batch per row group, files in path order."""
+
     path: str = ""
+    dataset: object = field(default=None, repr=False)  # datasets.ParquetDataset of ``path``
 
     def raw_batches_from(self, start: int, rejected: tuple[int, list[str]]):
         self.rejected_records, self.rejected_examples = rejected[0], list(rejected[1])
         return self.raw_batches(start)  # seeks to row group `start`
 
     def raw_batches(self, first_group: int = 0):
-        import pyarrow.parquet as pq
-        try:  # page checksums are verified where the writer stored them
-            f = pq.ParquetFile(self.path, page_checksum_verification=True)
+        yield from (batch for _, batch in self.read_row_groups(self.row_groups()[first_group:]))
+
+    def row_groups(self):
+        """The dataset's row groups (``datasets.RowGroup``), from the files' footers."""
+        try:
+            return self.dataset.row_groups()
         except (pa.ArrowException, OSError) as e:
             raise BadInputError(f"{self.name}: not a readable Parquet file (truncated or corrupt?): {e}") from e
-        first_row = sum(f.metadata.row_group(i).num_rows for i in range(min(first_group, f.num_row_groups)))
-        for i in range(first_group, f.num_row_groups):  # one batch (and one watermark step) per row group
+
+    def read_row_groups(self, groups, columns: list[str] | None = None):
+        """(row group, its batch) for each of ``groups`` (``datasets.RowGroup``, in order), only
+        ``columns`` (None: all); a file that cannot be read or a row group that cannot be
+        decoded is a ``BadInputError`` naming the file and row group."""
+        handle, opened = None, None
+        for group in groups:
+            where = self.dataset.describe(group.file)
+            if opened != group.file:
+                try:  # page checksums are verified where the writer stored them
+                    handle, opened = self.dataset.open(group.file), group.file
+                except (pa.ArrowException, OSError) as e:
+                    raise BadInputError(f"{self.name}: {where}: not a readable Parquet file (truncated or "
+                                        f"corrupt?): {e}") from e
             # a row group that cannot be decoded is an error even with on_bad_rows="drop": its rows
             # cannot be told apart, and dropping a whole group silently would be corruption
             try:
-                table = f.read_row_group(i).combine_chunks()
-            except (pa.ArrowException, OSError) as e:
-                raise BadInputError(f"{self.name}: row group {i} (rows {first_row}..) cannot be decoded "
+                table = self.dataset.read(handle, group, columns).combine_chunks()
+            except (pa.ArrowException, OSError, KeyError) as e:
+                raise BadInputError(f"{self.name}: {where}: row group {group.index} cannot be decoded "
                                     f"(truncated or corrupt file?): {e}") from e
-            first_row += table.num_rows
+            self._check_file_schema(table.schema, columns, where)
             batches = table.to_batches()
-            yield batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+            yield group, (batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema))
+
+    def _check_file_schema(self, schema: pa.Schema, columns: list[str] | None, where: str) -> None:
+        """The files of a dataset share the schema of the first one: name a file that does not."""
+        expected = self.arrow_schema.names if columns is None else list(columns)
+        if schema.names != expected:
+            raise BadInputError(f"{self.name}: {where}: has columns {schema.names}, expected {expected} "
+                                "(every file of the dataset has the first file's columns)")
+        for f in schema:
+            if f.type != self.arrow_schema.field(f.name).type:
+                raise BadInputError(f"{self.name}: {where}: column {f.name!r} has type {f.type}, expected "
+                                    f"{self.arrow_schema.field(f.name).type}")
 
 
 @dataclass(eq=False)
@@ -594,15 +624,14 @@ def _csv_header(path: str, block_size: int) -> list[str]:
     return names
 
 
-def parquet_schema(path: str) -> pa.Schema:
-    """The Arrow schema of a Parquet file; a truncated or corrupt file is a ``BadInputError``."""
-    import pyarrow.parquet as pq
+def parquet_dataset(path: str):
+    """The ``datasets.ParquetDataset`` at ``path``; a path that holds no readable Parquet data is
+    a ``BadInputError`` (``FileNotFoundError`` where nothing exists there)."""
+    from .datasets import BadDatasetError, resolve
     try:
-        return pq.read_schema(path)
-    except (pa.ArrowInvalid, pa.ArrowIOError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise
-        raise BadInputError(f"parquet:{path}: not a readable Parquet file (truncated or corrupt?): {e}") from e
+        return resolve(path)
+    except BadDatasetError as e:
+        raise BadInputError(str(e)) from e
 
 
 def rejected_metrics(queries, metrics: dict) -> dict:

@@ -640,7 +640,7 @@ def test_a_worker_that_dies_mid_task_is_retried_without_duplicates(spark, tmp_pa
     table = _events(600)
     marker = str(tmp_path / "died")
     def build(env):
-        return env.from_arrow(table.to_batches(max_chunksize=100), timestamp="ts",
+        return env.from_arrow(table.to_batches(max_chunksize=50), timestamp="ts",
                               watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(50))) \
             .key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count(), s=agg.sum("i"))
     expected, _ = embedded(build)

@@ -1,12 +1,14 @@
-"""YSB from Parquet on Spark local[N]: Spark's own plan vs grizzly-py through ``mapInArrow`` vs
-grizzly-py with source pushdown.
+"""YSB from Parquet on Spark local[N]: Spark's own plan vs grizzly-py over
+``from_spark(spark.read.parquet(...))`` (the tasks reading the files, and forced through
+``mapInArrow``) vs grizzly-py with source pushdown (``from_parquet``).
 
     python -m grizzly_py.spark.bench --rows 30000000 --threads 2
 
 Writes the seeded YSB data (``grizzly_py.workloads.ysb``) to Parquet once (1M-row row groups), starts
-one session, then for each contender runs the query once to warm up (Python workers, compilation)
-and times the next run(s): read the file, filter views, count per campaign in 10-second tumbling
-windows, collect the result to the driver as Arrow. The three results are cross-checked.
+one session, then runs each contender's query once to warm up (Python workers, compilation)
+and times ``--runs`` rounds of every contender, interleaved (medians reported): read the file,
+filter views, count per campaign in 10-second tumbling windows, collect the result to the driver
+as Arrow. The results are cross-checked.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import tempfile
 import time
 
@@ -40,14 +43,15 @@ def ysb(source, window_ms: int):
             .window(TumblingEventTimeWindows.of(Time.milliseconds(window_ms))).aggregate(views=agg.count()))
 
 
-def grizzly_map_in_arrow(spark, path: str, window_ms: int, push_filters: bool = True) -> tuple[pa.Table, dict]:
+def grizzly_from_spark(spark, path: str, window_ms: int, push_filters: bool = True,
+                       read_files: bool = True) -> tuple[pa.Table, dict]:
     import grizzly_py as gz
     from grizzly_py.physical import build_physical_plan
     from grizzly_py.plan import Query
     from grizzly_py.spark.planner import collect, pipeline_arrow_schema, to_spark
     env = gz.StreamEnvironment.for_spark(spark)
     q = ysb(env.from_spark(spark.read.parquet(path), timestamp="event_time"), window_ms)
-    df = to_spark(q.node, spark, push_filters=push_filters)
+    df = to_spark(q.node, spark, push_filters=push_filters, read_files=read_files)
     table = collect(df, pipeline_arrow_schema(build_physical_plan(Query(q.node)).pipelines[-1]))
     return table, {"queries": [df.grizzly.metrics()]}
 
@@ -94,35 +98,39 @@ def main(argv=None) -> dict:
 
     contenders = {
         "spark": lambda: (spark_native(spark, path, VIEW, WINDOW_MS), {}),
-        "grizzly mapInArrow": lambda: grizzly_map_in_arrow(spark, path, WINDOW_MS),
-        "grizzly mapInArrow, no filter pushdown": lambda: grizzly_map_in_arrow(spark, path, WINDOW_MS, False),
+        "grizzly from_spark, files": lambda: grizzly_from_spark(spark, path, WINDOW_MS),
+        "grizzly mapInArrow": lambda: grizzly_from_spark(spark, path, WINDOW_MS, read_files=False),
+        "grizzly mapInArrow, no filter pushdown": lambda: grizzly_from_spark(spark, path, WINDOW_MS, False, False),
         "grizzly pushdown": lambda: grizzly_pushdown(spark, path, WINDOW_MS),
     }
     report = {"rows": args.rows, "threads": args.threads, "spark": spark.version, "runs": {}}
     results = {}
-    for name, run in contenders.items():
+    cold, times, tables, tasks = {}, {name: [] for name in contenders}, {}, {}
+    for name, run in contenders.items():  # warm-up: JVM code, Python workers, compiled plans
         start = time.perf_counter()
-        table, metrics = run()  # warm-up: JVM code, Python workers, compiled plans
-        cold = time.perf_counter() - start
-        times = []
-        for _ in range(args.runs):
+        run()
+        cold[name] = time.perf_counter() - start
+    for _ in range(args.runs):  # interleaved: a slow spell of the machine hits every contender
+        for name, run in contenders.items():
             start = time.perf_counter()
-            table, metrics = run()
-            times.append(time.perf_counter() - start)
-        best = min(times)
-        results[name] = canonical(table)
-        report["runs"][name] = {"first_run_s": round(cold, 3), "seconds": [round(t, 3) for t in times],
-                                "records_per_s": round(args.rows / best), "result_rows": table.num_rows,
-                                "tasks": metrics.get("queries", [{}])[0].get("tasks")}
-        print(f"{name:40} first run {cold:7.3f} s, timed {', '.join(f'{t:.3f}' for t in times)} s "
-              f"= {args.rows / best / 1e6:7.2f} M records/s ({table.num_rows} result rows)")
+            tables[name], metrics = run()
+            times[name].append(time.perf_counter() - start)
+            tasks[name] = metrics.get("queries", [{}])[0].get("tasks")
+    for name in contenders:
+        median = statistics.median(times[name])
+        results[name] = canonical(tables[name])
+        report["runs"][name] = {"first_run_s": round(cold[name], 3), "seconds": [round(t, 3) for t in times[name]],
+                                "median_s": round(median, 3), "records_per_s": round(args.rows / median),
+                                "result_rows": tables[name].num_rows, "tasks": tasks[name]}
+        print(f"{name:40} first run {cold[name]:7.3f} s, timed {', '.join(f'{t:.3f}' for t in times[name])} s, "
+              f"median {args.rows / median / 1e6:7.2f} M records/s ({tables[name].num_rows} result rows)")
     reference = results["spark"]
     for name, rows in results.items():
         if rows != reference:
             raise SystemExit(f"{name}: result differs from Spark's ({len(rows)} vs {len(reference)} rows)")
-    base = min(report["runs"]["spark"]["seconds"])
+    base = report["runs"]["spark"]["median_s"]
     for name in [n for n in contenders if n != "spark"]:
-        ratio = base / min(report["runs"][name]["seconds"])
+        ratio = base / report["runs"][name]["median_s"]
         report["runs"][name]["speedup_vs_spark"] = round(ratio, 2)
         print(f"{name}: {ratio:.2f}x Spark's own plan")
     print("results agree")

@@ -5,10 +5,12 @@
    64K-row batches). Only the columns the query reads are selected first.
 
 2. Source pushdown (``from_parquet``, ``from_csv``, ``from_arrow`` under Spark): the driver cuts
-   the source into ``Split``s (contiguous runs of Parquet row groups or Arrow batches; a CSV file
-   whole) and each task reads its split itself with pyarrow, only the columns the query reads, so
-   raw rows never pass through the JVM. The tasks of such an input are the partitions of
-   ``spark.range(n, numPartitions=n)``: task ``i`` reads ``splits[i]``.
+   the source into ``Split``s (contiguous runs of Parquet row groups or Arrow batches, about
+   ``SPLITS_PER_CORE`` per core of the cluster; a CSV file whole) and each task reads its split
+   itself with pyarrow, only the columns the query reads, so raw rows never pass through the JVM. The tasks of such an input are the partitions of
+   ``spark.range(n, numPartitions=n)``: task ``i`` reads ``splits[i]``. A Parquet source is a
+   dataset (``datasets.py``): a split's row groups may span files. ``from_spark`` DataFrames
+   that are plain Parquet scans are cut the same way (``file_scans.py``).
 
 A split also carries the source's watermark before its first batch: the driver knows every
 batch's largest event time (Parquet row-group statistics, or the batches themselves), so a task
@@ -41,6 +43,14 @@ from ..sources import (
 )
 
 INLINE_BYTES = 16 << 20  # Arrow sources up to this size travel inside the task closures
+# splits per core of the cluster (where the source has that many row groups / batches): tasks of
+# uneven speed then even out, as Spark hands a free core the next split
+SPLITS_PER_CORE = 3
+
+
+def split_target(cores: int) -> int:
+    """How many splits to cut a source into for a cluster of ``cores`` (``defaultParallelism``)."""
+    return max(1, cores) * SPLITS_PER_CORE
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,7 @@ class Split:
     columns: tuple[str, ...] | None = None
     inline: tuple = field(default=(), repr=False)
     marks: tuple = ()               # the source's watermark before each piece (file and Arrow sources)
+    row_groups: tuple = ()          # Parquet: the pieces' ``datasets.RowGroup``s
     reader: object = field(default=None, repr=False)  # file sources: a copy of the source (its checks)
 
 
@@ -91,27 +102,15 @@ def read_split(split: Split, rejected: dict | None = None) -> Iterator[pa.Record
 
 
 def _read_parquet(split: Split, cols, rejected) -> Iterator[pa.RecordBatch]:
-    """Row groups of a Parquet file, only ``cols``, with ``ParquetSource``'s checks and errors."""
-    import pyarrow.parquet as pq
+    """Row groups of a Parquet dataset, only ``cols``, with ``ParquetSource``'s checks and errors."""
     src = split.reader
-    try:
-        f = pq.ParquetFile(split.path, page_checksum_verification=True)
-    except (pa.ArrowException, OSError) as e:
-        raise BadInputError(f"{src.name}: not a readable Parquet file (truncated or corrupt?): {e}") from e
     dropped = 0
-    for rg in split.pieces:
-        try:
-            table = f.read_row_group(rg, columns=cols).combine_chunks()
-        except (pa.ArrowException, OSError) as e:
-            raise BadInputError(f"{src.name}: row group {rg} cannot be decoded (truncated or corrupt file?): "
-                                f"{e}") from e
-        batches = table.to_batches()
-        batch = batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+    for group, batch in src.read_row_groups(split.row_groups, cols):
         if src.on_bad_rows == "drop":
             before = src.rejected_records
-            batch = src._drop_null_timestamps(batch, rg)
+            batch = src._drop_null_timestamps(batch, group.number)
             dropped += src.rejected_records - before
-        check_columns(src, batch, rg)
+        check_columns(src, batch, group.number)
         yield batch
     if rejected is not None and dropped:
         rejected[src.name] = rejected.get(src.name, 0) + dropped
@@ -181,26 +180,26 @@ def _ranges(weights: list[int], tasks: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
 
 
-def _parquet_maxima(path: str, source: Source) -> tuple[list[int], list[int | None]]:
-    import pyarrow.parquet as pq
-    f = pq.ParquetFile(path)
-    md = f.metadata
-    rows = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+def _parquet_maxima(source: ParquetSource, groups: list) -> list[int | None]:
+    """Every row group's largest event time (from the footers' statistics, else read), for the
+    ``groups`` that ``source.row_groups()`` just gave."""
     if source.timestamp is None:
-        return rows, [None] * len(rows)
+        return [None] * len(groups)
     t = source.arrow_schema.field(source.timestamp).type
-    leaf = [i for i in range(md.num_columns) if md.schema.column(i).path == source.timestamp]
-    maxima = []
-    for rg in range(md.num_row_groups):
-        stats = md.row_group(rg).column(leaf[0]).statistics if leaf else None
+    dataset, maxima = source.dataset, []
+    for g in groups:
         value = None
-        if stats is not None and stats.has_min_max and md.row_group(rg).num_rows:
-            value = _to_ms(stats.max, t)
-        if value is None and md.row_group(rg).num_rows:  # no statistics: read the column
-            batch = f.read_row_group(rg, columns=[source.timestamp]).combine_chunks().to_batches()[0]
+        if source.timestamp not in dataset.partition_names and g.rows:
+            md = dataset.metadata(g.file)
+            leaf = [i for i in range(md.num_columns) if md.schema.column(i).path == source.timestamp]
+            stats = md.row_group(g.index).column(leaf[0]).statistics if leaf else None
+            if stats is not None and stats.has_min_max:
+                value = _to_ms(stats.max, t)
+        if value is None and g.rows:  # no statistics: read the column
+            _, batch = next(source.read_row_groups([g], [source.timestamp]))
             value = batch_max_event_time(batch, source.timestamp)
         maxima.append(value)
-    return rows, maxima
+    return maxima
 
 
 def _to_ms(value, arrow_type: pa.DataType) -> int | None:
@@ -228,10 +227,12 @@ def _temp_dir() -> str:
 def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, local_master: bool = True) -> list[Split]:
     """Cut ``source`` into at most ``tasks`` splits (file and Arrow sources)."""
     if isinstance(source, ParquetSource):
-        rows, maxima = _parquet_maxima(source.path, source)
+        groups = source.row_groups()
+        rows, maxima = [g.rows for g in groups], _parquet_maxima(source, groups)
         marks = _watermarks(maxima, source)
         return [Split(source.name, "parquet", tuple(range(a, b)), marks[a] if rows else None, source.path, columns,
-                      marks=tuple(marks[a:b]), reader=source) for a, b in _ranges(rows, tasks)] or \
+                      marks=tuple(marks[a:b]), reader=source, row_groups=tuple(groups[a:b]))
+                for a, b in _ranges(rows, tasks)] or \
             [Split(source.name, "parquet", (), None, source.path, columns, reader=source)]
     if isinstance(source, ArrowSource):
         batches = list(source.raw_batches())
@@ -269,7 +270,7 @@ def batch_maxima(source: Source) -> list[int | None]:
     Parquet or Arrow source, in the source's batch order (read after ``plan_splits``, which makes
     a one-shot Arrow iterator a list)."""
     if isinstance(source, ParquetSource):
-        return _parquet_maxima(source.path, source)[1]
+        return _parquet_maxima(source, source.row_groups())
     if isinstance(source, ArrowSource):
         ts = source.timestamp
         return [batch_max_event_time(b, ts) if ts is not None else None for b in source.raw_batches()]

@@ -46,7 +46,7 @@ from ..plan import (
     distinct_sources,
 )
 from ..sources import CsvSource
-from .inputs import batch_maxima, plan_splits, pushdown_source, read_split
+from .inputs import batch_maxima, plan_splits, pushdown_source, read_split, split_target
 from .schema import conform, spark_arrow_schema, spark_column, spark_struct
 from .sources import SparkSource
 
@@ -204,7 +204,7 @@ def _rows(spark, source, tasks: int, acc):
         df = source.df.select(*[spark_column(c) for c in source.arrow_schema.names],
                               F.lit(0).cast("long").alias(BATCH), F.monotonically_increasing_id().alias(ROW))
         return df, _dataframe_maxima(source)
-    splits = plan_splits(source, tasks, None, local_master=spark.sparkContext.master.startswith("local"))
+    splits = plan_splits(source, split_target(tasks), None, local_master=spark.sparkContext.master.startswith("local"))
     schema = spark_arrow_schema(source.arrow_schema).append(pa.field(BATCH, pa.int64())).append(
         pa.field(ROW, pa.int64()))
 

@@ -57,8 +57,9 @@ from ..watermark import WatermarkStrategy
 from . import worker
 from .dataframe import with_job
 from .errors import task_error
+from .file_scans import NotAScan, scan_of
 from .filters import push_filters as push
-from .inputs import needed_columns, plan_splits, pushdown_source, read_split, split_numbers
+from .inputs import needed_columns, plan_splits, pushdown_source, read_split, split_numbers, split_target
 from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
@@ -157,30 +158,51 @@ def _results_batch(table: pa.Table, schema: pa.Schema, keys: list[str]) -> pa.Re
 
 
 class _Input:
-    """A source as Spark input: a DataFrame, or pushdown splits read by the tasks."""
+    """A source as Spark input (``kind``): a DataFrame through ``mapInArrow`` ("dataframe"), a
+    DataFrame that is a plain Parquet scan read by the tasks ("files", ``file_scans.py``), or
+    pushdown splits of a file or Arrow source ("pushdown"). ``notes``: why a DataFrame was not
+    read as files."""
 
-    def __init__(self, spark, source, columns, tasks: int, df=None, acc=None):
-        self.spark, self.source, self.acc = spark, source, acc
-        self.is_dataframe = isinstance(source, SparkSource)
-        if self.is_dataframe:
+    def __init__(self, spark, source, columns, tasks: int, df=None, acc=None, read_files: bool = True):
+        self.spark, self.source, self.acc, self.notes = spark, source, acc, []
+        self.kind = "dataframe" if isinstance(source, SparkSource) else "pushdown"
+        local = spark.sparkContext.master.startswith("local")
+        if self.kind == "dataframe":
             df = source.df if df is None else df
+            self.scan = None
+            if read_files and not source.streaming:
+                try:
+                    self.scan = scan_of(df, source.name, source.arrow_schema, columns)
+                except NotAScan as e:
+                    self.notes.append(f"{source.name}: read through mapInArrow: {e}")
+            if self.scan is not None:
+                self.kind = "files"
+                self.splits = plan_splits(self.scan.source, split_target(tasks), self.scan.read, local_master=local)
+                self.notes.append(f"{source.name}: a Parquet file scan: its files are read by {len(self.splits)} "
+                                  "tasks with pyarrow (its own filters applied there, the query's in compiled code)")
             self.df = df.select(*[spark_column(c) for c in columns]) if columns is not None else df
         else:
-            master = spark.sparkContext.master
-            self.splits = plan_splits(source, tasks, columns, local_master=master.startswith("local"))
+            self.splits = plan_splits(source, split_target(tasks), columns, local_master=local)
+
+    @property
+    def is_dataframe(self) -> bool:
+        return self.kind == "dataframe"
 
     def map(self, body, schema, single: bool = False):
         """``mapInArrow`` over the input: ``body(batches, watermark_before, numbers)`` per task
         (``numbers``: the batches' numbers in the source, None for a DataFrame's partitions)."""
-        if self.is_dataframe:
+        if self.kind == "dataframe":
             df = self.df.coalesce(1) if single else self.df
             return df.mapInArrow(lambda it: body(it, None, None), schema)
-        splits, acc = self.splits, self.acc
+        splits, acc, scan = self.splits, self.acc, self.scan if self.kind == "files" else None
 
         def by_split(it):
             for ids in it:
                 for i in ids.column(0).to_pylist():
                     rejected: dict = {}
+                    if scan is not None:  # a DataFrame's rows: one batch of the stream, no watermarks
+                        yield from body(scan.batches(read_split(splits[i])), None, None)
+                        continue
                     yield from body(read_split(splits[i], rejected), splits[i].watermark_before,
                                     split_numbers(splits[i]))
                     worker.report_rejected(acc, rejected)
@@ -188,11 +210,13 @@ class _Input:
         return self.spark.range(0, n, 1, n).mapInArrow(by_split, schema)
 
 
-def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = True, adaptive: object = True):
+def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = True, adaptive: object = True,
+             read_files: bool = True):
     """The Spark DataFrame of the query ending in ``root`` (streaming if its source is); the
     returned DataFrame carries the job (``df.grizzly``: plan, strategy, metrics).
     ``push_filters``: let Spark evaluate the filters it can on a batch DataFrame input
-    (``filters.py``). ``adaptive``: the environment's setting; the tasks' kernels run their
+    (``filters.py``). ``read_files``: let the tasks read a DataFrame that is a plain Parquet
+    scan from its files (``file_scans.py``; else ``mapInArrow``). ``adaptive``: the environment's setting; the tasks' kernels run their
     code variants under a controller in each Python worker (``worker.py``)."""
     require_pyspark()
     if root.updating:  # Spark gets an updating stream's changelog (its row kinds in column "op")
@@ -202,7 +226,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     configure(spark)
     check_workers(spark)
     frames, notes = {}, []
-    if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming:
+    if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming \
+            and not (read_files and _read_as_files(root, sources[0])):
         root, conditions = push(root, sources[0])
         if conditions:
             df = sources[0].df
@@ -235,18 +260,20 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:
-        inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks, frames.get(sources[0].name), acc)
+        inp = _Input(spark, sources[0], needed_columns(first, sources[0]), tasks, frames.get(sources[0].name), acc,
+                     read_files)
         df = inp.map(lambda it, _w, _n: worker.stateless_task(shipped, it, acc, fault), spark_struct(final_schema))
-        job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
+        job = SparkJob(shipped.plan_id, "stateless", inp.kind, False, acc, notes=list(inp.notes))
     elif chain and kind is not None and kind.spark == "partials":
-        df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name))
+        df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name),
+                           read_files)
     elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
     elif len(sources) == 1 and stateless_lookup(root):
-        inp = _Input(spark, sources[0], None, tasks, frames.get(sources[0].name), acc)
+        inp = _Input(spark, sources[0], None, tasks, frames.get(sources[0].name), acc, read_files)
         name = sources[0].name
         df = inp.map(lambda it, _w, _n: lookup_task(shipped, it, name, final_schema, acc), spark_struct(final_schema))
-        job = SparkJob(shipped.plan_id, "stateless", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
+        job = SparkJob(shipped.plan_id, "stateless", inp.kind, False, acc, notes=list(inp.notes))
     elif (joined := keyed_join(root)) is not None and _lateness_free(physical):
         df, job = _keyed_join(spark, shipped, physical, joined, acc, tasks)
     else:
@@ -255,17 +282,33 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     return with_job(df, job)
 
 
-def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None):
+def _read_as_files(root: PlanNode, source: SparkSource) -> bool:
+    """The query's tasks will read ``source``'s files (a plain Parquet scan read by a stateless or
+    partial-window first stage): its filters then stay in compiled code, which evaluates them
+    faster than pyarrow would (the tasks read the filters' columns either way)."""
+    physical = build_physical_plan(Query(root))
+    first = physical.pipelines[0]
+    if not (_is_chain(physical) and _lateness_free(physical)) or not (
+            isinstance(first.terminal, ProjectTerminal) or first.terminal.assigner.kind.spark == "partials"):
+        return False
+    try:
+        scan_of(source.df, source.name, source.arrow_schema, needed_columns(first, source))
+    except NotAScan:
+        return False
+    return True
+
+
+def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None, read_files=True):
     first = physical.pipelines[0]
     gen = generate_pipeline(first)
-    inp = _Input(spark, source, needed_columns(first, source), tasks, df, acc)
+    inp = _Input(spark, source, needed_columns(first, source), tasks, df, acc, read_files)
     partials = inp.map(lambda it, w, numbers: worker.partial_task(shipped, it, w, acc, fault=fault, numbers=numbers),
                        spark_struct(partial_schema(gen)))
     keys = [f.name for f, _ in first.terminal.keys]
     results_schema = pipeline_arrow_schema(first)
     merged = partials.repartition(tasks, *[spark_column(k) for k in keys], spark_column(WINDOW_START)) \
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
-    job = SparkJob(shipped.plan_id, "partial", "dataframe" if inp.is_dataframe else "pushdown", False, acc)
+    job = SparkJob(shipped.plan_id, "partial", inp.kind, False, acc, notes=list(inp.notes))
     return _then(merged, job, root, physical, acc, shipped.adaptive), job
 
 
@@ -326,7 +369,8 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
                                                          F.lit(0).alias(worker.BATCH))
         marks, input_kind = None, "dataframe"
     else:
-        splits = plan_splits(source, tasks, columns, local_master=spark.sparkContext.master.startswith("local"))
+        splits = plan_splits(source, split_target(tasks), columns,
+                             local_master=spark.sparkContext.master.startswith("local"))
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if source.timestamp is not None else None
         raw_schema = spark_struct(pa.schema([source.arrow_schema.field(c) for c in columns]
                                             + [pa.field(worker.BATCH, pa.int64())]))
