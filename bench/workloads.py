@@ -176,10 +176,12 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              "updating streams, their final tables: q4 the auctions regular-joined with the bids placed "
              "while open, max price per auction, average of those per category (a running aggregate "
              "over a running aggregate); q9 per auction its winning bid placed while open (a regular "
-             "join, then Top-1); q17 per auction and day (yyyy-MM-dd) the bids, bids per price rank, "
+             "join, then Top-1); q15 per day the bids, distinct bidders and distinct auctions, in all "
+             "and per price rank (count_distinct with where=); q16 the same per channel and day with "
+             "the day's latest minute (a running max of strings); q17 per auction and day (yyyy-MM-dd) the bids, bids per price rank, "
              "min/max/avg/sum price; q18 the last bid per (bidder, auction); q19 the 10 highest bids "
              "per auction (Top-N)",
-             params=("q4", "q9", "q17", "q18", "q19"), quick_rows=30_000, make=_nexmark_tables, windows=False),
+             params=("q4", "q9", "q15", "q16", "q17", "q18", "q19"), quick_rows=30_000, make=_nexmark_tables, windows=False),
     Workload("nexmark-q23", "Nexmark (Flink suite)",
              "each bid joined with its bidder and with every auction that bidder sells (two regular "
              "joins; the output grows with the square of the input: 20k events give 2.5M rows)",

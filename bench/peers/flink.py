@@ -233,15 +233,17 @@ class FlinkSuite(SuiteMixin, Peer):
 
     def nexmark_updating(self, case: str):
         day = "DATE_FORMAT(TO_TIMESTAMP_LTZ(`dateTime`, 3), 'yyyy-MM-dd')"
-        return self._table_columns(case), nexmark_tables.updating_sql(case, "`", day)
+        minute = "DATE_FORMAT(TO_TIMESTAMP_LTZ(`dateTime`, 3), 'HH:mm')"
+        return self._table_columns(case), nexmark_tables.updating_sql(case, "`", day, minute)
 
     def _table_columns(self, case: str) -> list[tuple[str, str]]:
         """The Flink types of ``case``'s output columns (those of the inputs, counts BIGINT)."""
         types = {f.name: _flink_type(f.type) for table in self.data.tables.values() for f in table.schema}
-        types.update(bid_dateTime="BIGINT", bid_extra="STRING", auction_dateTime="BIGINT", person_id="BIGINT",
-                     day="STRING", avg_final="DOUBLE", avg_price="DOUBLE", min_price="BIGINT", max_price="BIGINT",
-                     sum_price="BIGINT", rank="BIGINT", **{n: "BIGINT" for n in (
-                         "total_bids", "rank1_bids", "rank2_bids", "rank3_bids")})
+        counts = ("rank1_bids", "rank2_bids", "rank3_bids", *nexmark_tables.STATISTICS)
+        types.update({n: "BIGINT" for n in counts}, bid_dateTime="BIGINT", bid_extra="STRING",
+                     auction_dateTime="BIGINT", person_id="BIGINT", day="STRING", minute="STRING",
+                     avg_final="DOUBLE", avg_price="DOUBLE", min_price="BIGINT", max_price="BIGINT",
+                     sum_price="BIGINT", rank="BIGINT")
         return [(n, types[n]) for n in nexmark_tables.OUTPUT[case]]
 
     # -- the peer --

@@ -31,8 +31,11 @@ from grizzly_py.workloads import nexmark
 
 from .base import table_of
 
+# Q15's and Q16's statistics: the bids, distinct bidders and distinct auctions, in all and per price rank
+STATISTICS = tuple(f"{rank}_{what}" for what in ("bids", "bidders", "auctions")
+                   for rank in ("total", "rank1", "rank2", "rank3"))
 CASES = ("q0", "q3", "q11", "q13", "q20")
-UPDATING_CASES = ("q4", "q9", "q17", "q18", "q19")
+UPDATING_CASES = ("q4", "q9", "q15", "q16", "q17", "q18", "q19")
 OUTPUT = {
     "q0": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra"),
     "q3": ("name", "city", "state", "id"),
@@ -44,6 +47,8 @@ OUTPUT = {
             "avg_price", "sum_price"),
     "q18": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra"),
     "q11": ("bidder", "window_start", "window_end", "bid_count"),
+    "q15": ("day", *STATISTICS),
+    "q16": ("channel", "day", "minute", *STATISTICS),
     "q9": ("id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller", "category",
            "auction", "bidder", "price", "bid_dateTime", "bid_extra"),
     "q19": ("auction", "bidder", "price", "channel", "url", "dateTime", "extra", "rank"),
@@ -113,6 +118,10 @@ def grizzly_stream(env, data, case: str):
         return nexmark.q11(env, t["bid"])
     if case == "q9":
         return nexmark.q9(env, t["auction"], t["bid"])
+    if case == "q15":
+        return nexmark.q15(env, t["bid"])
+    if case == "q16":
+        return nexmark.q16(env, t["bid"])
     if case == "q19":
         return nexmark.q19(env, t["bid"])
     if case == "q23":
@@ -190,6 +199,20 @@ def q19_sql(quote: str, bids: str) -> str:
                    FROM {bids}) WHERE {q}rank{q} <= {TOP}"""
 
 
+def statistics_sql(quote: str, keys: str, day: str, minute: str | None = None) -> str:
+    """Nexmark Q15 (``keys`` the day) and Q16 (the channel and day, with the day's latest
+    ``minute``) over a whole input: SQL's ``count(DISTINCT ...) FILTER (WHERE ...)``."""
+    q = quote
+    ranks = {"total": None, "rank1": f"price < {LOW}", "rank2": f"price >= {LOW} AND price < {HIGH}",
+             "rank3": f"price >= {HIGH}"}
+    columns = []
+    for what, arg in (("bids", "*"), ("bidders", "DISTINCT bidder"), ("auctions", "DISTINCT auction")):
+        for rank, where in ranks.items():
+            columns.append(f"count({arg})" + (f" FILTER (WHERE {where})" if where else "") + f" AS {rank}_{what}")
+    head = f"{day} AS {q}day{q}" + (f", max({minute}) AS {q}minute{q}" if minute else "")
+    return f"SELECT {keys}{head}, {', '.join(columns)} FROM bid GROUP BY {keys}{day}"
+
+
 def q4_sql(quote: str) -> str:
     """Nexmark Q4 over whole inputs: the average winning price per category."""
     q = quote
@@ -210,15 +233,17 @@ def q17_sql(quote: str, day: str) -> str:
                FROM bid GROUP BY auction, {day}"""
 
 
-def updating_sql(case: str, quote: str, day: str) -> str:
-    """The SQL of a ``nexmark-updating`` case's final table (DuckDB and Spark SQL); the bids with
-    their arrival are the table ``arrived``."""
+def updating_sql(case: str, quote: str, day: str, minute: str = "") -> str:
+    """The SQL of a ``nexmark-updating`` case's final table (DuckDB, Spark and Flink SQL), ``day``
+    and ``minute`` the SQL of a bid's day 'yyyy-MM-dd' and minute 'HH:mm'; the bids with their
+    arrival are the table ``arrived``."""
     if case == "q18":  # ties go to the later arrival
         columns = ", ".join(f"{quote}{n}{quote}" for n in OUTPUT["q18"])
         return f"""SELECT {columns} FROM (SELECT *, row_number() OVER (PARTITION BY bidder, auction
                        ORDER BY {quote}dateTime{quote} DESC, arrival DESC) AS newest FROM arrived) WHERE newest = 1"""
     return {"q4": lambda: q4_sql(quote), "q17": lambda: q17_sql(quote, day), "q9": lambda: q9_sql(quote, "arrived"),
-            "q19": lambda: q19_sql(quote, "arrived")}[case]()
+            "q19": lambda: q19_sql(quote, "arrived"), "q15": lambda: statistics_sql(quote, "", day),
+            "q16": lambda: statistics_sql(quote, "channel, ", day, minute)}[case]()
 
 
 class DuckDBNexmarkTables:
@@ -229,7 +254,8 @@ class DuckDBNexmarkTables:
         return self.nexmark_tables("q23")
 
     def nexmark_updating(self, case: str) -> pa.Table:
-        return normalized_table(case, self._q(updating_sql(case, '"', """strftime(epoch_ms("dateTime"), '%Y-%m-%d')""")))
+        return normalized_table(case, self._q(updating_sql(case, '"', """strftime(epoch_ms("dateTime"), '%Y-%m-%d')""",
+                                                           """strftime(epoch_ms("dateTime"), '%H:%M')""")))
 
 
 class PolarsNexmarkTables:
@@ -293,6 +319,21 @@ class PolarsNexmarkTables:
                    .filter(pl.col("bid_dateTime").is_between(pl.col("dateTime"), pl.col("expires")))
                    .sort(["id", "price", "bid_dateTime", "arrival"], descending=[False, True, False, False])
                    .group_by("id", maintain_order=True).first())
+        elif case in ("q15", "q16"):
+            price, when = pl.col("price"), pl.from_epoch("dateTime", time_unit="ms")
+            ranks = {"total": None, "rank1": price < LOW, "rank2": (price >= LOW) & (price < HIGH),
+                     "rank3": price >= HIGH}
+            stats = {}
+            for rank, where in ranks.items():
+                def kept(column, where=where):
+                    return pl.col(column) if where is None else pl.col(column).filter(where)
+                stats[f"{rank}_bids"] = kept("price").len().cast(pl.Int64)
+                stats[f"{rank}_bidders"] = kept("bidder").n_unique().cast(pl.Int64)
+                stats[f"{rank}_auctions"] = kept("auction").n_unique().cast(pl.Int64)
+            keys = ["day"] if case == "q15" else ["channel", "day"]
+            extra = {} if case == "q15" else {"minute": pl.col("minute").max()}
+            out = (lazy("bid").with_columns(day=when.dt.strftime("%Y-%m-%d"), minute=when.dt.strftime("%H:%M"))
+                   .group_by(keys).agg(**extra, **stats))
         elif case == "q17":
             price = pl.col("price")
             out = (lazy("bid").with_columns(day=pl.from_epoch("dateTime", time_unit="ms").dt.strftime("%Y-%m-%d"))
@@ -323,6 +364,11 @@ def first_rows_per_group(table: pa.Table, group: str, sort_keys: list, n: int) -
     position = np.arange(len(keys)) - np.repeat(starts, np.diff(np.r_[starts, len(keys)]))
     kept = np.flatnonzero(position < n)
     return ordered.take(kept).append_column("rank", pa.array(position[kept] + 1))
+
+
+def _without_suffix(name: str, suffixes: tuple[str, ...]) -> str:
+    """``name`` without the first of ``suffixes`` it ends with (pyarrow's aggregate names)."""
+    return next((name.removesuffix(s) for s in suffixes if name.endswith(s)), name)
 
 
 class ArrowNexmarkTables:
@@ -398,6 +444,24 @@ class ArrowNexmarkTables:
                                            pc.less_equal(joined["bid_dateTime"], joined["expires"])))
             out = first_rows_per_group(opened, "id", [("price", "descending"), ("bid_dateTime", "ascending"),
                                                       ("arrival", "ascending")], 1)
+        elif case in ("q15", "q16"):
+            bids = t["bid"]
+            price, when = bids["price"], bids["dateTime"].cast(pa.timestamp("ms"))
+            ranks = {"total": None, "rank1": pc.less(price, LOW),
+                     "rank2": pc.and_(pc.greater_equal(price, LOW), pc.less(price, HIGH)),
+                     "rank3": pc.greater_equal(price, HIGH)}
+            columns = {"day": pc.strftime(when, "%Y-%m-%d"), "minute": pc.strftime(when, "%H:%M"),
+                       "channel": bids["channel"].cast(pa.string())}
+            aggregates = [("minute", "max")] if case == "q16" else []
+            for rank, where in ranks.items():  # a filtered-out value is null: counts skip it
+                for what, column in (("bids", "price"), ("bidders", "bidder"), ("auctions", "auction")):
+                    name = f"{rank}_{what}"
+                    columns[name] = bids[column] if where is None else pc.if_else(where, bids[column], None)
+                    aggregates.append((name, "count" if what == "bids" else "count_distinct"))
+            keys = ["day"] if case == "q15" else ["channel", "day"]
+            out = pa.table(columns).group_by(keys).aggregate(aggregates)
+            out = out.rename_columns([_without_suffix(n, ("_count_distinct", "_count", "_max"))
+                                      for n in out.column_names])
         elif case == "q17":
             bids = t["bid"]
             price = bids["price"]
@@ -446,5 +510,6 @@ class SparkNexmarkTables:
 
     def nexmark_updating(self, case: str) -> pa.Table:
         self._views()
-        sql = updating_sql(case, "`", "date_format(timestamp_millis(`dateTime`), 'yyyy-MM-dd')")
+        sql = updating_sql(case, "`", "date_format(timestamp_millis(`dateTime`), 'yyyy-MM-dd')",
+                           "date_format(timestamp_millis(`dateTime`), 'HH:mm')")
         return normalized_table(case, self.spark.sql(sql).toArrow())
