@@ -5,6 +5,7 @@ every peer, in one run, with one report.
     grizzly bench ysb selection --peers c,numpy,grizzly --rows 1000000
     grizzly bench --quick                      # every workload on small data, fast peers (< 2 min)
     python -m grizzly_py.cli bench --quick     # the same without the installed entry point
+    grizzly bench --engine spark-cluster       # Spark's plans vs grizzly-py on a standalone cluster
 
 For each runnable workload: its seeded data sets are generated once (and written to Parquet for
 Spark, CSV for Flink, untimed); each peer runs in its own forked child for all cases of the
@@ -33,6 +34,10 @@ from .peers.base import Peer, PeerUnavailable
 from .suite_options import BASELINE, PEERS, Options, PeerSpec
 from .window_workloads import cross_check
 from .workloads import WORKLOADS, Case, Workload
+
+# ``grizzly bench --engine spark-cluster``'s default workloads (issue 32's measure): YSB, Nexmark
+# Q5/Q7/Q8, count windows, and the sessions and regular joins of nexmark-tables
+CLUSTER_WORKLOADS = ("ysb", "nexmark-q5", "nexmark-q7", "nexmark-q8", "count-windows", "nexmark-tables")
 
 
 @dataclass

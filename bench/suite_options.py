@@ -38,10 +38,12 @@ PEERS: dict[str, PeerSpec] = {p.name: p for p in (
     PeerSpec("numpy", _cls(_S, "NumpySuite"), lambda o: _cls(_S, "NumpySuite")()(), True),
     PeerSpec("polars", _cls(_S, "PolarsSuite"), lambda o: _cls(_S, "PolarsSuite")()(o.threads), True),
     PeerSpec("duckdb", _cls(_S, "DuckDBSuite"), lambda o: _cls(_S, "DuckDBSuite")()(o.threads), True),
-    PeerSpec("spark", _cls(_S, "SparkSuite"), lambda o: _cls(_S, "SparkSuite")()(o.threads), False),
+    PeerSpec("spark", _cls(_S, "SparkSuite"), lambda o: _cls(_S, "SparkSuite")()(o.threads, o.spark_master, o.spark_conf), False),
     PeerSpec("flink", _cls(".peers.flink", "FlinkSuite"),
              lambda o: _cls(".peers.flink", "FlinkSuite")()(o.threads, o.install), False),
     PeerSpec("grizzly", _cls(_S, "GrizzlySuite"), lambda o: _cls(_S, "GrizzlySuite")()(o.parallelism), True),
+    PeerSpec("grizzly_spark", _cls(_S, "GrizzlySparkSuite"),
+             lambda o: _cls(_S, "GrizzlySparkSuite")()(o.threads, o.spark_master, o.spark_conf), False),
 )}
 BASELINE = "grizzly"
 
@@ -64,6 +66,8 @@ class Options:
     counter_rows: tuple[int, int] = (100_000, 500_000)
     budget_s: float | None = 30.0  # a peer whose runs of a case took longer stops after 3 runs
     install: bool = True  # may create Flink's virtual environment
+    spark_master: str | None = None  # the Spark peers' master (None: local[threads])
+    spark_conf: dict[str, str] = field(default_factory=dict)  # their settings on that master
     in_process: bool = False
     progress: bool = True
     log: Callable[[str], None] = print

@@ -7,7 +7,8 @@ bound to 127.0.0.1, stopped by PID at the end of the module.
   distributed ones run their heavy stage in more than one task.
 - An executor killed after the map stage wrote its shuffle output: Spark re-runs the lost map
   tasks in a new stage attempt; the result stays exact and ``records_in`` counts every row once.
-- ``grizzly run --engine spark --master URL --conf k=v`` runs on the cluster.
+- ``grizzly run --engine spark --master URL --conf k=v`` runs on the cluster, and so do the
+  Spark peers of ``grizzly bench --engine spark-cluster``.
 
 Skipped where PySpark or Java is missing, like test_spark.py.
 """
@@ -89,6 +90,26 @@ def test_grizzly_run_takes_a_master_and_spark_settings(cluster, tmp_path):
     bad = subprocess.run([sys.executable, "-m", "grizzly_py.cli", "run", f"{query}:query", "--master", cluster.url],
                          capture_output=True, text=True, env=env, timeout=120)
     assert bad.returncode != 0 and "--engine spark" in bad.stderr
+
+
+def test_bench_runs_sparks_plans_and_grizzly_py_on_the_cluster(cluster, tmp_path):
+    """``grizzly bench --engine spark-cluster``'s peers on this cluster (before the module's
+    session takes the cores): Spark's own plan and grizzly-py through ``for_spark`` run YSB on the
+    executors and agree with each other and the embedded engine."""
+    sys.path.insert(0, os.getcwd())
+    from bench import suite
+
+    opts = suite.Options(workloads=["ysb"], peers=["spark", "grizzly_spark"], quick=True, repeat=1,
+                         out=tmp_path, save=False, plots=False, counters=False, latency=False, progress=False,
+                         install=False, log=lambda line: None, spark_master=cluster.url, threads=2,
+                         spark_conf={"spark.driver.memory": "2g"})
+    result = suite.run_suite(opts)
+    [case] = result.workloads[0].cases
+    by = case.by_peer()
+    assert by["grizzly_spark"].ok and by["spark"].ok, (by["grizzly_spark"].error, by["spark"].error)
+    assert by["grizzly_spark"].info["master"] == cluster.url
+    assert case.check.ok and {"spark", "grizzly_spark", "grizzly"} <= set(case.check.agreeing), case.check
+    assert case.check.reference.groups > 0
 
 
 def _events(n=4000, seed=11):

@@ -15,6 +15,7 @@ the runner without being started.
 from __future__ import annotations
 
 import ctypes
+import time
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ from .ysb_c import CPeer, compile_shared
 from .ysb_duckdb import DuckDBPeer
 from .ysb_numpy import NumpyPeer, count_windows, view_rows
 from .ysb_polars import PolarsPeer
-from .ysb_spark import SparkPeer
+from .ysb_spark import SparkPeer, cluster_session
 
 YSB_LIKE = ("ysb", "state-size", "adaptive-range", "adaptive-skew")
 Q5_PANES = nexmark.Q5_SIZE_MS // nexmark.Q5_SLIDE_MS
@@ -172,8 +173,11 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
             return windowed(out["window_start"], out["key"], out["value"])
         raise ValueError(w)
 
+    def environment(self):
+        return self.gz.StreamEnvironment(parallelism=self.parallelism)
+
     def run(self) -> pa.Table:
-        env = self.gz.StreamEnvironment(parallelism=self.parallelism)
+        env = self.environment()
         self.stream(env, self.case).collect("bench")
         result = env.execute()
         pipelines = [p for q in result.metrics.get("queries", []) for p in q.get("pipelines", [])]
@@ -190,6 +194,41 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
 
         env = self.gz.StreamEnvironment(parallelism=self.parallelism)
         return window_latencies(self.stream(env, self.case))
+
+
+class GrizzlySparkSuite(GrizzlySuite):
+    """grizzly-py on Spark (``StreamEnvironment.for_spark``): the same queries over the same Arrow
+    tables, whose batches travel to the tasks (source pushdown), on local[threads] or, with
+    ``grizzly bench --engine spark-cluster``, on the bench's standalone cluster."""
+
+    name = "grizzly_spark"
+    how = {"*": "the query of grizzly_py.workloads / bench/window_workloads.py through "
+                "StreamEnvironment.for_spark, end to end incl. query build, compile in the tasks"}
+
+    def __init__(self, threads: int = 2, master: str | None = None, conf: dict[str, str] | None = None) -> None:
+        super().__init__(threads, name="grizzly_spark")
+        self.threads, self.master, self.conf, self.spark = threads, master, dict(conf or {}), None
+
+    def setup(self, data) -> None:
+        super().setup(data)
+        from grizzly_py.spark import local_session
+
+        start = time.perf_counter()
+        self.spark = local_session(self.threads, app="grizzly-bench") if self.master is None \
+            else cluster_session(self.threads, self.master, self.conf)
+        self.info.update(master=self.master or f"local[{self.threads}]",
+                         session_start_s=time.perf_counter() - start)
+
+    def environment(self):
+        return self.gz.StreamEnvironment.for_spark(self.spark)
+
+    def latency(self) -> dict:
+        raise NotImplementedError("window latency is measured on the embedded engine")
+
+    def close(self) -> None:
+        if self.spark is not None:
+            self.spark.stop()
+            self.spark = None
 
 
 GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",

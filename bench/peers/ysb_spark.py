@@ -35,14 +35,24 @@ def start_spark(threads: int, driver_memory: str = "4g"):
     return spark
 
 
+def cluster_session(threads: int, master: str, conf: dict[str, str]):
+    """A session on the cluster at ``master`` (``grizzly bench --engine spark-cluster``) with the
+    Spark settings ``conf``, set up as grizzly-py sets up its own
+    (``grizzly_py.spark.local_session``), so that Spark's own plans and grizzly-py's run on the
+    same executors with the same settings."""
+    from grizzly_py.spark import local_session
+
+    return local_session(threads, app="grizzly-bench", master=master, **conf)
+
+
 class SparkPeer(Peer):
     name = "spark"
     description = "Spark native DataFrame, local mode, from Parquet: window() groupBy count"
     needs_parquet = True
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 2, master: str | None = None, conf: dict[str, str] | None = None) -> None:
         super().__init__()
-        self.threads = threads
+        self.threads, self.master, self.conf = threads, master, dict(conf or {})
         self.spark = None
 
     def setup(self, data) -> None:
@@ -56,7 +66,7 @@ class SparkPeer(Peer):
         self.path = str(data.parquet_path())
         start = time.perf_counter()
         try:
-            self.spark = start_spark(self.threads)
+            self.spark = start_spark(self.threads) if self.master is None else cluster_session(self.threads, self.master, self.conf)
         except Exception as exc:  # noqa: BLE001 - a JVM that does not start makes it missing
             raise PeerUnavailable(f"SparkSession start: {exc!r}") from exc
         self.info.update(
