@@ -176,12 +176,7 @@ def interned_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, what: 
     if not isinstance(inner, Column):
         raise NotImplementedError(f"{what}: a string key or aggregate argument must be a column, not {expr!r}")
     name = interned_prefix(gen.pipeline.input_schema) + inner.name
-    if name not in ctx.columns:
-        layout = next((c for c in gen.columns if c.name == name), None)
-        if layout is None:
-            layout = ColumnLayout(name, len(gen.columns) * abi.COLUMN_SLOTS, pa.int64())
-            gen.columns.append(layout)
-        ctx.columns[name] = layout
+    _virtual_int64_column(gen, ctx, name)
     gen.interned_columns[name] = inner.name
     return Column(name)
 
@@ -190,14 +185,20 @@ def order_column(gen: GeneratedPipeline, ctx: EmitContext, column: Column) -> Co
     """A virtual int64 input column holding the order keys of the string column ``column``
     (``engine/string_order.py``): an aggregate that orders strings by their interned ids."""
     name = interned_prefix(gen.pipeline.input_schema, "order") + column.name
+    _virtual_int64_column(gen, ctx, name)
+    gen.order_columns[name] = column.name
+    return Column(name)
+
+
+def _virtual_int64_column(gen: GeneratedPipeline, ctx: EmitContext, name: str) -> None:
+    """Give the pipeline (once) and ``ctx`` the int64 input column ``name``, which the engine
+    fills per batch (interned ids, order keys)."""
     if name not in ctx.columns:
         layout = next((c for c in gen.columns if c.name == name), None)
         if layout is None:
             layout = ColumnLayout(name, len(gen.columns) * abi.COLUMN_SLOTS, pa.int64())
             gen.columns.append(layout)
         ctx.columns[name] = layout
-    gen.order_columns[name] = column.name
-    return Column(name)
 
 
 @dataclass(frozen=True)
