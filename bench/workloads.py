@@ -184,8 +184,8 @@ WORKLOADS: dict[str, Workload] = {w.name: w for w in (
              params=("q4", "q9", "q15", "q16", "q17", "q18", "q19"), quick_rows=30_000, make=_nexmark_tables, windows=False),
     Workload("nexmark-q23", "Nexmark (Flink suite)",
              "each bid joined with its bidder and with every auction that bidder sells (two regular "
-             "joins; the output grows with the square of the input: 20k events give 2.5M rows)",
-             rows=20_000, quick_rows=5_000, make=_nexmark_tables, result="rows", windows=False),
+             "joins; the output grows with the square of the input: 10k events give 0.6M rows)",
+             rows=10_000, quick_rows=5_000, make=_nexmark_tables, result="rows", windows=False),
     Workload("strings", "Nexmark Q21, Q22 (Flink suite); string functions",
              "bids (10.0M of 10.87M events): nexmark-q21, a channel id from lower(channel) or "
              "REGEXP_EXTRACT(url, '(&|^)channel_id=([^&]*)', 2), null ones dropped; nexmark-q22, "
