@@ -14,13 +14,7 @@ import grizzly_py as gz
 from grizzly_py import reference
 from grizzly_py.workloads import nexmark
 
-QUERIES = {
-    "q0": lambda env, t: nexmark.q0(env, t["bid"]),
-    "q3": lambda env, t: nexmark.q3(env, t["person"], t["auction"]),
-    "q13": lambda env, t: nexmark.q13(env, t["bid"]),
-    "q20": lambda env, t: nexmark.q20(env, t["bid"], t["auction"]),
-    "q23": lambda env, t: nexmark.q23(env, t["bid"], t["person"], t["auction"]),
-}
+QUERIES = {name: nexmark.QUERIES[name] for name in ("q0", "q3", "q13", "q20", "q23")}
 # Q23 pairs each bid with every auction of its (mostly hot) bidder: few events give many rows
 EVENTS = {"q0": 6_000, "q3": 20_000, "q13": 6_000, "q20": 6_000, "q23": 1_200}
 

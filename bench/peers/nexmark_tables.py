@@ -99,34 +99,7 @@ def normalized_table(case: str, out) -> pa.Table:
 
 def grizzly_stream(env, data, case: str):
     """grizzly-py's query of ``case`` over the bench data's tables."""
-    t = data.tables
-    if case == "q0":
-        return nexmark.q0(env, t["bid"])
-    if case == "q3":
-        return nexmark.q3(env, t["person"], t["auction"])
-    if case == "q13":
-        return nexmark.q13(env, t["bid"], t["side"])
-    if case == "q20":
-        return nexmark.q20(env, t["bid"], t["auction"])
-    if case == "q4":
-        return nexmark.q4(env, t["auction"], t["bid"])
-    if case == "q17":
-        return nexmark.q17(env, t["bid"])
-    if case == "q18":
-        return nexmark.q18(env, t["bid"])
-    if case == "q11":
-        return nexmark.q11(env, t["bid"])
-    if case == "q9":
-        return nexmark.q9(env, t["auction"], t["bid"])
-    if case == "q15":
-        return nexmark.q15(env, t["bid"])
-    if case == "q16":
-        return nexmark.q16(env, t["bid"])
-    if case == "q19":
-        return nexmark.q19(env, t["bid"])
-    if case == "q23":
-        return nexmark.q23(env, t["bid"], t["person"], t["auction"])
-    raise ValueError(case)
+    return nexmark.QUERIES[case](env, data.tables)
 
 
 def table_sql(case: str, quote: str) -> str:

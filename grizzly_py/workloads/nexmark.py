@@ -601,3 +601,33 @@ def q9(env, auctions: pa.Table, bids: pa.Table):
             .key_by("id").top_n(1, by=["price", "dateTime_right"], descending=[True, False])
             .select("id", "itemName", "description", "initialBid", "reserve", "dateTime", "expires", "seller",
                     "category", "auction", "bidder", "price", bid_dateTime="dateTime_right", bid_extra="extra"))
+
+
+# Every query by name, over the tables of ``generate_nexmark`` ("bid", "person", "auction"; Q13's
+# side input as "side" where a caller has its own): one map for the benchmarks and the tests.
+QUERIES = {
+    "q0": lambda env, t: q0(env, t["bid"]),
+    "q1": lambda env, t: q1(env, t["bid"]),
+    "q2": lambda env, t: q2(env, t["bid"]),
+    "q3": lambda env, t: q3(env, t["person"], t["auction"]),
+    "q4": lambda env, t: q4(env, t["auction"], t["bid"]),
+    "q5": lambda env, t: q5(env, t["bid"]),
+    "q7": lambda env, t: q7(env, t["bid"]),
+    "q8": lambda env, t: q8(env, t["person"], t["auction"]),
+    "q9": lambda env, t: q9(env, t["auction"], t["bid"]),
+    "q10": lambda env, t: q10(env, t["bid"]),
+    "q11": lambda env, t: q11(env, t["bid"]),
+    "q13": lambda env, t: q13(env, t["bid"], t.get("side")),
+    "q14": lambda env, t: q14(env, t["bid"]),
+    "q15": lambda env, t: q15(env, t["bid"]),
+    "q16": lambda env, t: q16(env, t["bid"]),
+    "q17": lambda env, t: q17(env, t["bid"]),
+    "q18": lambda env, t: q18(env, t["bid"]),
+    "q18_window": lambda env, t: q18_window(env, t["bid"]),
+    "q19": lambda env, t: q19(env, t["bid"]),
+    "q19_window": lambda env, t: q19_window(env, t["bid"]),
+    "q20": lambda env, t: q20(env, t["bid"], t["auction"]),
+    "q21": lambda env, t: q21(env, t["bid"]),
+    "q22": lambda env, t: q22(env, t["bid"]),
+    "q23": lambda env, t: q23(env, t["bid"], t["person"], t["auction"]),
+}
