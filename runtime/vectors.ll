@@ -115,28 +115,38 @@ entry:
   ret i32 %r
 }
 
-define linkonce_odr void @gz_vec_sort(ptr %v) {
+; Whether data[0, len) is ascending (values that arrived in order, as sort grouping delivers
+; them with the key, need no sort or selection); an unsorted array leaves at its first descent.
+define linkonce_odr i1 @gz_is_ascending(ptr %data, i64 %len) {
 entry:
-  %data = load ptr, ptr %v
-  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
-  %len = load i64, ptr %len.p
   %some = icmp ugt i64 %len, 1
-  br i1 %some, label %check, label %done
+  br i1 %some, label %check, label %yes
 check:
-  ; values that arrived in order (sort grouping sorts them with the key) need no sort; an
-  ; unsorted vector leaves this scan at its first descent
-  %i = phi i64 [ 1, %entry ], [ %i.next, %ascending ]
+  %i = phi i64 [ 1, %entry ], [ %i.next, %next ]
   %prev.i = sub i64 %i, 1
   %prev.p = getelementptr inbounds i64, ptr %data, i64 %prev.i
   %prev = load i64, ptr %prev.p
   %cur.p = getelementptr inbounds i64, ptr %data, i64 %i
   %cur = load i64, ptr %cur.p
   %descent = icmp sgt i64 %prev, %cur
-  br i1 %descent, label %sort, label %ascending
-ascending:
+  br i1 %descent, label %no, label %next
+next:
   %i.next = add i64 %i, 1
   %more = icmp ult i64 %i.next, %len
-  br i1 %more, label %check, label %done
+  br i1 %more, label %check, label %yes
+yes:
+  ret i1 true
+no:
+  ret i1 false
+}
+
+define linkonce_odr void @gz_vec_sort(ptr %v) {
+entry:
+  %data = load ptr, ptr %v
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %sorted = call i1 @gz_is_ascending(ptr %data, i64 %len)
+  br i1 %sorted, label %done, label %sort
 sort:
   call void @qsort(ptr %data, i64 %len, i64 8, ptr @gz_cmp_i64)
   br label %done
@@ -182,24 +192,11 @@ int:
 ; Rearranges data[0, len) so that data[k] holds the value a full sort would put there, with
 ; values <= it before and >= it after: Hoare's FIND (Wirth's selection) with the median of
 ; data[lo], data[k] and data[hi] as pivot, O(len) on average where a sort is O(len log len).
-; Values that are already ascending (sort grouping delivers them so) are left as they are.
+; Values that are already ascending (gz_is_ascending) are left as they are.
 define linkonce_odr void @gz_select_kth(ptr %data, i64 %len, i64 %k) {
 entry:
-  %some = icmp ugt i64 %len, 1
-  br i1 %some, label %check, label %done
-check:
-  %c.i = phi i64 [ 1, %entry ], [ %c.next, %ascending ]
-  %c.prev.i = sub i64 %c.i, 1
-  %c.prev.p = getelementptr inbounds i64, ptr %data, i64 %c.prev.i
-  %c.prev = load i64, ptr %c.prev.p
-  %c.cur.p = getelementptr inbounds i64, ptr %data, i64 %c.i
-  %c.cur = load i64, ptr %c.cur.p
-  %descent = icmp sgt i64 %c.prev, %c.cur
-  br i1 %descent, label %start, label %ascending
-ascending:
-  %c.next = add i64 %c.i, 1
-  %c.more = icmp ult i64 %c.next, %len
-  br i1 %c.more, label %check, label %done
+  %sorted = call i1 @gz_is_ascending(ptr %data, i64 %len)
+  br i1 %sorted, label %done, label %start
 start:
   %hi0 = sub i64 %len, 1
   br label %range
