@@ -112,6 +112,42 @@ def test_bench_runs_sparks_plans_and_grizzly_py_on_the_cluster(cluster, tmp_path
     assert case.check.reference.groups > 0
 
 
+def test_a_join_by_key_runs_under_a_python_worker_memory_cap(cluster, tmp_path):
+    """Nexmark Q8 (a window join by key, then a window) on the cluster with
+    ``spark.executor.pyspark.memory`` (an address-space cap on each Python worker) gives the
+    embedded engine's rows. Its own application, in a subprocess, before the module's session
+    takes the cores. Without ``worker.fit_to_the_address_space_limit`` glibc's per-thread malloc
+    arenas used up the cap and the loader aborted the worker ("cannot allocate memory for
+    thread-local data")."""
+    script = tmp_path / "q8.py"
+    script.write_text(textwrap.dedent(f"""
+        import grizzly_py as gz
+        from grizzly_py.spark import local_session
+        from grizzly_py.workloads import nexmark
+
+        persons, auctions = nexmark.generate_persons(1_000_000), nexmark.generate_auctions(1_000_000)
+        expected = nexmark.q8(gz.StreamEnvironment(parallelism=1), persons, auctions).execute_and_collect()
+        spark = local_session(2, master={cluster.url!r}, app="grizzly-q8-memory-cap",
+                              **{{"spark.executor.cores": "1", "spark.executor.memory": "1g",
+                                  "spark.executor.pyspark.memory": "700m", "spark.task.maxFailures": "2"}})
+        env = gz.StreamEnvironment.for_spark(spark)
+        q = nexmark.q8(env, persons, auctions)
+        q.collect("out")
+        result = env.execute()
+        order = [(c, "ascending") for c in expected.column_names]
+        assert result["out"].sort_by(order).equals(expected.sort_by(order)), "Q8 on Spark differs"
+        m = result.metrics["queries"][0]
+        print("strategy", m["strategy"], "tasks", m["tasks"], "rows", expected.num_rows)
+        spark.stop()
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (os.getcwd(), os.environ.get("PYTHONPATH")) if p))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=400)
+    assert run.returncode == 0, run.stderr[-3000:]
+    words = run.stdout.split()
+    assert words[words.index("strategy") + 1] == "keyed-join" and int(words[words.index("rows") + 1]) > 0
+    assert int(words[words.index("tasks") + 1]) >= 2
+
+
 def _events(n=4000, seed=11):
     rng = np.random.default_rng(seed)
     ts = 1_000_000 + np.sort(rng.integers(0, 20 * n, n))

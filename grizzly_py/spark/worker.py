@@ -62,6 +62,27 @@ from .shipping import ShippedPlan
 
 _I64, _P = ctypes.c_int64, ctypes.c_void_p
 CACHE_LIMIT = 32
+M_ARENA_MAX = -8  # mallopt's parameter number (malloc.h)
+
+
+def fit_to_the_address_space_limit() -> None:
+    """Under ``spark.executor.pyspark.memory`` Spark caps a Python worker's address space
+    (``RLIMIT_AS``). glibc gives each thread that allocates its own malloc arena, and reserves
+    64 MiB of address space (128 MiB aligned) per arena, up to 8 per core: pyarrow's and the
+    engine's threads exhausted a 1 GiB cap while most of it was free, a new thread could not get
+    its thread-local storage and the loader aborted the process (Nexmark Q8, 800k rows, on
+    Spark local[2]). Under a cap, the worker keeps two arenas."""
+    import resource
+    soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    if soft == resource.RLIM_INFINITY:
+        return
+    try:
+        ctypes.CDLL(None).mallopt(M_ARENA_MAX, 2)
+    except (OSError, AttributeError):  # not glibc: nothing to set
+        pass
+
+
+fit_to_the_address_space_limit()  # Spark sets the cap before it unpickles a task, which imports this module
 
 
 class WorkerPlan:
