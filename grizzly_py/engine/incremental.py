@@ -71,6 +71,17 @@ class IncrementalQuery:
             self.qr.flush()  # (a tumbling window would otherwise keep it for a round of batches)
         return self._emitted()
 
+    def observe(self, latest: int) -> pa.Table:
+        """The stream reached event time ``latest`` (ms) in records this instance was not fed (a
+        Spark key group's step learns the micro-batch's largest event time over every group):
+        the watermark moves as if they had been fed, and the windows it completes fire; the rows
+        the sink received."""
+        clock = self.qr.clocks[id(self.source)]
+        if self.source.timestamp is not None and not clock.ended:
+            clock.observe_max(latest)
+            self.qr.watermarks.advance()
+        return self._emitted()
+
     def finish(self) -> pa.Table:
         """The end of the input: every window fires; the rows the sink received."""
         self.qr.finish()

@@ -71,7 +71,7 @@ from .schema import spark_arrow_schema as to_spark_schema
 from .session import configure, require_pyspark
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
-from .streaming import sequential_dataframe, streaming_dataframe
+from .streaming import stateful_dataframe, streaming_dataframe
 
 RESULTS_SOURCE = "window results"
 RESULTS_TIME = "__gz_et"
@@ -256,7 +256,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
             raise NotImplementedError("on a streaming DataFrame, grizzly-py runs queries with one source "
                                       "(a union or join of several streams is not supported yet)")
         if not chain:  # e.g. a union or join of the stream with itself
-            return sequential_dataframe(spark, shipped, physical, sources[0], acc)
+            return stateful_dataframe(spark, shipped, physical, sources[0], acc)
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:

@@ -26,10 +26,17 @@ Watermarks follow the embedded engine's semantics with a micro-batch as its batc
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..codegen.module import generate_pipeline
-from ..physical.pipelines import ProjectTerminal
+from ..engine.checkpoint_errors import CheckpointError
+from ..engine.watermarks import batch_max_event_time
+from ..expressions import Column, strip_alias
+from ..physical.pipelines import ProjectTerminal, SourceInput, TopNTerminal, WindowTerminal
+from ..plan import ChangelogNode
+from ..windows import COUNT, RUNNING, SESSION
 from . import worker
 from .inputs import needed_columns
 from .job import SparkJob
@@ -64,7 +71,7 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     tail = pipelines[1:]
     if not (kind.spark == "partials" and kind.clock == "event") or len(tail) > 1 \
             or any(not isinstance(p.terminal, ProjectTerminal) for p in tail):
-        return sequential_dataframe(spark, shipped, physical, source, acc)
+        return stateful_dataframe(spark, shipped, physical, source, acc)
     if source.timestamp is None:
         raise NotImplementedError("an event-time window on a streaming DataFrame needs from_spark(..., timestamp=...)")
     gen = generate_pipeline(first)
@@ -126,44 +133,127 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     return out
 
 
-# --- the sequential strategy ------------------------------------------------------------------
-SEQUENCE_SCHEMA = "g int, part int, seq long, payload binary"
+# --- the stateful strategies: the query's own state per micro-batch --------------------------
+SEQUENCE_SCHEMA = "g int, part int, seq long, latest long, payload binary"
 OUTPUT_SCHEMA = "seq long, payload binary"
+GROUP = "__gz_group"      # a row's key group
+GROUPS = "groups"         # keyed strategy: how many key groups the state was kept in
 
 
-def sequential_dataframe(spark, shipped, physical, source, acc):
-    """Any query over one streaming DataFrame (sessions, count windows, processing-time windows,
-    a window after a window), one micro-batch after the other in one stateful group: each
-    micro-batch's rows travel as Arrow IPC (exact types: no pandas conversion), in partition
-    order, to ``applyInPandasWithState`` over a constant key, whose function restores the query's
-    state from Spark's state store (``engine/incremental.py``), feeds the micro-batch as one batch
-    of the stream, emits the rows the sink received and stores the state again; the rows are
-    decoded into the query's output schema. Watermarks, lateness and firing are the embedded
-    engine's, with a micro-batch as its batch; Spark checkpoints the state, so a restart from the
-    checkpoint replays the micro-batches after it and gives the uninterrupted run's results."""
+def key_group_columns(physical) -> list[str] | None:
+    """The input columns whose values decide which piece of the query's state a record touches,
+    if its state is per key of input columns: the first pipeline a running aggregate (or
+    deduplication), a count window or a session window keyed by input columns, or a projection to
+    an unbounded Top-N keyed by columns it passes through; every later pipeline stateless. Rows
+    of different keys then never meet, so the query runs on each key group's rows apart."""
+    from .planner import _key_columns, _lateness_free  # (the planner imports this module)
+    pipelines = physical.pipelines
+    first, rest = pipelines[0], pipelines[1:]
+    if not _lateness_free(physical) or not _in_line(pipelines):
+        return None
+    if isinstance(first.terminal, WindowTerminal) and first.terminal.assigner.kind in (RUNNING, COUNT, SESSION):
+        keys = _key_columns(first)
+    elif isinstance(first.terminal, ProjectTerminal) and rest and isinstance(rest[0].terminal, TopNTerminal) \
+            and rest[0].terminal.keys:
+        passed = {f.name: strip_alias(e) for f, e in first.terminal.outputs}
+        keys = [passed[k].name for k in rest[0].terminal.keys if isinstance(passed.get(k), Column)]
+        keys = keys if len(keys) == len(rest[0].terminal.keys) else None
+        rest = rest[1:]
+    else:
+        return None
+    return keys if keys and all(isinstance(p.terminal, ProjectTerminal) for p in rest) else None
+
+
+def _in_line(pipelines) -> bool:
+    """The first pipeline reads the source, each later one only the one before it."""
+    for i, p in enumerate(pipelines[1:]):
+        ids = getattr(p.input, "pipeline_ids", None) or (getattr(p.input, "pipeline_id", None),)
+        if tuple(ids) != (i,):
+            return False
+    return isinstance(pipelines[0].input, SourceInput)
+
+
+def key_groups(spark) -> int:
+    """How many key groups a keyed streaming query keeps its state in: the session's
+    ``spark.sql.shuffle.partitions``, the partitions of Spark's state (which a checkpoint fixes)."""
+    return int(spark.conf.get("spark.sql.shuffle.partitions"))
+
+
+def stateful_dataframe(spark, shipped, physical, source, acc):
+    """A query over one streaming DataFrame whose operators keep their own state (running
+    aggregates, deduplication, unbounded Top-N, sessions, count windows, processing-time windows,
+    a window after a window), micro-batch after micro-batch: each micro-batch's rows travel as
+    Arrow IPC (exact types: no pandas conversion), in partition order, to
+    ``applyInPandasWithState``, whose function restores the query's state from Spark's state store
+    (``engine/incremental.py``), feeds the micro-batch as one batch of the stream, emits the rows
+    the sink received and stores the state again; the rows are decoded into the query's output
+    schema. Watermarks, lateness and firing are the embedded engine's, with a micro-batch as its
+    batch; Spark checkpoints the state, so a restart from the checkpoint replays the micro-batches
+    after it and gives the uninterrupted run's results.
+
+    Where the state is per key of input columns (``key_group_columns``), the rows are grouped by
+    key group (a hash of the key columns modulo ``key_groups``: ``keyed+stream``), each group's
+    state the query's state over its keys, so the groups run in parallel tasks; a session
+    window's groups also learn the micro-batch's largest event time over every row (each
+    partition sends it to every group), so the watermark stays the whole stream's. Otherwise one
+    group takes every row (``sequential+stream``). An updating stream (its changelog, ``op``
+    first) is emitted in Spark's update output mode: each micro-batch's changes."""
+    from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
+    keys = key_group_columns(physical)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     input_schema = source.arrow_schema
+    groups = key_groups(spark) if keys else 1
+    first = physical.pipelines[0]
+    # a session window fires by the watermark, which every row of the stream moves
+    heartbeats = keys is not None and source.timestamp is not None and isinstance(first.terminal, WindowTerminal) \
+        and first.terminal.assigner.kind.clock == "event"
+    timestamp = source.timestamp
+    mode = "update" if isinstance(physical.query.root, ChangelogNode) else "append"
+    if keys:
+        from .planner import _partition_key
+        hashed = F.hash(*[_partition_key(k, source.schema.field(k).dtype) for k in keys])
+        group = F.pmod(hashed, F.lit(groups)).cast("int")
+    else:
+        group = F.lit(0)
+    df = source.df.select(*[spark_column(n) for n in input_schema.names], group.alias(GROUP))
 
     def encode(batches):
         from pyspark import TaskContext
         part = TaskContext.get().partitionId()
+        latest = None
         for seq, b in enumerate(batches):
-            if b.num_rows:
-                yield pa.record_batch({"g": pa.array([0], pa.int32()), "part": pa.array([part], pa.int32()),
-                                       "seq": pa.array([seq], pa.int64()), "payload": [_ipc(pa.Table.from_batches([b]))]})
+            if not b.num_rows:
+                continue
+            if heartbeats:
+                m = batch_max_event_time(b, timestamp)
+                latest = m if latest is None or (m is not None and m > latest) else latest
+            for g, rows in _by_group(b):
+                yield _sequence_row(g, part, seq, None, _ipc(pa.Table.from_batches([rows])))
+        if heartbeats and latest is not None:  # every group learns this partition's largest event time
+            for g in range(groups):
+                yield _sequence_row(g, part, -1, latest, None)
 
-    def step(_key, frames, state):
+    def step(key, frames, state):
         import pandas as pd
         worker.quiet_pandas()
         rows = pd.concat(list(frames)).sort_values(["part", "seq"], kind="stable")
-        tables = [_unipc(bytes(p)).cast(input_schema) for p in rows["payload"]]
-        batches = pa.concat_tables(tables).combine_chunks().to_batches()
-        if not batches:  # (encode sends no empty batches)
-            return
-        out = worker.sequential_step(shipped, state.get[0] if state.exists else None, batches[0], acc)
-        state.update((out.state,))
+        latest = rows["latest"].max() if heartbeats else None
+        payloads = [p for p in rows["payload"] if p is not None]
+        tables = [_unipc(bytes(p)).cast(input_schema) for p in payloads]
+        batch = pa.concat_tables(tables).combine_chunks().to_batches()[0] if tables else \
+            pa.RecordBatch.from_pylist([], schema=input_schema)
+        saved = None
+        if state.exists:
+            saved = state.get[0]
+            if keys and state.get[1] != groups:
+                raise CheckpointError(f"this streaming query's checkpoint keeps its state in {state.get[1]} key "
+                                      f"groups, the session makes {groups} (spark.sql.shuffle.partitions): set it "
+                                      f"back to {state.get[1]}, or start from a fresh checkpoint location")
+        out = worker.sequential_step(shipped, saved, batch, acc, latest=None if pd.isna(latest) else int(latest),
+                                     group=int(key[0]) if keys else None)
+        state.update((out.state, groups) if keys else (out.state,))
         if out.rows.num_rows:
             yield pd.DataFrame({"seq": [0], "payload": [_ipc(out.rows)]})
 
@@ -172,9 +262,29 @@ def sequential_dataframe(spark, shipped, physical, source, acc):
             for payload in b.column("payload").to_pylist():
                 yield from to_spark_batches(_unipc(payload), final_schema)
 
-    encoded = source.df.mapInArrow(encode, SEQUENCE_SCHEMA)
-    stepped = encoded.groupBy("g").applyInPandasWithState(step, OUTPUT_SCHEMA, f"{STATE_COLUMN} binary",
-                                                           "append", GroupStateTimeout.NoTimeout)
+    state_schema = f"{STATE_COLUMN} binary, {GROUPS} int" if keys else f"{STATE_COLUMN} binary"
+    encoded = df.mapInArrow(encode, SEQUENCE_SCHEMA)
+    stepped = encoded.groupBy("g").applyInPandasWithState(step, OUTPUT_SCHEMA, state_schema, mode,
+                                                           GroupStateTimeout.NoTimeout)
     out = stepped.mapInArrow(decode, spark_struct(final_schema))
-    out.grizzly = SparkJob(shipped.plan_id, "sequential+stream", "dataframe", True, acc)
+    out.grizzly = SparkJob(shipped.plan_id, "keyed+stream" if keys else "sequential+stream", "dataframe", True,
+                           acc, output_stage="sequential", output_mode=mode)
     return out
+
+
+def _by_group(batch: pa.RecordBatch):
+    """``batch``'s rows by key group (``GROUP``), in their order, without the group column."""
+    groups = batch.column(GROUP)
+    data = batch.drop_columns([GROUP])
+    order = pc.sort_indices(groups)  # stable: a group's rows keep their order
+    sorted_groups = groups.take(order).to_numpy(zero_copy_only=False)
+    data = data.take(order)
+    cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
+    for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(sorted_groups)]])):
+        yield int(sorted_groups[lo]), data.slice(int(lo), int(hi - lo))
+
+
+def _sequence_row(g: int, part: int, seq: int, latest: int | None, payload: bytes | None) -> pa.RecordBatch:
+    return pa.record_batch({"g": pa.array([g], pa.int32()), "part": pa.array([part], pa.int32()),
+                            "seq": pa.array([seq], pa.int64()), "latest": pa.array([latest], pa.int64()),
+                            "payload": pa.array([payload], pa.binary())})
