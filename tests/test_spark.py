@@ -803,6 +803,28 @@ UPDATING = {  # updating streams keyed by input columns (strings with nulls, int
 }
 
 
+def test_key_groups_come_from_the_keyed_operators_input_columns():
+    """Which streaming queries run by key group, and by which input columns: a keyed running
+    aggregate, deduplication, Top-N (through a renaming projection), count or session window with
+    only stateless operators after it; not computed keys, no keys, a second stateful operator."""
+    from grizzly_py.spark.key_groups import key_group_columns
+    s = gz.StreamEnvironment().from_arrow(_events(10), timestamp="ts")
+    session = s.key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count())
+    cases = [
+        (s.key_by("k", "g").aggregate(n=agg.count()).filter(col("n") > 1), ["k", "g"]),
+        (s.key_by("k").deduplicate(keep="first"), ["k"]),
+        (s.with_columns(h=col("g")).key_by("h").top_n(2, by="x"), ["g"]),
+        (s.key_by("g").count_window(3).aggregate(n=agg.count()), ["g"]),
+        (session, ["k"]),
+        (s.with_columns(h=col("g") % 2).key_by("h").aggregate(n=agg.count()), None),
+        (s.key_by("k", "g").aggregate(n=agg.count()).key_by("k").aggregate(m=agg.sum("n")), None),
+        (session.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(c=agg.count()), None),
+        (s.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count()), None),
+    ]
+    for stream, keys in cases:
+        assert key_group_columns(build_physical_plan(Query(stream.node))) == keys, stream
+
+
 @pytest.mark.parametrize("kind", sorted(UPDATING))
 def test_updating_streams_run_by_key_group_in_update_mode(spark, tmp_path, kind):
     """A running aggregate, a deduplication and an unbounded Top-N on a streaming DataFrame run
@@ -844,6 +866,29 @@ def test_updating_streams_run_by_key_group_in_update_mode(spark, tmp_path, kind)
     assert expected.num_rows > 0
     assert per_key(actual).to_pylist() == per_key(expected).to_pylist()
     assert_tables_equal(final_table(with_kind_column(actual)), final_table(with_kind_column(expected)))
+
+
+def test_a_restart_under_another_number_of_key_groups_is_refused(spark, tmp_path):
+    """The key groups are part of the checkpoint: a restart in a session that makes another
+    number of them fails naming both, rather than reading a key's state from the wrong group."""
+    _write_files(tmp_path / "in", _events(50, seed=3), 50)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
+
+    def run():
+        schema = spark.read.parquet(str(tmp_path / "in")).schema
+        stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(tmp_path / "in"))
+        df = UPDATING["running"](gz.StreamEnvironment.for_spark(spark).from_spark(stream, timestamp="ts",
+                                                                                   watermark=bound)).to_spark()
+        _run_changelog(df, str(tmp_path / "ck"), {})
+    run()
+    _write_files(tmp_path / "in", _events(50, seed=4), 50, first=1)
+    groups = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(int(groups) + 1))
+    try:
+        with pytest.raises(Exception, match=f"keeps its state in {groups} key groups, the session makes {int(groups) + 1}"):
+            run()
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", groups)
 
 
 def test_rate_source_stream_matches_the_embedded_engine(spark, tmp_path):

@@ -7,7 +7,9 @@ every kernel kind that checkpoints can export), restores the state an earlier ca
 and returns the rows the sink received. Spark Structured Streaming's sequential strategy
 (``spark/streaming.py``) keeps the bytes in Spark's state store between micro-batches, so queries
 whose operators need the stream in order (sessions, count windows, processing-time windows, a
-window after a window) run on a streaming DataFrame and restart exactly from Spark's checkpoint.
+window after a window) run on a streaming DataFrame and restart exactly from Spark's checkpoint;
+where it runs the query per key group, ``observe`` moves a group's watermark by the rows of the
+other groups.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   DataFrame, each still one batch of its stream).
 
 Streaming DataFrames take the ``partial`` strategy with Spark's stateful merge instead of the
-merge stage (``streaming.py``), or ``stateless``.
+merge stage (``streaming.py``), ``stateless``, or keep the query's own state in Spark's state
+store per key group (``keyed+stream``) or in one group (``sequential+stream``).
 """
 
 from __future__ import annotations

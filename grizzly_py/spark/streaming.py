@@ -1,5 +1,9 @@
 """Structured Streaming: a query over a streaming DataFrame as a streaming DataFrame.
 
+Tumbling and sliding event-time windows take the partial strategy (``streaming_dataframe``,
+below); queries that need the stream in order keep the query's own state in Spark's state store,
+per key group or in one group (``stateful_dataframe``); stateless queries run batch by batch.
+
 Each micro-batch's tasks pre-aggregate their rows in compiled code (``worker.partial_task``) and
 emit partial states of the windows they touched; Spark groups them by (keys, window start) into
 ``applyInPandasWithState``, whose state (kept, checkpointed and restored by Spark) is the list
@@ -26,20 +30,17 @@ Watermarks follow the embedded engine's semantics with a micro-batch as its batc
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..codegen.module import generate_pipeline
 from ..engine.checkpoint_errors import CheckpointError
 from ..engine.watermarks import batch_max_event_time
-from ..expressions import Column, strip_alias
-from ..physical.pipelines import ProjectTerminal, SourceInput, TopNTerminal, WindowTerminal
+from ..physical.pipelines import ProjectTerminal, WindowTerminal
 from ..plan import ChangelogNode
-from ..windows import COUNT, RUNNING, SESSION
 from . import worker
 from .inputs import needed_columns
 from .job import SparkJob
+from .key_groups import GROUP, by_group, key_group, key_group_columns, key_groups
 from .partials import WINDOW_START, EntryLayout
 from .schema import pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .worker import EVENT_TIME, EVENT_TIME_SHIFT, HEARTBEAT, streaming_partial_schema
@@ -136,47 +137,7 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
 # --- the stateful strategies: the query's own state per micro-batch --------------------------
 SEQUENCE_SCHEMA = "g int, part int, seq long, latest long, payload binary"
 OUTPUT_SCHEMA = "seq long, payload binary"
-GROUP = "__gz_group"      # a row's key group
-GROUPS = "groups"         # keyed strategy: how many key groups the state was kept in
-
-
-def key_group_columns(physical) -> list[str] | None:
-    """The input columns whose values decide which piece of the query's state a record touches,
-    if its state is per key of input columns: the first pipeline a running aggregate (or
-    deduplication), a count window or a session window keyed by input columns, or a projection to
-    an unbounded Top-N keyed by columns it passes through; every later pipeline stateless. Rows
-    of different keys then never meet, so the query runs on each key group's rows apart."""
-    from .planner import _key_columns, _lateness_free  # (the planner imports this module)
-    pipelines = physical.pipelines
-    first, rest = pipelines[0], pipelines[1:]
-    if not _lateness_free(physical) or not _in_line(pipelines):
-        return None
-    if isinstance(first.terminal, WindowTerminal) and first.terminal.assigner.kind in (RUNNING, COUNT, SESSION):
-        keys = _key_columns(first)
-    elif isinstance(first.terminal, ProjectTerminal) and rest and isinstance(rest[0].terminal, TopNTerminal) \
-            and rest[0].terminal.keys:
-        passed = {f.name: strip_alias(e) for f, e in first.terminal.outputs}
-        keys = [passed[k].name for k in rest[0].terminal.keys if isinstance(passed.get(k), Column)]
-        keys = keys if len(keys) == len(rest[0].terminal.keys) else None
-        rest = rest[1:]
-    else:
-        return None
-    return keys if keys and all(isinstance(p.terminal, ProjectTerminal) for p in rest) else None
-
-
-def _in_line(pipelines) -> bool:
-    """The first pipeline reads the source, each later one only the one before it."""
-    for i, p in enumerate(pipelines[1:]):
-        ids = getattr(p.input, "pipeline_ids", None) or (getattr(p.input, "pipeline_id", None),)
-        if tuple(ids) != (i,):
-            return False
-    return isinstance(pipelines[0].input, SourceInput)
-
-
-def key_groups(spark) -> int:
-    """How many key groups a keyed streaming query keeps its state in: the session's
-    ``spark.sql.shuffle.partitions``, the partitions of Spark's state (which a checkpoint fixes)."""
-    return int(spark.conf.get("spark.sql.shuffle.partitions"))
+GROUPS = "groups"  # keyed strategy: how many key groups the state was kept in
 
 
 def stateful_dataframe(spark, shipped, physical, source, acc):
@@ -191,7 +152,7 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
     batch; Spark checkpoints the state, so a restart from the checkpoint replays the micro-batches
     after it and gives the uninterrupted run's results.
 
-    Where the state is per key of input columns (``key_group_columns``), the rows are grouped by
+    Where the state is per key of input columns (``key_groups.py``), the rows are grouped by
     key group (a hash of the key columns modulo ``key_groups``: ``keyed+stream``), each group's
     state the query's state over its keys, so the groups run in parallel tasks; a session
     window's groups also learn the micro-batch's largest event time over every row (each
@@ -211,12 +172,7 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
         and first.terminal.assigner.kind.clock == "event"
     timestamp = source.timestamp
     mode = "update" if isinstance(physical.query.root, ChangelogNode) else "append"
-    if keys:
-        from .planner import _partition_key
-        hashed = F.hash(*[_partition_key(k, source.schema.field(k).dtype) for k in keys])
-        group = F.pmod(hashed, F.lit(groups)).cast("int")
-    else:
-        group = F.lit(0)
+    group = key_group(keys, source.schema, groups) if keys else F.lit(0)
     df = source.df.select(*[spark_column(n) for n in input_schema.names], group.alias(GROUP))
 
     def encode(batches):
@@ -229,7 +185,7 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
             if heartbeats:
                 m = batch_max_event_time(b, timestamp)
                 latest = m if latest is None or (m is not None and m > latest) else latest
-            for g, rows in _by_group(b):
+            for g, rows in by_group(b) if keys else [(0, b.drop_columns([GROUP]))]:
                 yield _sequence_row(g, part, seq, None, _ipc(pa.Table.from_batches([rows])))
         if heartbeats and latest is not None:  # every group learns this partition's largest event time
             for g in range(groups):
@@ -270,18 +226,6 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
     out.grizzly = SparkJob(shipped.plan_id, "keyed+stream" if keys else "sequential+stream", "dataframe", True,
                            acc, output_stage="sequential", output_mode=mode)
     return out
-
-
-def _by_group(batch: pa.RecordBatch):
-    """``batch``'s rows by key group (``GROUP``), in their order, without the group column."""
-    groups = batch.column(GROUP)
-    data = batch.drop_columns([GROUP])
-    order = pc.sort_indices(groups)  # stable: a group's rows keep their order
-    sorted_groups = groups.take(order).to_numpy(zero_copy_only=False)
-    data = data.take(order)
-    cuts = np.flatnonzero(np.diff(sorted_groups)) + 1
-    for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(sorted_groups)]])):
-        yield int(sorted_groups[lo]), data.slice(int(lo), int(hi - lo))
 
 
 def _sequence_row(g: int, part: int, seq: int, latest: int | None, payload: bytes | None) -> pa.RecordBatch:
