@@ -73,11 +73,11 @@ class IncrementalQuery:
             self.qr.flush()  # (a tumbling window would otherwise keep it for a round of batches)
         return self._emitted()
 
-    def observe(self, latest: int) -> pa.Table:
-        """The stream reached event time ``latest`` (ms) in records this instance was not fed (a
-        Spark key group's step learns the micro-batch's largest event time over every group):
-        the watermark moves as if they had been fed, and the windows it completes fire; the rows
-        the sink received."""
+    def observe(self, latest: int | None) -> pa.Table:
+        """The stream reached event time ``latest`` (ms; None: no record had one) in records this
+        instance was not fed (a Spark key group's step learns the micro-batch's largest event time
+        over every group): the watermark moves as if they had been fed, and the windows it
+        completes fire; the rows the sink received."""
         clock = self.qr.clocks[id(self.source)]
         if self.source.timestamp is not None and not clock.ended:
             clock.observe_max(latest)
