@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from strategies import arrow_stream, assert_tables_equal, query_cases, tumbling
 
 import grizzly_py as gz
 from grizzly_py import Time, agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.changelog import sorted_rows
 from grizzly_py.engine.checkpoint import CheckpointError
 from grizzly_py.engine.incremental import IncrementalQuery
 from grizzly_py.engine import snapshot
@@ -75,6 +77,44 @@ def test_sessions_and_a_window_after_a_window():
         batches = list(node_source_batches(node))
         expected, _ = reference.run(node)
         assert_tables_equal(run_incrementally(node, batches), expected)
+
+
+@settings(max_examples=30)  # (each example runs every batch in three groups)
+@given(rows=st.lists(st.tuples(st.integers(0, 300), st.one_of(st.none(), st.integers(0, 5))), min_size=1, max_size=40),
+       cuts=st.lists(st.integers(0, 40), max_size=5), gap=st.integers(1, 40), bound=st.integers(0, 30))
+def test_sessions_by_key_group_with_the_streams_watermark_equal_one_group(rows, cuts, gap, bound):
+    """A session window run on each key group's rows apart (as Spark's ``keyed+stream`` does),
+    each group told every batch's largest event time (``observe``), emits before the end of the
+    input the rows one instance fed every row emits, and counts the same late records."""
+    import numpy as np
+    data = {"ts": pa.array([t for t, _ in rows], i64), "k": pa.array([k for _, k in rows], i64)}
+    edges = [0] + sorted(min(c, len(rows)) for c in cuts) + [len(rows)]
+    sizes = [b - a for a, b in zip(edges, edges[1:])]
+    node = arrow_stream(gz.StreamEnvironment(), data, sizes=sizes, bound=bound).key_by("k") \
+        .window(EventTimeSessionWindows.with_gap(Time.milliseconds(gap))).aggregate(n=agg.count(), t=agg.max("ts")).node
+    batches = list(node_source_batches(node))
+    whole = IncrementalQuery(Query(node))
+    try:
+        expected = pa.concat_tables([whole.feed(b) for b in batches])
+        late = whole.metrics()["late_records"]
+    finally:
+        whole.close()
+    states, parts, late_by_group = [None, None, None], [], 0
+    for b in batches:
+        groups = np.array([hash(k) % 3 for k in b.column("k").to_pylist()])
+        for g in range(3):
+            job = IncrementalQuery(Query(node))
+            try:
+                job.restore(states[g])
+                parts.append(job.feed(b.filter(pa.array(groups == g))))
+                parts.append(job.observe(pa.compute.max(b.column("ts")).as_py()))
+                states[g] = job.snapshot()
+                if b is batches[-1]:
+                    late_by_group += job.metrics()["late_records"]
+            finally:
+                job.close()
+    assert_tables_equal(sorted_rows(pa.concat_tables(parts)), sorted_rows(expected))
+    assert late_by_group == late
 
 
 def node_source_batches(node):

@@ -730,10 +730,11 @@ def test_streaming_matches_the_embedded_engine_with_a_micro_batch_per_batch(spar
 
 @pytest.mark.parametrize("kind", ["session", "count", "window-after-window"])
 def test_streaming_queries_in_stream_order_run_micro_batch_after_micro_batch(spark, tmp_path, kind):
-    """Sessions, count windows and a window after a window on a streaming DataFrame: the
-    sequential strategy (the query's state in Spark's state store), equal to the embedded engine
-    fed one batch per micro-batch, before the end of the input; then a restart from the
-    checkpoint with more files gives the uninterrupted run's rows."""
+    """Sessions, count windows and a window after a window on a streaming DataFrame: the query's
+    state in Spark's state store, by key group for sessions and count windows (keyed by input
+    columns: more than one group holds state), in one group for a window after a window; equal
+    to the embedded engine fed one batch per micro-batch, before the end of the input; then a
+    restart from the checkpoint with more files gives the uninterrupted run's rows."""
     from grizzly_py.engine.incremental import IncrementalQuery
     table = _events(400, seed=13, disorder=150)
     first, rest = table.slice(0, 200), table.slice(200)
@@ -762,16 +763,132 @@ def test_streaming_queries_in_stream_order_run_micro_batch_after_micro_batch(spa
         stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(tmp_path / "in"))
         env = gz.StreamEnvironment.for_spark(spark)
         df = query(env.from_spark(stream, timestamp="ts", watermark=bound)).to_spark()
-        assert df.grizzly.strategy == "sequential+stream"
+        assert df.grizzly.strategy == ("sequential+stream" if kind == "window-after-window" else "keyed+stream")
         _run_stream(df, str(tmp_path / "out"), str(tmp_path / "ck"))
         return df
     run(0, first)
     df = run(4, rest)  # a restart: the state comes back from the checkpoint
+    if kind != "window-after-window":
+        assert len(_groups_with_rows(df)) > 1
     expected = expected_rows(table.to_batches(max_chunksize=50))
     actual = spark.read.parquet(str(tmp_path / "out")).toArrow().select(expected.schema.names)
     assert expected.num_rows > 0
     assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
     assert df.grizzly.metrics()["records_in"] == rest.num_rows
+
+
+def _groups_with_rows(df) -> set[int]:
+    """The key groups of a ``keyed+stream`` job whose steps were fed rows."""
+    return {t["key_group"] for t in df.grizzly.task_reports() if t.get("key_group") is not None and t["records_in"]}
+
+
+def _run_changelog(df, checkpoint, batches: dict):
+    """Run a streaming DataFrame of an updating stream (update output mode) until its input is
+    read; each micro-batch's rows go to ``batches`` by batch id (a replayed micro-batch replaces
+    its rows, as an idempotent sink does)."""
+    assert df.grizzly.output_mode == "update"
+
+    def keep(frame, batch_id):
+        batches[batch_id] = frame.toArrow()
+    q = df.writeStream.foreachBatch(keep).outputMode("update").option("checkpointLocation", checkpoint) \
+        .trigger(availableNow=True).start()
+    q.awaitTermination()
+
+
+UPDATING = {  # updating streams keyed by input columns (strings with nulls, ints)
+    "running": lambda s: s.filter(col("i") > -40).key_by("k", "g").aggregate(n=agg.count(), s=agg.sum("i"),
+                                                                              hi=agg.max("x"), f=agg.first("x")),
+    "deduplicate": lambda s: s.key_by("k").deduplicate(keep="last"),
+    "top_n": lambda s: s.key_by("g").top_n(2, by="x"),
+}
+
+
+def test_key_groups_come_from_the_keyed_operators_input_columns():
+    """Which streaming queries run by key group, and by which input columns: a keyed running
+    aggregate, deduplication, Top-N (through a renaming projection), count or session window with
+    only stateless operators after it; not computed keys, no keys, a second stateful operator."""
+    from grizzly_py.spark.key_groups import key_group_columns
+    s = gz.StreamEnvironment().from_arrow(_events(10), timestamp="ts")
+    session = s.key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count())
+    cases = [
+        (s.key_by("k", "g").aggregate(n=agg.count()).filter(col("n") > 1), ["k", "g"]),
+        (s.key_by("k").deduplicate(keep="first"), ["k"]),
+        (s.with_columns(h=col("g")).key_by("h").top_n(2, by="x"), ["g"]),
+        (s.key_by("g").count_window(3).aggregate(n=agg.count()), ["g"]),
+        (session, ["k"]),
+        (s.with_columns(h=col("g") % 2).key_by("h").aggregate(n=agg.count()), None),
+        (s.key_by("k", "g").aggregate(n=agg.count()).key_by("k").aggregate(m=agg.sum("n")), None),
+        (session.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(c=agg.count()), None),
+        (s.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count()), None),
+    ]
+    for stream, keys in cases:
+        assert key_group_columns(build_physical_plan(Query(stream.node))) == keys, stream
+
+
+@pytest.mark.parametrize("kind", sorted(UPDATING))
+def test_updating_streams_run_by_key_group_in_update_mode(spark, tmp_path, kind):
+    """A running aggregate, a deduplication and an unbounded Top-N on a streaming DataFrame run
+    by key group (more than one holds state) in Spark's update output mode: each micro-batch's
+    changes, per key in the order of the embedded engine fed one batch per micro-batch (hence
+    the same final table); a restart from the checkpoint with more files gives the
+    uninterrupted run's changes."""
+    from grizzly_py.changelog import changelog_table, final_table, with_kind_column
+    from grizzly_py.engine.incremental import IncrementalQuery
+    table = _events(400, seed=19, disorder=300)
+    first, rest = table.slice(0, 200), table.slice(200)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
+    query = UPDATING[kind]
+    keys = {"running": ["k", "g"], "deduplicate": ["k"], "top_n": ["g"]}[kind]
+    batches: dict = {}
+
+    def run(files_from: int, part: pa.Table):
+        _write_files(tmp_path / "in", part, 50, first=files_from)
+        schema = spark.read.parquet(str(tmp_path / "in")).schema
+        stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(tmp_path / "in"))
+        df = query(gz.StreamEnvironment.for_spark(spark).from_spark(stream, timestamp="ts", watermark=bound)).to_spark()
+        assert df.grizzly.strategy == "keyed+stream"
+        _run_changelog(df, str(tmp_path / "ck"), batches)
+        return df
+    run(0, first)
+    df = run(4, rest)  # a restart: the state comes back from the checkpoint
+    assert sorted(batches) == list(range(8))
+    assert len(_groups_with_rows(df)) > 1
+    node = query(gz.StreamEnvironment().from_arrow(table, timestamp="ts", watermark=bound)).node
+    job = IncrementalQuery(Query(node))
+    try:
+        expected = changelog_table(pa.concat_tables([job.feed(b) for b in table.to_batches(max_chunksize=50)]))
+    finally:
+        job.close()
+    actual = as_types_of(pa.concat_tables([batches[i] for i in sorted(batches)]), expected)
+
+    def per_key(changes: pa.Table) -> pa.Table:  # (a stable sort: each key's changes stay in order)
+        return changes.take(pa.compute.sort_indices(changes, [(k, "ascending") for k in keys]))
+    assert expected.num_rows > 0
+    assert per_key(actual).to_pylist() == per_key(expected).to_pylist()
+    assert_tables_equal(final_table(with_kind_column(actual)), final_table(with_kind_column(expected)))
+
+
+def test_a_restart_under_another_number_of_key_groups_is_refused(spark, tmp_path):
+    """The key groups are part of the checkpoint: a restart in a session that makes another
+    number of them fails naming both, rather than reading a key's state from the wrong group."""
+    _write_files(tmp_path / "in", _events(50, seed=3), 50)
+    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
+
+    def run():
+        schema = spark.read.parquet(str(tmp_path / "in")).schema
+        stream = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(tmp_path / "in"))
+        df = UPDATING["running"](gz.StreamEnvironment.for_spark(spark).from_spark(stream, timestamp="ts",
+                                                                                   watermark=bound)).to_spark()
+        _run_changelog(df, str(tmp_path / "ck"), {})
+    run()
+    _write_files(tmp_path / "in", _events(50, seed=4), 50, first=1)
+    groups = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(int(groups) + 1))
+    try:
+        with pytest.raises(Exception, match=f"keeps its state in {groups} key groups, the session makes {int(groups) + 1}"):
+            run()
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", groups)
 
 
 def test_rate_source_stream_matches_the_embedded_engine(spark, tmp_path):
@@ -867,7 +984,7 @@ def test_streaming_dataframe_matches_the_embedded_engine(spark, tmp_path_factory
     strategy = df.grizzly.strategy
     if strategy == "stateless+stream":
         expected = everything
-    elif strategy == "sequential+stream":
+    elif strategy in ("sequential+stream", "keyed+stream"):
         expected = before_end
     else:
         assert strategy == "partial+stream", strategy

@@ -7,7 +7,9 @@ every kernel kind that checkpoints can export), restores the state an earlier ca
 and returns the rows the sink received. Spark Structured Streaming's sequential strategy
 (``spark/streaming.py``) keeps the bytes in Spark's state store between micro-batches, so queries
 whose operators need the stream in order (sessions, count windows, processing-time windows, a
-window after a window) run on a streaming DataFrame and restart exactly from Spark's checkpoint.
+window after a window) run on a streaming DataFrame and restart exactly from Spark's checkpoint;
+where it runs the query per key group, ``observe`` moves a group's watermark by the rows of the
+other groups.
 """
 
 from __future__ import annotations
@@ -69,6 +71,17 @@ class IncrementalQuery:
         if batch.num_rows:
             self.qr.feed(batch, self.source)
             self.qr.flush()  # (a tumbling window would otherwise keep it for a round of batches)
+        return self._emitted()
+
+    def observe(self, latest: int | None) -> pa.Table:
+        """The stream reached event time ``latest`` (ms; None: no record had one) in records this
+        instance was not fed (a Spark key group's step learns the micro-batch's largest event time
+        over every group): the watermark moves as if they had been fed, and the windows it
+        completes fire; the rows the sink received."""
+        clock = self.qr.clocks[id(self.source)]
+        if self.source.timestamp is not None and not clock.ended:
+            clock.observe_max(latest)
+            self.qr.watermarks.advance()
         return self._emitted()
 
     def finish(self) -> pa.Table:

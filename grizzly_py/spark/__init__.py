@@ -7,7 +7,8 @@
 - ``inputs.py``: DataFrame input (``mapInArrow``) and source pushdown (splits read by tasks).
 - ``planner.py``: ``to_spark`` and ``run_on_spark`` (strategies, stages).
 - ``streaming.py``: Structured Streaming (partials per micro-batch, Spark's stateful merge; the
-  sequential strategy for queries that need the stream in order).
+  query's own state per key group, or in one group, for queries that need the stream in order).
+- ``key_groups.py``: which streaming queries keep their state per key group, and each row's group.
 - ``kafka.py``: Kafka topics through Spark's Kafka source, values parsed into columns.
 - ``job.py``: the driver's view of a job: strategy and the tasks' metrics.
 - ``dataframe.py``: the DataFrame of ``to_spark``, whose actions raise grizzly-py's errors.

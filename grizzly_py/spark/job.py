@@ -43,13 +43,15 @@ class SparkJob:
 
     plan_id: str
     strategy: str                       # stateless | partial | keyed | keyed-join | whole (and "+stream" when streaming;
-                                        # sequential+stream: a streaming query run whole, micro-batch by micro-batch)
+                                        # sequential+stream: a streaming query run whole, micro-batch by micro-batch;
+                                        # keyed+stream: the same per key group)
     input_kind: str                     # dataframe | pushdown
     streaming: bool
     accumulator: object = field(repr=False, default=None)
     notes: list[str] = field(default_factory=list)
     output_stage: str | None = None     # the stage whose tasks write the output (None: see _output_stage)
     order_by: list[str] | None = None   # the DataFrame is unordered: sort by these to get the engine's order
+    output_mode: str = "append"         # streaming: the output mode its writeStream needs ("update": a changelog)
     last_action: str | None = None      # the DataFrame's last action (dataframe.py)
     read_part: bool = False             # whether it may have stopped reading the output early
     _running: bool = field(default=False, repr=False)

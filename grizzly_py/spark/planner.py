@@ -19,7 +19,8 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   DataFrame, each still one batch of its stream).
 
 Streaming DataFrames take the ``partial`` strategy with Spark's stateful merge instead of the
-merge stage (``streaming.py``), or ``stateless``.
+merge stage (``streaming.py``), ``stateless``, or keep the query's own state in Spark's state
+store per key group (``keyed+stream``) or in one group (``sequential+stream``).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ from .schema import spark_arrow_schema as to_spark_schema
 from .session import configure, require_pyspark
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
-from .streaming import sequential_dataframe, streaming_dataframe
+from .streaming import stateful_dataframe, streaming_dataframe
 
 RESULTS_SOURCE = "window results"
 RESULTS_TIME = "__gz_et"
@@ -256,7 +257,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
             raise NotImplementedError("on a streaming DataFrame, grizzly-py runs queries with one source "
                                       "(a union or join of several streams is not supported yet)")
         if not chain:  # e.g. a union or join of the stream with itself
-            return sequential_dataframe(spark, shipped, physical, sources[0], acc)
+            return stateful_dataframe(spark, shipped, physical, sources[0], acc)
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:

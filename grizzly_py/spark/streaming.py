@@ -1,5 +1,9 @@
 """Structured Streaming: a query over a streaming DataFrame as a streaming DataFrame.
 
+Tumbling and sliding event-time windows take the partial strategy (``streaming_dataframe``,
+below); queries that need the stream in order keep the query's own state in Spark's state store,
+per key group or in one group (``stateful_dataframe``); stateless queries run batch by batch.
+
 Each micro-batch's tasks pre-aggregate their rows in compiled code (``worker.partial_task``) and
 emit partial states of the windows they touched; Spark groups them by (keys, window start) into
 ``applyInPandasWithState``, whose state (kept, checkpointed and restored by Spark) is the list
@@ -29,10 +33,14 @@ from __future__ import annotations
 import pyarrow as pa
 
 from ..codegen.module import generate_pipeline
-from ..physical.pipelines import ProjectTerminal
+from ..engine.checkpoint_errors import CheckpointError
+from ..engine.watermarks import batch_max_event_time
+from ..physical.pipelines import ProjectTerminal, WindowTerminal
+from ..plan import ChangelogNode
 from . import worker
 from .inputs import needed_columns
 from .job import SparkJob
+from .key_groups import GROUP, by_group, key_group, key_group_columns, key_groups
 from .partials import WINDOW_START, EntryLayout
 from .schema import pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .worker import EVENT_TIME, EVENT_TIME_SHIFT, HEARTBEAT, streaming_partial_schema
@@ -64,7 +72,7 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     tail = pipelines[1:]
     if not (kind.spark == "partials" and kind.clock == "event") or len(tail) > 1 \
             or any(not isinstance(p.terminal, ProjectTerminal) for p in tail):
-        return sequential_dataframe(spark, shipped, physical, source, acc)
+        return stateful_dataframe(spark, shipped, physical, source, acc)
     if source.timestamp is None:
         raise NotImplementedError("an event-time window on a streaming DataFrame needs from_spark(..., timestamp=...)")
     gen = generate_pipeline(first)
@@ -126,44 +134,82 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     return out
 
 
-# --- the sequential strategy ------------------------------------------------------------------
-SEQUENCE_SCHEMA = "g int, part int, seq long, payload binary"
+# --- the stateful strategies: the query's own state per micro-batch --------------------------
+SEQUENCE_SCHEMA = "g int, part int, seq long, latest long, payload binary"
 OUTPUT_SCHEMA = "seq long, payload binary"
+GROUPS = "groups"  # keyed strategy: how many key groups the state was kept in
 
 
-def sequential_dataframe(spark, shipped, physical, source, acc):
-    """Any query over one streaming DataFrame (sessions, count windows, processing-time windows,
-    a window after a window), one micro-batch after the other in one stateful group: each
-    micro-batch's rows travel as Arrow IPC (exact types: no pandas conversion), in partition
-    order, to ``applyInPandasWithState`` over a constant key, whose function restores the query's
-    state from Spark's state store (``engine/incremental.py``), feeds the micro-batch as one batch
-    of the stream, emits the rows the sink received and stores the state again; the rows are
-    decoded into the query's output schema. Watermarks, lateness and firing are the embedded
-    engine's, with a micro-batch as its batch; Spark checkpoints the state, so a restart from the
-    checkpoint replays the micro-batches after it and gives the uninterrupted run's results."""
+def stateful_dataframe(spark, shipped, physical, source, acc):
+    """A query over one streaming DataFrame whose operators keep their own state (running
+    aggregates, deduplication, unbounded Top-N, sessions, count windows, processing-time windows,
+    a window after a window), micro-batch after micro-batch: each micro-batch's rows travel as
+    Arrow IPC (exact types: no pandas conversion), in partition order, to
+    ``applyInPandasWithState``, whose function restores the query's state from Spark's state store
+    (``engine/incremental.py``), feeds the micro-batch as one batch of the stream, emits the rows
+    the sink received and stores the state again; the rows are decoded into the query's output
+    schema. Watermarks, lateness and firing are the embedded engine's, with a micro-batch as its
+    batch; Spark checkpoints the state, so a restart from the checkpoint replays the micro-batches
+    after it and gives the uninterrupted run's results.
+
+    Where the state is per key of input columns (``key_groups.py``), the rows are grouped by
+    key group (a hash of the key columns modulo ``key_groups``: ``keyed+stream``), each group's
+    state the query's state over its keys, so the groups run in parallel tasks; a session
+    window's groups also learn the micro-batch's largest event time over every row (each
+    partition sends it to every group), so the watermark stays the whole stream's. Otherwise one
+    group takes every row (``sequential+stream``). An updating stream (its changelog, ``op``
+    first) is emitted in Spark's update output mode: each micro-batch's changes."""
+    from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
+    keys = key_group_columns(physical)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     input_schema = source.arrow_schema
+    groups = key_groups(spark) if keys else 1
+    first = physical.pipelines[0]
+    # a session window fires by the watermark, which every row of the stream moves
+    heartbeats = keys is not None and source.timestamp is not None and isinstance(first.terminal, WindowTerminal) \
+        and first.terminal.assigner.kind.clock == "event"
+    timestamp = source.timestamp
+    mode = "update" if isinstance(physical.query.root, ChangelogNode) else "append"
+    group = key_group(keys, source.schema, groups) if keys else F.lit(0)
+    df = source.df.select(*[spark_column(n) for n in input_schema.names], group.alias(GROUP))
 
     def encode(batches):
         from pyspark import TaskContext
         part = TaskContext.get().partitionId()
+        latest = None
         for seq, b in enumerate(batches):
-            if b.num_rows:
-                yield pa.record_batch({"g": pa.array([0], pa.int32()), "part": pa.array([part], pa.int32()),
-                                       "seq": pa.array([seq], pa.int64()), "payload": [_ipc(pa.Table.from_batches([b]))]})
+            if not b.num_rows:
+                continue
+            if heartbeats:
+                m = batch_max_event_time(b, timestamp)
+                latest = m if latest is None or (m is not None and m > latest) else latest
+            for g, rows in by_group(b) if keys else [(0, b.drop_columns([GROUP]))]:
+                yield _sequence_row(g, part, seq, None, _ipc(pa.Table.from_batches([rows])))
+        if heartbeats and latest is not None:  # every group learns this partition's largest event time
+            for g in range(groups):
+                yield _sequence_row(g, part, -1, latest, None)
 
-    def step(_key, frames, state):
+    def step(key, frames, state):
         import pandas as pd
         worker.quiet_pandas()
         rows = pd.concat(list(frames)).sort_values(["part", "seq"], kind="stable")
-        tables = [_unipc(bytes(p)).cast(input_schema) for p in rows["payload"]]
-        batches = pa.concat_tables(tables).combine_chunks().to_batches()
-        if not batches:  # (encode sends no empty batches)
-            return
-        out = worker.sequential_step(shipped, state.get[0] if state.exists else None, batches[0], acc)
-        state.update((out.state,))
+        latest = rows["latest"].max() if heartbeats else None
+        payloads = [p for p in rows["payload"] if p is not None]
+        tables = [_unipc(bytes(p)).cast(input_schema) for p in payloads]
+        batch = pa.concat_tables(tables).combine_chunks().to_batches()[0] if tables else \
+            pa.RecordBatch.from_pylist([], schema=input_schema)
+        saved = None
+        if state.exists:
+            saved = state.get[0]
+            if keys and state.get[1] != groups:
+                raise CheckpointError(f"this streaming query's checkpoint keeps its state in {state.get[1]} key "
+                                      f"groups, the session makes {groups} (spark.sql.shuffle.partitions): set it "
+                                      f"back to {state.get[1]}, or start from a fresh checkpoint location")
+        out = worker.sequential_step(shipped, saved, batch, acc, latest=None if pd.isna(latest) else int(latest),
+                                     group=int(key[0]) if keys else None)
+        state.update((out.state, groups) if keys else (out.state,))
         if out.rows.num_rows:
             yield pd.DataFrame({"seq": [0], "payload": [_ipc(out.rows)]})
 
@@ -172,9 +218,17 @@ def sequential_dataframe(spark, shipped, physical, source, acc):
             for payload in b.column("payload").to_pylist():
                 yield from to_spark_batches(_unipc(payload), final_schema)
 
-    encoded = source.df.mapInArrow(encode, SEQUENCE_SCHEMA)
-    stepped = encoded.groupBy("g").applyInPandasWithState(step, OUTPUT_SCHEMA, f"{STATE_COLUMN} binary",
-                                                           "append", GroupStateTimeout.NoTimeout)
+    state_schema = f"{STATE_COLUMN} binary, {GROUPS} int" if keys else f"{STATE_COLUMN} binary"
+    encoded = df.mapInArrow(encode, SEQUENCE_SCHEMA)
+    stepped = encoded.groupBy("g").applyInPandasWithState(step, OUTPUT_SCHEMA, state_schema, mode,
+                                                           GroupStateTimeout.NoTimeout)
     out = stepped.mapInArrow(decode, spark_struct(final_schema))
-    out.grizzly = SparkJob(shipped.plan_id, "sequential+stream", "dataframe", True, acc)
+    out.grizzly = SparkJob(shipped.plan_id, "keyed+stream" if keys else "sequential+stream", "dataframe", True,
+                           acc, output_stage="sequential", output_mode=mode)
     return out
+
+
+def _sequence_row(g: int, part: int, seq: int, latest: int | None, payload: bytes | None) -> pa.RecordBatch:
+    return pa.record_batch({"g": pa.array([g], pa.int32()), "part": pa.array([part], pa.int32()),
+                            "seq": pa.array([seq], pa.int64()), "latest": pa.array([latest], pa.int64()),
+                            "payload": pa.array([payload], pa.binary())})

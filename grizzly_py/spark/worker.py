@@ -559,16 +559,21 @@ class SequentialStep:
 
 
 def sequential_step(shipped: ShippedPlan, state: bytes | None, batch: pa.RecordBatch,
-                    accumulator=None) -> SequentialStep:
-    """One micro-batch of a streaming query run whole (``streaming.sequential_dataframe``): the
-    query's state restored from ``state``, ``batch`` fed as one batch of the stream, the new state
-    and the rows the sink received. The task report counts this micro-batch's records only."""
+                    accumulator=None, latest: int | None = None, group: int | None = None) -> SequentialStep:
+    """One micro-batch of a streaming query (``streaming.stateful_dataframe``): the query's state
+    restored from ``state``, ``batch`` fed as one batch of the stream, the new state and the rows
+    the sink received. ``latest``: the micro-batch's largest event time over the whole stream,
+    where ``batch`` is one key group's part of it (the watermark moves by every row of the
+    stream); ``group``: that key group, for the report. The task report counts this step's
+    records only."""
     report = TaskReport("sequential", None, False, accumulator)
     job = IncrementalQuery(shipped.load(), shipped.adaptive)
     try:
         job.restore(state)
         before = job.metrics()
         rows = job.feed(batch)
+        if latest is not None:
+            rows = pa.concat_tables([rows, job.observe(latest)])
         after = job.metrics()
         saved = job.snapshot()
     finally:
@@ -576,6 +581,8 @@ def sequential_step(shipped: ShippedPlan, state: bytes | None, batch: pa.RecordB
     report.data.update(records_in=after["records_in"] - before["records_in"], records_out=rows.num_rows,
                        filtered=after["filtered_records"] - before["filtered_records"],
                        late=after["late_records"] - before["late_records"])
+    if group is not None:
+        report.data["key_group"] = group
     report.send()
     return SequentialStep(saved, rows)
 
