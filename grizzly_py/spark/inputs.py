@@ -32,7 +32,7 @@ import pyarrow as pa
 from ..codegen import abi
 from ..engine.watermarks import batch_max_event_time
 from ..expressions import Column
-from ..physical.pipelines import Pipeline, ProjectTerminal
+from ..physical.pipelines import JoinInput, JoinTerminal, Pipeline, ProjectTerminal, SourceInput
 from ..sources import (
     TIMESTAMP_UNIT_DIVISOR,
     ArrowSource,
@@ -140,6 +140,29 @@ def needed_columns(pipeline: Pipeline, source: Source) -> tuple[str, ...]:
         names |= {e.name for _, e in pipeline.terminal.outputs if isinstance(e, Column)}
     if source.timestamp is not None:
         names.add(source.timestamp)
+    return tuple(n for n in source.arrow_schema.names if n in names)
+
+
+def read_columns(physical, source: Source) -> tuple[str, ...]:
+    """The columns of ``source`` that the query reads, in the source's order: what each pipeline
+    reading it needs (``needed_columns``); where that pipeline is an identity feeding a join (the
+    join's kernel reads the source's batches in place), what the join's side reads."""
+    sides = {}
+    for p in physical.pipelines:
+        if isinstance(p.input, JoinInput) and isinstance(p.terminal, JoinTerminal):
+            sides.update({pid: side for pid, side in zip((p.input.left, p.input.right), p.terminal.sides)
+                          if pid is not None})
+    names = {source.timestamp} if source.timestamp is not None else set()
+    for p in physical.pipelines:
+        if not (isinstance(p.input, SourceInput) and p.input.node.source is source):
+            continue
+        side = sides.get(p.id)
+        if side is not None and p.terminal.is_identity(p.input_schema):
+            exprs = [side.event_time, *(e for _f, e in side.keys), *side.filters]
+            names.update(c for _out, c in side.columns)
+            names.update(c for e in exprs for c in e.columns())
+        else:
+            names.update(needed_columns(p, source))
     return tuple(n for n in source.arrow_schema.names if n in names)
 
 

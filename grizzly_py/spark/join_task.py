@@ -69,7 +69,9 @@ def _source_batches(table: pa.Table | None, index: int, layout: SourceLayout) ->
         return out
     rows = rows.take(pc.sort_indices(rows, [(BATCH, "ascending"), (ROW, "ascending")]))
     numbers = rows.column(BATCH).to_numpy()
-    data = pa.Table.from_arrays([rows.column(source_column(index, f.name)) for f in schema], names=schema.names)
+    carried = set(layout.carried)
+    data = pa.Table.from_arrays([rows.column(source_column(index, f.name)) if f.name in carried
+                                 else pa.nulls(rows.num_rows, f.type) for f in schema], names=schema.names)
     cuts = np.flatnonzero(np.diff(numbers)) + 1
     for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(numbers)]])):
         number = int(numbers[lo])

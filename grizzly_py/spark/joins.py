@@ -1,4 +1,5 @@
-"""The ``keyed-join`` strategy: a join of two sources distributed by its key (driver side).
+"""The ``keyed-join`` strategy: a join of two sources, or a union of sources under a keyed
+window, distributed by its key (driver side).
 
 Window, interval and regular joins of two sources pair only records with equal keys, so Spark can
 partition both inputs by the join key and each task can run the query on its keys' records, as
@@ -17,7 +18,9 @@ the ``keyed`` strategy does for sessions with one input:
   key's windows then see only that key's rows, all in the task); otherwise the query runs whole.
 
 ``keyed_join(root)`` says whether a query qualifies (``KeyedJoin``: the join and each source's
-key columns) or not (None).
+key columns) or not (None). ``keyed_union(root)`` does the same for a union of different sources
+whose first window above groups by columns every input passes through: a key's records of every
+source meet in one task, which runs the union in the embedded engine's order of source batches.
 
 A lookup join needs no partitioning: its static table travels with the plan, so a query of only
 filters, projections and lookup joins over one source (``stateless_lookup``) runs in every task
@@ -27,6 +30,7 @@ of the ``stateless`` strategy, each task probing the table with its own batches.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 
 import numpy as np
 import pyarrow as pa
@@ -41,6 +45,7 @@ from ..plan import (
     ProjectNode,
     RegularJoinNode,
     SourceNode,
+    UnionNode,
     WindowAggregateNode,
     WindowJoinNode,
     distinct_sources,
@@ -66,12 +71,12 @@ def source_column(i: int, column: str) -> str:
 
 @dataclass(frozen=True)
 class KeyedJoin:
-    """A query whose join can run by key: its two sources and each one's key columns (in the
-    join's key order)."""
+    """A query whose join or union can run by key: its sources and each one's key columns (in
+    the join's key order; for a union, in the order of the first window's keys)."""
 
-    join: PlanNode
-    sources: tuple          # (left source, right source)
-    keys: tuple             # (left source's key columns, right source's key columns)
+    join: PlanNode          # the join or union node
+    sources: tuple          # (left source, right source); a union's inputs' sources in its order
+    keys: tuple             # each source's key columns
 
 
 def keyed_join(root: PlanNode) -> KeyedJoin | None:
@@ -80,7 +85,7 @@ def keyed_join(root: PlanNode) -> KeyedJoin | None:
     through, two different sources that are DataFrames or file/Arrow sources (not CSV: its
     blocks are not known in advance), and above the join only filters, projections and windows
     grouped by the join key."""
-    join, above = _find_join(root)
+    join, above = _find_below(root, _JOINS)
     if join is None or not join.left_keys:
         return None
     sides = []
@@ -101,6 +106,36 @@ def keyed_join(root: PlanNode) -> KeyedJoin | None:
     return KeyedJoin(join, (left, right), (left_cols, right_cols))
 
 
+def keyed_union(root: PlanNode) -> KeyedJoin | None:
+    """The query's union, if the query can run by key: a union of different sources (DataFrames
+    or file/Arrow sources), each read through filters and projections, and above it only
+    filters, projections and windows, the first of them grouped by columns every input passes
+    through unchanged and each later one by at least one of those. A key's records then meet in
+    one task, which runs the union (in the embedded engine's order of the sources' batches) and
+    the windows over them."""
+    union, above = _find_below(root, UnionNode)
+    if union is None or not above or not above[-1].keys:
+        return None
+    names = [_trace(above[-1].input, k, stop=union) for k in above[-1].keys]
+    names = [n for n in names if n is not None]
+    if not names:
+        return None
+    sources, keys = [], []
+    for stream in union.streams:
+        traced = [_trace(stream, n) for n in names]
+        if any(t is None for t in traced) or len({id(s) for s, _ in traced}) != 1:
+            return None
+        sources.append(traced[0][0])
+        keys.append(tuple(c for _, c in traced))
+    if len({id(s) for s in sources}) != len(sources) or not all(_keyed_input(s) for s in sources) \
+            or len(distinct_sources(root)) != len(sources):
+        return None
+    for window in above:
+        if not any(_trace(window.input, k, stop=union) in names for k in window.keys):
+            return None
+    return KeyedJoin(union, tuple(sources), tuple(keys))
+
+
 def stateless_lookup(root: PlanNode) -> bool:
     """Whether the query is lookup joins, filters and projections over one source (no state:
     any cut of the stream into tasks gives the same rows)."""
@@ -114,11 +149,11 @@ def stateless_lookup(root: PlanNode) -> bool:
     return lookups > 0
 
 
-def _find_join(root: PlanNode):
-    """The join under ``root`` with only filters, projections and windows above it (and those
-    windows), else (None, [])."""
+def _find_below(root: PlanNode, kinds):
+    """The node of ``kinds`` under ``root`` with only filters, projections and windows above it
+    (and those windows), else (None, [])."""
     node, windows = root, []
-    while not isinstance(node, _JOINS):
+    while not isinstance(node, kinds):
         if isinstance(node, WindowAggregateNode):
             windows.append(node)
         elif not isinstance(node, (FilterNode, MapNode, ProjectNode)):
@@ -158,29 +193,33 @@ def _keyed_input(source) -> bool:
 @dataclass(frozen=True)
 class SourceLayout:
     """What a task needs to rebuild one source's batches: its schema, how many batches it has,
-    and each batch's largest event time (None: no rows, or no event time)."""
+    each batch's largest event time (None: no rows, or no event time), and the columns that
+    travel (the ones the query reads; the others are rebuilt as nulls, which no code reads)."""
 
     name: str
     schema: pa.Schema
     maxima: tuple
+    carried: tuple
 
 
-def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc):
-    """Both sources' rows as one tagged DataFrame (module docstring) and each source's layout."""
+def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc, columns: dict | None = None):
+    """Every source's rows as one tagged DataFrame (module docstring) and each source's layout.
+    ``columns``: per source name, the columns the query reads (default: all)."""
     from pyspark.sql import functions as F
     parts, layouts = [], []
-    schemas = [s.arrow_schema for s in plan.sources]
+    carried = [(columns or {}).get(s.name) or tuple(s.arrow_schema.names) for s in plan.sources]
     for i, (source, keys) in enumerate(zip(plan.sources, plan.keys)):
-        rows, maxima = _rows(spark, source, tasks, acc)
-        layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima)))
-        columns = [F.lit(i).alias(TAG), spark_column(BATCH).alias(BATCH), spark_column(ROW).alias(ROW)]
-        columns += [_partition_key(source, k).alias(key_column(j)) for j, k in enumerate(keys)]
-        for j, schema in enumerate(schemas):
+        rows, maxima = _rows(spark, source, tasks, acc, carried[i])
+        layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima), carried[i]))
+        out = [F.lit(i).alias(TAG), spark_column(BATCH).alias(BATCH), spark_column(ROW).alias(ROW)]
+        out += [_partition_key(source, k).alias(key_column(j)) for j, k in enumerate(keys)]
+        for j, other in enumerate(plan.sources):
+            schema = pa.schema([other.arrow_schema.field(c) for c in carried[j]])
             for field in spark_struct(spark_arrow_schema(schema)).fields:
                 value = spark_column(field.name) if i == j else F.lit(None).cast(field.dataType)
-                columns.append(value.alias(source_column(j, field.name)))
-        parts.append(rows.select(*columns))
-    return parts[0].unionByName(parts[1]), layouts
+                out.append(value.alias(source_column(j, field.name)))
+        parts.append(rows.select(*out))
+    return reduce(lambda a, b: a.unionByName(b), parts), layouts
 
 
 def _partition_key(source, name: str):
@@ -197,16 +236,18 @@ def _partition_key(source, name: str):
     return c
 
 
-def _rows(spark, source, tasks: int, acc):
-    """A source's rows with ``BATCH`` and ``ROW``, and each source batch's largest event time."""
+def _rows(spark, source, tasks: int, acc, columns: tuple):
+    """A source's ``columns`` with ``BATCH`` and ``ROW``, and each source batch's largest event
+    time."""
     from pyspark.sql import functions as F
     if isinstance(source, SparkSource):
-        df = source.df.select(*[spark_column(c) for c in source.arrow_schema.names],
+        df = source.df.select(*[spark_column(c) for c in columns],
                               F.lit(0).cast("long").alias(BATCH), F.monotonically_increasing_id().alias(ROW))
         return df, _dataframe_maxima(source)
-    splits = plan_splits(source, split_target(tasks), None, local_master=spark.sparkContext.master.startswith("local"))
-    schema = spark_arrow_schema(source.arrow_schema).append(pa.field(BATCH, pa.int64())).append(
-        pa.field(ROW, pa.int64()))
+    splits = plan_splits(source, split_target(tasks), columns,
+                         local_master=spark.sparkContext.master.startswith("local"))
+    schema = spark_arrow_schema(pa.schema([source.arrow_schema.field(c) for c in columns])).append(
+        pa.field(BATCH, pa.int64())).append(pa.field(ROW, pa.int64()))
 
     def by_split(it):
         from . import worker
@@ -242,4 +283,4 @@ def _dataframe_maxima(source: SparkSource) -> list:
     return [None if top is None else (int(top) // 1000 if is_time else int(top))]
 
 
-__all__ = ["KeyedJoin", "SourceLayout", "keyed_join", "stateless_lookup", "tagged_rows"]
+__all__ = ["KeyedJoin", "SourceLayout", "keyed_join", "keyed_union", "stateless_lookup", "tagged_rows"]

@@ -60,11 +60,11 @@ from .dataframe import with_job
 from .errors import task_error
 from .file_scans import NotAScan, scan_of
 from .filters import push_filters as push
-from .inputs import needed_columns, plan_splits, pushdown_source, read_split, split_numbers, split_target
+from .inputs import needed_columns, plan_splits, pushdown_source, read_columns, read_split, split_numbers, split_target
 from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
-from .joins import key_column, keyed_join, stateless_lookup, tagged_rows
+from .joins import key_column, keyed_join, keyed_union, stateless_lookup, tagged_rows
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
@@ -275,7 +275,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         name = sources[0].name
         df = inp.map(lambda it, _w, _n: lookup_task(shipped, it, name, final_schema, acc), spark_struct(final_schema))
         job = SparkJob(shipped.plan_id, "stateless", inp.kind, False, acc, notes=list(inp.notes))
-    elif (joined := keyed_join(root)) is not None and _lateness_free(physical):
+    elif (joined := keyed_join(root) or keyed_union(root)) is not None and _lateness_free(physical):
         df, job = _keyed_join(spark, shipped, physical, joined, acc, tasks)
     else:
         df, job = _whole(spark, shipped, physical, sources, acc, frames)
@@ -392,9 +392,11 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
 
 
 def _keyed_join(spark, shipped, physical, joined, acc, tasks):
-    """A join of two sources by its key (``joins.py``): both sources' rows, tagged, partitioned by
-    the join key; each task runs the query on its keys' rows (``join_task.keyed_join_task``)."""
-    rows, layouts = tagged_rows(spark, joined, tasks, acc)
+    """A join of two sources, or a union of sources under a keyed window, by its key
+    (``joins.py``): every source's rows, tagged, partitioned by the key; each task runs the query
+    on its keys' rows (``join_task.keyed_join_task``)."""
+    reads = {s.name: read_columns(physical, s) for s in joined.sources}  # only what the query reads travels
+    rows, layouts = tagged_rows(spark, joined, tasks, acc, reads)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     by = [spark_column(key_column(j)) for j in range(len(joined.keys[0]))]
     df = rows.repartition(tasks, *by).mapInArrow(
