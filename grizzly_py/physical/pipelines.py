@@ -651,7 +651,8 @@ def _with_interned_strings_read(node: WindowAggregateNode | RunningAggregateNode
     """The open pipeline the window reads and each aggregate's argument in its columns. The
     engine interns strings as it reads a pipeline's input, so a string key or interned string
     argument computed in ``o`` is materialized first: ``o`` closes with a projection to the
-    window's input columns plus one hidden column per such argument."""
+    window's input columns plus one hidden column per such argument (and the row kinds of an
+    updating input)."""
     schema = node.input.schema
 
     def computed(e: Expr) -> bool:
@@ -671,7 +672,8 @@ def _with_interned_strings_read(node: WindowAggregateNode | RunningAggregateNode
         o.columns[column] = arg.substitute(o.columns)
         hidden.append(Field(column, STRING, pa.string()))
         args[name] = Column(column)
-    read = Schema(tuple(schema) + tuple(hidden))
+    kinds = (OP_FIELD,) if OP_COLUMN in o.columns else ()
+    read = Schema(tuple(schema) + tuple(hidden) + kinds)
     return _materialized(read, [read], [o], lw, time_needed), args
 
 
