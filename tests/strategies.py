@@ -867,7 +867,13 @@ def keys_after(keys, step: Step):
 @st.composite
 def steps_after(draw, case: QueryCase, stream, keys):
     """Appends to ``case`` 0-2 stateless steps, then (one in four, over an append-only stream) a
-    window aggregation; returns the changelog keys they keep (``keys_after``)."""
+    window aggregation; returns the changelog keys they keep (``keys_after``).
+
+    Not drawn: operators over an updating stream's ``.changelog()``. Its order across keys is
+    unspecified (docs/semantics.md), so only order-free ones could be compared, and an
+    event-time window over it does not compile yet (a known defect: the engine gives an updating
+    stream's rows no event time; test_differential_updating.py,
+    ``test_an_event_time_window_over_a_changelog``)."""
     for _ in range(draw(st.integers(0, 2))):
         step = draw(stateless_steps(stream.schema))
         stream = step.apply(stream)

@@ -217,6 +217,20 @@ def test_computed_strings_over_an_updating_input_keep_the_row_kinds(aggregate_ov
         assert_tables_equal(env.execute()["out"], expected)
 
 
+@pytest.mark.xfail(strict=True, raises=NotImplementedError,
+                   reason="known defect: the engine gives an updating stream's rows no event time, so an "
+                          "event-time window over its changelog does not compile (docs/api.md allows it)")
+def test_an_event_time_window_over_a_changelog():
+    """Each changelog row has the event time of the record that made it (the reference's rule)."""
+    def build(env):
+        data = {"ts": pa.array([0, 1, 5, 7, 12], pa.int64()), "k": pa.array([1, 1, 2, 1, 2], pa.int64())}
+        return (arrow_stream(env, data).key_by("k").aggregate(n=agg.count()).changelog()
+                .window_all(tumbling(5)).aggregate(c=agg.count()))
+    expected = reference.evaluate(build(gz.StreamEnvironment()).node)
+    assert expected.column("c").to_pylist() == [3, 3, 2]
+    assert_tables_equal(build(gz.StreamEnvironment()).execute_and_collect(), expected)
+
+
 # ----------------------------------------------------------------------------------------------
 # the harness itself
 # ----------------------------------------------------------------------------------------------
