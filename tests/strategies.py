@@ -15,8 +15,8 @@
   running aggregate over its updating result (Nexmark Q4's shape), then stateless steps or a
   window over an append-only result (``steps_after``); with the parallelism to run at and the
   changelog's key columns where the output keeps them.
-- ``regular_join_cases``: two random inputs with their own stateless prefixes, joined by a
-  regular join on keys of one class (with and without ``state_ttl``, a filter after it), then
+- ``regular_join_cases``: two random inputs with their own stateless prefixes (one in four then
+  first rows, OVER or a lookup join), joined by a regular join on keys of one class (with and without ``state_ttl``, a filter after it), then
   ``steps_after``.
 
 A drawn ``QueryCase`` rebuilds its query on any environment (``case.build(env)``; a join's
@@ -760,11 +760,11 @@ def unbounded_top_n_steps(draw, stream) -> tuple[list[Step], list[str]]:
 
 
 @st.composite
-def deduplicate_steps(draw, stream) -> tuple[list[Step], list[str]]:
+def deduplicate_steps(draw, stream, keeps=("first", "last")) -> tuple[list[Step], list[str]]:
     """``key_by`` then ``deduplicate(keep="first")`` (append-only) or ``keep="last"`` (updating)."""
     steps, keys = draw(grouping_keys(stream.schema))
     steps += millisecond_timestamps(_applied(stream, steps).schema, keys)
-    keep = draw(st.sampled_from(["first", "last"]))
+    keep = draw(st.sampled_from(keeps))
     return steps + [Step("key_by", tuple(keys)), Step("deduplicate", kwargs={"keep": keep})], keys
 
 
@@ -920,6 +920,23 @@ def keyed_operator_cases(draw, max_rows: int = 25) -> QueryCase:
     return case
 
 
+# the keyed operators whose result is append-only, which a join takes as an input
+APPEND_ONLY_KEYED_OPERATORS = {"first rows": lambda stream: deduplicate_steps(stream, keeps=("first",)),
+                               "over": over_steps, "lookup_join": lookup_join_steps}
+
+
+def _join_input(draw, case: QueryCase, stream):
+    """One in four: ``stream`` through an append-only keyed operator (appended to ``case``)."""
+    if draw(st.integers(0, 3)) > 0:
+        return stream
+    operator = draw(st.sampled_from(sorted(APPEND_ONLY_KEYED_OPERATORS)))
+    if operator == "over":
+        _no_overflowing_float_sums(case)
+    steps, _ = draw(APPEND_ONLY_KEYED_OPERATORS[operator](stream))
+    case.steps += steps
+    return _applied(stream, steps)
+
+
 def _join_key_steps(draw, left, right) -> tuple[list[Step], list[Step], list[str], list[str]]:
     """Key columns of a regular join: 1-2 pairs of columns of one class (int, timestamp, float,
     bool, string) from both inputs, or a new column on each side (an integer column modulo 1-3,
@@ -948,13 +965,14 @@ def _join_key_steps(draw, left, right) -> tuple[list[Step], list[Step], list[str
 
 @st.composite
 def regular_join_cases(draw, max_rows: int = 20) -> QueryCase:
-    """Two random inputs (each with its stateless prefix) joined by a regular join on keys of one
-    class (``_join_key_steps``; left and right keys need not share a name), one in two with a
+    """Two random inputs (each with its stateless prefix, one in four then an append-only keyed
+    operator: first rows, OVER or a lookup join) joined by a regular join on keys of one class (``_join_key_steps``; left and right keys need not share a name), one in two with a
     ``state_ttl`` of 0-12 ms, one in two with a filter over both sides' columns right after it
     (which the engine runs in the join's probe), then ``steps_after``; and the parallelism."""
     # mostly inputs with rows (an empty one makes no pairs), one stateless step at most
     case, left = draw(stateless_cases(max_rows, max_steps=1, min_rows=draw(st.sampled_from([0, 4, 4]))))
     right_case, right = draw(stateless_cases(max_rows, max_steps=1, min_rows=draw(st.sampled_from([0, 4, 4]))))
+    left, right = _join_input(draw, case, left), _join_input(draw, right_case, right)
     lsteps, rsteps, lkeys, rkeys = _join_key_steps(draw, left, right)
     case.steps += lsteps
     right_case.steps += rsteps
