@@ -572,9 +572,13 @@ class CountWindowAggregate(WindowAggregate):
 
 
 def _same(a, b) -> bool:
-    """Whether two result values are equal (a NaN equals a NaN: the row did not change)."""
-    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
-        return True
+    """Whether two result values are equal as rows of a changelog are (the row did not change):
+    a NaN equals a NaN; -0.0 is not 0.0, which the final table tells apart, so that a ``-U``
+    always names the row emitted before."""
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
     return a == b
 
 

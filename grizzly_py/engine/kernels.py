@@ -1095,7 +1095,8 @@ class RunningAggregateKernel(CountWindowKernel):
 
 def _without_unchanged(table: pa.Table) -> pa.Table:
     """A running aggregate's changelog without the (-U, +U) pairs whose rows are equal (a NaN
-    equals a NaN): a record that leaves its key's row as it was emits nothing."""
+    equals a NaN; -0.0 is not 0.0, which the final table tells apart, so that a ``-U`` always
+    names the row emitted before): a record that leaves its key's row as it was emits nothing."""
     kinds = table.column(OP_COLUMN).to_numpy()
     before = np.flatnonzero(kinds == UPDATE_BEFORE)
     if not len(before):
@@ -1110,6 +1111,8 @@ def _without_unchanged(table: pa.Table) -> pa.Table:
         equal = pc.or_(equal, pc.and_(pc.is_null(a), pc.is_null(b)))
         if pa.types.is_floating(column.type):
             equal = pc.or_(equal, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
+            x, y = (pc.fill_null(v, 0.0).to_numpy() for v in (a, b))
+            same &= (np.signbit(x) == np.signbit(y)) | (np.isnan(x) & np.isnan(y))
         same &= equal.to_numpy(zero_copy_only=False)
     if not same.any():
         return table

@@ -527,12 +527,15 @@ def _lower_deduplicate(node: DeduplicateNode, lw: _Lowering, time_needed: bool) 
     """A deduplication is the running aggregate of each column's value in a key's chosen row
     (``DeduplicateNode.row_values``), its output put back in the input's column order. Keeping
     the first row emits only inserts: its output is append-only (no row kinds), and keeps its
-    event time when a column holds it."""
+    event time: through a column that holds it, or else (when a window downstream reads it)
+    through the kept row's value of the hidden int64 column ``EVENT_TIME_COLUMN``."""
     running = node.row_values()
     o = _open_after(node.input, lw, time_needed or _reads_event_time(running))
     time = None
     if not node.updating and o.event_time is not None and not isinstance(o.event_time, ProcessingTime):
         time = _shared_time_column(node.input.schema, [o])
+        if time is None and time_needed:
+            running, time = _with_event_time_value(running, o)
     _lower_running_aggregate(running, lw, time_needed, o)
     out = _open_over(lw.done[-1])
     out.columns = {f.name: out.columns[f.name] for f in node.schema}
@@ -540,6 +543,17 @@ def _lower_deduplicate(node: DeduplicateNode, lw: _Lowering, time_needed: bool) 
         out.columns[OP_COLUMN] = Column(OP_COLUMN)
     out.event_time = time
     return out
+
+
+def _with_event_time_value(running: RunningAggregateNode, o: _Open) -> tuple[RunningAggregateNode, Column]:
+    """``running`` (a deduplication's row values) with one more value, the kept row's event time,
+    which ``o`` computes as the hidden int64 column ``EVENT_TIME_COLUMN``; and that column."""
+    hidden = _fresh_name(running.input.schema, EVENT_TIME_COLUMN)
+    o.columns[hidden] = _as_int64(o.event_time, o.input_schema)
+    typed = MapNode(running.input, ((hidden, lit(0)),))  # the plan only types it: ``o`` computes it
+    row_value = running.aggregates[0][1]
+    values = running.aggregates + ((hidden, replace(row_value, arg=Column(hidden))),)
+    return RunningAggregateNode(typed, running.keys, values), Column(hidden)
 
 
 def _lower_top_n(node: TopNNode, lw: _Lowering, time_needed: bool) -> _Open:
@@ -637,7 +651,8 @@ def _with_interned_strings_read(node: WindowAggregateNode | RunningAggregateNode
     """The open pipeline the window reads and each aggregate's argument in its columns. The
     engine interns strings as it reads a pipeline's input, so a string key or interned string
     argument computed in ``o`` is materialized first: ``o`` closes with a projection to the
-    window's input columns plus one hidden column per such argument."""
+    window's input columns plus one hidden column per such argument (and the row kinds of an
+    updating input)."""
     schema = node.input.schema
 
     def computed(e: Expr) -> bool:
@@ -657,7 +672,8 @@ def _with_interned_strings_read(node: WindowAggregateNode | RunningAggregateNode
         o.columns[column] = arg.substitute(o.columns)
         hidden.append(Field(column, STRING, pa.string()))
         args[name] = Column(column)
-    read = Schema(tuple(schema) + tuple(hidden))
+    kinds = (OP_FIELD,) if OP_COLUMN in o.columns else ()
+    read = Schema(tuple(schema) + tuple(hidden) + kinds)
     return _materialized(read, [read], [o], lw, time_needed), args
 
 
