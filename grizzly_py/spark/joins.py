@@ -90,7 +90,7 @@ def keyed_join(root: PlanNode) -> KeyedJoin | None:
             return None
         sides.append((traced[0][0], tuple(c for _, c in traced)))
     (left, left_cols), (right, right_cols) = sides
-    if left is right or not all(_keyed_input(s) for s in (left, right)):
+    if left is right or not all(keyed_input(s) for s in (left, right)):
         return None
     if len(distinct_sources(root)) != 2:
         return None
@@ -151,7 +151,8 @@ def _trace(node: PlanNode, name: str, stop: PlanNode | None = None):
     return name
 
 
-def _keyed_input(source) -> bool:
+def keyed_input(source) -> bool:
+    """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
     return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
 
 
@@ -165,13 +166,18 @@ class SourceLayout:
     maxima: tuple
 
 
-def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc):
-    """Both sources' rows as one tagged DataFrame (module docstring) and each source's layout."""
+def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc, frames: dict | None = None):
+    """The sources' rows as one tagged DataFrame (module docstring) and each source's layout.
+    ``plan``: its ``sources`` and their ``keys`` (a ``KeyedJoin``, or one source keyed by
+    columns: ``keyed.KeyedQuery``); ``frames``: a DataFrame source's rows after the filters
+    Spark evaluates (``filters.py``), by source name."""
+    from functools import reduce
+
     from pyspark.sql import functions as F
     parts, layouts = [], []
     schemas = [s.arrow_schema for s in plan.sources]
     for i, (source, keys) in enumerate(zip(plan.sources, plan.keys)):
-        rows, maxima = _rows(spark, source, tasks, acc)
+        rows, maxima = _rows(spark, source, tasks, acc, (frames or {}).get(source.name))
         layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima)))
         columns = [F.lit(i).alias(TAG), spark_column(BATCH).alias(BATCH), spark_column(ROW).alias(ROW)]
         columns += [_partition_key(source, k).alias(key_column(j)) for j, k in enumerate(keys)]
@@ -180,7 +186,7 @@ def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc):
                 value = spark_column(field.name) if i == j else F.lit(None).cast(field.dataType)
                 columns.append(value.alias(source_column(j, field.name)))
         parts.append(rows.select(*columns))
-    return parts[0].unionByName(parts[1]), layouts
+    return reduce(lambda a, b: a.unionByName(b), parts), layouts
 
 
 def _partition_key(source, name: str):
@@ -197,11 +203,12 @@ def _partition_key(source, name: str):
     return c
 
 
-def _rows(spark, source, tasks: int, acc):
-    """A source's rows with ``BATCH`` and ``ROW``, and each source batch's largest event time."""
+def _rows(spark, source, tasks: int, acc, df=None):
+    """A source's rows with ``BATCH`` and ``ROW``, and each source batch's largest event time
+    (``df``: a DataFrame source's rows, if not its own DataFrame's)."""
     from pyspark.sql import functions as F
     if isinstance(source, SparkSource):
-        df = source.df.select(*[spark_column(c) for c in source.arrow_schema.names],
+        df = (source.df if df is None else df).select(*[spark_column(c) for c in source.arrow_schema.names],
                               F.lit(0).cast("long").alias(BATCH), F.monotonically_increasing_id().alias(ROW))
         return df, _dataframe_maxima(source)
     splits = plan_splits(source, split_target(tasks), None, local_master=spark.sparkContext.master.startswith("local"))
@@ -242,4 +249,4 @@ def _dataframe_maxima(source: SparkSource) -> list:
     return [None if top is None else (int(top) // 1000 if is_time else int(top))]
 
 
-__all__ = ["KeyedJoin", "SourceLayout", "keyed_join", "stateless_lookup", "tagged_rows"]
+__all__ = ["KeyedJoin", "SourceLayout", "keyed_input", "keyed_join", "stateless_lookup", "tagged_rows"]

@@ -51,7 +51,7 @@ from ..plan import (
     distinct_sources,
 )
 from ..results import JobResult
-from ..sources import TIMESTAMP_UNIT_DIVISOR, CsvSource
+from ..sources import TIMESTAMP_UNIT_DIVISOR
 from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
@@ -63,7 +63,8 @@ from .inputs import needed_columns, plan_splits, pushdown_source, read_split, sp
 from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
-from .joins import key_column, keyed_join, stateless_lookup, tagged_rows
+from .joins import key_column, keyed_input, keyed_join, stateless_lookup, tagged_rows
+from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
@@ -267,8 +268,10 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     elif chain and kind is not None and kind.spark == "partials":
         df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name),
                            read_files)
-    elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
+    elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
+    elif not streaming and (by_key := keyed_query(root)) is not None:
+        df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames)
     elif len(sources) == 1 and stateless_lookup(root):
         inp = _Input(spark, sources[0], None, tasks, frames.get(sources[0].name), acc, read_files)
         name = sources[0].name
@@ -340,11 +343,6 @@ def _partition_key(name: str, dtype):
     return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
 
 
-def _keyed_input(source) -> bool:
-    """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
-    return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
-
-
 def _key_columns(first) -> list[str] | None:
     """The input columns a keyed window groups by, if every key is one (else None)."""
     names = []
@@ -388,6 +386,30 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
     return _then(results, job, root, physical, acc, shipped.adaptive), job
+
+
+def _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames):
+    """A query whose state is per key of source columns (``keyed.py``): the source's rows,
+    numbered in stream order, partitioned by those columns; each task runs the whole query on
+    its keys' rows under the source's watermarks (``join_task.keyed_join_task``)."""
+    rows, layouts = tagged_rows(spark, by_key, tasks, acc, frames)
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    by = [spark_column(key_column(j)) for j in range(len(by_key.keys[0]))]
+    df = rows.repartition(tasks, *by).mapInArrow(
+        lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc, stage="keyed"), spark_struct(final_schema))
+    # the tasks' rows come out in no order across tasks: the driver sorts them by value, except a
+    # changelog, whose rows keep each key's order (the order across keys is unspecified)
+    changelog = any(isinstance(n, ChangelogNode) for n in _chain(root))
+    order = None if changelog else [f.name for f in final_schema if not pa.types.is_nested(f.type)]
+    kind = "dataframe" if isinstance(by_key.sources[0], SparkSource) else "pushdown"
+    return df, SparkJob(shipped.plan_id, "keyed", kind, False, acc, output_stage="keyed", order_by=order)
+
+
+def _chain(root: PlanNode):
+    node = root
+    while node.inputs:
+        yield node
+        node = node.inputs[0]
 
 
 def _keyed_join(spark, shipped, physical, joined, acc, tasks):
@@ -466,7 +488,7 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
         partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc,
                                                                     numbers=split_numbers(sp))]
         results = [m for part in shuffle(partials, keys + [WINDOW_START]) for m in worker.merge_task(shipped, part, acc)]
-    elif kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
+    elif kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         raw = [b for sp in splits for b in worker.raw_task(sp, read_split(sp))]
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if sources[0].timestamp else None
         results = []
