@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from strategies import assert_tables_equal
 
@@ -33,8 +33,10 @@ from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows,
 
 pytestmark = pytest.mark.slow  # a Spark session for the module, Spark jobs per example
 
+# a Spark job costs about a second: few examples, and a failure is reported unshrunk (shrinking
+# would run dozens more jobs)
 EXAMPLES = settings(max_examples=int(os.environ.get("GRIZZLY_SPARK_KEYED_EXAMPLES", "2")), deadline=None,
-                    suppress_health_check=list(HealthCheck))
+                    suppress_health_check=list(HealthCheck), phases=[Phase.explicit, Phase.reuse, Phase.generate])
 BOUND = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(20))
 TUMBLING = TumblingEventTimeWindows.of(Time.milliseconds(200))
 
