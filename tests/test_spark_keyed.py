@@ -201,3 +201,27 @@ def test_queries_without_a_key_column_in_common_run_whole(spark, query):
     assert result.metrics["queries"][0]["strategy"] == "whole"
     actual = result["out"]
     assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
+
+
+def test_session_windows_by_key_keep_each_keys_stream_order(spark):
+    """Sessions (the compiled form of the strategy) see a key's records in stream order:
+    ``first``/``last`` of records with equal event times go to the earlier/later arrival, from
+    batches of a pushdown source and from a DataFrame of several partitions."""
+    n = 2000
+    rng = np.random.default_rng(2)
+    table = pa.table({"ts": pa.array(np.repeat(np.arange(n // 50), 50) * 1000, pa.int64()),
+                      "k": pa.array(rng.integers(0, 4, n)), "x": pa.array(np.arange(n))})
+    df = spark.createDataFrame(table).repartition(8).localCheckpoint()  # one fixed order
+    ordered = df.toArrow().combine_chunks()
+
+    def sessions(s):
+        return s.key_by("k").window(EventTimeSessionWindows.with_gap(Time.milliseconds(10))).aggregate(
+            f=agg.first("x"), l=agg.last("x"), n=agg.count())
+    for embedded_source, spark_source in (
+            (lambda env: env.from_arrow(table.to_batches(max_chunksize=25), timestamp="ts"),
+             lambda env: env.from_arrow(table.to_batches(max_chunksize=25), timestamp="ts")),
+            (lambda env: env.from_arrow(ordered, timestamp="ts"), lambda env: env.from_spark(df, timestamp="ts"))):
+        expected, _ = _run(gz.StreamEnvironment(), sessions, embedded_source)
+        actual, metrics = _run(gz.StreamEnvironment.for_spark(spark), sessions, spark_source)
+        assert metrics["queries"][0]["strategy"] == "keyed"
+        assert_tables_equal(actual, expected.cast(actual.schema))

@@ -364,14 +364,15 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
     out_schema = spark_struct(pipeline_arrow_schema(first))
     if isinstance(source, SparkSource):
         rows = (source.df if df is None else df).select(*[spark_column(c) for c in columns],
-                                                         F.lit(0).alias(worker.BATCH))
+                                                         F.lit(0).alias(worker.BATCH),
+                                                         F.monotonically_increasing_id().alias(worker.ROW))
         marks, input_kind = None, "dataframe"
     else:
         splits = plan_splits(source, split_target(tasks), columns,
                              local_master=spark.sparkContext.master.startswith("local"))
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if source.timestamp is not None else None
         raw_schema = spark_struct(pa.schema([source.arrow_schema.field(c) for c in columns]
-                                            + [pa.field(worker.BATCH, pa.int64())]))
+                                            + [pa.field(worker.BATCH, pa.int64()), pa.field(worker.ROW, pa.int64())]))
 
         def by_split(it):
             for ids in it:
@@ -382,7 +383,7 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
         input_kind = "pushdown"
     by = [_partition_key(k, source.schema.field(k).dtype) for k in keys]
-    results = rows.repartition(tasks, *by).sortWithinPartitions(spark_column(worker.BATCH)) \
+    results = rows.repartition(tasks, *by).sortWithinPartitions(spark_column(worker.BATCH), spark_column(worker.ROW)) \
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
     return _then(results, job, root, physical, acc, shipped.adaptive), job
@@ -494,7 +495,7 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
         results = []
         for part in shuffle(raw, _key_columns(first)):
             table = pa.Table.from_batches(part)
-            table = table.take(pc.sort_indices(table, [(worker.BATCH, "ascending")]))
+            table = table.take(pc.sort_indices(table, [(worker.BATCH, "ascending"), (worker.ROW, "ascending")]))
             results += list(worker.keyed_task(shipped, table.to_batches(), marks, acc))
     else:
         raise NotImplementedError("run_in_process runs the partial and keyed strategies")
