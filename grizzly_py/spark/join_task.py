@@ -8,6 +8,7 @@ in rounds as the engine reads its sources (one batch of each source per round, i
 order of sources). Each source's clock moves by the batch's largest event time over the whole
 source, not over the task's rows: every task's watermarks are the embedded engine's, so what is
 late, when windows fire and when a regular join's TTL drops a record are the engine's too.
+The ``keyed`` strategy's queries by key (``keyed.py``) run in the same task with one source.
 """
 
 from __future__ import annotations

@@ -12,11 +12,18 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   finishes the aggregates (holistic ones included); a last single-task stage puts the window
   results in the embedded engine's order (window_end, then keys) and runs the rest of the query
   (windows of window results, filters after an aggregation) on the embedded engine.
+- ``keyed`` (state per key of source columns): the source's rows partitioned by the key
+  columns, each key's rows in stream order (source batch, then row), each task under the source
+  batches' watermarks. Keyed sessions and cumulative windows run the compiled window kernel per
+  task (``worker.keyed_task``) and the rest of the query in a finishing task; keyed count
+  windows, running aggregates, deduplication, unbounded Top-N, windows with allowed lateness or
+  a late side output and window Top-N run the whole query per task on the embedded engine
+  (``keyed.py``, the ``keyed-join`` tasks with one source).
 - ``keyed-join`` (window, interval and regular joins of two sources): both sources' rows
   partitioned by the join key; each task runs the query on its keys (``joins.py``).
-- ``whole`` (count windows, unions, other queries over several sources): the query is not
-  split; one task runs it on the embedded engine (several DataFrames reach it as one tagged
-  DataFrame, each still one batch of its stream).
+- ``whole`` (unions, other queries over several sources, stateful queries without a key column
+  in common): the query is not split; one task runs it on the embedded engine (several
+  DataFrames reach it as one tagged DataFrame, each still one batch of its stream).
 
 Streaming DataFrames take the ``partial`` strategy with Spark's stateful merge instead of the
 merge stage (``streaming.py``), or ``stateless``.
@@ -270,7 +277,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
                            read_files)
     elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
-    elif not streaming and (by_key := keyed_query(root)) is not None:
+    elif (by_key := keyed_query(root)) is not None:
         df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames)
     elif len(sources) == 1 and stateless_lookup(root):
         inp = _Input(spark, sources[0], None, tasks, frames.get(sources[0].name), acc, read_files)
@@ -355,8 +362,9 @@ def _key_columns(first) -> list[str] | None:
 
 
 def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
-    """Keyed session windows: Spark partitions the records by key; each task runs the window
-    for its keys (``worker.keyed_task``) under the source batches' watermarks."""
+    """Keyed session and cumulative windows: Spark partitions the records by key and sorts each
+    partition by (source batch, row); each task runs the window for its keys
+    (``worker.keyed_task``) under the source batches' watermarks."""
     from pyspark.sql import functions as F
     first = physical.pipelines[0]
     keys = _key_columns(first)
