@@ -221,9 +221,10 @@ def test_bad_definitions_fail_at_once():
     assert tagged.late_data("late").schema == s.schema
 
 
-def test_spark_runs_lateness_in_one_task():
-    """The partial and keyed strategies cut the input into tasks with their own watermarks;
-    kept windows and late records need the watermark batch by batch: one task (docs/spark.md)."""
+def test_spark_partial_dataflow_leaves_lateness_to_the_tasks_by_key():
+    """The partial strategy's tasks merge windows without the watermark batch by batch, which
+    kept windows and late records need: ``run_in_process`` (its dataflow) refuses them; on Spark
+    they run by key on the embedded engine (docs/spark.md, test_spark_keyed.py)."""
     from grizzly_py.spark.planner import run_in_process
 
     env = gz.StreamEnvironment()

@@ -2,8 +2,8 @@
 two executor JVMs) started from the pip package's ``spark-class`` (``grizzly_py.spark.cluster``),
 bound to 127.0.0.1, stopped by PID at the end of the module.
 
-- Every Spark strategy (stateless, partial windows, keyed sessions, joins by key, one task for
-  count windows) gives the embedded engine's result across executor processes, and the
+- Every Spark strategy (stateless, partial windows, keyed sessions and count windows, joins by
+  key, one task for a window Top-N without keys) gives the embedded engine's result across executor processes, and the
   distributed ones run their heavy stage in more than one task.
 - An executor killed after the map stage wrote its shuffle output: Spark re-runs the lost map
   tasks in a new stage attempt; the result stays exact and ``records_in`` counts every row once.
@@ -173,7 +173,8 @@ STRATEGIES = {
                 .aggregate(n=agg.count(), total=agg.sum("i"), hi=agg.max("i")), "partial"),
     "keyed": (lambda s: s.key_by("k").window(EventTimeSessionWindows.with_gap(Time.milliseconds(40)))
               .aggregate(n=agg.count(), total=agg.sum("i")), "keyed"),
-    "whole": (lambda s: s.key_by("k").count_window(50).aggregate(n=agg.count(), total=agg.sum("i")), "whole"),
+    "keyed-count": (lambda s: s.key_by("k").count_window(50).aggregate(n=agg.count(), total=agg.sum("i")), "keyed"),
+    "whole": (lambda s: s.window_all(TumblingEventTimeWindows.of(Time.seconds(2))).top_n(3, by="i"), "whole"),
     # the DataFrame joined with an Arrow source (read by the tasks), both partitioned by key
     "keyed-join": (lambda s: s.interval_join(s.env.from_arrow(RIGHT, timestamp="ts")).where("k").equal_to("k")
                    .between(Time.milliseconds(-20), Time.milliseconds(20)), "keyed-join"),
@@ -188,12 +189,12 @@ def test_every_strategy_matches_the_embedded_engine_on_a_cluster(spark, tmp_path
     path = tmp_path / "events.parquet"
     pq.write_table(table, path, row_group_size=500)
     build, strategy = STRATEGIES[name]
-    df = spark.read.parquet(str(path))  # count windows count in the file's order
-    if strategy != "whole":
+    df = spark.read.parquet(str(path))  # count windows count in the file's order, Top-N ties by it
+    if name not in ("whole", "keyed-count"):
         df = df.repartition(4)  # rows in no order, over more partitions than executors
     actual, q = _on_cluster(spark, build, df)
     expected = _embedded(build, table)
-    if name in ("stateless", "keyed-join"):  # a DataFrame has no order across partitions: compare as multisets
+    if name in ("stateless", "keyed-join", "keyed-count"):  # no order across partitions or tasks: as multisets
         actual, expected = (t.sort_by([(c, "ascending") for c in t.column_names]) for t in (actual, expected))
     assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
     assert q["strategy"] == strategy

@@ -8,6 +8,7 @@ in rounds as the engine reads its sources (one batch of each source per round, i
 order of sources). Each source's clock moves by the batch's largest event time over the whole
 source, not over the task's rows: every task's watermarks are the embedded engine's, so what is
 late, when windows fire and when a regular join's TTL drops a record are the engine's too.
+The ``keyed`` strategy's queries by key (``keyed.py``) run in the same task with one source.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ STAGE = "join"
 
 
 def keyed_join_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], layouts: list[SourceLayout],
-                    out_schema: pa.Schema, accumulator=None) -> Iterator[pa.RecordBatch]:
-    """Run the query over this task's tagged rows; yields the query's output rows."""
-    report = TaskReport(STAGE, None, False, accumulator)
+                    out_schema: pa.Schema, accumulator=None, stage: str = STAGE) -> Iterator[pa.RecordBatch]:
+    """Run the query over this task's tagged rows; yields the query's output rows. ``stage``
+    names the task in its report (``keyed``: one source partitioned by key, ``keyed.py``)."""
+    report = TaskReport(stage, None, False, accumulator)
     parts = [b for b in batches if b.num_rows]
     table = pa.Table.from_batches(parts) if parts else None
     feeds = {layout.name: _source_batches(table, i, layout) for i, layout in enumerate(layouts)}

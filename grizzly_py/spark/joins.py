@@ -84,7 +84,7 @@ def keyed_join(root: PlanNode) -> KeyedJoin | None:
     with keys, each side a source read through filters and projections that pass its key columns
     through, two different sources that are DataFrames or file/Arrow sources (not CSV: its
     blocks are not known in advance), and above the join only filters, projections and windows
-    grouped by the join key."""
+    grouped by (at least) every join key column."""
     join, above = _find_below(root, _JOINS)
     if join is None or not join.left_keys:
         return None
@@ -95,22 +95,31 @@ def keyed_join(root: PlanNode) -> KeyedJoin | None:
             return None
         sides.append((traced[0][0], tuple(c for _, c in traced)))
     (left, left_cols), (right, right_cols) = sides
-    if left is right or not all(_keyed_input(s) for s in (left, right)):
+    if left is right or not all(keyed_input(s) for s in (left, right)):
         return None
     if len(distinct_sources(root)) != 2:
         return None
-    key_names = set(join.left_keys) | {out for r, out in join.right_names if r in join.right_keys}
-    for window in above:
-        if not any(_trace(window.input, k, stop=join) in key_names for k in window.keys):
-            return None
+    right_out = dict(join.right_names)
+    # each join key column by the names it has in the join's output (left and right)
+    key_names = [{lk, right_out.get(rk, rk)} for lk, rk in zip(join.left_keys, join.right_keys)]
+    if not all(_covers(window, join, key_names) for window in above):
+        return None
     return KeyedJoin(join, (left, right), (left_cols, right_cols))
+
+
+def _covers(window: WindowAggregateNode, below: PlanNode, key_names: list[set]) -> bool:
+    """Whether ``window`` groups by every partition key column (each a set of the names it goes
+    by at ``below``'s output): then a window group's records share the whole partition key and
+    meet in one task; grouping by only part of it would split a group across tasks."""
+    traced = {_trace(window.input, k, stop=below) for k in window.keys}
+    return all(traced & names for names in key_names)
 
 
 def keyed_union(root: PlanNode) -> KeyedJoin | None:
     """The query's union, if the query can run by key: a union of different sources (DataFrames
     or file/Arrow sources), each read through filters and projections, and above it only
     filters, projections and windows, the first of them grouped by columns every input passes
-    through unchanged and each later one by at least one of those. A key's records then meet in
+    through unchanged and each later one by all of those. A key's records then meet in
     one task, which runs the union (in the embedded engine's order of the sources' batches) and
     the windows over them."""
     union, above = _find_below(root, UnionNode)
@@ -127,12 +136,11 @@ def keyed_union(root: PlanNode) -> KeyedJoin | None:
             return None
         sources.append(traced[0][0])
         keys.append(tuple(c for _, c in traced))
-    if len({id(s) for s in sources}) != len(sources) or not all(_keyed_input(s) for s in sources) \
+    if len({id(s) for s in sources}) != len(sources) or not all(keyed_input(s) for s in sources) \
             or len(distinct_sources(root)) != len(sources):
         return None
-    for window in above:
-        if not any(_trace(window.input, k, stop=union) in names for k in window.keys):
-            return None
+    if not all(_covers(window, union, [{n} for n in names]) for window in above):
+        return None
     return KeyedJoin(union, tuple(sources), tuple(keys))
 
 
@@ -186,7 +194,8 @@ def _trace(node: PlanNode, name: str, stop: PlanNode | None = None):
     return name
 
 
-def _keyed_input(source) -> bool:
+def keyed_input(source) -> bool:
+    """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
     return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
 
 
@@ -202,14 +211,18 @@ class SourceLayout:
     carried: tuple
 
 
-def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc, columns: dict | None = None):
-    """Every source's rows as one tagged DataFrame (module docstring) and each source's layout.
-    ``columns``: per source name, the columns the query reads (default: all)."""
+def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc, columns: dict | None = None,
+                frames: dict | None = None):
+    """The sources' rows as one tagged DataFrame (module docstring) and each source's layout.
+    ``plan``: its ``sources`` and their ``keys`` (a ``KeyedJoin``, or one source keyed by
+    columns: ``keyed.KeyedQuery``); ``columns``: per source name, the columns the query reads
+    (default: all); ``frames``: a DataFrame source's rows after the filters Spark evaluates
+    (``filters.py``), by source name."""
     from pyspark.sql import functions as F
     parts, layouts = [], []
     carried = [(columns or {}).get(s.name) or tuple(s.arrow_schema.names) for s in plan.sources]
     for i, (source, keys) in enumerate(zip(plan.sources, plan.keys)):
-        rows, maxima = _rows(spark, source, tasks, acc, carried[i])
+        rows, maxima = _rows(spark, source, tasks, acc, carried[i], (frames or {}).get(source.name))
         layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima), carried[i]))
         out = [F.lit(i).alias(TAG), spark_column(BATCH).alias(BATCH), spark_column(ROW).alias(ROW)]
         out += [_partition_key(source, k).alias(key_column(j)) for j, k in enumerate(keys)]
@@ -236,12 +249,12 @@ def _partition_key(source, name: str):
     return c
 
 
-def _rows(spark, source, tasks: int, acc, columns: tuple):
+def _rows(spark, source, tasks: int, acc, columns: tuple, df=None):
     """A source's ``columns`` with ``BATCH`` and ``ROW``, and each source batch's largest event
-    time."""
+    time (``df``: a DataFrame source's rows, if not its own DataFrame's)."""
     from pyspark.sql import functions as F
     if isinstance(source, SparkSource):
-        df = source.df.select(*[spark_column(c) for c in columns],
+        df = (source.df if df is None else df).select(*[spark_column(c) for c in columns],
                               F.lit(0).cast("long").alias(BATCH), F.monotonically_increasing_id().alias(ROW))
         return df, _dataframe_maxima(source)
     splits = plan_splits(source, split_target(tasks), columns,
@@ -283,4 +296,5 @@ def _dataframe_maxima(source: SparkSource) -> list:
     return [None if top is None else (int(top) // 1000 if is_time else int(top))]
 
 
-__all__ = ["KeyedJoin", "SourceLayout", "keyed_join", "keyed_union", "stateless_lookup", "tagged_rows"]
+__all__ = ["KeyedJoin", "SourceLayout", "keyed_input", "keyed_join", "keyed_union", "stateless_lookup",
+           "tagged_rows"]

@@ -12,11 +12,18 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   finishes the aggregates (holistic ones included); a last single-task stage puts the window
   results in the embedded engine's order (window_end, then keys) and runs the rest of the query
   (windows of window results, filters after an aggregation) on the embedded engine.
+- ``keyed`` (state per key of source columns): the source's rows partitioned by the key
+  columns, each key's rows in stream order (source batch, then row), each task under the source
+  batches' watermarks. Keyed sessions and cumulative windows run the compiled window kernel per
+  task (``worker.keyed_task``) and the rest of the query in a finishing task; keyed count
+  windows, running aggregates, deduplication, unbounded Top-N, windows with allowed lateness or
+  a late side output and window Top-N run the whole query per task on the embedded engine
+  (``keyed.py``, the ``keyed-join`` tasks with one source).
 - ``keyed-join`` (window, interval and regular joins of two sources): both sources' rows
   partitioned by the join key; each task runs the query on its keys (``joins.py``).
-- ``whole`` (count windows, unions, other queries over several sources): the query is not
-  split; one task runs it on the embedded engine (several DataFrames reach it as one tagged
-  DataFrame, each still one batch of its stream).
+- ``whole`` (unions, other queries over several sources, stateful queries without a key column
+  in common): the query is not split; one task runs it on the embedded engine (several
+  DataFrames reach it as one tagged DataFrame, each still one batch of its stream).
 
 Streaming DataFrames take the ``partial`` strategy with Spark's stateful merge instead of the
 merge stage (``streaming.py``), ``stateless``, or keep the query's own state in Spark's state
@@ -52,7 +59,7 @@ from ..plan import (
     distinct_sources,
 )
 from ..results import JobResult
-from ..sources import TIMESTAMP_UNIT_DIVISOR, CsvSource
+from ..sources import TIMESTAMP_UNIT_DIVISOR
 from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
 from . import worker
@@ -64,7 +71,8 @@ from .inputs import needed_columns, plan_splits, pushdown_source, read_columns, 
 from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
-from .joins import key_column, keyed_join, keyed_union, stateless_lookup, tagged_rows
+from .joins import key_column, keyed_input, keyed_join, keyed_union, stateless_lookup, tagged_rows
+from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
@@ -268,8 +276,10 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     elif chain and kind is not None and kind.spark == "partials":
         df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name),
                            read_files)
-    elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
+    elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
+    elif (by_key := keyed_query(root)) is not None:
+        df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames)
     elif len(sources) == 1 and stateless_lookup(root):
         inp = _Input(spark, sources[0], None, tasks, frames.get(sources[0].name), acc, read_files)
         name = sources[0].name
@@ -341,11 +351,6 @@ def _partition_key(name: str, dtype):
     return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
 
 
-def _keyed_input(source) -> bool:
-    """A DataFrame, or a source whose batches' watermarks the driver knows (not CSV blocks)."""
-    return isinstance(source, SparkSource) or (pushdown_source(source) and not isinstance(source, CsvSource))
-
-
 def _key_columns(first) -> list[str] | None:
     """The input columns a keyed window groups by, if every key is one (else None)."""
     names = []
@@ -358,8 +363,9 @@ def _key_columns(first) -> list[str] | None:
 
 
 def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
-    """Keyed session windows: Spark partitions the records by key; each task runs the window
-    for its keys (``worker.keyed_task``) under the source batches' watermarks."""
+    """Keyed session and cumulative windows: Spark partitions the records by key and sorts each
+    partition by (source batch, row); each task runs the window for its keys
+    (``worker.keyed_task``) under the source batches' watermarks."""
     from pyspark.sql import functions as F
     first = physical.pipelines[0]
     keys = _key_columns(first)
@@ -367,14 +373,15 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
     out_schema = spark_struct(pipeline_arrow_schema(first))
     if isinstance(source, SparkSource):
         rows = (source.df if df is None else df).select(*[spark_column(c) for c in columns],
-                                                         F.lit(0).alias(worker.BATCH))
+                                                         F.lit(0).alias(worker.BATCH),
+                                                         F.monotonically_increasing_id().alias(worker.ROW))
         marks, input_kind = None, "dataframe"
     else:
         splits = plan_splits(source, split_target(tasks), columns,
                              local_master=spark.sparkContext.master.startswith("local"))
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if source.timestamp is not None else None
         raw_schema = spark_struct(pa.schema([source.arrow_schema.field(c) for c in columns]
-                                            + [pa.field(worker.BATCH, pa.int64())]))
+                                            + [pa.field(worker.BATCH, pa.int64()), pa.field(worker.ROW, pa.int64())]))
 
         def by_split(it):
             for ids in it:
@@ -385,10 +392,35 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
         input_kind = "pushdown"
     by = [_partition_key(k, source.schema.field(k).dtype) for k in keys]
-    results = rows.repartition(tasks, *by).sortWithinPartitions(spark_column(worker.BATCH)) \
+    results = rows.repartition(tasks, *by).sortWithinPartitions(spark_column(worker.BATCH), spark_column(worker.ROW)) \
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")
     return _then(results, job, root, physical, acc, shipped.adaptive), job
+
+
+def _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames):
+    """A query whose state is per key of source columns (``keyed.py``): the source's rows,
+    numbered in stream order, partitioned by those columns; each task runs the whole query on
+    its keys' rows under the source's watermarks (``join_task.keyed_join_task``)."""
+    reads = {s.name: read_columns(physical, s) for s in by_key.sources}  # only what the query reads travels
+    rows, layouts = tagged_rows(spark, by_key, tasks, acc, reads, frames)
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    by = [spark_column(key_column(j)) for j in range(len(by_key.keys[0]))]
+    df = rows.repartition(tasks, *by).mapInArrow(
+        lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc, stage="keyed"), spark_struct(final_schema))
+    # the tasks' rows come out in no order across tasks: the driver sorts them by value, except a
+    # changelog, whose rows keep each key's order (the order across keys is unspecified)
+    changelog = any(isinstance(n, ChangelogNode) for n in _chain(root))
+    order = None if changelog else [f.name for f in final_schema if not pa.types.is_nested(f.type)]
+    kind = "dataframe" if isinstance(by_key.sources[0], SparkSource) else "pushdown"
+    return df, SparkJob(shipped.plan_id, "keyed", kind, False, acc, output_stage="keyed", order_by=order)
+
+
+def _chain(root: PlanNode):
+    node = root
+    while node.inputs:
+        yield node
+        node = node.inputs[0]
 
 
 def _keyed_join(spark, shipped, physical, joined, acc, tasks):
@@ -469,13 +501,13 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
         partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc,
                                                                     numbers=split_numbers(sp))]
         results = [m for part in shuffle(partials, keys + [WINDOW_START]) for m in worker.merge_task(shipped, part, acc)]
-    elif kind.spark == "keyed" and _key_columns(first) and _keyed_input(sources[0]):
+    elif kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         raw = [b for sp in splits for b in worker.raw_task(sp, read_split(sp))]
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if sources[0].timestamp else None
         results = []
         for part in shuffle(raw, _key_columns(first)):
             table = pa.Table.from_batches(part)
-            table = table.take(pc.sort_indices(table, [(worker.BATCH, "ascending")]))
+            table = table.take(pc.sort_indices(table, [(worker.BATCH, "ascending"), (worker.ROW, "ascending")]))
             results += list(worker.keyed_task(shipped, table.to_batches(), marks, acc))
     else:
         raise NotImplementedError("run_in_process runs the partial and keyed strategies")

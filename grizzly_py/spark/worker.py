@@ -14,6 +14,8 @@ The task kinds (``planner.py`` decides which a query uses):
   the task knows the watermark of the source batches before its own (file and Arrow sources),
   each window as soon as the watermark completes it, exactly as the embedded engine would.
 - ``merge_task``: partial states of a set of (window, key) groups, merged and finished.
+- ``raw_task`` / ``keyed_task``: keyed sessions and cumulative windows; the input rows numbered
+  by (source batch, row), then a key partition's rows in that order through the window.
 - ``finish_task`` / ``whole_task``: the embedded engine itself inside one task (window results
   in order through the rest of the query; or a query that cannot be split, whole).
 
@@ -471,21 +473,25 @@ def report_late(accumulator, rows: int) -> None:
 
 
 BATCH = "__gz_batch"  # keyed strategy: the number of the source batch a row came from
+ROW = "__gz_row"      # keyed strategy: the row's position in its batch (a DataFrame's: in its order)
 
 
 def raw_task(split, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Keyed strategy, input stage: the rows of a split (only the columns the query reads), each
-    with the number of its source batch, for Spark to partition by key."""
+    with the number of its source batch and its position in it, for Spark to partition by key."""
     for piece, batch in zip(split.pieces, batches):
         if batch.num_rows:
             number = pa.array(np.full(batch.num_rows, piece, dtype=np.int64))
-            out = pa.RecordBatch.from_arrays(list(batch.columns) + [number], names=batch.schema.names + [BATCH])
+            row = pa.array(np.arange(batch.num_rows, dtype=np.int64))
+            out = pa.RecordBatch.from_arrays(list(batch.columns) + [number, row],
+                                             names=batch.schema.names + [BATCH, ROW])
             yield conform(out, spark_arrow_schema(out.schema))
 
 
 def keyed_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], marks: dict | None,
                accumulator=None) -> Iterator[pa.RecordBatch]:
-    """Keyed strategy: all the records of some keys, sorted by source batch (``BATCH``), through
+    """Keyed strategy: all the records of some keys, in stream order (sorted by ``BATCH``, then
+    ``ROW``: Spark's sort is not stable), through
     the first pipeline (a keyed session window) under the watermark each source batch had in the
     embedded engine (``marks``: batch number -> watermark before it; None: the input is one
     batch), firing as the watermark moves and at the end."""
@@ -506,8 +512,7 @@ def keyed_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], marks: d
             if not batch.num_rows:
                 continue
             numbers = batch.column(BATCH).to_numpy()
-            data = batch.drop_columns([BATCH]) if hasattr(batch, "drop_columns") else \
-                pa.RecordBatch.from_arrays(batch.columns[:-1], names=batch.schema.names[:-1])
+            data = batch.drop_columns([BATCH, ROW])
             cuts = np.flatnonzero(np.diff(numbers)) + 1
             for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(numbers)]])):
                 part = _check(source, data.slice(int(lo), int(hi - lo)), int(numbers[lo]))
