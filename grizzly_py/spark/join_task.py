@@ -38,6 +38,7 @@ def keyed_join_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], lay
     table = pa.Table.from_batches(parts) if parts else None
     feeds = {layout.name: _source_batches(table, i, layout) for i, layout in enumerate(layouts)}
     maxima = {layout.name: layout.maxima for layout in layouts}
+    del parts, table  # the sources' batches hold the rows now: keep them once while the query runs
     adaptivity = Adaptivity.open(shipped.adaptive)
     qr = QueryRun(shipped.load(), None, None, "thread_local", adaptivity, "hash")
     try:

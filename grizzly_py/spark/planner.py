@@ -402,18 +402,28 @@ def _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames):
     """A query whose state is per key of source columns (``keyed.py``): the source's rows,
     numbered in stream order, partitioned by those columns; each task runs the whole query on
     its keys' rows under the source's watermarks (``join_task.keyed_join_task``)."""
-    reads = {s.name: read_columns(physical, s) for s in by_key.sources}  # only what the query reads travels
-    rows, layouts = tagged_rows(spark, by_key, tasks, acc, reads, frames)
-    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
-    by = [spark_column(key_column(j)) for j in range(len(by_key.keys[0]))]
-    df = rows.repartition(tasks, *by).mapInArrow(
-        lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc, stage="keyed"), spark_struct(final_schema))
+    df, final_schema = _by_key(spark, shipped, physical, by_key, acc, tasks, frames, stage="keyed")
     # the tasks' rows come out in no order across tasks: the driver sorts them by value, except a
     # changelog, whose rows keep each key's order (the order across keys is unspecified)
     changelog = any(isinstance(n, ChangelogNode) for n in _chain(root))
     order = None if changelog else [f.name for f in final_schema if not pa.types.is_nested(f.type)]
     kind = "dataframe" if isinstance(by_key.sources[0], SparkSource) else "pushdown"
     return df, SparkJob(shipped.plan_id, "keyed", kind, False, acc, output_stage="keyed", order_by=order)
+
+
+def _by_key(spark, shipped, physical, plan, acc, tasks, frames=None, stage=JOIN_STAGE):
+    """The sources' rows (the columns the query reads), tagged and partitioned by ``plan``'s key
+    columns, and the query run per key partition: (the DataFrame, its schema). There are as many
+    key partitions as input splits (``split_target``), so a task holds a fraction of the input
+    (a Python worker under ``spark.executor.pyspark.memory`` holds its task's rows twice while it
+    rebuilds the source batches)."""
+    reads = {s.name: read_columns(physical, s) for s in plan.sources}
+    rows, layouts = tagged_rows(spark, plan, tasks, acc, reads, frames)
+    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    by = [spark_column(key_column(j)) for j in range(len(plan.keys[0]))]
+    df = rows.repartition(split_target(tasks), *by).mapInArrow(
+        lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc, stage=stage), spark_struct(final_schema))
+    return df, final_schema
 
 
 def _chain(root: PlanNode):
@@ -427,12 +437,7 @@ def _keyed_join(spark, shipped, physical, joined, acc, tasks):
     """A join of two sources, or a union of sources under a keyed window, by its key
     (``joins.py``): every source's rows, tagged, partitioned by the key; each task runs the query
     on its keys' rows (``join_task.keyed_join_task``)."""
-    reads = {s.name: read_columns(physical, s) for s in joined.sources}  # only what the query reads travels
-    rows, layouts = tagged_rows(spark, joined, tasks, acc, reads)
-    final_schema = pipeline_arrow_schema(physical.pipelines[-1])
-    by = [spark_column(key_column(j)) for j in range(len(joined.keys[0]))]
-    df = rows.repartition(tasks, *by).mapInArrow(
-        lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc), spark_struct(final_schema))
+    df, final_schema = _by_key(spark, shipped, physical, joined, acc, tasks)
     kinds = {isinstance(s, SparkSource) for s in joined.sources}
     # a key's rows come out in its task's order, the tasks' in no order: the driver sorts by value
     order = [f.name for f in final_schema if not pa.types.is_nested(f.type)]
