@@ -218,9 +218,6 @@ def test_computed_strings_over_an_updating_input_keep_the_row_kinds(aggregate_ov
         assert_tables_equal(env.execute()["out"], expected)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="known defect: the engine gives an updating stream's rows no event time, so an "
-                          "event-time window over its changelog does not compile (docs/api.md allows it)")
 def test_an_event_time_window_over_a_changelog():
     """Each changelog row has the event time of the record that made it (the reference's rule)."""
     def build(env):
