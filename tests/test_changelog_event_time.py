@@ -21,6 +21,9 @@ VALUES = [4, 9, 2, 9, 1, 7, 3, 5, 8, 6]
 UPDATING = {
     "running aggregate": lambda s: s.key_by("k").aggregate(n=agg.count(), hi=agg.max("v")),
     "last rows": lambda s: s.key_by("k").deduplicate(keep="last"),
+    "top 2": lambda s: s.key_by("k").top_n(2, by="v"),
+    "top 2, descending, all keys": lambda s: s.with_columns(one=col("k") * 0).key_by("one").top_n(
+        2, by="v", descending=True).select("ts", "k", "v", "rank"),
     "aggregate of an aggregate (-D)": lambda s: (s.key_by("k").aggregate(hi=agg.max("v"))
                                                   .key_by("hi").aggregate(n=agg.count())),
 }

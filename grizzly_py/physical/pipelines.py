@@ -187,6 +187,9 @@ class TopNTerminal:
     order: RowOrder
     columns: tuple[str, ...]            # the input columns that pass through, in output order
     output_schema: Schema
+    event_time_column: str | None = None  # the hidden int64 input column of each record's event
+    # time, which every change the record makes carries in the column of that name after the row
+    # kind (``TopNKernel``); None: the changes have no event time
 
     kind = "top_n"
 
@@ -584,14 +587,22 @@ def _with_event_time_value(running: RunningAggregateNode, o: _Open) -> tuple[Run
 def _lower_top_n(node: TopNNode, lw: _Lowering, time_needed: bool) -> _Open:
     """The input's pipeline ends in a projection (filters and maps fused) to the input columns;
     the Top-N pipeline reads it (a one-input ``UnionInput``) and emits the changes with their
-    row kinds in ``OP_COLUMN``. An updating stream has no event time downstream."""
-    o = _open_after(node.input, lw, False)
+    row kinds in ``OP_COLUMN``. When something downstream reads the event time, the projection
+    adds it as the hidden int64 column ``EVENT_TIME_COLUMN`` and each change carries the time
+    of the record that made it in the column of that name after the row kind."""
+    o = _open_after(node.input, lw, time_needed)
     in_schema = node.input.schema
-    ids = (lw.close(o, ProjectTerminal(tuple((f, o.columns[f.name]) for f in in_schema))).id,)
-    out_schema = Schema(tuple(node.schema) + (OP_FIELD,))
-    terminal = TopNTerminal(node.keys, node.order, in_schema.names, out_schema)
-    p = lw.close(_Open(UnionInput(ids), in_schema, None, 0, [], {}), terminal)
-    out = _Open(WindowInput(p.id), out_schema, None, 0, [], _identity(node.schema))
+    outputs = tuple((f, o.columns[f.name]) for f in in_schema)
+    hidden, event_time = None, None
+    if time_needed and o.event_time is not None and not isinstance(o.event_time, ProcessingTime):
+        hidden = _fresh_name({*in_schema.names, *node.schema.names}, EVENT_TIME_COLUMN)
+        outputs += ((Field(hidden, INT64, pa.int64()), _as_int64(o.event_time, o.input_schema)),)
+        event_time = Column(hidden)
+    ids = (lw.close(o, ProjectTerminal(outputs)).id,)
+    out_schema = Schema(tuple(node.schema) + (OP_FIELD,) + tuple(f for f, _ in outputs[len(in_schema):]))
+    terminal = TopNTerminal(node.keys, node.order, in_schema.names, out_schema, hidden)
+    p = lw.close(_Open(UnionInput(ids), Schema(tuple(f for f, _ in outputs)), None, 0, [], {}), terminal)
+    out = _Open(WindowInput(p.id), out_schema, event_time, 0, [], _identity(node.schema))
     out.columns[OP_COLUMN] = Column(OP_COLUMN)
     return out
 
