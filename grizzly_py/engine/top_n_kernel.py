@@ -12,7 +12,8 @@ sorts of the key and ``by`` columns number the run's keys (``group``) and rank e
 per-key slot arrays of ``n`` rows, as Flink's ``AppendOnlyTopNFunction`` does per record, and
 writes each batch row's changes (kind, the row, its rank): no Python per row. The kept rows
 enter without emitting (they rebuild the keys' slots); the slots left are the keys' new kept
-rows.
+rows. When a reader of event time follows, each change also carries the event time of the record
+that made it (``TopNTerminal.event_time_column``, ``_making_records``).
 """
 
 from __future__ import annotations
