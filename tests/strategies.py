@@ -38,6 +38,7 @@ from hypothesis import strategies as st
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, reference
 from grizzly_py.aggregates import AggCall
+from grizzly_py.changelog import OP_NAME
 from grizzly_py.expressions import (Alias, BinaryOp, Call, Cast, Column, Expr, IfElse, IsIn, Literal, UnaryOp, col,
                                     concat_str, if_else, lit)
 from grizzly_py.reference import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
@@ -866,22 +867,47 @@ def keys_after(keys, step: Step):
 
 @st.composite
 def steps_after(draw, case: QueryCase, stream, keys):
-    """Appends to ``case`` 0-2 stateless steps, then (one in four, over an append-only stream) a
-    window aggregation; returns the changelog keys they keep (``keys_after``).
-
-    Not drawn: operators over an updating stream's ``.changelog()``. Its order across keys is
-    unspecified (docs/semantics.md), so only order-free ones could be compared, and an
-    event-time window over it does not compile yet (a known defect: the engine gives an updating
-    stream's rows no event time; test_differential_updating.py,
-    ``test_an_event_time_window_over_a_changelog``)."""
+    """Appends to ``case`` 0-2 stateless steps, then (one in four) a window aggregation: over an
+    append-only stream any (``window_steps``), over an updating one of its ``.changelog()``
+    (``changelog_window_steps``); returns the changelog keys they keep (``keys_after``; None
+    after a window)."""
     for _ in range(draw(st.integers(0, 2))):
         step = draw(stateless_steps(stream.schema))
         stream = step.apply(stream)
         case.steps.append(step)
         keys = keys_after(keys, step)
-    if not stream.is_updating and draw(st.integers(0, 3)) == 0:
-        case.steps.extend(draw(window_steps(stream.schema)))
+    if draw(st.integers(0, 3)) == 0:
+        case.steps.extend(draw(changelog_window_steps(stream.schema) if stream.is_updating
+                               else window_steps(stream.schema)))
+        return None
     return keys
+
+
+@st.composite
+def changelog_window_steps(draw, schema: Schema) -> list[Step]:
+    """``changelog()`` of an updating stream (of columns ``schema``), then an event-time window
+    over it (``key_by`` the row kind ``op`` and/or a column, or ``window_all``; one in four with
+    an allowed lateness) with aggregates that do not depend on the order of the changelog's rows,
+    which is unspecified across keys (docs/semantics.md): count, count / count_distinct of a
+    number or string, min / max of an integer or string, sum of an integer."""
+    keys = draw(st.lists(st.sampled_from([OP_NAME] + [f.name for f in schema if can_be_key(f)]),
+                         unique=True, max_size=2))
+    values = [f.name for f in schema if (f.dtype.is_numeric and not f.dtype.is_bool) or f.dtype.is_string]
+    ordered = [f.name for f in schema if f.dtype.is_integer or f.dtype.is_string]
+    calls = [agg.count()]
+    for name in draw(st.lists(st.sampled_from(values), max_size=2)) if values else []:
+        calls.append(getattr(agg, draw(st.sampled_from(["count", "count_distinct"])))(col(name)))
+    for name in draw(st.lists(st.sampled_from(ordered), max_size=2)) if ordered else []:
+        func = draw(st.sampled_from(["min", "max"] + (["sum"] if schema.field(name).dtype.is_integer else [])))
+        calls.append(getattr(agg, func)(col(name)))
+    names = []  # not a key's name
+    for _ in calls:
+        names.append(fresh_name(schema, "agg", names))
+    assigner = draw(aligned_windows())
+    head = [Step("key_by", tuple(keys)), Step("window", (assigner,))] if keys else [Step("window_all", (assigner,))]
+    if draw(st.integers(0, 3)) == 0:
+        head.append(Step("allowed_lateness", (Time.milliseconds(draw(st.integers(0, 20))),)))
+    return [Step("changelog")] + head + [Step("aggregate", kwargs=dict(zip(names, calls)))]
 
 
 def _no_overflowing_float_sums(case: QueryCase) -> None:

@@ -4,8 +4,8 @@ engine against the reference evaluator (``grizzly_py/reference.py``) on random p
 ``strategies.keyed_operator_cases`` draws a random stateless prefix, then a running aggregate,
 an unbounded ``top_n``, a ``deduplicate`` (first or last), an OVER aggregate or a
 ``lookup_join`` against a static table; over an updating stream sometimes a running aggregate
-of it (Nexmark Q4's shape); then stateless steps, or a window aggregation over an append-only
-result. ``strategies.regular_join_cases`` draws two random inputs (some through first rows,
+of it (Nexmark Q4's shape); then stateless steps, or a window aggregation (over an updating
+result: of its ``.changelog()``, with aggregates its order across keys cannot change). ``strategies.regular_join_cases`` draws two random inputs (some through first rows,
 OVER or a lookup join) joined by a regular join (with and without ``state_ttl``, a filter over
 both sides after it), then the same tail. Each
 runs at a drawn parallelism (1-4; ``every_row_a_morsel`` cuts even a few rows into a morsel per
@@ -218,9 +218,6 @@ def test_computed_strings_over_an_updating_input_keep_the_row_kinds(aggregate_ov
         assert_tables_equal(env.execute()["out"], expected)
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="known defect: the engine gives an updating stream's rows no event time, so an "
-                          "event-time window over its changelog does not compile (docs/api.md allows it)")
 def test_an_event_time_window_over_a_changelog():
     """Each changelog row has the event time of the record that made it (the reference's rule)."""
     def build(env):

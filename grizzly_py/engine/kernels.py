@@ -29,7 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
-from ..changelog import OP_COLUMN, UPDATE_BEFORE
+from ..changelog import OP_COLUMN, UPDATE_AFTER, UPDATE_BEFORE
 from ..codegen import abi, profile
 from ..codegen.dense_pass import CLAIM_FUNCTION
 from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
@@ -1087,10 +1087,26 @@ class RunningAggregateKernel(CountWindowKernel):
         n = self.run(batch, watermark, out.descriptor) if batch.num_rows else 0
         if not n:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
-        table = _without_unchanged(out.table(n, window_columns=False, row_kinds=True))
+        table = out.table(n, window_columns=False, row_kinds=True)
+        column = self.gen.pipeline.terminal.event_time_column
+        if column is not None:
+            table = table.append_column(self.schema.field(column), _record_times(table, batch.column(column)))
+        table = _without_unchanged(table)
         if not table.num_rows:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
         return table.combine_chunks().to_batches(max_chunksize=None)[0]
+
+
+def _record_times(table: pa.Table, times: pa.Array) -> pa.Array:
+    """Each changelog row's event time: that of the record that made it (``times``: the batch's,
+    one per record). Every record of a batch makes its rows in order (the pipeline has no filters,
+    ``physical/pipelines.py``): one row (``+I``, or ``-D``) or two (``-U`` then ``+U``)."""
+    kinds = table.column(OP_COLUMN).to_numpy()
+    record = np.cumsum(kinds != UPDATE_AFTER) - 1
+    if record[-1] != len(times) - 1:
+        raise RuntimeError(f"running aggregate: {len(times)} records made the changelog rows of "
+                           f"{record[-1] + 1}: their event times cannot be paired up")
+    return times.take(pa.array(record, pa.int64()))
 
 
 def _without_unchanged(table: pa.Table) -> pa.Table:
@@ -1189,7 +1205,8 @@ class _ResultBuffers:
                 arrays.append(_masked(values[:n], valid[:n], t))
         if row_kinds:
             arrays.append(pa.array(self.window_start[:n]))
-        return pa.Table.from_arrays(arrays, schema=k.schema)
+        # (a running aggregate's record times, after the row kinds, come from its input batch)
+        return pa.Table.from_arrays(arrays, schema=pa.schema(list(k.schema)[:len(arrays)]))
 
     def _of_keys(self, n: int, keys: np.ndarray) -> np.ndarray:
         """Which of the first ``n`` rows have one of ``keys`` (null mask, key words; a null key's

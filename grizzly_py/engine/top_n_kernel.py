@@ -12,7 +12,8 @@ sorts of the key and ``by`` columns number the run's keys (``group``) and rank e
 per-key slot arrays of ``n`` rows, as Flink's ``AppendOnlyTopNFunction`` does per record, and
 writes each batch row's changes (kind, the row, its rank): no Python per row. The kept rows
 enter without emitting (they rebuild the keys' slots); the slots left are the keys' new kept
-rows.
+rows. When a reader of event time follows, each change also carries the event time of the record
+that made it (``TopNTerminal.event_time_column``, ``_making_records``).
 """
 
 from __future__ import annotations
@@ -203,6 +204,18 @@ def _top_n_loop():
     return module, module.function("gz_top_n", i64, p, p, i64, i64, i64, i64, i64, p, p, p, p, p, i64, p)
 
 
+def _making_records(kinds: np.ndarray, out_rows: np.ndarray) -> np.ndarray:
+    """The run row of the record that made each change (``kinds``: the loop's codes, ``out_rows``:
+    the changes' rows). A record's changes start with its own row: ``+I``, or ``+U`` at its rank
+    right after that rank's ``-U``; the rows that move down after it arrived before it. So the
+    record of a ``+U``/``+I`` is the latest row any of them so far has, that of a ``-U`` the
+    record of the ``+U`` after it."""
+    before = KINDS[kinds] == UPDATE_BEFORE
+    record = np.maximum.accumulate(np.where(before, -1, out_rows))
+    record[before] = record[np.flatnonzero(before) + 1]
+    return record
+
+
 class TopNKernel(PipelineKernel):
     """An unbounded Top-N pipeline's kernel (see the module docstring); one worker, stream order."""
 
@@ -265,6 +278,9 @@ class TopNKernel(PipelineKernel):
         columns = [_as_type(out.column(c).combine_chunks(), f.type)
                    for c, f in zip(self.terminal.columns, self.schema)]
         columns += [pa.array(ranks, pa.int64()), pa.array(KINDS[kinds], pa.int64())]
+        if self.terminal.event_time_column is not None:
+            times = run.column(self.terminal.event_time_column).combine_chunks()
+            columns.append(times.take(pa.array(_making_records(kinds, out_rows))))
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
 
     def _keep(self, rows: pa.Table) -> None:

@@ -139,6 +139,9 @@ class WindowTerminal:
     rows: RankedRows | None = None  # window Top-N / deduplication: the fired groups' rows, ranked
     sign: Expr | None = None      # over an updating input (a running aggregate): 1 for a row that
                                   # adds its input, -1 for one that retracts it (-U, -D)
+    event_time_column: str | None = None  # a running aggregate's hidden int64 input column of each
+    # record's event time, which every changelog row the record makes carries in the column of that
+    # name after the row kind (``RunningAggregateKernel``); None: its rows have no event time
 
     kind = "window"
 
@@ -184,6 +187,9 @@ class TopNTerminal:
     order: RowOrder
     columns: tuple[str, ...]            # the input columns that pass through, in output order
     output_schema: Schema
+    event_time_column: str | None = None  # the hidden int64 input column of each record's event
+    # time, which every change the record makes carries in the column of that name after the row
+    # kind (``TopNKernel``); None: the changes have no event time
 
     kind = "top_n"
 
@@ -503,24 +509,45 @@ OP_FIELD = Field(OP_COLUMN, INT64, pa.int64())
 
 
 def _lower_running_aggregate(node: RunningAggregateNode, lw: _Lowering, time_needed: bool,
-                             o: _Open | None = None) -> None:
+                             o: _Open | None = None, rows_keep_time: bool | None = None) -> None:
     """A running aggregate is a window pipeline with ``RunningWindow``, one global window per key
     fired by each record; its output carries each row's kind in ``OP_COLUMN``. ``o``: the open
-    pipeline over its input, if the caller opened it."""
+    pipeline over its input, if the caller opened it. ``rows_keep_time`` (default
+    ``time_needed``): each changelog row carries the event time of the record that made it, for a
+    window downstream of ``changelog()`` (``_with_record_times``)."""
+    rows_keep_time = time_needed if rows_keep_time is None else rows_keep_time
     # an ordered aggregate (first, last, a deduplication's row) reads each record's event time
     time_needed = time_needed or _reads_event_time(node)
     if o is None:
         o = _open_after(node.input, lw, time_needed)
+    hidden = None
+    if rows_keep_time and o.event_time is not None and not isinstance(o.event_time, ProcessingTime):
+        o, hidden = _with_record_times(node, o, lw)
     o, args = _with_interned_strings_read(node, o, lw, time_needed)
     keys = tuple((node.schema.field(k), o.columns[k]) for k in node.keys)
     sign = None
     if OP_COLUMN in o.columns:  # over an updating input: -U and -D rows retract their input
         kind = o.columns[OP_COLUMN]
         sign = if_else((kind == lit(UPDATE_BEFORE)) | (kind == lit(DELETE)), lit(-1), lit(1))
-    out = Schema(tuple(node.schema) + (OP_FIELD,))
+    out = Schema(tuple(node.schema) + (OP_FIELD,) + ((Field(hidden, INT64, pa.int64()),) if hidden else ()))
     aggregates = tuple(replace(a, variant=a.spec.running(sign is not None)) for a in _bound_aggregates(node, o, args))
-    lw.close(o, WindowTerminal(keys, RunningWindow(), aggregates, out, sign=sign))
+    lw.close(o, WindowTerminal(keys, RunningWindow(), aggregates, out, sign=sign, event_time_column=hidden))
     return None
+
+
+def _with_record_times(node: RunningAggregateNode, o: _Open, lw: _Lowering) -> tuple[_Open, str]:
+    """``o`` closed with a projection to the running aggregate's input columns (and row kinds)
+    plus its event time as the hidden int64 column ``EVENT_TIME_COLUMN``, and the pipeline that
+    reads them; and that column's name. The running aggregate's pipeline then has no filters:
+    each record it reads makes its rows (``RunningAggregateKernel`` pairs them up)."""
+    hidden = _fresh_name({*node.input.schema.names, *node.schema.names}, EVENT_TIME_COLUMN)
+    o.columns[hidden] = _as_int64(o.event_time, o.input_schema)
+    kinds = (OP_FIELD,) if OP_COLUMN in o.columns else ()
+    read = Schema(tuple(node.input.schema) + (Field(hidden, INT64, pa.int64()),) + kinds)
+    opened = _materialized(read, [read], [o], lw, False)
+    opened.event_time = Column(hidden)
+    opened.columns.pop(hidden)
+    return opened, hidden
 
 
 def _lower_deduplicate(node: DeduplicateNode, lw: _Lowering, time_needed: bool) -> _Open:
@@ -536,12 +563,13 @@ def _lower_deduplicate(node: DeduplicateNode, lw: _Lowering, time_needed: bool) 
         time = _shared_time_column(node.input.schema, [o])
         if time is None and time_needed:
             running, time = _with_event_time_value(running, o)
-    _lower_running_aggregate(running, lw, time_needed, o)
+    _lower_running_aggregate(running, lw, time_needed, o, rows_keep_time=time_needed and node.updating)
     out = _open_over(lw.done[-1])
     out.columns = {f.name: out.columns[f.name] for f in node.schema}
     if node.updating:
         out.columns[OP_COLUMN] = Column(OP_COLUMN)
-    out.event_time = time
+    else:
+        out.event_time = time
     return out
 
 
@@ -559,14 +587,22 @@ def _with_event_time_value(running: RunningAggregateNode, o: _Open) -> tuple[Run
 def _lower_top_n(node: TopNNode, lw: _Lowering, time_needed: bool) -> _Open:
     """The input's pipeline ends in a projection (filters and maps fused) to the input columns;
     the Top-N pipeline reads it (a one-input ``UnionInput``) and emits the changes with their
-    row kinds in ``OP_COLUMN``. An updating stream has no event time downstream."""
-    o = _open_after(node.input, lw, False)
+    row kinds in ``OP_COLUMN``. When something downstream reads the event time, the projection
+    adds it as the hidden int64 column ``EVENT_TIME_COLUMN`` and each change carries the time
+    of the record that made it in the column of that name after the row kind."""
+    o = _open_after(node.input, lw, time_needed)
     in_schema = node.input.schema
-    ids = (lw.close(o, ProjectTerminal(tuple((f, o.columns[f.name]) for f in in_schema))).id,)
-    out_schema = Schema(tuple(node.schema) + (OP_FIELD,))
-    terminal = TopNTerminal(node.keys, node.order, in_schema.names, out_schema)
-    p = lw.close(_Open(UnionInput(ids), in_schema, None, 0, [], {}), terminal)
-    out = _Open(WindowInput(p.id), out_schema, None, 0, [], _identity(node.schema))
+    outputs = tuple((f, o.columns[f.name]) for f in in_schema)
+    hidden, event_time = None, None
+    if time_needed and o.event_time is not None and not isinstance(o.event_time, ProcessingTime):
+        hidden = _fresh_name({*in_schema.names, *node.schema.names}, EVENT_TIME_COLUMN)
+        outputs += ((Field(hidden, INT64, pa.int64()), _as_int64(o.event_time, o.input_schema)),)
+        event_time = Column(hidden)
+    ids = (lw.close(o, ProjectTerminal(outputs)).id,)
+    out_schema = Schema(tuple(node.schema) + (OP_FIELD,) + tuple(f for f, _ in outputs[len(in_schema):]))
+    terminal = TopNTerminal(node.keys, node.order, in_schema.names, out_schema, hidden)
+    p = lw.close(_Open(UnionInput(ids), Schema(tuple(f for f, _ in outputs)), None, 0, [], {}), terminal)
+    out = _Open(WindowInput(p.id), out_schema, event_time, 0, [], _identity(node.schema))
     out.columns[OP_COLUMN] = Column(OP_COLUMN)
     return out
 
@@ -601,7 +637,12 @@ def _open_over(producer: Pipeline) -> _Open:
     # a window result's event time is window_end - 1 (Flink); the watermark comes from upstream.
     # Count window results have no window columns, so no event time.
     event_time = Column(WINDOW_END) - lit(1) if WINDOW_END in schema else None
-    return _Open(WindowInput(producer.id), schema, event_time, producer.out_of_orderness_ms, [], _identity(schema))
+    if isinstance(producer.terminal, WindowTerminal) and producer.terminal.event_time_column is not None:
+        event_time = Column(producer.terminal.event_time_column)  # a changelog row's record's time
+        schema_columns = _identity(Schema(tuple(f for f in schema if f.name != event_time.name)))
+    else:
+        schema_columns = _identity(schema)
+    return _Open(WindowInput(producer.id), schema, event_time, producer.out_of_orderness_ms, [], schema_columns)
 
 
 def conjuncts(predicate: Expr) -> list[Expr]:
@@ -878,7 +919,7 @@ def _as_int64(e: Expr, schema: Schema) -> Expr:
     return Cast(e, "int64")
 
 
-def _fresh_name(schema: Schema, name: str) -> str:
+def _fresh_name(schema: Schema | set[str], name: str) -> str:
     while name in schema:
         name += "_"
     return name
