@@ -14,12 +14,16 @@ starts:
 - ``disk code + profile``: both, as an earlier process left them.
 
 Python's bytecode is cached in a folder of its own (``PYTHONPYCACHEPREFIX``), filled by the
-priming run, as an installed package's would be. Prints the medians as a Markdown table.
+priming run, as an installed package's would be. ``--import-pandas``: the process imports
+pandas before it times anything (pyarrow imports pandas, when installed, at the first conversion
+between Arrow and numpy or Python objects: in the first job otherwise). Prints the medians as a
+Markdown table.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import shutil
@@ -33,9 +37,11 @@ from pathlib import Path
 MODES = ("cold", "disk code", "disk code + profile")
 
 
-def child(data: str) -> None:
+def child(data: str, import_pandas: bool) -> None:
     """One fresh process: read the table, import grizzly_py, run YSB twice; print JSON."""
     import pyarrow as pa
+    if import_pandas:
+        importlib.import_module("pandas")  # its import is what is taken out of the timing
     with pa.OSFile(data, "rb") as f:
         table = pa.ipc.open_file(f).read_all()
     start = time.perf_counter()
@@ -62,11 +68,12 @@ def child(data: str) -> None:
     print(json.dumps(out))
 
 
-def run_child(data: Path, cache: Path, pycache: Path) -> dict:
+def run_child(data: Path, cache: Path, pycache: Path, import_pandas: bool) -> dict:
     env = {**os.environ, "GRIZZLY_CACHE_DIR": str(cache), "PYTHONPYCACHEPREFIX": str(pycache)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("GRIZZLY_CODE_CACHE", None)
-    done = subprocess.run([sys.executable, "-m", "bench.first_run", "--child", str(data)], env=env,
+    done = subprocess.run([sys.executable, "-m", "bench.first_run", "--child", str(data)]
+                          + (["--import-pandas"] if import_pandas else []), env=env,
                           capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent.parent)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -80,10 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="YSB: the first job in a new process vs a warm one.")
     p.add_argument("--rows", type=int, default=60_000_000)
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--import-pandas", action="store_true", help="import pandas before timing")
     p.add_argument("--child", metavar="DATA", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        child(args.child)
+        child(args.child, args.import_pandas)
         return 0
     import pyarrow as pa
     from grizzly_py.workloads.ysb import generate_ysb
@@ -97,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         del table
         primed = {"disk code": work / "disk-code", "disk code + profile": work / "disk-profile"}
         for cache in primed.values():
-            run_child(data, cache, pycache)
+            run_child(data, cache, pycache, args.import_pandas)
         load_start = load_average()
         runs: dict[str, list[dict]] = {m: [] for m in MODES}
         for r in range(args.repeat):
@@ -108,8 +116,9 @@ def main(argv: list[str] | None = None) -> int:
                     cache = primed[mode]
                     if mode == "disk code":
                         forget_profiles(cache)
-                runs[mode].append(run_child(data, cache, pycache))
-        print(f"YSB, {args.rows:,} rows, parallelism 1, median of {args.repeat} fresh processes per mode "
+                runs[mode].append(run_child(data, cache, pycache, args.import_pandas))
+        print(f"YSB, {args.rows:,} rows, parallelism 1, median of {args.repeat} fresh processes per mode, "
+              f"pandas {'imported before' if args.import_pandas else 'not imported'} "
               f"(interleaved); load average {load_start} at the start, {load_average()} at the end\n")
         print("| cache at start | import s | first run s | warm run s | first / warm Mrec/s | first ÷ warm "
               "| first: codegen ms | compile ms | optimized from (s, record) | first run's stages |")
