@@ -65,6 +65,12 @@ def key(module_key: str, context_digest: str) -> str:
     return hashlib.sha256(f"{context_digest}\n{module_key}".encode()).hexdigest()
 
 
+def holds(name: str) -> bool:
+    """Whether an object is stored under ``name`` (``load`` still checks it)."""
+    where = folder()
+    return where is not None and (where / f"{name}.o").is_file()
+
+
 def load(name: str) -> bytes | None:
     """The object stored under ``name``, or None (none, unreadable, or failing its checksum:
     then the file goes, and the compile that follows writes it again)."""

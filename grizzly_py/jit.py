@@ -196,6 +196,13 @@ if hasattr(os, "register_at_fork"):
                         after_in_child=_after_fork_in_child)
 
 
+def on_disk(ir: str, opt_level: int = 3) -> bool:
+    """Whether the on-disk cache (``code_cache``) holds this module's machine code, so that
+    compiling it means loading it (a few ms) rather than running LLVM."""
+    return code_cache.folder() is not None and \
+        code_cache.holds(code_cache.key(_key(ir, opt_level), disk_context()))
+
+
 def is_compiled(ir: str, opt_level: int = 3) -> bool:
     """Whether a module of this IR is compiled (or being compiled) in this process."""
     with _lock:
@@ -289,7 +296,7 @@ def _compile(ir: str, opt_level: int, key: str | None = None) -> CompiledModule:
     ``key``: the module's in-process key (``_key``), when the caller has it."""
     llvm = _llvm()
     start = time.perf_counter()
-    name = code_cache.key(key or _key(ir, opt_level), _disk_context()) if code_cache.folder() is not None else None
+    name = code_cache.key(key or _key(ir, opt_level), disk_context()) if code_cache.folder() is not None else None
     cached = code_cache.load(name) if name is not None else None
     module = parse_and_link(ir)
     if cached is None:
@@ -307,7 +314,7 @@ def _compile(ir: str, opt_level: int, key: str | None = None) -> CompiledModule:
 
 
 @lru_cache(maxsize=1)
-def _disk_context() -> str:
+def disk_context() -> str:
     """What the machine code depends on besides a module's IR (``code_cache.context``): the
     runtime linked into every module, LLVM and llvmlite, the host CPU."""
     import llvmlite

@@ -53,7 +53,7 @@ def test_the_machine_code_is_the_stored_object(cache_dir):
     ir_a, ir_b = IR.format(bias=1), IR.format(bias=2)
     jit._compile(ir_a, 3)
     jit._compile(ir_b, 3)
-    name_a, name_b = (code_cache.key(jit._key(ir, 3), jit._disk_context()) for ir in (ir_a, ir_b))
+    name_a, name_b = (code_cache.key(jit._key(ir, 3), jit.disk_context()) for ir in (ir_a, ir_b))
     (cache_dir / f"{name_b}.o").write_bytes((cache_dir / f"{name_a}.o").read_bytes())
     planted = jit._compile(ir_b, 3)
     assert planted.from_disk and _call(planted, 6, 7) == 42 + 1

@@ -35,7 +35,7 @@ from typing import Callable, Protocol
 from ..codegen.module import CodegenOptions, GeneratedPipeline, adaptable, generate_pipeline
 from ..codegen.profile import Profile
 from ..codegen.specialize import Specialization, specialize, still_fits
-from ..jit import compile_ir
+from ..jit import compile_ir, is_compiled, on_disk
 from .task_parts import parts_runner
 
 KERNEL_UNITS = ("process_nonnull", "process")
@@ -159,10 +159,7 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
         try:
             with yielding_gil():
                 gen = generate_pipeline(pipeline, options)
-            names = [u for u in KERNEL_UNITS if u in gen.units]
-            first = gen.units[names[0]]  # (the others are rendered when asked for: CodeUnits)
-            # the kernel's address too: looking it up later would wait for the next compile
-            compile_ir(first.ir, first.opt_level).address(f"{gen.prefix}_{first.name}")
+            _compile_first_kernel(gen)
             variant.gen = gen
         except BaseException as e:  # reaches the controller, which raises it in the job
             future.set_exception(e)
@@ -171,6 +168,32 @@ def build_in_background(stage: str, pipeline, options: CodegenOptions, reasons: 
         if stage == "optimized" and spares:
             _compile_spares(gen)
     _builder().submit(work)
+    return variant
+
+
+def first_kernel(gen: GeneratedPipeline):
+    """The code unit of ``gen``'s first kernel (for batches without nulls where it has one;
+    the others are rendered when asked for: ``CodeUnits``)."""
+    return gen.units[next(u for u in KERNEL_UNITS if u in gen.units)]
+
+
+def _compile_first_kernel(gen: GeneratedPipeline) -> None:
+    first = first_kernel(gen)
+    # the kernel's address too: looking it up later would wait for the next compile
+    compile_ir(first.ir, first.opt_level).address(f"{gen.prefix}_{first.name}")
+
+
+def build_now_if_cached(stage: str, pipeline, options: CodegenOptions, reasons: tuple[str, ...] = ()) -> Variant | None:
+    """The variant built on this thread when its first kernel's machine code is compiled in this
+    process or on disk (generating and loading it takes a few ms), its spares queued on the
+    builder; None when it would need LLVM (``build_in_background`` then)."""
+    gen = generate_pipeline(pipeline, options)
+    first = first_kernel(gen)
+    if not (is_compiled(first.ir, first.opt_level) or on_disk(first.ir, first.opt_level)):
+        return None
+    _compile_first_kernel(gen)
+    variant = Variant(stage, gen, reasons)
+    compile_spares(variant)
     return variant
 
 
@@ -279,7 +302,13 @@ class VariantController:
     ``grizzly_py.counters`` source whose samples of optimized tasks feed the change detector."""
 
     def __init__(self, generic: GeneratedPipeline, profiles: ProfileStore, settings: AdaptiveSettings | None = None,
-                 counters=None, reason: str = "initial", warm_start: CodegenOptions | None = None):
+                 counters=None, reason: str = "initial", warm_start: CodegenOptions | None = None,
+                 warm_reason: str = "the optimized variant an earlier task of this plan ran in this worker process",
+                 learned=None):
+        """``warm_start``: optimized options to speculate on from the start (``warm_reason``
+        says whose), run from the first task when their code is compiled or on disk, else
+        once built in the background; ``learned``: a ``learned_variants.LearnedVariant`` told
+        of every optimized variant entered and of every deoptimization."""
         self.settings = settings or AdaptiveSettings()
         self.profiles = profiles
         self.generic = Variant("generic", generic)
@@ -308,12 +337,20 @@ class VariantController:
         self._backoff = 0
         self._last_deopt_at: int | None = None
         self._wait_until: int | None = self.settings.generic_records  # generic until this many records
-        self._record("generic", reason)
-        if warm_start is not None:  # what an earlier run of this plan optimized to: speculate at once
-            self._wait_until = None
+        self.learned = learned
+        if warm_start is None:
+            self._record("generic", reason)
+            return
+        # what an earlier run of this plan optimized to: speculate at once
+        self._wait_until = None
+        variant = build_now_if_cached("optimized", self.pipeline, warm_start, (warm_reason,))
+        if variant is not None:
+            self._optimized[warm_start] = variant
+            self._enter(variant, warm_reason)
+        else:
+            self._record("generic", reason)
             self._pending = self._optimized[warm_start] = build_in_background(
-                "optimized", self.pipeline, warm_start,
-                ("the optimized variant an earlier task of this plan ran in this worker process",))
+                "optimized", self.pipeline, warm_start, (warm_reason,))
 
     # --- what a task runs --------------------------------------------------------------------
     @property
@@ -357,6 +394,8 @@ class VariantController:
             self.profiles.reset_profiles()
         elif variant.stage == "optimized":
             self._last_optimized = variant
+            if self.learned is not None:  # a new process's first job of this plan starts here
+                self.learned.remember(variant.gen.options)
         self.current = variant
         if self.detector is not None:
             self.detector.reset()
@@ -481,6 +520,8 @@ class VariantController:
             soon = self._last_deopt_at is not None and \
                 self.records - self._last_deopt_at < 4 * self.settings.profile_records
             self._last_deopt_at = self.records
+            if self.learned is not None:  # its assumptions did not hold: the next process profiles
+                self.learned.forget()
             self._enter(self.generic, f"deoptimized: {detail}")
             if soon:
                 self._backoff = max(self.settings.deopt_backoff, 2 * self._backoff)

@@ -177,12 +177,13 @@ class Kernel:
         self.idle_blocks = 0  # state blocks at the end of ``states`` that no worker writes (add_idle_blocks)
 
     def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None,
-                      warm_start: "CodegenOptions | None" = None) -> None:
+                      warm_start: "CodegenOptions | None" = None, **warm) -> None:
         """Run this pipeline's code variants under a controller (``adaptive.py``); ``warm_start``:
-        optimized options to speculate on from the start (what an earlier run learned)."""
+        optimized options to speculate on from the start (what an earlier run learned);
+        ``warm``: the controller's ``warm_reason`` and ``learned``."""
         self.reset_profiles()
         self.counters = counters
-        self.controller = VariantController(self.gen, self, settings, counters, warm_start=warm_start)
+        self.controller = VariantController(self.gen, self, settings, counters, warm_start=warm_start, **warm)
 
     # the controller's ProfileStore: the profile region of every worker's state block
     def reset_profiles(self) -> None:
