@@ -21,6 +21,10 @@ from hypothesis import HealthCheck, settings
 
 # a fresh cache folder (templates' bytecode, machine code) per session: no result depends on
 # what earlier runs left in ~/.cache/grizzly-py (set GRIZZLY_CACHE_DIR to share one on purpose)
+# each test's variant history is its own: a record that a subprocess or a Spark worker wrote
+# into the shared cache folder would start a test's first job of the same plan optimized
+# (test_learned_variants turns the records on for its own jobs)
+os.environ.setdefault("GRIZZLY_LEARNED_VARIANTS", "off")
 if "GRIZZLY_CACHE_DIR" not in os.environ:
     os.environ["GRIZZLY_CACHE_DIR"] = tempfile.mkdtemp(prefix="grizzly-test-cache-")
     atexit.register(shutil.rmtree, os.environ["GRIZZLY_CACHE_DIR"], ignore_errors=True)

@@ -48,7 +48,7 @@ JOB = textwrap.dedent("""
 
 
 def _job(tmp_path, data: str) -> dict:
-    env = {**os.environ, "GRIZZLY_CACHE_DIR": str(tmp_path)}
+    env = {**os.environ, "GRIZZLY_CACHE_DIR": str(tmp_path), "GRIZZLY_LEARNED_VARIANTS": "on"}
     env.pop("GRIZZLY_CODE_CACHE", None)
     done = subprocess.run([sys.executable, "-c", JOB, data], env=env, capture_output=True, text=True,
                           timeout=300)
@@ -89,6 +89,7 @@ def test_a_new_process_starts_in_the_variant_an_earlier_job_ended_with(tmp_path)
 def test_a_record_is_read_once_per_process_and_a_malformed_one_is_ignored(tmp_path, monkeypatch):
     monkeypatch.setenv("GRIZZLY_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("GRIZZLY_CODE_CACHE", raising=False)
+    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "on")
     monkeypatch.setattr(learned_variants, "_seen", set())
     from grizzly_py.codegen.module import CodegenOptions
     options = CodegenOptions(variant="optimized", dense_keys=(0, 1024), filter_order=(1, 0))
@@ -101,3 +102,5 @@ def test_a_record_is_read_once_per_process_and_a_malformed_one_is_ignored(tmp_pa
         (code_cache.folder() / f"{bad.plan}.variant.json").write_text(text)
         learned_variants._seen.clear()
         assert bad.recall() is None, text
+    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "off")  # the test suite's setting: no records
+    assert LearnedVariant.of("ir of plan a") is None

@@ -15,7 +15,8 @@ aggregates are all in it) and of what the machine code depends on (``jit``'s dis
 Only a process's first job of a pipeline reads the record: later jobs find every variant
 compiled in the process, and their own profile costs a few milliseconds. The folder's safety
 rules are the code cache's (a file is read only from a folder the user owns and nobody else
-may write to); an unreadable or malformed record is ignored.
+may write to); an unreadable or malformed record is ignored. ``GRIZZLY_LEARNED_VARIANTS=off``
+turns the records off (the code cache stays).
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ class LearnedVariant:
     @classmethod
     def of(cls, generic_kernel_ir: str) -> "LearnedVariant | None":
         """The record of the pipeline whose generic variant's first kernel is
-        ``generic_kernel_ir``; None when the code cache is off."""
-        if code_cache.folder() is None:
+        ``generic_kernel_ir``; None when the code cache is off, or these records are
+        (``GRIZZLY_LEARNED_VARIANTS=off``)."""
+        if code_cache.folder() is None or os.environ.get("GRIZZLY_LEARNED_VARIANTS", "").lower() == "off":
             return None
         h = hashlib.sha256(f"grizzly-py learned variant {FORMAT}\n{disk_context()}\n".encode())
         h.update(generic_kernel_ir.encode())
