@@ -349,6 +349,16 @@ def _join_stage(metrics: dict) -> list[dict]:
     return [t for t in metrics["queries"][0]["task_reports"] if t["stage"] == "join"]
 
 
+def _assert_ran_by_join_key(actual, spark_metrics, expected, metrics):
+    """The embedded engine's rows and record counts, from the keyed-join strategy's tasks (at
+    least two of them)."""
+    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+    assert spark_metrics["queries"][0]["strategy"] == "keyed-join" and expected.num_rows > 0
+    assert len({t["partition"] for t in _join_stage(spark_metrics)}) >= 2
+    for name in ("records_in", "records_out", "late_records", "filtered_records"):
+        assert spark_metrics[name] == metrics[name], name
+
+
 @pytest.mark.parametrize("kind", sorted(JOINS))
 def test_joins_run_by_key_with_the_engines_watermarks(spark, kind):
     """Both sides partitioned by the join key, each task under the whole sources' watermarks:
@@ -371,12 +381,7 @@ def test_joins_run_by_key_with_the_engines_watermarks(spark, kind):
             return JOINS[kind](source(env, left), source(env, right))
         expected, metrics = embedded(lambda env: JOINS[kind](reference_source(env, left), reference_source(env, right)))
         actual, spark_metrics = on_spark(spark, build)
-        assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
-        q = spark_metrics["queries"][0]
-        assert q["strategy"] == "keyed-join" and expected.num_rows > 0
-        assert len({t["partition"] for t in _join_stage(spark_metrics)}) >= 2
-        for name in ("records_in", "records_out", "late_records", "filtered_records"):
-            assert spark_metrics[name] == metrics[name], name
+        _assert_ran_by_join_key(actual, spark_metrics, expected, metrics)
     assert metrics["filtered_records"] > 0  # the null keys, as the engine counts them
 
 
@@ -407,12 +412,7 @@ def test_unions_run_by_key_with_the_engines_watermarks(spark, kind):
         return streams[0].union(*streams[1:])
     expected, metrics = embedded(lambda env: UNIONS[kind](sources(env)))
     actual, spark_metrics = on_spark(spark, lambda env: UNIONS[kind](sources(env)))
-    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
-    q = spark_metrics["queries"][0]
-    assert q["strategy"] == "keyed-join" and expected.num_rows > 0
-    assert len({t["partition"] for t in _join_stage(spark_metrics)}) >= 2
-    for name in ("records_in", "records_out", "late_records", "filtered_records"):
-        assert spark_metrics[name] == metrics[name], name
+    _assert_ran_by_join_key(actual, spark_metrics, expected, metrics)
     env = gz.StreamEnvironment.for_spark(spark)
     global_window = sources(env).window_all(ASSIGNERS["tumbling"]).aggregate(n=agg.count())
     computed_key = sources(env).with_columns(m=col("i") % 3).key_by("m").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count())

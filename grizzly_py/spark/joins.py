@@ -90,7 +90,7 @@ def keyed_join(root: PlanNode) -> KeyedJoin | None:
         return None
     sides = []
     for side, names in ((join.left, join.left_keys), (join.right, join.right_keys)):
-        traced = [_trace(side, n) for n in names]
+        traced = [trace_column(side, n) for n in names]
         if any(t is None for t in traced) or len({id(s) for s, _ in traced}) != 1:
             return None
         sides.append((traced[0][0], tuple(c for _, c in traced)))
@@ -111,7 +111,7 @@ def _covers(window: WindowAggregateNode, below: PlanNode, key_names: list[set]) 
     """Whether ``window`` groups by every partition key column (each a set of the names it goes
     by at ``below``'s output): then a window group's records share the whole partition key and
     meet in one task; grouping by only part of it would split a group across tasks."""
-    traced = {_trace(window.input, k, stop=below) for k in window.keys}
+    traced = {trace_column(window.input, k, stop=below) for k in window.keys}
     return all(traced & names for names in key_names)
 
 
@@ -125,13 +125,13 @@ def keyed_union(root: PlanNode) -> KeyedJoin | None:
     union, above = _find_below(root, UnionNode)
     if union is None or not above or not above[-1].keys:
         return None
-    names = [_trace(above[-1].input, k, stop=union) for k in above[-1].keys]
+    names = [trace_column(above[-1].input, k, stop=union) for k in above[-1].keys]
     names = [n for n in names if n is not None]
     if not names:
         return None
     sources, keys = [], []
     for stream in union.streams:
-        traced = [_trace(stream, n) for n in names]
+        traced = [trace_column(stream, n) for n in names]
         if any(t is None for t in traced) or len({id(s) for s, _ in traced}) != 1:
             return None
         sources.append(traced[0][0])
@@ -170,9 +170,16 @@ def _find_below(root: PlanNode, kinds):
     return node, windows
 
 
-def _trace(node: PlanNode, name: str, stop: PlanNode | None = None):
+def _window_keys(node: PlanNode):
+    return node.keys if isinstance(node, WindowAggregateNode) else None
+
+
+def trace_column(node: PlanNode, name: str, stop: PlanNode | None = None, keys_of=_window_keys,
+                 passes=(FilterNode,)):
     """Where column ``name`` of ``node``'s output comes from unchanged: (source, column) at a
-    source, or the column's name at ``stop``; None if an expression computes it on the way."""
+    source, or the column's name at ``stop``; None if an expression computes it on the way.
+    ``keys_of(n)``: the key columns a stateful node passes through (None: not such a node);
+    ``passes``: the nodes that pass every column."""
     while node is not stop:
         if isinstance(node, SourceNode):
             return (node.source, name) if name in node.source.arrow_schema.names else None
@@ -185,10 +192,10 @@ def _trace(node: PlanNode, name: str, stop: PlanNode | None = None):
                 if not isinstance(expr, Column):
                     return None
                 name = expr.name
-        elif isinstance(node, WindowAggregateNode):
-            if name not in node.keys:
+        elif (keys := keys_of(node)) is not None:
+            if name not in keys:
                 return None
-        elif not isinstance(node, FilterNode):
+        elif not isinstance(node, passes):
             return None
         node = node.input
     return name
@@ -297,4 +304,4 @@ def _dataframe_maxima(source: SparkSource) -> list:
 
 
 __all__ = ["KeyedJoin", "SourceLayout", "keyed_input", "keyed_join", "keyed_union", "stateless_lookup",
-           "tagged_rows"]
+           "tagged_rows", "trace_column"]

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..expressions import Column, strip_alias
 from ..plan import (
     ChangelogNode,
     DeduplicateNode,
@@ -41,7 +40,7 @@ from ..plan import (
 )
 from ..top_n import TopNNode
 from ..window_rank import WindowRankNode
-from .joins import keyed_input
+from .joins import keyed_input, trace_column
 
 _ROW_WISE = (FilterNode, MapNode, ProjectNode, ChangelogNode)
 _BY_KEY = (WindowAggregateNode, RunningAggregateNode, DeduplicateNode, TopNNode, WindowRankNode, LateDataNode)
@@ -92,28 +91,13 @@ def _keys(node: PlanNode) -> tuple[str, ...]:
     return node.window.keys if isinstance(node, LateDataNode) else node.keys
 
 
-def _trace(node: PlanNode, name: str, stop: PlanNode | None = None) -> str | None:
-    """Where column ``name`` of ``node``'s output comes from unchanged: the source column, or the
-    column's name at ``stop``'s output; None if an expression computes it on the way."""
-    while node is not stop:
-        if isinstance(node, SourceNode):
-            return name if name in node.source.arrow_schema.names else None
-        if isinstance(node, (MapNode, ProjectNode)):
-            expr = dict(node.columns).get(name)
-            if expr is None and isinstance(node, ProjectNode):
-                return None
-            if expr is not None:
-                expr = strip_alias(expr)
-                if not isinstance(expr, Column):
-                    return None
-                name = expr.name
-        elif isinstance(node, _BY_KEY):
-            if name not in _keys(node):
-                return None
-        elif not isinstance(node, (FilterNode, ChangelogNode)):
-            return None
-        node = node.input
-    return name
+def _trace(node: PlanNode, name: str) -> str | None:
+    """The source column that column ``name`` of ``node``'s output is, unchanged (through
+    filters, changelogs, projections and the keys of keyed operators); None if an expression
+    computes it on the way."""
+    traced = trace_column(node, name, keys_of=lambda n: _keys(n) if isinstance(n, _BY_KEY) else None,
+                          passes=(FilterNode, ChangelogNode))
+    return None if traced is None else traced[1]
 
 
 __all__ = ["KeyedQuery", "keyed_query"]
