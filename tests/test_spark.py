@@ -419,6 +419,21 @@ def test_unions_run_by_key_with_the_engines_watermarks(spark, kind):
     assert global_window.to_spark().grizzly.strategy == computed_key.to_spark().grizzly.strategy == "whole"
 
 
+def test_executors_on_this_machine_map_large_arrow_sources_from_a_file():
+    """A large Arrow source goes to a temporary IPC file that the tasks map, in local mode and on a
+    standalone cluster on the loopback; on another host's master its batches travel in the task
+    closures (Spark broadcasts those from the driver's heap)."""
+    from grizzly_py.spark.inputs import INLINE_BYTES, plan_splits
+    from grizzly_py.spark.session import executors_here
+    assert executors_here("local[2]") and executors_here("spark://127.0.0.1:7077")
+    assert executors_here("spark://localhost:7077") and not executors_here("spark://10.1.2.3:7077")
+    n = INLINE_BYTES // 8 + 1000
+    table = pa.table({"ts": pa.array(np.arange(n, dtype=np.int64))})
+    source = gz.StreamEnvironment().from_arrow(table.to_batches(max_chunksize=n // 4), timestamp="ts").node.source
+    kinds = {here: {s.kind for s in plan_splits(source, 4, None, executors_here=here)} for here in (True, False)}
+    assert kinds == {True: {"ipc"}, False: {"inline"}}
+
+
 def test_a_join_by_key_ships_only_the_columns_the_query_reads():
     """The tagged rows of a join by key carry each source's columns that the query reads (its
     projections, keys, filters and event time), not the whole source: Nexmark Q8 of 8M rows ran

@@ -470,19 +470,19 @@ class ArrowNexmarkTables:
 class SparkNexmarkTables:
     """Spark SQL over the tables' Parquet files (``self.paths``, set by the suite's ``on_data``)."""
 
-    def _views(self) -> None:
+    def _register_tables(self) -> None:
         for name, path in self.paths.items():
             self.spark.read.parquet(path).createOrReplaceTempView(name)
 
     def nexmark_tables(self, case: str) -> pa.Table:
-        self._views()
+        self._register_tables()
         return normalized_table(case, self.spark.sql(table_sql(case, "`")).toArrow())
 
     def nexmark_q23(self, _p) -> pa.Table:
         return self.nexmark_tables("q23")
 
     def nexmark_updating(self, case: str) -> pa.Table:
-        self._views()
+        self._register_tables()
         sql = updating_sql(case, "`", "date_format(timestamp_millis(`dateTime`), 'yyyy-MM-dd')",
                            "date_format(timestamp_millis(`dateTime`), 'HH:mm')")
         return normalized_table(case, self.spark.sql(sql).toArrow())

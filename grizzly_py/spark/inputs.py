@@ -247,8 +247,10 @@ def _temp_dir() -> str:
     return _TEMP_DIRS[0]
 
 
-def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, local_master: bool = True) -> list[Split]:
-    """Cut ``source`` into at most ``tasks`` splits (file and Arrow sources)."""
+def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, executors_here: bool = True) -> list[Split]:
+    """Cut ``source`` into at most ``tasks`` splits (file and Arrow sources). A large Arrow source
+    goes to a temporary IPC file that the tasks map where ``executors_here`` (local mode, or a
+    cluster on this machine's loopback: ``session.executors_here``), else in the task closures."""
     if isinstance(source, ParquetSource):
         groups = source.row_groups()
         rows, maxima = [g.rows for g in groups], _parquet_maxima(source, groups)
@@ -268,7 +270,7 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, loc
         marks = _watermarks(maxima, source)
         ranges = _ranges([b.num_rows for b in batches], tasks)
         size = sum(b.nbytes for b in batches)
-        if size <= INLINE_BYTES or not local_master:
+        if size <= INLINE_BYTES or not executors_here:
             return [Split(source.name, "inline", tuple(range(a, b)), marks[a], None, columns,
                           tuple(batches[a:b]), marks=tuple(marks[a:b])) for a, b in ranges] or \
                 [Split(source.name, "inline", (), None, None, columns)]

@@ -53,6 +53,7 @@ from ..plan import (
 from ..sources import CsvSource
 from .inputs import batch_maxima, plan_splits, pushdown_source, read_split, split_target
 from .schema import conform, spark_arrow_schema, spark_column, spark_struct
+from .session import executors_here
 from .sources import SparkSource
 
 TAG = "__gzj_source"   # which source a row is of (its index in ``KeyedJoin.sources``)
@@ -265,7 +266,7 @@ def _rows(spark, source, tasks: int, acc, columns: tuple, df=None):
                               F.lit(0).cast("long").alias(BATCH), F.monotonically_increasing_id().alias(ROW))
         return df, _dataframe_maxima(source)
     splits = plan_splits(source, split_target(tasks), columns,
-                         local_master=spark.sparkContext.master.startswith("local"))
+                         executors_here=executors_here(spark.sparkContext.master))
     schema = spark_arrow_schema(pa.schema([source.arrow_schema.field(c) for c in columns])).append(
         pa.field(BATCH, pa.int64())).append(pa.field(ROW, pa.int64()))
 

@@ -77,7 +77,7 @@ from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
 from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
-from .session import configure, require_pyspark
+from .session import configure, executors_here, require_pyspark
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
 from .streaming import stateful_dataframe, streaming_dataframe
@@ -175,7 +175,7 @@ class _Input:
     def __init__(self, spark, source, columns, tasks: int, df=None, acc=None, read_files: bool = True):
         self.spark, self.source, self.acc, self.notes = spark, source, acc, []
         self.kind = "dataframe" if isinstance(source, SparkSource) else "pushdown"
-        local = spark.sparkContext.master.startswith("local")
+        local = executors_here(spark.sparkContext.master)
         if self.kind == "dataframe":
             df = source.df if df is None else df
             self.scan = None
@@ -186,12 +186,12 @@ class _Input:
                     self.notes.append(f"{source.name}: read through mapInArrow: {e}")
             if self.scan is not None:
                 self.kind = "files"
-                self.splits = plan_splits(self.scan.source, split_target(tasks), self.scan.read, local_master=local)
+                self.splits = plan_splits(self.scan.source, split_target(tasks), self.scan.read, executors_here=local)
                 self.notes.append(f"{source.name}: a Parquet file scan: its files are read by {len(self.splits)} "
                                   "tasks with pyarrow (its own filters applied there, the query's in compiled code)")
             self.df = df.select(*[spark_column(c) for c in columns]) if columns is not None else df
         else:
-            self.splits = plan_splits(source, split_target(tasks), columns, local_master=local)
+            self.splits = plan_splits(source, split_target(tasks), columns, executors_here=local)
 
     @property
     def is_dataframe(self) -> bool:
@@ -378,7 +378,7 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
         marks, input_kind = None, "dataframe"
     else:
         splits = plan_splits(source, split_target(tasks), columns,
-                             local_master=spark.sparkContext.master.startswith("local"))
+                             executors_here=executors_here(spark.sparkContext.master))
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if source.timestamp is not None else None
         raw_schema = spark_struct(pa.schema([source.arrow_schema.field(c) for c in columns]
                                             + [pa.field(worker.BATCH, pa.int64()), pa.field(worker.ROW, pa.int64())]))
@@ -528,7 +528,7 @@ def _whole(spark, shipped, physical, sources, acc, frames=None):
     frames = frames or {}
     dataframes = [s for s in sources if isinstance(s, SparkSource)]
     master = spark.sparkContext.master
-    files = {s.name: plan_splits(s, 1, None, local_master=master.startswith("local"))
+    files = {s.name: plan_splits(s, 1, None, executors_here=executors_here(master))
              for s in sources if not isinstance(s, SparkSource)}
     schemas = {s.name: s.arrow_schema for s in dataframes}  # the closure must not hold DataFrames
 

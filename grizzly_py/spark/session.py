@@ -47,6 +47,12 @@ def _loopback_master(master: str) -> bool:
     return master.startswith("spark://") and host in ("127.0.0.1", "localhost")
 
 
+def executors_here(master: str) -> bool:
+    """Whether the executors run on this machine, so they read the driver's temporary files: local
+    mode, or a standalone master on the loopback address (its workers bind there too)."""
+    return master.startswith("local") or _loopback_master(master)
+
+
 def local_session(threads: int = 2, app: str = "grizzly-py", master: str | None = None, **conf):
     """A SparkSession set up for grizzly-py, in local mode (``local[threads]``) or on ``master``
     (``spark://host:port``, e.g. a ``cluster.StandaloneCluster``): Python workers run this
