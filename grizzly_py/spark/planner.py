@@ -19,10 +19,11 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   windows, running aggregates, deduplication, unbounded Top-N, windows with allowed lateness or
   a late side output and window Top-N run the whole query per task on the embedded engine
   (``keyed.py``, the ``keyed-join`` tasks with one source).
-- ``keyed-join`` (window, interval and regular joins of two sources): both sources' rows
-  partitioned by the join key; each task runs the query on its keys (``joins.py``).
-- ``whole`` (unions, other queries over several sources, stateful queries without a key column
-  in common): the query is not split; one task runs it on the embedded engine (several
+- ``keyed-join`` (window, interval and regular joins of two sources; unions of different
+  sources under a window keyed by columns every input passes through): every source's rows
+  partitioned by the key; each task runs the query on its keys (``joins.py``).
+- ``whole`` (other unions and queries over several sources, stateful queries without a key
+  column in common): the query is not split; one task runs it on the embedded engine (several
   DataFrames reach it as one tagged DataFrame, each still one batch of its stream).
 
 Streaming DataFrames take the ``partial`` strategy with Spark's stateful merge instead of the
