@@ -52,7 +52,7 @@ from ..plan import (
 )
 from ..sources import CsvSource
 from .inputs import batch_maxima, plan_splits, pushdown_source, read_split, split_target
-from .schema import conform, spark_arrow_schema, spark_column, spark_struct
+from .schema import conform, hashed_key, spark_arrow_schema, spark_column, spark_struct
 from .session import executors_here
 from .sources import SparkSource
 
@@ -233,7 +233,7 @@ def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc, columns: dict | None = 
         rows, maxima = _rows(spark, source, tasks, acc, carried[i], (frames or {}).get(source.name))
         layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima), carried[i]))
         out = [F.lit(i).alias(TAG), spark_column(BATCH).alias(BATCH), spark_column(ROW).alias(ROW)]
-        out += [_partition_key(source, k).alias(key_column(j)) for j, k in enumerate(keys)]
+        out += [hashed_key(k, source.schema.field(k).dtype).alias(key_column(j)) for j, k in enumerate(keys)]
         for j, other in enumerate(plan.sources):
             schema = pa.schema([other.arrow_schema.field(c) for c in carried[j]])
             for field in spark_struct(spark_arrow_schema(schema)).fields:
@@ -241,20 +241,6 @@ def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc, columns: dict | None = 
                 out.append(value.alias(source_column(j, field.name)))
         parts.append(rows.select(*out))
     return reduce(lambda a, b: a.unionByName(b), parts), layouts
-
-
-def _partition_key(source, name: str):
-    """A key column as Spark hashes it: integers as longs and floats as doubles (keys of one
-    class compare equal across widths), -0.0 as 0.0 and every NaN one value."""
-    from pyspark.sql import functions as F
-    dtype = source.schema.field(name).dtype
-    c = spark_column(name)
-    if dtype.is_float:
-        c = c.cast("double")
-        return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
-    if dtype.is_integer:
-        return c.cast("long")
-    return c
 
 
 def _rows(spark, source, tasks: int, acc, columns: tuple, df=None):

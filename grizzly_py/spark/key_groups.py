@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 from ..expressions import Column, strip_alias
 from ..physical.pipelines import PhysicalPlan, ProjectTerminal, SourceInput, TopNTerminal, WindowTerminal
 from ..windows import COUNT, RUNNING, SESSION
-from .schema import spark_column
+from .schema import hashed_key
 
 GROUP = "__gz_group"  # the column of a row's key group
 
@@ -67,16 +67,10 @@ def key_groups(spark) -> int:
 
 
 def key_group(keys: list[str], schema, groups: int):
-    """The Spark column of a row's key group: ``pmod(hash(keys), groups)``, floats hashed as the
-    compiled code groups them (-0.0 as 0.0, every NaN one value), so equal keys share a group."""
+    """The Spark column of a row's key group: ``pmod(hash(keys), groups)``, the keys hashed as
+    ``schema.hashed_key`` normalizes them, so equal keys share a group."""
     from pyspark.sql import functions as F
-
-    def normalized(name):
-        c = spark_column(name)
-        if not schema.field(name).dtype.is_float:
-            return c
-        return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
-    return F.pmod(F.hash(*[normalized(k) for k in keys]), F.lit(groups)).cast("int")
+    return F.pmod(F.hash(*[hashed_key(k, schema.field(k).dtype) for k in keys]), F.lit(groups)).cast("int")
 
 
 def by_group(batch: pa.RecordBatch) -> Iterator[tuple[int, pa.RecordBatch]]:

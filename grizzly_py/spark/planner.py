@@ -76,7 +76,7 @@ from .joins import key_column, keyed_input, keyed_join, keyed_union, stateless_l
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
-from .schema import conform, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
+from .schema import conform, hashed_key, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
 from .session import configure, executors_here, require_pyspark
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
@@ -342,16 +342,6 @@ def _then(results, job: SparkJob, root, physical, acc, adaptive: object = True):
     return results.repartition(1).mapInArrow(finish_fn, spark_struct(final_schema))
 
 
-def _partition_key(name: str, dtype):
-    """A key column as Spark hashes it for partitioning: floats as the compiled code groups them
-    (-0.0 is 0.0, every NaN one value), so equal keys meet in one task."""
-    from pyspark.sql import functions as F
-    c = spark_column(name)
-    if not dtype.is_float:
-        return c
-    return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
-
-
 def _key_columns(first) -> list[str] | None:
     """The input columns a keyed window groups by, if every key is one (else None)."""
     names = []
@@ -392,7 +382,7 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
                     worker.report_rejected(acc, rejected)
         rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, raw_schema)
         input_kind = "pushdown"
-    by = [_partition_key(k, source.schema.field(k).dtype) for k in keys]
+    by = [hashed_key(k, source.schema.field(k).dtype) for k in keys]
     results = rows.repartition(tasks, *by).sortWithinPartitions(spark_column(worker.BATCH), spark_column(worker.ROW)) \
         .mapInArrow(lambda it: worker.keyed_task(shipped, it, marks, acc), out_schema)
     job = SparkJob(shipped.plan_id, "keyed", input_kind, False, acc, output_stage="keyed")

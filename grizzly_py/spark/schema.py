@@ -46,6 +46,21 @@ def spark_column(name: str):
     return F.col("`" + name.replace("`", "``") + "`")
 
 
+def hashed_key(name: str, dtype):
+    """Key column ``name`` (grizzly type ``dtype``) as Spark should hash it to put equal keys in
+    one partition or key group: as the compiled code groups them, -0.0 as 0.0 and every NaN one
+    value; integers as longs and floats as doubles, so keys of one class compare equal across
+    widths (a join's or a union's inputs may differ in width)."""
+    from pyspark.sql import functions as F
+    c = spark_column(name)
+    if dtype.is_float:
+        c = c.cast("double")
+        return F.when(F.isnan(c), F.lit(float("nan"))).when(c == 0, F.lit(0.0)).otherwise(c)
+    if dtype.is_integer:
+        return c.cast("long")
+    return c
+
+
 def spark_struct(schema: pa.Schema):
     """The Spark ``StructType`` of Arrow ``schema`` (after ``spark_arrow_schema``)."""
     from pyspark.sql.pandas.types import from_arrow_schema
