@@ -881,13 +881,17 @@ UPDATING = {  # updating streams keyed by input columns (strings with nulls, int
                                                                               hi=agg.max("x"), f=agg.first("x")),
     "deduplicate": lambda s: s.key_by("k").deduplicate(keep="last"),
     "top_n": lambda s: s.key_by("g").top_n(2, by="x"),
+    "aggregate-of-aggregate": lambda s: s.key_by("k", "g").aggregate(n=agg.count(), hi=agg.max("x"))
+    .key_by("k").aggregate(c=agg.count(), m=agg.sum("n"), t=agg.max("hi")),
 }
 
 
 def test_key_groups_come_from_the_keyed_operators_input_columns():
     """Which streaming queries run by key group, and by which input columns: a keyed running
     aggregate, deduplication, Top-N (through a renaming projection), count or session window with
-    only stateless operators after it; not computed keys, no keys, a second stateful operator."""
+    only stateless operators or running aggregates by keys it shares after it (by the shared
+    ones); not computed keys, no shared key, a window after it, a window that fires by the
+    watermark."""
     from grizzly_py.spark.key_groups import key_group_columns
     s = gz.StreamEnvironment().from_arrow(_events(10), timestamp="ts")
     session = s.key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count())
@@ -898,7 +902,11 @@ def test_key_groups_come_from_the_keyed_operators_input_columns():
         (s.key_by("g").count_window(3).aggregate(n=agg.count()), ["g"]),
         (session, ["k"]),
         (s.with_columns(h=col("g") % 2).key_by("h").aggregate(n=agg.count()), None),
-        (s.key_by("k", "g").aggregate(n=agg.count()).key_by("k").aggregate(m=agg.sum("n")), None),
+        (s.key_by("k", "g").aggregate(n=agg.count()).key_by("k").aggregate(m=agg.sum("n")), ["k"]),
+        (s.key_by("k", "g").aggregate(n=agg.count()).key_by("n").aggregate(m=agg.count()), None),
+        (s.key_by("k").deduplicate(keep="last").key_by("k", "g").aggregate(m=agg.max("x")), ["k"]),
+        (s.key_by("k").window(ASSIGNERS["tumbling"]).allowed_lateness(Time.milliseconds(5))
+         .aggregate(n=agg.count()), None),
         (session.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(c=agg.count()), None),
         (s.key_by("k").window(ASSIGNERS["tumbling"]).aggregate(n=agg.count()), None),
     ]
@@ -908,8 +916,8 @@ def test_key_groups_come_from_the_keyed_operators_input_columns():
 
 @pytest.mark.parametrize("kind", sorted(UPDATING))
 def test_updating_streams_run_by_key_group_in_update_mode(spark, tmp_path, kind):
-    """A running aggregate, a deduplication and an unbounded Top-N on a streaming DataFrame run
-    by key group (more than one holds state) in Spark's update output mode: each micro-batch's
+    """A running aggregate, a deduplication, an unbounded Top-N and an aggregate of an aggregate
+    (by the key they share) on a streaming DataFrame run by key group (more than one holds state) in Spark's update output mode: each micro-batch's
     changes, per key in the order of the embedded engine fed one batch per micro-batch (hence
     the same final table); a restart from the checkpoint with more files gives the
     uninterrupted run's changes."""
@@ -919,7 +927,7 @@ def test_updating_streams_run_by_key_group_in_update_mode(spark, tmp_path, kind)
     first, rest = table.slice(0, 200), table.slice(200)
     bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
     query = UPDATING[kind]
-    keys = {"running": ["k", "g"], "deduplicate": ["k"], "top_n": ["g"]}[kind]
+    keys = {"running": ["k", "g"], "deduplicate": ["k"], "top_n": ["g"], "aggregate-of-aggregate": ["k"]}[kind]
     batches: dict = {}
 
     def run(files_from: int, part: pa.Table):

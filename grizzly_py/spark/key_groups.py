@@ -1,8 +1,9 @@
 """Key groups of a streaming query whose state is per key of input columns.
 
 Rows of different keys never meet in such a query (``key_group_columns``: a keyed running
-aggregate, deduplication, unbounded Top-N, count or session window, with only stateless
-operators after it), so Spark can keep its state per key group and run the groups in parallel
+aggregate, deduplication, unbounded Top-N, count or session window, with only filters,
+projections and running aggregates, deduplications or Top-Ns by a subset of its keys after it),
+so Spark can keep its state per key group and run the groups in parallel
 (``streaming.stateful_dataframe``, strategy ``keyed+stream``). A row's key group is a hash of its
 key columns modulo the number of groups, computed by Spark before the rows reach Python
 (``key_group``); ``by_group`` cuts a task's batch into its groups' rows.
@@ -16,9 +17,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..expressions import Column, strip_alias
-from ..physical.pipelines import PhysicalPlan, ProjectTerminal, SourceInput, TopNTerminal, WindowTerminal
-from ..windows import COUNT, RUNNING, SESSION
+from ..physical.pipelines import PhysicalPlan
+from ..plan import DeduplicateNode, RunningAggregateNode, WindowAggregateNode
+from ..top_n import TopNNode
+from ..windows import COUNT, SESSION
+from .keyed import keyed_query
 from .schema import hashed_key
 
 GROUP = "__gz_group"  # the column of a row's key group
@@ -26,38 +29,25 @@ GROUP = "__gz_group"  # the column of a row's key group
 
 def key_group_columns(physical: PhysicalPlan) -> list[str] | None:
     """The input columns whose values decide which part of the query's state a record touches,
-    if its state is per key of input columns: the first pipeline a running aggregate (or
-    deduplication), a count window or a session window keyed by input columns, or a projection
-    to an unbounded Top-N keyed by columns it passes through; every later pipeline stateless and
-    reading only the one before it. None otherwise."""
-    pipelines = physical.pipelines
-    first, rest = pipelines[0], pipelines[1:]
-    if not _in_line(pipelines):
+    if its state is per key of input columns: the query runs by key on a batch DataFrame
+    (``keyed.keyed_query``: the columns every keyed operator groups by, so an aggregate of an
+    aggregate partitions by the keys they share) and its first keyed operator keeps its state
+    without a watermark of its own or fires by its key's records or sessions (a running
+    aggregate, deduplication, unbounded Top-N, count or session window without lateness). None
+    otherwise."""
+    keyed = keyed_query(physical.query.root)
+    if keyed is None or not _steps_by_key(keyed.first):
         return None
-    if isinstance(first.terminal, WindowTerminal) and first.terminal.assigner.kind in (RUNNING, COUNT, SESSION):
-        keys = _input_columns([e for _f, e in first.terminal.keys])
-    elif isinstance(first.terminal, ProjectTerminal) and rest and isinstance(rest[0].terminal, TopNTerminal):
-        passed = {f.name: e for f, e in first.terminal.outputs}
-        keys = _input_columns([passed[k] for k in rest[0].terminal.keys])
-        rest = rest[1:]
-    else:
-        return None
-    return keys if keys and all(isinstance(p.terminal, ProjectTerminal) for p in rest) else None
+    return list(keyed.keys[0])
 
 
-def _input_columns(exprs) -> list[str] | None:
-    """The input columns ``exprs`` read, if each is one (else None)."""
-    exprs = [strip_alias(e) for e in exprs]
-    return [e.name for e in exprs] if all(isinstance(e, Column) for e in exprs) else None
-
-
-def _in_line(pipelines) -> bool:
-    """The first pipeline reads the source, each later one only the one before it."""
-    for i, p in enumerate(pipelines[1:]):
-        ids = getattr(p.input, "pipeline_ids", None) or (getattr(p.input, "pipeline_id", None),)
-        if tuple(ids) != (i,):
-            return False
-    return isinstance(pipelines[0].input, SourceInput)
+def _steps_by_key(node) -> bool:
+    """A first keyed operator whose state a key group can step on its own (sessions with the
+    stream's watermark: ``IncrementalQuery.observe``)."""
+    if isinstance(node, (RunningAggregateNode, DeduplicateNode, TopNNode)):
+        return True
+    return isinstance(node, WindowAggregateNode) and node.assigner.kind in (COUNT, SESSION) \
+        and not node.allowed_lateness_ms and node.late_tag is None
 
 
 def key_groups(spark) -> int:
