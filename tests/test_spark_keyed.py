@@ -145,6 +145,64 @@ def test_dataframe_by_key_matches_the_embedded_engine(spark, name, data):
            lambda env: env.from_spark(df, timestamp="ts", watermark=BOUND), "dataframe")
 
 
+SCANNED = "by key without a shuffle"
+
+
+@pytest.mark.parametrize("name", ["count_sliding", "running_of_running", "allowed_lateness"])
+@pytest.mark.parametrize("scan", [True, False], ids=["scan", "shuffle"])
+def test_pushdown_by_key_scans_or_shuffles_alike(spark, monkeypatch, name, scan):
+    """Sources the tasks read go by key without a shuffle (each task scans every batch and keeps
+    its keys' rows, ``key_scan.py``) while the partitions are few, through Spark's shuffle
+    otherwise; both equal the embedded engine."""
+    from grizzly_py.spark import planner
+    if not scan:
+        monkeypatch.setattr(planner, "SCAN_TASKS", 0)
+    rng = np.random.default_rng(11)
+    n = 300
+    ts = np.sort(rng.integers(0, 6000, n)) + rng.integers(-200, 201, n)
+    table = pa.table({"ts": pa.array(ts, pa.int64()), "k": pa.array(rng.choice(["a", "b", "c", None], n).tolist()),
+                      "g": pa.array(rng.integers(0, 3, n), pa.int32()), "v": pa.array(rng.integers(-10, 10, n)),
+                      "x": pa.array(rng.integers(0, 6, n).astype(float) / 2)})
+    batches = table.to_batches(max_chunksize=37)
+    env = gz.StreamEnvironment.for_spark(spark)
+    _check(spark, name, lambda env: env.from_arrow(batches, timestamp="ts", watermark=BOUND),
+           lambda env: env.from_arrow(batches, timestamp="ts", watermark=BOUND), "pushdown")
+    QUERIES[name][0](env.from_arrow(batches, timestamp="ts", watermark=BOUND)).collect("out")
+    notes = env.execute().metrics["queries"][0]["notes"]
+    assert any(SCANNED in note for note in notes) == scan, notes
+
+
+def _as(values: list, kind: pa.DataType) -> pa.RecordBatch:
+    return pa.record_batch({"key": pa.array(values, kind)})
+
+
+@settings(max_examples=60, deadline=None)
+@given(ints=st.lists(st.one_of(st.none(), st.integers(-2**31, 2**31 - 1)), min_size=1, max_size=40),
+       parts=st.integers(1, 9))
+def test_keys_that_group_as_one_share_a_key_partition(ints, parts):
+    """``key_partition`` (the scan's split by key) puts keys that group as one in one partition,
+    across integer widths, float widths, -0.0 and 0.0, NaNs of any bits, string encodings and
+    timestamp units; nulls together."""
+    from grizzly_py.spark.key_scan import key_partition
+
+    def same(*batches):
+        first = key_partition(batches[0], ["key"], parts)
+        assert ((first >= 0) & (first < parts)).all()
+        for b in batches[1:]:
+            assert (key_partition(b, ["key"], parts) == first).all(), b
+    same(_as(ints, pa.int32()), _as(ints, pa.int64()))
+    halves = [None if i is None else (i % 2**22) / 2 for i in ints]  # exact in float32
+    same(_as(halves, pa.float32()), _as(halves, pa.float64()))
+    same(_as([None if i is None else f"s{i}" for i in ints], pa.string()),
+         _as([None if i is None else f"s{i}" for i in ints], pa.large_string()),
+         pa.record_batch({"key": pa.array([None if i is None else f"s{i}" for i in ints], pa.string())
+                          .dictionary_encode()}))
+    same(_as([None if i is None else i * 1000 for i in ints], pa.timestamp("ms")),
+         _as([None if i is None else i * 1_000_000 for i in ints], pa.timestamp("us")))
+    other_nan = np.frombuffer(np.uint64(0x7FF8000000000001).tobytes(), np.float64)[0]
+    same(_as([0.0, float("nan"), None], pa.float64()), pa.record_batch({"key": pa.array([-0.0, other_nan, None])}))
+
+
 def test_late_records_are_counted_by_key_as_the_engine_counts_them(spark):
     """A record behind the watermark that other keys' records of earlier batches moved is late in
     its key's task too: dropped and counted, or sent to the late side output."""

@@ -33,12 +33,20 @@ def keyed_join_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], lay
                     out_schema: pa.Schema, accumulator=None, stage: str = STAGE) -> Iterator[pa.RecordBatch]:
     """Run the query over this task's tagged rows; yields the query's output rows. ``stage``
     names the task in its report (``keyed``: one source partitioned by key, ``keyed.py``)."""
-    report = TaskReport(stage, None, False, accumulator)
     parts = [b for b in batches if b.num_rows]
     table = pa.Table.from_batches(parts) if parts else None
     feeds = {layout.name: _source_batches(table, i, layout) for i, layout in enumerate(layouts)}
-    maxima = {layout.name: layout.maxima for layout in layouts}
     del parts, table  # the sources' batches hold the rows now: keep them once while the query runs
+    yield from run_sources(shipped, feeds, layouts, out_schema, accumulator, stage)
+
+
+def run_sources(shipped: ShippedPlan, feeds: dict[str, list[pa.RecordBatch]], layouts: list[SourceLayout],
+                out_schema: pa.Schema, accumulator=None, stage: str = STAGE) -> Iterator[pa.RecordBatch]:
+    """Run the query over a task's share of every source (``feeds``: per source name, all its
+    batches in order, each holding the task's rows of it) under the whole sources' clocks;
+    yields the query's output rows and reports the task as ``stage``."""
+    report = TaskReport(stage, None, False, accumulator)
+    maxima = {layout.name: layout.maxima for layout in layouts}
     adaptivity = Adaptivity.open(shipped.adaptive)
     qr = QueryRun(shipped.load(), None, None, "thread_local", adaptivity, "hash")
     try:
@@ -120,4 +128,4 @@ def lookup_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], source:
     yield from to_spark_batches(out, out_schema)
 
 
-__all__ = ["keyed_join_task", "lookup_task"]
+__all__ = ["keyed_join_task", "lookup_task", "run_sources"]

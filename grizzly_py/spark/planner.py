@@ -68,11 +68,21 @@ from .dataframe import with_job
 from .errors import task_error
 from .file_scans import NotAScan, scan_of
 from .filters import push_filters as push
-from .inputs import needed_columns, plan_splits, pushdown_source, read_columns, read_split, split_numbers, split_target
+from .inputs import (
+    batch_maxima,
+    needed_columns,
+    plan_splits,
+    pushdown_source,
+    read_columns,
+    read_split,
+    split_numbers,
+    split_target,
+)
 from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
-from .joins import key_column, keyed_input, keyed_join, keyed_union, stateless_lookup, tagged_rows
+from .joins import SourceLayout, key_column, keyed_input, keyed_join, keyed_union, stateless_lookup, tagged_rows
+from .key_scan import SCAN_TASKS, scan_task
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
@@ -393,28 +403,47 @@ def _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames):
     """A query whose state is per key of source columns (``keyed.py``): the source's rows,
     numbered in stream order, partitioned by those columns; each task runs the whole query on
     its keys' rows under the source's watermarks (``join_task.keyed_join_task``)."""
-    df, final_schema = _by_key(spark, shipped, physical, by_key, acc, tasks, frames, stage="keyed")
+    df, final_schema, notes = _by_key(spark, shipped, physical, by_key, acc, tasks, frames, stage="keyed")
     # the tasks' rows come out in no order across tasks: the driver sorts them by value, except a
     # changelog, whose rows keep each key's order (the order across keys is unspecified)
     changelog = any(isinstance(n, ChangelogNode) for n in _chain(root))
     order = None if changelog else [f.name for f in final_schema if not pa.types.is_nested(f.type)]
     kind = "dataframe" if isinstance(by_key.sources[0], SparkSource) else "pushdown"
-    return df, SparkJob(shipped.plan_id, "keyed", kind, False, acc, output_stage="keyed", order_by=order)
+    return df, SparkJob(shipped.plan_id, "keyed", kind, False, acc, notes, output_stage="keyed", order_by=order)
 
 
 def _by_key(spark, shipped, physical, plan, acc, tasks, frames=None, stage=JOIN_STAGE):
     """The sources' rows (the columns the query reads), tagged and partitioned by ``plan``'s key
-    columns, and the query run per key partition: (the DataFrame, its schema). There are as many
-    key partitions as input splits (``split_target``), so a task holds a fraction of the input
-    (a Python worker under ``spark.executor.pyspark.memory`` holds its task's rows twice while it
-    rebuilds the source batches)."""
+    columns, and the query run per key partition: (the DataFrame, its schema, the job's notes).
+    There are as many key partitions as input splits (``split_target``), so a task holds a
+    fraction of the input (a Python worker under ``spark.executor.pyspark.memory`` holds its
+    task's rows twice while it rebuilds the source batches). Sources the tasks read themselves
+    need no shuffle (``key_scan.py``) while the partitions are few."""
     reads = {s.name: read_columns(physical, s) for s in plan.sources}
-    rows, layouts = tagged_rows(spark, plan, tasks, acc, reads, frames)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
+    parts = split_target(tasks)
+    if parts <= SCAN_TASKS and not any(isinstance(s, SparkSource) for s in plan.sources):
+        note = f"by key without a shuffle: each of {parts} tasks reads the sources and keeps its keys' rows"
+        return _scanned_by_key(spark, shipped, plan, acc, parts, reads, final_schema, stage), final_schema, [note]
+    rows, layouts = tagged_rows(spark, plan, tasks, acc, reads, frames)
     by = [spark_column(key_column(j)) for j in range(len(plan.keys[0]))]
     df = rows.repartition(split_target(tasks), *by).mapInArrow(
         lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc, stage=stage), spark_struct(final_schema))
-    return df, final_schema
+    return df, final_schema, []
+
+
+def _scanned_by_key(spark, shipped, plan, acc, parts: int, reads: dict, final_schema: pa.Schema, stage: str):
+    """``_by_key`` for sources the tasks read: each of ``parts`` tasks scans every source and
+    keeps its key partition's rows (``key_scan.py``), no shuffle."""
+    sources, layouts = [], []
+    here = executors_here(spark.sparkContext.master)
+    for source, keys in zip(plan.sources, plan.keys):
+        columns = reads.get(source.name) or tuple(source.arrow_schema.names)
+        splits = plan_splits(source, parts, columns, executors_here=here)
+        layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(batch_maxima(source)), columns))
+        sources.append((splits, tuple(keys)))
+    return spark.range(0, parts, 1, parts).mapInArrow(
+        lambda it: scan_task(shipped, it, parts, sources, layouts, final_schema, acc, stage), spark_struct(final_schema))
 
 
 def _chain(root: PlanNode):
@@ -428,11 +457,11 @@ def _keyed_join(spark, shipped, physical, joined, acc, tasks):
     """A join of two sources, or a union of sources under a keyed window, by its key
     (``joins.py``): every source's rows, tagged, partitioned by the key; each task runs the query
     on its keys' rows (``join_task.keyed_join_task``)."""
-    df, final_schema = _by_key(spark, shipped, physical, joined, acc, tasks)
+    df, final_schema, notes = _by_key(spark, shipped, physical, joined, acc, tasks)
     kinds = {isinstance(s, SparkSource) for s in joined.sources}
     # a key's rows come out in its task's order, the tasks' in no order: the driver sorts by value
     order = [f.name for f in final_schema if not pa.types.is_nested(f.type)]
-    job = SparkJob(shipped.plan_id, "keyed-join", "dataframe" if True in kinds else "pushdown", False, acc,
+    job = SparkJob(shipped.plan_id, "keyed-join", "dataframe" if True in kinds else "pushdown", False, acc, notes,
                    output_stage=JOIN_STAGE, order_by=order)
     return df, job
 

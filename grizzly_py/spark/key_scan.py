@@ -1,0 +1,102 @@
+"""The keyed strategies' input without a shuffle: every task scans every source and keeps its
+keys' rows.
+
+The ``keyed`` and ``keyed-join`` strategies partition the sources' rows by key so a task holds
+every record of its keys (``joins.py``). For a DataFrame source Spark has to shuffle the rows.
+For sources the tasks read themselves (Parquet, Arrow: ``inputs.pushdown_source``) the shuffle
+is not needed: task ``p`` of ``P`` reads every split of every source (only the columns the query
+reads) and keeps the rows whose key hashes to ``p`` (``key_partition``: equal keys alike across
+integer widths and float classes, -0.0 as 0.0 and one NaN, as ``schema.hashed_key`` normalizes
+them for Spark), batch by batch, so it rebuilds each source's batches of its keys in stream
+order without Spark's sort, and runs the query on them as a shuffled task does
+(``join_task.run_sources``). Each task reads the whole input, which costs less than moving every
+row through the JVM's shuffle while the tasks are few (``SCAN_TASKS``); rows a reader rejects
+(``on_bad_rows="drop"``) are reported by task 0 only, so they are counted once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+import pyarrow as pa
+
+from .inputs import Split, read_split
+from .join_task import run_sources
+from .joins import SourceLayout
+from .schema import conform
+
+# the most tasks for which each task scanning the whole input beats the shuffle (docs/spark.md)
+SCAN_TASKS = 16
+_NULL = np.uint64(0x9E3779B97F4A7C15)  # a null key's hash (any constant: equal nulls partition alike)
+_MIX = np.uint64(0x100000001B3)
+
+
+def key_partition(batch: pa.RecordBatch, keys: Iterable[str], parts: int) -> np.ndarray:
+    """Each row's key partition in ``range(parts)``: a hash of its ``keys`` columns, equal for
+    keys that group as one (integers of any width, floats of either width, -0.0 and 0.0, every
+    NaN; timestamps by instant), the same in every process."""
+    from pandas.util import hash_array
+    mixed = np.zeros(batch.num_rows, dtype=np.uint64)
+    for name in keys:
+        column = batch.column(name)
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        valid = column.is_valid().to_numpy(zero_copy_only=False)
+        hashed = hash_array(_normalized(column))
+        mixed = mixed * _MIX + np.where(valid, hashed, _NULL)
+    return (mixed % np.uint64(parts)).astype(np.int64)
+
+
+def _normalized(column: pa.Array) -> np.ndarray:
+    """``column``'s values as one numpy array per class of key type (nulls as any value: the
+    caller masks them)."""
+    kind = column.type
+    if pa.types.is_dictionary(kind):
+        column, kind = column.cast(kind.value_type), kind.value_type
+    if pa.types.is_floating(kind):
+        values = column.cast(pa.float64()).fill_null(0.0).to_numpy(zero_copy_only=False)
+        values = np.where(np.isnan(values), np.nan, values) + 0.0  # one NaN; -0.0 + 0.0 is 0.0
+        return values.view(np.uint64)
+    if pa.types.is_timestamp(kind):
+        return column.cast(pa.timestamp("us")).cast(pa.int64()).fill_null(0).to_numpy()
+    if pa.types.is_integer(kind) or pa.types.is_boolean(kind) or pa.types.is_date(kind):
+        if pa.types.is_date64(kind):
+            column = column.cast(pa.date32())
+        return column.cast(pa.int64()).fill_null(0).to_numpy()
+    return np.asarray(column.fill_null("").to_pylist(), dtype=object)
+
+
+def scan_task(shipped, ids: Iterator[pa.RecordBatch], parts: int, sources: list[tuple[list[Split], tuple[str, ...]]],
+              layouts: list[SourceLayout], out_schema: pa.Schema, accumulator=None,
+              stage: str = "keyed") -> Iterator[pa.RecordBatch]:
+    """Task side: for each key partition number in ``ids``, every source's batches (``sources``:
+    its splits and key columns) cut to the rows of that partition, then the query over them."""
+    from . import worker
+    for chunk in ids:
+        for part in chunk.column(0).to_pylist():
+            rejected: dict = {}
+            feeds = {layout.name: _partition_batches(splits, keys, layout, part, parts, rejected)
+                     for (splits, keys), layout in zip(sources, layouts)}
+            if part == 0:
+                worker.report_rejected(accumulator, rejected)
+            yield from run_sources(shipped, feeds, layouts, out_schema, accumulator, stage)
+
+
+def _partition_batches(splits: list[Split], keys: tuple[str, ...], layout: SourceLayout, part: int, parts: int,
+                       rejected: dict) -> list[pa.RecordBatch]:
+    """Every batch of one source, in order, holding its rows of key partition ``part`` (the
+    columns the query does not read as nulls)."""
+    schema, carried = layout.schema, set(layout.carried)
+    out = [pa.RecordBatch.from_pylist([], schema=schema)] * len(layout.maxima)
+    for split in splits:
+        for number, batch in zip(split.pieces, read_split(split, rejected)):
+            if batch.num_rows:
+                mine = batch.filter(pa.array(key_partition(batch, keys, parts) == part))
+                rows = mine.num_rows
+                columns = [mine.column(f.name) if f.name in carried else pa.nulls(rows, f.type) for f in schema]
+                out[number] = conform(pa.RecordBatch.from_arrays(columns, names=schema.names), schema)
+    return out
+
+
+__all__ = ["SCAN_TASKS", "key_partition", "scan_task"]
