@@ -184,6 +184,23 @@ def test_string_value_bags_resume_exactly(parallelism, tmp_path):
     assert_same_changelog(result["out"], expected, ["k"])
 
 
+def _retracting_sequences(env, data):
+    """first/last of strings and a variance over the last row per (k, n): sequences of values
+    (a holistic state) and retractable sums."""
+    return (_bounded(env, data).key_by("k", "n").deduplicate(keep="last")
+            .key_by("k").aggregate(f=agg.first("name"), la=agg.last("name"), sd=agg.stddev_samp("n")))
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_first_last_and_variances_over_an_updating_input_resume_exactly(parallelism, tmp_path):
+    batches = _data().to_batches(max_chunksize=100)
+    expected = reference.evaluate(ChangelogNode(_retracting_sequences(gz.StreamEnvironment(), batches).node))
+    result = run_with_crashes(lambda env, data: _retracting_sequences(env, data).changelog(), batches, [2, 9, 10],
+                              tmp_path / "chk", parallelism)
+    assert result.metrics["checkpoints"]["restored_from"] == 10
+    assert_same_changelog(result["out"], expected, ["k"])
+
+
 def _last_rows(env, data):
     return _bounded(env, data).key_by("k", "n").deduplicate(keep="last")
 
