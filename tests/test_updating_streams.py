@@ -27,6 +27,7 @@ from test_checkpoint import _bounded, _case_over, _crash_points, _data, run_with
 import grizzly_py as gz
 from grizzly_py import Time, agg, col, lit, reference
 from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.aggregates.functions.variance import exact_variance
 from grizzly_py.engine.state_memory import StateMemoryLimitError
 from grizzly_py.plan import ChangelogNode
 from grizzly_py.windows import EventTimeSessionWindows
@@ -472,6 +473,24 @@ def test_variances_follow_the_values_in():
         ("b", "0.0", "None"), ("b", "1.0", "2.0")]
     assert final.to_pylist()[1] == dict(g="b", vp=1.0, vs=2.0, sd=math.sqrt(2.0))
     for sizes, parallelism in _runs(8):
+        check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
+
+
+def test_a_variance_keeps_its_digits_where_the_values_drift_from_the_first():
+    """The sums are of values shifted by the first one; once it is retracted, the values left
+    are far from it (their squares near 1e16, their spread 1): the squares' rounding errors are
+    kept and the sums cancel in double-double arithmetic, so the result is still exact."""
+    def build(env, sizes=None):
+        big = [1e8 + 1, 1e8 + 2, 1e8 + 3, 1e8 + 7, 1e8 + 11]
+        data = {"ts": pa.array(range(7), i64), "id": pa.array([0, 1, 2, 3, 4, 5, 0], i64),
+                "v": [0.0, *big, None]}
+        rows = arrow_stream(env, data, sizes=sizes).key_by("id").deduplicate(keep="last")
+        return rows.with_columns(g=lit(0)).key_by("g").aggregate(vp=agg.var_pop("v"), ss=agg.stddev_samp("v"))
+    final, _ = run_compiled(build)
+    spread = [1.0, 2.0, 3.0, 7.0, 11.0]
+    assert final.to_pylist() == [dict(g=0, vp=float(exact_variance(spread, 0)),
+                                      ss=math.sqrt(exact_variance(spread, 1)))]
+    for sizes, parallelism in _runs(7):
         check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
 
 

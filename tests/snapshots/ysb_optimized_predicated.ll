@@ -357,6 +357,7 @@ declare i64 @llvm.smax.i64(i64, i64)
 declare i64 @llvm.ctlz.i64(i64, i1)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 declare double @llvm.sqrt.f64(double)
+declare double @llvm.fma.f64(double, double, double)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
@@ -1430,6 +1431,7 @@ declare i64 @llvm.smax.i64(i64, i64)
 declare i64 @llvm.ctlz.i64(i64, i1)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 declare double @llvm.sqrt.f64(double)
+declare double @llvm.fma.f64(double, double, double)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
