@@ -611,7 +611,7 @@ class RunningAggregate(WindowAggregate):
         self.downstream = downstream
         self.metrics = metrics
         self.arrivals = 0
-        self.records: dict[tuple, list] = {}     # group -> its rows (to match a retraction, count rows)
+        self.records: dict[tuple, list] = {}     # group -> its rows (what a retraction matches)
         self.inputs: dict[tuple, list] = {}      # group -> per aggregate, its (arrival, event time, input)s
         self.rows: dict[tuple, Row] = {}
 
@@ -623,14 +623,13 @@ class RunningAggregate(WindowAggregate):
         kind = row.get(OP_COLUMN, INSERT)
         values = {n: v for n, v in row.items() if n != OP_COLUMN}
         if kind in (UPDATE_BEFORE, DELETE):  # a retraction takes out one equal row added before
-            i = next((i for i, r in enumerate(records)
-                      if all(_same(r[3][n], values[n]) for n in values)), None)
+            i = next((i for i, r in enumerate(records) if all(_same(r[n], values[n]) for n in values)), None)
             if i is not None:
                 del records[i]
                 for column, a in zip(inputs, self.args):
                     _take_out(column, a(row))
         else:
-            records.append((self.arrivals, ts, [a(row) for a in self.args], values))
+            records.append(values)
             for column, a in zip(inputs, self.args):
                 column.append((self.arrivals, ts, a(row)))
             self.arrivals += 1
