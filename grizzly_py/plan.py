@@ -273,9 +273,10 @@ class RunningAggregateNode(PlanNode):
     ``mode``, ``top_k``).
 
     Over an updating input (an aggregate of an aggregate, Nexmark Q4's shape) a ``-U``/``-D`` row
-    retracts its input: only the aggregates that can undo it (``count``, ``sum``, ``avg``
-    subtract it; ``min``, ``max`` and ``count_distinct`` take it out of their value bag); a key
-    left with no rows emits ``-D`` (and ``+I`` if it fills again).
+    retracts its input: only the aggregates that can undo it (``count``, ``sum``, ``avg`` and
+    the variances subtract it; ``min``, ``max`` and ``count_distinct`` take it out of their
+    value bag, ``first`` and ``last`` out of their sequence of values); a key left with no rows
+    emits ``-D`` (and ``+I`` if it fills again).
     """
 
     input: PlanNode
@@ -299,8 +300,8 @@ class RunningAggregateNode(PlanNode):
                                       f"aggregates (count, sum, min, max, avg, var/stddev, first, last) and "
                                       f"count_distinct; {call!r} keeps every value of its group (not supported)")
                 raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
-                                 f"aggregate takes count, sum, avg, min, max and count_distinct, "
-                                 f"which can undo a retracted row; {call!r} cannot (not supported yet)")
+                                 f"aggregate takes the aggregates that can undo a retracted row; "
+                                 f"{call!r} cannot (not supported yet)")
         self.schema
 
     @property

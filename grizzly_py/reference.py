@@ -64,8 +64,10 @@ Updating streams (``changelog.py``)
   at each record: the key's first record emits ``+I``; a record that changes the row emits ``-U``
   (the old row) and ``+U`` (the new one), each with the record's event time; an unchanged row
   (equal values, NaN equal to NaN) emits nothing. Over an updating input a ``-U``/``-D`` row
-  takes one equal earlier row out of its key's records (the aggregates are then recomputed over
-  the rest); a key left with no records emits ``-D`` with its last row.
+  takes one equal earlier row out of its key's records, and each aggregate takes out the
+  earliest (event time, arrival) of its equal inputs (Flink's retracting ``FIRST_VALUE``); the
+  aggregates are then recomputed over the rest; a key left with no records emits ``-D`` with
+  its last row.
 - ``deduplicate`` keeps per key the first row to arrive, or the row with the latest (event time,
   arrival): ``+I``, then ``-U``/``+U`` when a different row takes its place (``Deduplicate``).
 - ``top_n`` keeps per key its first ``n`` rows in rank order; a record ranked ``r <= n`` emits
@@ -531,15 +533,17 @@ class WindowAggregate(Operator):
     def results(self, records: list) -> list:
         """Each aggregate over ``records`` ((arrival, event time, the aggregates' inputs) in
         arrival order; an input is ``SKIPPED`` where the aggregate's ``where=`` is not true)."""
-        results = []
-        for i, (call, arg_type) in enumerate(zip(self.calls, self.arg_types)):
-            counted = [(arrival, 0 if ts is None else int(ts), v[i]) for arrival, ts, v in records if v[i] is not SKIPPED]
-            if call.spec.ordered:
-                values = [(ts, arrival, x) for arrival, ts, x in counted if x is not None]
-            else:
-                values = [x for _, _, x in counted if x is not None]
-            results.append(aggregate(call, arg_type, values, len(counted)))
-        return results
+        return [self.result(i, [(arrival, ts, v[i]) for arrival, ts, v in records]) for i in range(len(self.calls))]
+
+    def result(self, i: int, inputs: list):
+        """Aggregate ``i`` over its ``inputs``: (arrival, event time, input) in arrival order."""
+        call, arg_type = self.calls[i], self.arg_types[i]
+        counted = [(arrival, 0 if ts is None else int(ts), x) for arrival, ts, x in inputs if x is not SKIPPED]
+        if call.spec.ordered:
+            values = [(ts, arrival, x) for arrival, ts, x in counted if x is not None]
+        else:
+            values = [x for _, _, x in counted if x is not None]
+        return aggregate(call, arg_type, values, len(counted))
 
 
 class CountWindowAggregate(WindowAggregate):
@@ -582,6 +586,17 @@ def _same(a, b) -> bool:
     return a == b
 
 
+def _take_out(inputs: list, x) -> None:
+    """A retraction of input ``x`` from one aggregate's ``inputs`` ((arrival, event time, input)):
+    the earliest by (event time, arrival) of its equal inputs leaves (as Flink's
+    ``FirstValueWithRetractAggFunction`` takes a value's oldest occurrence out; which one leaves
+    matters to ``first`` and ``last`` only). Floats are equal as Java's ``Double.equals`` has
+    them: NaN equals NaN, ``-0.0`` is not ``0.0``."""
+    equal = [(0 if ts is None else int(ts), arrival, n) for n, (arrival, ts, y) in enumerate(inputs) if _same(x, y)]
+    if equal:
+        del inputs[min(equal)[2]]
+
+
 class RunningAggregate(WindowAggregate):
     """``keyed.aggregate`` without a window: per key, every record's aggregates over all the key's
     records so far, as a changelog (``+I``; ``-U`` old, ``+U`` new; nothing when unchanged)."""
@@ -596,30 +611,36 @@ class RunningAggregate(WindowAggregate):
         self.downstream = downstream
         self.metrics = metrics
         self.arrivals = 0
-        self.records: dict[tuple, list] = {}
+        self.records: dict[tuple, list] = {}     # group -> its rows (what a retraction matches)
+        self.inputs: dict[tuple, list] = {}      # group -> per aggregate, its (arrival, event time, input)s
         self.rows: dict[tuple, Row] = {}
 
     def push(self, ts, row):
         key = tuple(normalize_key(row[k]) for k in self.keys)
         group = tuple(sort_key(v) for v in key)
         records = self.records.setdefault(group, [])
+        inputs = self.inputs.setdefault(group, [[] for _ in self.calls])
         kind = row.get(OP_COLUMN, INSERT)
         values = {n: v for n, v in row.items() if n != OP_COLUMN}
         if kind in (UPDATE_BEFORE, DELETE):  # a retraction takes out one equal row added before
-            i = next((i for i, r in enumerate(records)
-                      if all(_same(r[3][n], values[n]) for n in values)), None)
+            i = next((i for i, r in enumerate(records) if all(_same(r[n], values[n]) for n in values)), None)
             if i is not None:
                 del records[i]
+                for column, a in zip(inputs, self.args):
+                    _take_out(column, a(row))
         else:
-            records.append((self.arrivals, ts, [a(row) for a in self.args], values))
+            records.append(values)
+            for column, a in zip(inputs, self.args):
+                column.append((self.arrivals, ts, a(row)))
             self.arrivals += 1
         old = self.rows.get(group)
         if not records:  # no row left: the key's row is deleted
             self.rows.pop(group, None)
+            self.inputs.pop(group, None)
             if old is not None:
                 self.downstream.push(ts, {**old, OP_COLUMN: DELETE})
             return
-        new = dict(zip(self.out_names, (*key, *self.results([r[:3] for r in records]))))
+        new = dict(zip(self.out_names, (*key, *(self.result(i, column) for i, column in enumerate(inputs)))))
         self.rows[group] = new
         if old is None:
             self.downstream.push(ts, {**new, OP_COLUMN: INSERT})

@@ -830,3 +830,97 @@ done:
   store i64 %ties, ptr %count.p
   ret void
 }
+
+; A sequence of a running aggregate's first/last over an updating input: entries [event time,
+; arrival position, value] in ascending (event time, arrival) order (length counts words), so
+; first is the first entry and last the last one. Insert a new entry at its place: binary search
+; (records arriving in event-time order append), then one memmove. 1 when out of memory.
+define linkonce_odr i32 @gz_seq_insert(ptr %v, i64 %ts, i64 %pos, i64 %x) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %n = udiv i64 %len, 3
+  %data = load ptr, ptr %v
+  br label %search
+search:
+  %lo = phi i64 [ 0, %entry ], [ %lo.next, %step ]
+  %hi = phi i64 [ %n, %entry ], [ %hi.next, %step ]
+  %more = icmp ult i64 %lo, %hi
+  br i1 %more, label %step, label %found
+step:
+  %span = sub i64 %hi, %lo
+  %half = lshr i64 %span, 1
+  %mid = add i64 %lo, %half
+  %mid.w = mul i64 %mid, 3
+  %mid.p = getelementptr inbounds i64, ptr %data, i64 %mid.w
+  %mid.ts = load i64, ptr %mid.p
+  %mid.p1 = getelementptr inbounds i64, ptr %mid.p, i64 1
+  %mid.pos = load i64, ptr %mid.p1
+  %lt0 = icmp slt i64 %mid.ts, %ts
+  %eq0 = icmp eq i64 %mid.ts, %ts
+  %lt1 = icmp slt i64 %mid.pos, %pos
+  %tie = and i1 %eq0, %lt1
+  %below = or i1 %lt0, %tie
+  %mid1 = add i64 %mid, 1
+  %lo.next = select i1 %below, i64 %mid1, i64 %lo
+  %hi.next = select i1 %below, i64 %hi, i64 %mid
+  br label %search
+found:
+  %at.w = mul i64 %lo, 3
+  %rc = call i32 @gz_vec_reserve(ptr %v, i64 3)
+  %oom = icmp ne i32 %rc, 0
+  br i1 %oom, label %fail, label %insert
+fail:
+  ret i32 1
+insert:
+  %data2 = load ptr, ptr %v
+  %to = getelementptr inbounds i64, ptr %data2, i64 %at.w
+  %to.next = getelementptr inbounds i64, ptr %to, i64 3
+  %rest.w = sub i64 %len, %at.w
+  %rest.b = shl i64 %rest.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %to.next, ptr %to, i64 %rest.b, i1 false)
+  store i64 %ts, ptr %to
+  %to.1 = getelementptr inbounds i64, ptr %to, i64 1
+  store i64 %pos, ptr %to.1
+  %to.2 = getelementptr inbounds i64, ptr %to, i64 2
+  store i64 %x, ptr %to.2
+  %len.more = add i64 %len, 3
+  store i64 %len.more, ptr %len.p
+  ret i32 0
+}
+
+; A retraction of %x from a gz_seq_insert sequence: its earliest entry whose value word is %x
+; leaves (Flink's FirstValueWithRetractAggFunction takes a value's oldest occurrence out); a
+; value the sequence lacks changes nothing. A linear scan from the front, then one memmove.
+define linkonce_odr void @gz_seq_remove(ptr %v, i64 %x) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %data = load ptr, ptr %v
+  br label %scan
+scan:
+  %w = phi i64 [ 0, %entry ], [ %w.next, %next ]
+  %left = icmp ult i64 %w, %len
+  br i1 %left, label %look, label %absent
+look:
+  %w2 = add i64 %w, 2
+  %x.p = getelementptr inbounds i64, ptr %data, i64 %w2
+  %y = load i64, ptr %x.p
+  %same = icmp eq i64 %y, %x
+  br i1 %same, label %remove, label %next
+next:
+  %w.next = add i64 %w, 3
+  br label %scan
+absent:
+  ret void
+remove:
+  %at = getelementptr inbounds i64, ptr %data, i64 %w
+  %after.w = add i64 %w, 3
+  %after = getelementptr inbounds i64, ptr %data, i64 %after.w
+  %tail.w = sub i64 %len, %after.w
+  %tail.b = shl i64 %tail.w, 3
+  call void @llvm.memmove.p0.p0.i64(ptr %at, ptr %after, i64 %tail.b, i1 false)
+  %len.less = sub i64 %len, 3
+  store i64 %len.less, ptr %len.p
+  ret void
+}

@@ -843,7 +843,9 @@ def aggregate_over_updating_steps(draw, stream) -> tuple[list[Step], list[str]]:
     (docs/semantics.md, "Updating streams"): count, and count / sum / avg of integer columns (a
     float sum subtracts retracted values, where rounding may differ from the reference's
     recomputation: tests/test_updating_streams.py covers floats by hand), min / max /
-    count_distinct of numbers and strings (a value bag: exact for floats too)."""
+    count_distinct of numbers and strings (a value bag: exact for floats too), first / last of
+    numbers and strings (a sequence of the values in: exact), variances and standard deviations
+    of integer columns modulo 1000 (retractable sums: exact for integers of that range)."""
     steps, keys = draw(grouping_keys(stream.schema, floats=False))
     schema = _applied(stream, steps).schema
     ints = [f.name for f in schema if f.dtype.is_integer]
@@ -853,6 +855,11 @@ def aggregate_over_updating_steps(draw, stream) -> tuple[list[Step], list[str]]:
         calls[f"o{i}"] = getattr(agg, draw(st.sampled_from(["count", "sum", "avg"])))(col(name))
     for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=2)) if numbers else []):
         calls[f"b{i}"] = getattr(agg, draw(st.sampled_from(["min", "max", "count_distinct"])))(col(name))
+    for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=2)) if numbers else []):
+        calls[f"p{i}"] = getattr(agg, draw(st.sampled_from(["first", "last"])))(col(name))
+    for i, name in enumerate(draw(st.lists(st.sampled_from(ints), max_size=1)) if ints else []):
+        spread = draw(st.sampled_from(["var_pop", "var_samp", "stddev_pop", "stddev_samp"]))
+        calls[f"v{i}"] = getattr(agg, spread)(col(name) % 1000)
     return steps + [Step("key_by", tuple(keys)), Step("aggregate", kwargs=calls)], keys
 
 

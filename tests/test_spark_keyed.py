@@ -65,7 +65,7 @@ QUERIES = {
     "running": (lambda s: s.filter(col("x") < 2.1).key_by("k").aggregate(
         n=agg.count(), s=agg.sum("v"), hi=agg.max("x"), l=agg.last("v")), True),
     "running_of_running": (lambda s: s.key_by("k", "g").aggregate(hi=agg.max("v")).key_by("k").aggregate(
-        total=agg.sum("hi"), n=agg.count()), True),
+        total=agg.sum("hi"), n=agg.count(), f=agg.first("hi"), l=agg.last("hi"), sd=agg.stddev_pop("hi")), True),
     "deduplicate_first": (lambda s: s.key_by("k", "g").deduplicate(keep="first"), False),
     "deduplicate_last": (lambda s: s.key_by("k").deduplicate(keep="last"), True),
     "top_n": (lambda s: s.key_by("k").top_n(2, by=["v", "x"], descending=[True, False]), True),

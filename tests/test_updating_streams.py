@@ -27,6 +27,7 @@ from test_checkpoint import _bounded, _case_over, _crash_points, _data, run_with
 import grizzly_py as gz
 from grizzly_py import Time, agg, col, lit, reference
 from grizzly_py.aggregates import AggregateOverflowError
+from grizzly_py.aggregates.functions.variance import exact_variance
 from grizzly_py.engine.state_memory import StateMemoryLimitError
 from grizzly_py.plan import ChangelogNode
 from grizzly_py.windows import EventTimeSessionWindows
@@ -184,6 +185,23 @@ def test_string_value_bags_resume_exactly(parallelism, tmp_path):
     assert_same_changelog(result["out"], expected, ["k"])
 
 
+def _retracting_sequences(env, data):
+    """first/last of strings and a variance over the last row per (k, n): sequences of values
+    (a holistic state) and retractable sums."""
+    return (_bounded(env, data).key_by("k", "n").deduplicate(keep="last")
+            .key_by("k").aggregate(f=agg.first("name"), la=agg.last("name"), sd=agg.stddev_samp("n")))
+
+
+@pytest.mark.parametrize("parallelism", [1, 2])
+def test_first_last_and_variances_over_an_updating_input_resume_exactly(parallelism, tmp_path):
+    batches = _data().to_batches(max_chunksize=100)
+    expected = reference.evaluate(ChangelogNode(_retracting_sequences(gz.StreamEnvironment(), batches).node))
+    result = run_with_crashes(lambda env, data: _retracting_sequences(env, data).changelog(), batches, [2, 9, 10],
+                              tmp_path / "chk", parallelism)
+    assert result.metrics["checkpoints"]["restored_from"] == 10
+    assert_same_changelog(result["out"], expected, ["k"])
+
+
 def _last_rows(env, data):
     return _bounded(env, data).key_by("k", "n").deduplicate(keep="last")
 
@@ -244,7 +262,8 @@ def aggregate_of_aggregate_cases(draw, inner=None):
     columns, count / count(c) / sum / avg of its integer columns (float sums subtract retracted
     values, where rounding may differ from a recomputation: the hand-written cases cover them),
     min / max / count_distinct of its numeric and string columns (a value bag: exact for floats
-    too)."""
+    too), first / last of them (exact too), variances of its integer columns modulo 1000
+    (retractable sums: exact for such integers)."""
     case = draw(inner if inner is not None else running_aggregate_cases())
     inner = case.build(gz.StreamEnvironment()).schema
     if draw(st.booleans()):
@@ -263,6 +282,11 @@ def aggregate_of_aggregate_cases(draw, inner=None):
         calls[f"o{i}"] = getattr(agg, draw(st.sampled_from(["count", "sum", "avg"])))(name)
     for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=3)) if numbers else []):
         calls[f"b{i}"] = getattr(agg, draw(st.sampled_from(["min", "max", "count_distinct"])))(name)
+    for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=2)) if numbers else []):
+        calls[f"p{i}"] = getattr(agg, draw(st.sampled_from(["first", "last"])))(name)
+    for i, name in enumerate(draw(st.lists(st.sampled_from(ints), max_size=1)) if ints else []):
+        spread = draw(st.sampled_from(["var_pop", "var_samp", "stddev_pop", "stddev_samp"]))
+        calls[f"v{i}"] = getattr(agg, spread)(col(name) % 1000)
     case.steps += [Step("key_by", tuple(keys)), Step("aggregate", kwargs=calls)]
     case.keys = keys
     return case
@@ -362,14 +386,121 @@ def test_min_and_max_of_strings_tell_a_long_common_prefix_apart():
         check_against_reference(lambda env: build(env, sizes), ["g"], 2)
 
 
+def _runs(n):
+    """(batch sizes, parallelism) to check a case of ``n`` rows against the reference at."""
+    return [(None, 1), ([1] * n, 2), ([2, n - 2], 3), ([n - 1, 1], 4)]
+
+
+def _rows(changes, *columns):
+    """The +I/+U rows of a changelog as reprs (NaN and -0.0 told apart), with the key ``g``."""
+    return [(r["g"], *(repr(r[c]) for c in columns)) for r in changes.to_pylist() if r["op"] in ("+I", "+U")]
+
+
+def test_first_and_last_give_back_the_next_value_when_one_is_retracted():
+    """A retraction of the first (last) value makes the next (previous) one in event-time order
+    the result; a group emptied and filled again starts over."""
+    def build(env, sizes=None):
+        return _last_prices(env, sizes).key_by("g").aggregate(f=agg.first("v"), la=agg.last("v"))
+    final, changes = run_compiled(build)
+    rows = [(r["op"], r["g"], r["f"], r["la"]) for r in changes.to_pylist()]
+    assert [r for r in rows if r[1] == "a"] == [
+        ("+I", "a", 5, 5), ("-U", "a", 5, 5), ("+U", "a", 5, 3),
+        ("-U", "a", 5, 3), ("+U", "a", 3, 3),          # id 1's 5 (the first) retracted: 3 is first
+        ("-U", "a", 3, 3), ("+U", "a", 3, 7),
+        ("-U", "a", 3, 7), ("+U", "a", 7, 7),          # id 2's 3 retracted
+        ("-U", "a", 7, 7), ("+U", "a", 7, 9)]
+    assert [r for r in rows if r[1] == "b"] == [
+        ("+I", "b", 4, 4), ("-D", "b", 4, 4), ("+I", "b", 1, 1), ("-U", "b", 1, 1), ("+U", "b", 1, 8),
+        ("-U", "b", 1, 8), ("+U", "b", 1, 1),          # id 5's 8 (the last) retracted: 1 is last again
+        ("-U", "b", 1, 1), ("+U", "b", 1, 2)]
+    assert final.to_pylist() == [dict(g="a", f=7, la=9), dict(g="b", f=1, la=2), dict(g="c", f=6, la=6)]
+    for sizes, parallelism in _runs(9):
+        check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
+
+
+def test_a_retraction_takes_the_oldest_equal_value_out():
+    """Of two equal values, a retraction takes the older one out (Flink's retracting FIRST_VALUE
+    and LAST_VALUE), whichever row it retracts: id 3's 5 retracted leaves id 1's 5 out, so 3 is
+    first."""
+    def build(env, sizes=None):
+        data = {"ts": pa.array(range(4), i64), "id": pa.array([1, 2, 3, 3], i64), "v": pa.array([5, 3, 5, 9], i64)}
+        rows = arrow_stream(env, data, sizes=sizes).key_by("id").deduplicate(keep="last")
+        return rows.with_columns(g=lit(0)).key_by("g").aggregate(f=agg.first("v"), la=agg.last("v"))
+    final, changes = run_compiled(build)
+    assert _rows(changes, "f", "la") == [(0, "5", "5"), (0, "5", "3"), (0, "5", "5"), (0, "3", "5"), (0, "3", "9")]
+    assert final.to_pylist() == [dict(g=0, f=3, la=9)]
+    for sizes, parallelism in _runs(4):
+        check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
+
+
+def test_first_and_last_of_floats_and_strings_with_nulls():
+    """Nulls are skipped, and so is their retraction; a float is retracted by an equal one, NaN
+    by NaN and -0.0 only by -0.0; strings by equal strings."""
+    def build(env, sizes=None):
+        data = {"ts": pa.array(range(6), i64), "id": pa.array([1, 2, 3, 1, 3, 2], i64),
+                "f": [float("nan"), None, -0.0, 1.0, 0.0, 2.0], "s": ["x", None, "é", "y", "x", "x"]}
+        rows = arrow_stream(env, data, sizes=sizes).key_by("id").deduplicate(keep="last")
+        return rows.with_columns(g=lit(0)).key_by("g").aggregate(ff=agg.first("f"), lf=agg.last("f"),
+                                                                 fs=agg.first("s"), ls=agg.last("s"))
+    final, changes = run_compiled(build)
+    assert _rows(changes, "ff", "lf", "fs", "ls") == [
+        (0, "nan", "nan", "'x'", "'x'"), (0, "nan", "-0.0", "'x'", "'é'"),
+        (0, "-0.0", "-0.0", "'é'", "'é'"),             # id 1's NaN and x retracted
+        (0, "-0.0", "1.0", "'é'", "'y'"), (0, "1.0", "1.0", "'y'", "'y'"),
+        (0, "1.0", "0.0", "'y'", "'x'"), (0, "1.0", "2.0", "'y'", "'x'")]
+    for sizes, parallelism in _runs(6):
+        check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
+
+
+def test_variances_follow_the_values_in():
+    """A variance over the values in: back to one value (0, a sample variance null), to none
+    (null) and filled again from a fresh state; NaN while a NaN or infinite value is in, exact
+    again once it is retracted."""
+    def build(env, sizes=None):
+        data = {"ts": pa.array(range(8), i64), "id": pa.array([1, 2, 1, 2, 1, 4, 4, 4], i64),
+                "g": ["a", "a", "a", "b", "a", "b", "b", "b"],
+                "v": [2.0, 4.0, None, 4.0, 10.0, float("nan"), float("inf"), 6.0]}
+        rows = arrow_stream(env, data, sizes=sizes).key_by("id").deduplicate(keep="last")
+        return rows.key_by("g").aggregate(vp=agg.var_pop("v"), vs=agg.var_samp("v"), sd=agg.stddev_samp("v"))
+    final, changes = run_compiled(build)
+    assert [(r["op"], *map(repr, (r["vp"], r["vs"]))) for r in changes.to_pylist() if r["g"] == "a"] == [
+        ("+I", "0.0", "None"), ("-U", "0.0", "None"), ("+U", "1.0", "2.0"),
+        ("-U", "1.0", "2.0"), ("+U", "0.0", "None"),    # 2 retracted: one value left
+        ("-U", "0.0", "None"), ("+U", "None", "None"),  # 4 moves to b: a keeps a row with no value
+        ("-D", "None", "None"), ("+I", "0.0", "None")]  # the null row retracted, then 10
+    assert [r for r in _rows(changes, "vp", "vs") if r[0] == "b"] == [
+        ("b", "0.0", "None"), ("b", "nan", "nan"), ("b", "0.0", "None"), ("b", "nan", "nan"),
+        ("b", "0.0", "None"), ("b", "1.0", "2.0")]
+    assert final.to_pylist()[1] == dict(g="b", vp=1.0, vs=2.0, sd=math.sqrt(2.0))
+    for sizes, parallelism in _runs(8):
+        check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
+
+
+def test_a_variance_keeps_its_digits_where_the_values_drift_from_the_first():
+    """The sums are of values shifted by the first one; once it is retracted, the values left
+    are far from it (their squares near 1e16, their spread 1): the squares' rounding errors are
+    kept and the sums cancel in double-double arithmetic, so the result is still exact."""
+    def build(env, sizes=None):
+        big = [1e8 + 1, 1e8 + 2, 1e8 + 3, 1e8 + 7, 1e8 + 11]
+        data = {"ts": pa.array(range(7), i64), "id": pa.array([0, 1, 2, 3, 4, 5, 0], i64),
+                "v": [0.0, *big, None]}
+        rows = arrow_stream(env, data, sizes=sizes).key_by("id").deduplicate(keep="last")
+        return rows.with_columns(g=lit(0)).key_by("g").aggregate(vp=agg.var_pop("v"), ss=agg.stddev_samp("v"))
+    final, _ = run_compiled(build)
+    spread = [1.0, 2.0, 3.0, 7.0, 11.0]
+    assert final.to_pylist() == [dict(g=0, vp=float(exact_variance(spread, 0)),
+                                      ss=math.sqrt(exact_variance(spread, 1)))]
+    for sizes, parallelism in _runs(7):
+        check_against_reference(lambda env: build(env, sizes), ["g"], parallelism)
+
+
 def test_aggregates_that_cannot_retract_reject_an_updating_input():
     env = gz.StreamEnvironment()
-    with pytest.raises(ValueError, match="'v'.*over an updating stream.*count, sum, avg, min, max.*var_pop"):
-        _updating(env).key_by("k").aggregate(v=agg.var_pop("n"))
     with pytest.raises(gz.SchemaError, match="'m'.*running aggregate.*agg.mode"):
         _updating(env).key_by("k").aggregate(m=agg.mode("n"))
     _updating(env).key_by("n").aggregate(c=agg.count(), s=agg.sum("k"), a=agg.avg("k"), hi=agg.max("k"),
-                                         lo=agg.min("k"), d=agg.count_distinct("k"))
+                                         lo=agg.min("k"), d=agg.count_distinct("k"), f=agg.first("k"),
+                                         la=agg.last("k"), v=agg.var_pop("k"), sd=agg.stddev_samp("k"))
 
 
 # ----------------------------------------------------------------------------------------------

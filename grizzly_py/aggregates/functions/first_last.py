@@ -4,11 +4,14 @@ Flink's ``FIRST_VALUE``/``LAST_VALUE`` skip them).
 
 State ``[value, event time, arrival position, n]``: an update takes the record when it comes
 before (after) the kept one, a merge keeps the earlier (later) of two states, so the result is
-the same however the records are split between workers, panes and Spark tasks."""
+the same however the records are split between workers, panes and Spark tasks. Over an updating
+input a running aggregate keeps every value instead, so that a retraction can give the next one
+back (``first_last_retract.py``)."""
 
 from __future__ import annotations
 
 from ..spec import AggCall, AggregateSpec, argument, register
+from .first_last_retract import FirstLastWithRetract
 
 
 class Positional(AggregateSpec):
@@ -21,6 +24,11 @@ class Positional(AggregateSpec):
 
     def output_type(self, call, arg_type):
         return arg_type
+
+    def running(self, updating):
+        """Over an updating input, a sequence of the values that are in (a retraction of the
+        first or last value gives the next one back)."""
+        return FirstLastWithRetract(self) if updating else self
 
     def state_words(self, kind):
         return 4

@@ -56,6 +56,10 @@ class Spread(AggregateSpec):
     def order_sensitive(self, kind):
         return kind == "float"
 
+    def running(self, updating):
+        """Over an updating input, retractable sums (see the module docstring)."""
+        return SpreadWithRetract(self) if updating else self
+
     def reference(self, call, arg_type, values, rows):
         if not values:
             return None
@@ -98,6 +102,28 @@ class StddevSamp(Spread):
     def call(self, c) -> AggCall:
         """The sample standard deviation of the non-null values of ``c`` (float64; null below two values)."""
         return super().call(c)
+
+
+class SpreadWithRetract(Spread):
+    """``base`` over the state ``[n, s1, s2, shift, nonfinite, c1, c2]`` that a retraction can
+    undo (the module docstring). Not registered: ``Spread.running`` hands it out."""
+
+    retractable = True
+    public = False
+    template = "aggregates/variance_retract.ll.j2"
+
+    def __init__(self, base: Spread):
+        self.name, self.ddof, self.root = base.name, base.ddof, base.root
+        self.base = base
+
+    def call(self, *args, **kwargs):
+        return self.base.call(*args, **kwargs)
+
+    def running(self, updating):
+        return self
+
+    def state_words(self, kind):
+        return 7
 
 
 VAR_POP = register(VarPop())
