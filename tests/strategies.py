@@ -567,10 +567,10 @@ WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop"
                      "stddev_samp", "median", "mode", "count_distinct", "top_k", "first", "last")
 
 
-# a running aggregate (no window) takes the decomposable ones; of strings: count, first, last
+# a running aggregate (no window) takes every aggregate, of strings those a window takes
 RUNNING_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop", "var_samp", "stddev_pop",
-                      "stddev_samp", "first", "last", "count_distinct")
-RUNNING_STRING_AGGREGATES = ("count_arg", "min", "max", "first", "last", "count_distinct")
+                      "stddev_samp", "first", "last", "count_distinct", "median", "mode", "top_k")
+RUNNING_STRING_AGGREGATES = ("count_arg", "min", "max", "first", "last", "count_distinct", "mode")
 
 
 @st.composite
@@ -843,7 +843,8 @@ def aggregate_over_updating_steps(draw, stream) -> tuple[list[Step], list[str]]:
     (docs/semantics.md, "Updating streams"): count, and count / sum / avg of integer columns (a
     float sum subtracts retracted values, where rounding may differ from the reference's
     recomputation: tests/test_updating_streams.py covers floats by hand), min / max /
-    count_distinct of numbers and strings (a value bag: exact for floats too)."""
+    count_distinct / mode of numbers and strings and median / top_k of numbers (a value bag:
+    exact for floats too)."""
     steps, keys = draw(grouping_keys(stream.schema, floats=False))
     schema = _applied(stream, steps).schema
     ints = [f.name for f in schema if f.dtype.is_integer]
@@ -852,7 +853,11 @@ def aggregate_over_updating_steps(draw, stream) -> tuple[list[Step], list[str]]:
     for i, name in enumerate(draw(st.lists(st.sampled_from(ints), max_size=2)) if ints else []):
         calls[f"o{i}"] = getattr(agg, draw(st.sampled_from(["count", "sum", "avg"])))(col(name))
     for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=2)) if numbers else []):
-        calls[f"b{i}"] = getattr(agg, draw(st.sampled_from(["min", "max", "count_distinct"])))(col(name))
+        bags = ["min", "max", "count_distinct", "mode"] + ([] if schema.field(name).dtype.is_string else
+                                                           ["median", "top_k"])
+        func = draw(st.sampled_from(bags))
+        calls[f"b{i}"] = agg.top_k(col(name), draw(st.sampled_from([1, 2, 50]))) if func == "top_k" else \
+            getattr(agg, func)(col(name))
     return steps + [Step("key_by", tuple(keys)), Step("aggregate", kwargs=calls)], keys
 
 

@@ -9,6 +9,7 @@ import numpy as np
 
 from ...types import FLOAT64, SchemaError
 from ..spec import AggCall, AggregateSpec, argument, register
+from .value_bag import ValueBag
 
 NAN = float("nan")
 
@@ -49,6 +50,10 @@ class Median(AggregateSpec):
 
     def result_store(self, kind):
         return "double"
+
+    def running(self, updating):
+        """A value bag: the middle value(s) found by walking its counts."""
+        return ValueBag(self, "median")
 
     def reference(self, call, arg_type, values, rows):
         return median(values, arg_type.is_float) if values else None
