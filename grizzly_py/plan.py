@@ -298,7 +298,7 @@ class RunningAggregateNode(PlanNode):
                     raise SchemaError(f"aggregate {name!r}: {call!r} keeps every value of its group and does "
                                       f"not run in a running aggregate (no window)")
                 raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
-                                 f"aggregate takes count, sum, avg, min, max and count_distinct, "
+                                 f"aggregate takes count, sum, avg, min, max, count_distinct, median, mode and top_k, "
                                  f"which can undo a retracted row; {call!r} cannot (not supported yet)")
         self.schema
 

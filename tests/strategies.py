@@ -739,7 +739,7 @@ def _applied(stream, steps: list[Step]):
 
 @st.composite
 def running_aggregate_steps(draw, stream) -> tuple[list[Step], list[str]]:
-    """``key_by`` then a running aggregate (no window) of 1-4 decomposable aggregates."""
+    """``key_by`` then a running aggregate (no window) of 1-4 aggregates."""
     steps, keys = draw(grouping_keys(stream.schema))
     schema = _applied(stream, steps).schema
     calls = draw(st.lists(aggregate_calls(schema, RUNNING_AGGREGATES, RUNNING_STRING_AGGREGATES), min_size=1, max_size=4))

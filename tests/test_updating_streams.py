@@ -40,7 +40,7 @@ i64 = pa.int64()
 @st.composite
 def running_aggregate_cases(draw):
     """A random stateless prefix, ``key_by`` 1-3 keys (often an integer column modulo 1-4, so that
-    keys get records enough to update), then ``aggregate`` of 1-4 decomposable aggregates, and
+    keys get records enough to update), then ``aggregate`` of 1-4 aggregates, and
     the parallelism to run it at."""
     case, stream = draw(stateless_cases(max_steps=2))
     schema = stream.schema
