@@ -12,17 +12,18 @@ map. ``min`` is the first value, ``max`` the last (NaN only when every value is 
 functions), ``count_distinct`` the number of values; ``median`` walks the counts to the middle
 value(s), ``mode`` takes the first value of the largest count and ``top_k`` the last values,
 each as many times as it is in: an emit costs O(distinct values) (O(k) for ``top_k``), and the
-results are the window functions' (the same middle mean, NaN and tie rules). The bag is a holistic state (a value vector
-of [key, count] pairs), so snapshots, the state-memory count and the string release handle it
-as any other value vector. These descriptors are not registered: ``AggregateSpec.running``
-hands them out.
+results are the window functions' (the same middle mean, NaN and tie rules). The bag is a
+holistic state (a value vector of [key, count] pairs), so snapshots, the state-memory count and
+the string release handle it as any other value vector. These descriptors are not registered:
+``AggregateSpec.running`` hands them out.
 
-Strings are interned ids, which do not order as their strings do. ``min`` and ``max`` of strings
-keep [order key, id, count] entries (``gz_bag2_add``; ``aggregates/string_bag.ll.j2``), the
-order key being the string's first 8 bytes (``engine/string_order.py``, a virtual column the
+Strings are interned ids, which do not order as their strings do. ``min``, ``max`` and ``mode``
+of strings keep [order key, id, count] entries (``gz_bag2_add``; ``aggregates/string_bag.ll.j2``),
+the order key being the string's first 8 bytes (``engine/string_order.py``, a virtual column the
 engine fills per batch, as it does the ids): the first (last) entries share the smallest
 (largest) order key, their ids are emitted, and the engine picks the result among their strings
-in Arrow (``string_values.StringBag``)."""
+in Arrow (``string_values.StringBag``); for ``mode`` the candidates are the entries of the
+largest count that share the smallest order key among them."""
 
 from __future__ import annotations
 
