@@ -14,6 +14,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .list_order import order_bytes
+
 OP_COLUMN = "__gz_op"      # the hidden row-kind column of an updating stream between operators
 OP_NAME = "op"             # the leading string column of ``changelog()`` and of file sinks
 INSERT, UPDATE_BEFORE, UPDATE_AFTER, DELETE = 0, 1, 2, 3
@@ -80,6 +82,10 @@ def sorted_rows(rows: pa.Table) -> pa.Table:
 
 
 def decoded(table: pa.Table) -> pa.Table:
-    """``table`` with dictionary columns as their values (to group and sort by)."""
-    return pa.Table.from_arrays([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
-                                 for c in table.columns], names=table.column_names)
+    """``table`` with dictionary columns as their values and list columns (``top_k``) as binary
+    values that group and sort as the lists do (``list_order``), to group and sort by."""
+    def plain(c):
+        if pa.types.is_dictionary(c.type):
+            return c.cast(c.type.value_type)
+        return order_bytes(c) if pa.types.is_list(c.type) else c
+    return pa.Table.from_arrays([plain(c) for c in table.columns], names=table.column_names)

@@ -268,15 +268,15 @@ class RunningAggregateNode(PlanNode):
     Output: the key columns, then the aggregates in order. The aggregates that
     ``AggregateSpec.running`` runs: the decomposable ones (a few words per key: ``count``,
     ``sum``, ``min``, ``max``, ``avg``, the variances and standard deviations, ``first``,
-    ``last``), ``count_distinct`` and ``min``/``max`` of strings (a value bag per key:
-    ``aggregates/functions/value_bag.py``); not the others that keep every value (``median``,
-    ``mode``, ``top_k``).
+    ``last``); ``count_distinct``, ``median``, ``mode``, ``top_k`` and ``min``/``max`` of
+    strings over a value bag per key (each distinct value with its count:
+    ``aggregates/functions/value_bag.py``).
 
     Over an updating input (an aggregate of an aggregate, Nexmark Q4's shape) a ``-U``/``-D`` row
     retracts its input: only the aggregates that can undo it (``count``, ``sum``, ``avg`` and
-    the variances subtract it; ``min``, ``max`` and ``count_distinct`` take it out of their
-    value bag, ``first`` and ``last`` out of their sequence of values); a key left with no rows
-    emits ``-D`` (and ``+I`` if it fills again).
+    the variances subtract it; ``min``, ``max``, ``count_distinct``, ``median``, ``mode`` and
+    ``top_k`` take it out of their value bag, ``first`` and ``last`` out of their sequence of
+    values); a key left with no rows emits ``-D`` (and ``+I`` if it fills again).
     """
 
     input: PlanNode
@@ -296,9 +296,8 @@ class RunningAggregateNode(PlanNode):
                 if spec.running(self.input.updating) is not None:
                     continue
                 if spec.holistic:
-                    raise SchemaError(f"aggregate {name!r}: a running aggregate (no window) takes decomposable "
-                                      f"aggregates (count, sum, min, max, avg, var/stddev, first, last) and "
-                                      f"count_distinct; {call!r} keeps every value of its group (not supported)")
+                    raise SchemaError(f"aggregate {name!r}: {call!r} keeps every value of its group and does "
+                                      f"not run in a running aggregate (no window)")
                 raise ValueError(f"aggregate {name!r}: over an updating stream ({self.input.label()}) a running "
                                  f"aggregate takes the aggregates that can undo a retracted row; "
                                  f"{call!r} cannot (not supported yet)")

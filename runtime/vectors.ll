@@ -326,9 +326,16 @@ two:
   ; the lower middle value: the largest of data[0, half), all <= data[half]
   %lo = call i64 @gz_max_of(ptr %data, i64 0, i64 %half)
   %lo.v = call double @gz_key_value(i64 %lo, i1 %is_float)
+  %mean = call double @gz_middle_mean(double %lo.v, double %hi.v)
+  ret double %mean
+}
+
+; The median of an even count: the mean of the two middle values %lo <= %hi, as numpy's, except
+; that two finite values whose sum overflows (1e308 and 1e308) are halved first (no inf).
+define linkonce_odr double @gz_middle_mean(double %lo.v, double %hi.v) alwaysinline {
+entry:
   %sum = fadd double %lo.v, %hi.v
   %mean = fmul double %sum, 5.000000e-01
-  ; two finite values whose sum overflows (1e308 and 1e308): halve each first instead
   %mean.z = fsub double %mean, %mean
   %mean.nf = fcmp uno double %mean.z, 0.0
   %mean.num = fcmp ord double %mean, 0.0
@@ -828,6 +835,278 @@ done:
   %olen.new = add i64 %start, %ties
   store i64 %olen.new, ptr %olen.p
   store i64 %ties, ptr %count.p
+  ret void
+}
+
+; The median of a gz_bag_add bag (numpy.median of its values with their counts, as gz_vec_median
+; of the same values): one pass sums the counts, a second walks them to the middle value(s).
+; NaN when a value is NaN (the NaN key, the largest, is then the last pair); 0 for an empty bag
+; (the caller emits null).
+define linkonce_odr double @gz_bag_median(ptr %v, i1 %is_float) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %empty = icmp eq i64 %len, 0
+  br i1 %empty, label %none, label %some
+none:
+  ret double 0.0
+some:
+  %data = load ptr, ptr %v
+  %last.w = sub i64 %len, 2
+  %last.p = getelementptr inbounds i64, ptr %data, i64 %last.w
+  %last = load i64, ptr %last.p
+  %last.nan = icmp eq i64 %last, 9221120237041090560
+  %has.nan = and i1 %is_float, %last.nan
+  br i1 %has.nan, label %nan, label %sum
+nan:
+  ret double 0x7FF8000000000000
+sum:
+  %s.w = phi i64 [ 1, %some ], [ %s.w.next, %sum.step ]
+  %total = phi i64 [ 0, %some ], [ %total.next, %sum.step ]
+  %s.more = icmp ult i64 %s.w, %len
+  br i1 %s.more, label %sum.step, label %middle
+sum.step:
+  %s.p = getelementptr inbounds i64, ptr %data, i64 %s.w
+  %s.c = load i64, ptr %s.p
+  %total.next = add i64 %total, %s.c
+  %s.w.next = add i64 %s.w, 2
+  br label %sum
+middle:
+  ; the values at positions (total - 1) / 2 (lo) and total / 2 (hi) of the sorted multiset
+  %total.less = sub i64 %total, 1
+  %lo.at = lshr i64 %total.less, 1
+  %hi.at = lshr i64 %total, 1
+  br label %walk
+walk:
+  %w = phi i64 [ 0, %middle ], [ %w.next, %walk.on ]
+  %seen = phi i64 [ 0, %middle ], [ %upto, %walk.on ]
+  %c.w = add i64 %w, 1
+  %c.p = getelementptr inbounds i64, ptr %data, i64 %c.w
+  %c = load i64, ptr %c.p
+  %upto = add i64 %seen, %c
+  %past.lo = icmp ugt i64 %upto, %lo.at
+  %w.next = add i64 %w, 2
+  br i1 %past.lo, label %found, label %walk.on
+walk.on:
+  br label %walk
+found:
+  ; hi is this pair's value too, unless lo is its last copy and the count is even: the next pair's
+  %lo.p = getelementptr inbounds i64, ptr %data, i64 %w
+  %lo = load i64, ptr %lo.p
+  %same = icmp ugt i64 %upto, %hi.at
+  %hi.w = select i1 %same, i64 %w, i64 %w.next
+  %hi.p = getelementptr inbounds i64, ptr %data, i64 %hi.w
+  %hi = load i64, ptr %hi.p
+  %hi.v = call double @gz_key_value(i64 %hi, i1 %is_float)
+  %odd.bit = and i64 %total, 1
+  %odd = icmp eq i64 %odd.bit, 1
+  br i1 %odd, label %one, label %two
+one:
+  ret double %hi.v
+two:
+  %lo.v = call double @gz_key_value(i64 %lo, i1 %is_float)
+  %mean = call double @gz_middle_mean(double %lo.v, double %hi.v)
+  ret double %mean
+}
+
+; The mode of a gz_bag_add bag: the value with the largest count, the smallest of equally
+; frequent ones (the first in key order, as gz_vec_mode), as a key; 0 for an empty bag.
+define linkonce_odr i64 @gz_bag_mode(ptr %v) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %data = load ptr, ptr %v
+  br label %loop
+loop:
+  %w = phi i64 [ 0, %entry ], [ %w.next, %step ]
+  %best = phi i64 [ 0, %entry ], [ %best.next, %step ]
+  %best.c = phi i64 [ 0, %entry ], [ %best.c.next, %step ]
+  %more = icmp ult i64 %w, %len
+  br i1 %more, label %step, label %done
+step:
+  %k.p = getelementptr inbounds i64, ptr %data, i64 %w
+  %k = load i64, ptr %k.p
+  %c.p = getelementptr inbounds i64, ptr %k.p, i64 1
+  %c = load i64, ptr %c.p
+  %better = icmp sgt i64 %c, %best.c
+  %best.next = select i1 %better, i64 %k, i64 %best
+  %best.c.next = select i1 %better, i64 %c, i64 %best.c
+  %w.next = add i64 %w, 2
+  br label %loop
+done:
+  ret i64 %best
+}
+
+; top_k of a gz_bag_add bag: append its min(%k, count) largest values, largest first, each as
+; many times as the bag holds it, to the output vector %out (as doubles when %is_float, else
+; as i64), as gz_vec_top_k does; %pair gets {index of the first appended word, how many}
+; ({.., -1} when out of memory). Reads only the pairs it appends from: O(min(k, count)).
+define linkonce_odr void @gz_bag_top_k(ptr %v, ptr %out, i64 %k, i1 %is_float, ptr %pair) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %data = load ptr, ptr %v
+  %olen.p = getelementptr inbounds %gz.vec, ptr %out, i32 0, i32 1
+  %start = load i64, ptr %olen.p
+  store i64 %start, ptr %pair
+  %count.p = getelementptr inbounds i64, ptr %pair, i64 1
+  br label %size
+size:
+  ; n: how many values to append (the counts of the last pairs, up to k)
+  %s.w = phi i64 [ %len, %entry ], [ %s.w.less, %size.step ]
+  %n = phi i64 [ 0, %entry ], [ %n.next, %size.step ]
+  %s.pairs = icmp ugt i64 %s.w, 0
+  %s.short = icmp ult i64 %n, %k
+  %s.more = and i1 %s.pairs, %s.short
+  br i1 %s.more, label %size.step, label %sized
+size.step:
+  %s.w.less = sub i64 %s.w, 2
+  %s.c.w = add i64 %s.w.less, 1
+  %s.c.p = getelementptr inbounds i64, ptr %data, i64 %s.c.w
+  %s.c = load i64, ptr %s.c.p
+  %s.left = sub i64 %k, %n
+  %s.take = call i64 @llvm.umin.i64(i64 %s.c, i64 %s.left)
+  %n.next = add i64 %n, %s.take
+  br label %size
+sized:
+  %rc = call i32 @gz_vec_reserve(ptr %out, i64 %n)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %oom, label %copy.start
+oom:
+  store i64 -1, ptr %count.p
+  ret void
+copy.start:
+  %odata = load ptr, ptr %out
+  %dst = getelementptr inbounds i64, ptr %odata, i64 %start
+  br label %pairs
+pairs:
+  ; from the last pair down: each value min(count, n - written) times
+  %p.w = phi i64 [ %len, %copy.start ], [ %p.w.less, %copied ]
+  %written = phi i64 [ 0, %copy.start ], [ %written.pair, %copied ]
+  %p.more = icmp ult i64 %written, %n
+  br i1 %p.more, label %pair.start, label %done
+pair.start:
+  %p.w.less = sub i64 %p.w, 2
+  %p.k.p = getelementptr inbounds i64, ptr %data, i64 %p.w.less
+  %p.k = load i64, ptr %p.k.p
+  %p.c.p = getelementptr inbounds i64, ptr %p.k.p, i64 1
+  %p.c = load i64, ptr %p.c.p
+  %p.left = sub i64 %n, %written
+  %p.take = call i64 @llvm.umin.i64(i64 %p.c, i64 %p.left)
+  %f = call double @gz_f64_of_key(i64 %p.k)
+  %fbits = bitcast double %f to i64
+  %word = select i1 %is_float, i64 %fbits, i64 %p.k
+  %written.pair = add i64 %written, %p.take
+  br label %copy
+copy:
+  %i = phi i64 [ %written, %pair.start ], [ %i.next, %copy.body ]
+  %c.more = icmp ult i64 %i, %written.pair
+  br i1 %c.more, label %copy.body, label %copied
+copy.body:
+  %dst.p = getelementptr inbounds i64, ptr %dst, i64 %i
+  store i64 %word, ptr %dst.p
+  %i.next = add i64 %i, 1
+  br label %copy
+copied:
+  br label %pairs
+done:
+  %olen.new = add i64 %start, %n
+  store i64 %olen.new, ptr %olen.p
+  store i64 %n, ptr %count.p
+  ret void
+}
+
+; The candidates for the mode of a gz_bag2_add bag of strings: the ids of the entries with the
+; largest count that share the smallest order key among such entries, appended to the output
+; vector %out; %pair gets {index of the first appended word, how many} ({.., -1} when out of
+; memory; {.., 0} for an empty bag). The engine picks the smallest of their strings (ties of
+; the mode go to the smallest string; most often there is one candidate).
+define linkonce_odr void @gz_bag2_mode_ties(ptr %v, ptr %out, ptr %pair) {
+entry:
+  %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
+  %len = load i64, ptr %len.p
+  %data = load ptr, ptr %v
+  %olen.p = getelementptr inbounds %gz.vec, ptr %out, i32 0, i32 1
+  %start = load i64, ptr %olen.p
+  store i64 %start, ptr %pair
+  %count.p = getelementptr inbounds i64, ptr %pair, i64 1
+  %empty = icmp eq i64 %len, 0
+  br i1 %empty, label %none, label %best
+none:
+  store i64 0, ptr %count.p
+  ret void
+best:
+  ; the largest count and the first entry that has it
+  %b.w = phi i64 [ 0, %entry ], [ %b.w.next, %best.step ]
+  %top = phi i64 [ 0, %entry ], [ %top.next, %best.step ]
+  %top.w = phi i64 [ 0, %entry ], [ %top.w.next, %best.step ]
+  %b.more = icmp ult i64 %b.w, %len
+  br i1 %b.more, label %best.step, label %span.start
+best.step:
+  %b.c.w = add i64 %b.w, 2
+  %b.c.p = getelementptr inbounds i64, ptr %data, i64 %b.c.w
+  %b.c = load i64, ptr %b.c.p
+  %better = icmp sgt i64 %b.c, %top
+  %top.next = select i1 %better, i64 %b.c, i64 %top
+  %top.w.next = select i1 %better, i64 %b.w, i64 %top.w
+  %b.w.next = add i64 %b.w, 3
+  br label %best
+span.start:
+  ; the entries from there that share its order key (adjacent: the bag is in order key order)
+  %key.p = getelementptr inbounds i64, ptr %data, i64 %top.w
+  %key = load i64, ptr %key.p
+  br label %span
+span:
+  %e.w = phi i64 [ %top.w, %span.start ], [ %e.w.next, %span.step ]
+  %e.in = icmp ult i64 %e.w, %len
+  br i1 %e.in, label %span.key, label %spanned
+span.key:
+  %e.k.p = getelementptr inbounds i64, ptr %data, i64 %e.w
+  %e.k = load i64, ptr %e.k.p
+  %e.same = icmp eq i64 %e.k, %key
+  br i1 %e.same, label %span.step, label %spanned
+span.step:
+  %e.w.next = add i64 %e.w, 3
+  br label %span
+spanned:
+  %end.w = phi i64 [ %e.w, %span ], [ %e.w, %span.key ]
+  %span.words = sub i64 %end.w, %top.w
+  %span.n = udiv i64 %span.words, 3
+  %rc = call i32 @gz_vec_reserve(ptr %out, i64 %span.n)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %oom, label %copy.start
+oom:
+  store i64 -1, ptr %count.p
+  ret void
+copy.start:
+  %odata = load ptr, ptr %out
+  %dst = getelementptr inbounds i64, ptr %odata, i64 %start
+  br label %copy
+copy:
+  ; of those, the ids of the entries with the largest count
+  %t.w = phi i64 [ %top.w, %copy.start ], [ %t.w.next, %copy.next ]
+  %t = phi i64 [ 0, %copy.start ], [ %t.next, %copy.next ]
+  %t.more = icmp ult i64 %t.w, %end.w
+  br i1 %t.more, label %copy.body, label %done
+copy.body:
+  %t.id.w = add i64 %t.w, 1
+  %t.id.p = getelementptr inbounds i64, ptr %data, i64 %t.id.w
+  %t.id = load i64, ptr %t.id.p
+  %t.c.p = getelementptr inbounds i64, ptr %t.id.p, i64 1
+  %t.c = load i64, ptr %t.c.p
+  %t.top = icmp eq i64 %t.c, %top
+  %dst.p = getelementptr inbounds i64, ptr %dst, i64 %t
+  store i64 %t.id, ptr %dst.p
+  %t.add = zext i1 %t.top to i64
+  %t.next = add i64 %t, %t.add
+  br label %copy.next
+copy.next:
+  %t.w.next = add i64 %t.w, 3
+  br label %copy
+done:
+  %olen.new = add i64 %start, %t
+  store i64 %olen.new, ptr %olen.p
+  store i64 %t, ptr %count.p
   ret void
 }
 

@@ -567,10 +567,10 @@ WINDOW_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop"
                      "stddev_samp", "median", "mode", "count_distinct", "top_k", "first", "last")
 
 
-# a running aggregate (no window) takes the decomposable ones; of strings: count, first, last
+# a running aggregate (no window) takes every aggregate, of strings those a window takes
 RUNNING_AGGREGATES = ("count", "count_arg", "sum", "min", "max", "avg", "var_pop", "var_samp", "stddev_pop",
-                      "stddev_samp", "first", "last", "count_distinct")
-RUNNING_STRING_AGGREGATES = ("count_arg", "min", "max", "first", "last", "count_distinct")
+                      "stddev_samp", "first", "last", "count_distinct", "median", "mode", "top_k")
+RUNNING_STRING_AGGREGATES = ("count_arg", "min", "max", "first", "last", "count_distinct", "mode")
 
 
 @st.composite
@@ -739,7 +739,7 @@ def _applied(stream, steps: list[Step]):
 
 @st.composite
 def running_aggregate_steps(draw, stream) -> tuple[list[Step], list[str]]:
-    """``key_by`` then a running aggregate (no window) of 1-4 decomposable aggregates."""
+    """``key_by`` then a running aggregate (no window) of 1-4 aggregates."""
     steps, keys = draw(grouping_keys(stream.schema))
     schema = _applied(stream, steps).schema
     calls = draw(st.lists(aggregate_calls(schema, RUNNING_AGGREGATES, RUNNING_STRING_AGGREGATES), min_size=1, max_size=4))
@@ -843,9 +843,10 @@ def aggregate_over_updating_steps(draw, stream) -> tuple[list[Step], list[str]]:
     (docs/semantics.md, "Updating streams"): count, and count / sum / avg of integer columns (a
     float sum subtracts retracted values, where rounding may differ from the reference's
     recomputation: tests/test_updating_streams.py covers floats by hand), min / max /
-    count_distinct of numbers and strings (a value bag: exact for floats too), first / last of
-    numbers and strings (a sequence of the values in: exact), variances and standard deviations
-    of integer columns modulo 1000 (retractable sums: exact for integers of that range)."""
+    count_distinct / mode of numbers and strings and median / top_k of numbers (a value bag:
+    exact for floats too), first / last of numbers and strings (a sequence of the values in:
+    exact), variances and standard deviations of integer columns modulo 1000 (retractable sums:
+    exact for integers of that range)."""
     steps, keys = draw(grouping_keys(stream.schema, floats=False))
     schema = _applied(stream, steps).schema
     ints = [f.name for f in schema if f.dtype.is_integer]
@@ -854,7 +855,11 @@ def aggregate_over_updating_steps(draw, stream) -> tuple[list[Step], list[str]]:
     for i, name in enumerate(draw(st.lists(st.sampled_from(ints), max_size=2)) if ints else []):
         calls[f"o{i}"] = getattr(agg, draw(st.sampled_from(["count", "sum", "avg"])))(col(name))
     for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=2)) if numbers else []):
-        calls[f"b{i}"] = getattr(agg, draw(st.sampled_from(["min", "max", "count_distinct"])))(col(name))
+        bags = ["min", "max", "count_distinct", "mode"] + ([] if schema.field(name).dtype.is_string else
+                                                           ["median", "top_k"])
+        func = draw(st.sampled_from(bags))
+        calls[f"b{i}"] = agg.top_k(col(name), draw(st.sampled_from([1, 2, 50]))) if func == "top_k" else \
+            getattr(agg, func)(col(name))
     for i, name in enumerate(draw(st.lists(st.sampled_from(numbers), max_size=2)) if numbers else []):
         calls[f"p{i}"] = getattr(agg, draw(st.sampled_from(["first", "last"])))(col(name))
     for i, name in enumerate(draw(st.lists(st.sampled_from(ints), max_size=1)) if ints else []):

@@ -66,6 +66,10 @@ QUERIES = {
         n=agg.count(), s=agg.sum("v"), hi=agg.max("x"), l=agg.last("v")), True),
     "running_of_running": (lambda s: s.key_by("k", "g").aggregate(hi=agg.max("v")).key_by("k").aggregate(
         total=agg.sum("hi"), n=agg.count(), f=agg.first("hi"), l=agg.last("hi"), sd=agg.stddev_pop("hi")), True),
+    "running_bags": (lambda s: s.key_by("g").aggregate(
+        m=agg.median("x"), mo=agg.mode("k"), t=agg.top_k("v", 3)), True),
+    "running_bags_of_running": (lambda s: s.key_by("k", "g").aggregate(hi=agg.max("v")).key_by("k").aggregate(
+        m=agg.median("hi"), mo=agg.mode("hi"), t=agg.top_k("hi", 2)), True),
     "deduplicate_first": (lambda s: s.key_by("k", "g").deduplicate(keep="first"), False),
     "deduplicate_last": (lambda s: s.key_by("k").deduplicate(keep="last"), True),
     "top_n": (lambda s: s.key_by("k").top_n(2, by=["v", "x"], descending=[True, False]), True),

@@ -45,9 +45,9 @@ class StringValues(AggregateSpec):
         return self.base.call_repr(call)
 
     def running(self, updating):
-        """``min``/``max`` in a running aggregate: a value bag ordered by the strings' first bytes
-        (``functions/value_bag.py``); ``mode`` does not run there."""
-        return None if self.aggregation == "mode" else StringBag(self.base, self.aggregation)
+        """In a running aggregate: a value bag ordered by the strings' first bytes
+        (``functions/value_bag.py``)."""
+        return StringBag(self.base, self.aggregation)
 
     def finish(self, values: pa.ListArray) -> pa.Array:
         rows = pc.list_parent_indices(values)
@@ -72,9 +72,10 @@ class StringValues(AggregateSpec):
 
 
 class StringBag(StringValues):
-    """``min`` or ``max`` (``aggregation``) of strings in a running aggregate: a value bag of
-    [order key, id, count] entries (``functions/value_bag.py``); its emit gives the ids tied for
-    the extreme order key, and ``finish`` picks among their strings."""
+    """``min``, ``max`` or ``mode`` (``aggregation``) of strings in a running aggregate: a value
+    bag of [order key, id, count] entries (``functions/value_bag.py``); its emit gives the ids
+    tied for the extreme order key (``mode``: those of the largest count tied for the smallest
+    order key among them), and ``finish`` picks among their strings."""
 
     retractable = True
     kept_after_emit = True
@@ -84,6 +85,11 @@ class StringBag(StringValues):
 
     def running(self, updating):
         return self
+
+    def finish(self, values: pa.ListArray) -> pa.Array:
+        """``mode``'s candidates are distinct strings of one count: its ties go to the smallest."""
+        picks = StringValues(self.base, "min") if self.aggregation == "mode" else super()
+        return picks.finish(values)
 
 
 __all__ = ["StringBag", "StringValues"]

@@ -11,8 +11,8 @@ emits ``-D`` (its old row) and starts over empty. Rows leave in
 stream order, so the changelog does not depend on batch size; one worker takes the records.
 
 The aggregates ``AggregateSpec.running`` gives (the plan node checks there is one): decomposable
-ones, and value bags (``aggregates/functions/value_bag.py``) for ``count_distinct`` and, over an
-updating input, ``min``/``max``, sequences for ``first``/``last``
+ones, and value bags (``aggregates/functions/value_bag.py``) for ``count_distinct``, ``median``,
+``mode``, ``top_k`` and, over an updating input, ``min``/``max``, sequences for ``first``/``last``
 (``aggregates/functions/first_last_retract.py``) and retractable sums for the variances: an emit
 leaves a bag or a sequence in place; a key left with no rows frees its value vectors before its
 state starts over, and the state unit frees those left at the end.

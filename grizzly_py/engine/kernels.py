@@ -1111,9 +1111,8 @@ def _record_times(table: pa.Table, times: pa.Array) -> pa.Array:
 
 
 def _without_unchanged(table: pa.Table) -> pa.Table:
-    """A running aggregate's changelog without the (-U, +U) pairs whose rows are equal (a NaN
-    equals a NaN; -0.0 is not 0.0, which the final table tells apart, so that a ``-U`` always
-    names the row emitted before): a record that leaves its key's row as it was emits nothing."""
+    """A running aggregate's changelog without the (-U, +U) pairs whose rows are equal
+    (``_same_values``): a record that leaves its key's row as it was emits nothing."""
     kinds = table.column(OP_COLUMN).to_numpy()
     before = np.flatnonzero(kinds == UPDATE_BEFORE)
     if not len(before):
@@ -1123,20 +1122,35 @@ def _without_unchanged(table: pa.Table) -> pa.Table:
         if name == OP_COLUMN:
             continue
         column = table.column(name)
-        a, b = column.take(before), column.take(before + 1)
-        equal = pc.fill_null(pc.equal(a, b), False)
-        equal = pc.or_(equal, pc.and_(pc.is_null(a), pc.is_null(b)))
-        if pa.types.is_floating(column.type):
-            equal = pc.or_(equal, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
-            x, y = (pc.fill_null(v, 0.0).to_numpy() for v in (a, b))
-            same &= (np.signbit(x) == np.signbit(y)) | (np.isnan(x) & np.isnan(y))
-        same &= equal.to_numpy(zero_copy_only=False)
+        same &= _same_values(column.take(before).combine_chunks(), column.take(before + 1).combine_chunks())
     if not same.any():
         return table
     keep = np.ones(table.num_rows, dtype=bool)
     keep[before[same]] = False
     keep[before[same] + 1] = False
     return table.filter(pa.array(keep))
+
+
+def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Where the values of ``a`` and ``b`` are equal: both null, equal, or both NaN; -0.0 is not
+    0.0, which the final table tells apart, so that a ``-U`` always names the row emitted before.
+    Lists (``top_k``) are equal where their lengths and elements are."""
+    if pa.types.is_list(a.type):
+        lengths = pc.fill_null(pc.list_value_length(a), -1).to_numpy()
+        same = lengths == pc.fill_null(pc.list_value_length(b), -1).to_numpy()
+        both = pa.array(same)  # compare the elements of the rows whose lengths agree
+        x, y = a.filter(both), b.filter(both)
+        unequal = pc.list_parent_indices(x).to_numpy()[~_same_values(pc.list_flatten(x), pc.list_flatten(y))]
+        same[np.flatnonzero(same)[unequal]] = False
+        return same
+    equal = pc.fill_null(pc.equal(a, b), False)
+    equal = pc.or_(equal, pc.and_(pc.is_null(a), pc.is_null(b)))
+    same = np.ones(len(a), dtype=bool)
+    if pa.types.is_floating(a.type):
+        equal = pc.or_(equal, pc.fill_null(pc.and_(pc.is_nan(a), pc.is_nan(b)), False))
+        x, y = (pc.fill_null(v, 0.0).to_numpy() for v in (a, b))
+        same = (np.signbit(x) == np.signbit(y)) | (np.isnan(x) & np.isnan(y))
+    return same & equal.to_numpy(zero_copy_only=False)
 
 
 class _ResultBuffers:

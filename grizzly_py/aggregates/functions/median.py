@@ -9,6 +9,7 @@ import numpy as np
 
 from ...types import FLOAT64, SchemaError
 from ..spec import AggCall, AggregateSpec, argument, register
+from .value_bag import ValueBag
 
 NAN = float("nan")
 
@@ -16,10 +17,13 @@ NAN = float("nan")
 def median(values: list, is_float: bool) -> float:
     """``numpy.median`` (NaN if a value is NaN; an even count gives the mean of the two middle
     values), except that two finite middle values whose sum overflows (1e308, 1e308) are halved
-    first, so their mean is not infinite (numpy gives inf there)."""
+    first, so their mean is not infinite (numpy gives inf there), and that ``-0.0`` counts as
+    ``0.0`` (the compiled median reads values as their order keys: ``value_order``)."""
     ordered = np.sort(np.array(values, dtype=np.float64 if is_float else np.int64))
     if is_float and np.isnan(ordered).any():
         return NAN
+    if is_float:
+        ordered = ordered + 0.0  # -0.0 + 0.0 is 0.0
     half = len(ordered) // 2
     if len(ordered) % 2:
         return float(ordered[half])
@@ -49,6 +53,10 @@ class Median(AggregateSpec):
 
     def result_store(self, kind):
         return "double"
+
+    def running(self, updating):
+        """A value bag: the middle value(s) found by walking its counts."""
+        return ValueBag(self, "median")
 
     def reference(self, call, arg_type, values, rows):
         return median(values, arg_type.is_float) if values else None

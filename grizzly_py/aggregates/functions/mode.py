@@ -8,6 +8,7 @@ from collections import Counter
 from ...value_order import normalize_key, sort_key
 from ..spec import AggCall, AggregateSpec, argument, register
 from ..string_values import StringValues
+from .value_bag import ValueBag
 
 NAN = float("nan")
 
@@ -28,6 +29,10 @@ class Mode(AggregateSpec):
     def for_argument(self, arg_type):
         """Strings: ties go to the smallest string, not id (``aggregates/string_values.py``)."""
         return StringValues(self, "mode") if arg_type is not None and arg_type.is_string else self
+
+    def running(self, updating):
+        """A value bag: the first value of the largest count."""
+        return ValueBag(self, "mode")
 
     def reference(self, call, arg_type, values, rows):
         if not values:

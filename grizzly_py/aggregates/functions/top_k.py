@@ -11,6 +11,7 @@ import numpy as np
 from ...types import SchemaError, list_of
 from ...value_order import normalize_key, sort_key
 from ..spec import AggCall, AggregateSpec, argument, register
+from .value_bag import ValueBag
 
 MAX_TOP_K = (1 << 31) - 1  # the most values one Arrow list (int32 offsets) holds
 
@@ -39,6 +40,10 @@ class TopK(AggregateSpec):
 
     def partial_values(self, call):
         return call.k
+
+    def running(self, updating):
+        """A value bag: its last values, each as many times as it is in, up to k."""
+        return ValueBag(self, "top")
 
     def reference(self, call, arg_type, values, rows):
         # largest first (NaN above +inf), -0.0 as 0.0; no values: []

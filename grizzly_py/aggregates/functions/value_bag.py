@@ -1,6 +1,6 @@
 """Value bags: how a running aggregate (``keyed.aggregate`` without a window) runs ``min`` and
-``max`` of numbers over an updating input, and ``count_distinct`` and ``min``/``max`` of strings
-over any input.
+``max`` of numbers over an updating input, and ``count_distinct``, ``median``, ``mode``,
+``top_k`` and ``min``/``max``/``mode`` of strings over any input.
 
 A running aggregate emits its key's row at every record, so its state must stay after an emit,
 and a retraction (an updating input's ``-U``/``-D`` row) must be able to take a value out: when
@@ -9,17 +9,21 @@ each distinct value (as its order-preserving int64 key, as holistic functions do
 times it is in, sorted by value (``gz_bag_add``, runtime/vectors.ll; the IR macros:
 ``aggregates/value_bag.ll.j2``), as Flink's ``MinWithRetractAggFunction`` keeps a value -> count
 map. ``min`` is the first value, ``max`` the last (NaN only when every value is NaN, as the plain
-functions), ``count_distinct`` the number of values. The bag is a holistic state (a value vector
-of [key, count] pairs), so snapshots, the state-memory count and the string release handle it
-as any other value vector. These descriptors are not registered: ``AggregateSpec.running``
-hands them out.
+functions), ``count_distinct`` the number of values; ``median`` walks the counts to the middle
+value(s), ``mode`` takes the first value of the largest count and ``top_k`` the last values,
+each as many times as it is in: an emit costs O(distinct values) (O(k) for ``top_k``), and the
+results are the window functions' (the same middle mean, NaN and tie rules). The bag is a
+holistic state (a value vector of [key, count] pairs), so snapshots, the state-memory count and
+the string release handle it as any other value vector. These descriptors are not registered:
+``AggregateSpec.running`` hands them out.
 
-Strings are interned ids, which do not order as their strings do. ``min`` and ``max`` of strings
-keep [order key, id, count] entries (``gz_bag2_add``; ``aggregates/string_bag.ll.j2``), the
-order key being the string's first 8 bytes (``engine/string_order.py``, a virtual column the
+Strings are interned ids, which do not order as their strings do. ``min``, ``max`` and ``mode``
+of strings keep [order key, id, count] entries (``gz_bag2_add``; ``aggregates/string_bag.ll.j2``),
+the order key being the string's first 8 bytes (``engine/string_order.py``, a virtual column the
 engine fills per batch, as it does the ids): the first (last) entries share the smallest
 (largest) order key, their ids are emitted, and the engine picks the result among their strings
-in Arrow (``string_values.StringBag``)."""
+in Arrow (``string_values.StringBag``); for ``mode`` the candidates are the entries of the
+largest count that share the smallest order key among them."""
 
 from __future__ import annotations
 
@@ -28,7 +32,8 @@ from ..spec import AggregateSpec
 
 class ValueBag(AggregateSpec):
     """``base`` over a value bag; ``pick``: what the emit reads, ``"low"`` (the first value),
-    ``"high"`` (the last) or ``"distinct"`` (how many values)."""
+    ``"high"`` (the last), ``"distinct"`` (how many values), ``"median"``, ``"mode"`` or
+    ``"top"`` (``top_k``'s list of the last values)."""
 
     holistic = True
     reads = "key"
@@ -41,6 +46,7 @@ class ValueBag(AggregateSpec):
         self.name = base.name
         self.base = base
         self.pick = pick
+        self.list_result = base.list_result
 
     def call(self, *args, **kwargs):
         return self.base.call(*args, **kwargs)
@@ -49,7 +55,7 @@ class ValueBag(AggregateSpec):
         return self.base.output_type(call, arg_type)
 
     def result_store(self, kind):
-        return "double" if kind == "float" and self.pick != "distinct" else "i64"
+        return self.base.result_store(kind)
 
     def running(self, updating):
         return self
