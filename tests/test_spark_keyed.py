@@ -176,6 +176,67 @@ def test_pushdown_by_key_scans_or_shuffles_alike(spark, monkeypatch, name, scan)
     assert any(SCANNED in note for note in notes) == scan, notes
 
 
+@pytest.mark.parametrize("name", ["count_tumbling", "running_of_running", "deduplicate_first", "top_n"])
+def test_a_dataframe_of_parquet_files_is_read_by_key_in_the_tasks(spark, tmp_path, name):
+    """``from_spark(spark.read.parquet(dir))`` by key: the tasks read the files (its rows one
+    batch, in the files' order) and keep their keys' rows, no shuffle; equal to the embedded
+    engine over the same rows as one batch, with the same records in."""
+    import pyarrow.parquet as pq
+    rng = np.random.default_rng(17)
+    for i in range(3):
+        n = 120
+        pq.write_table(pa.table({"ts": pa.array(np.sort(rng.integers(0, 900, n)) + 900 * i, pa.int64()),
+                                 "k": pa.array(rng.choice(["a", "b", "c", None], n).tolist()),
+                                 "g": pa.array(rng.integers(0, 3, n), pa.int32()),
+                                 "v": pa.array(rng.integers(-10, 10, n)),
+                                 "x": pa.array(rng.integers(0, 6, n).astype(float) / 2)}),
+                       tmp_path / f"part-{i}.parquet", row_group_size=50)
+    files = pq.read_table(tmp_path).combine_chunks()  # the files' order (pyarrow reads them by name)
+    expected, metrics = _run(gz.StreamEnvironment(), QUERIES[name][0],
+                             lambda env: env.from_arrow(files, timestamp="ts", watermark=BOUND))
+    df = spark.read.parquet(str(tmp_path))
+    actual, spark_metrics = _run(gz.StreamEnvironment.for_spark(spark), QUERIES[name][0],
+                                 lambda env: env.from_spark(df, timestamp="ts", watermark=BOUND))
+    expected = expected.cast(actual.schema) if expected.schema != actual.schema else expected
+    assert_tables_equal(_sorted(actual), _sorted(expected))
+    q = spark_metrics["queries"][0]
+    assert q["strategy"] == "keyed" and q["input"] == "files", q["notes"]
+    assert any(SCANNED in note for note in q["notes"])
+    for m in ("records_in", "records_out", "filtered_records", "late_records"):
+        assert spark_metrics[m] == metrics[m], m
+
+
+def test_a_join_of_two_dataframes_of_parquet_files_reads_them_by_key(spark, tmp_path):
+    """A window join of two ``spark.read.parquet`` DataFrames: every task reads both sides' files
+    and keeps its keys' rows (``keyed-join`` from files), equal to the embedded engine."""
+    import pyarrow.parquet as pq
+    rng = np.random.default_rng(23)
+    sides = {}
+    for side in ("left", "right"):
+        n = 300
+        table = pa.table({"ts": pa.array(np.sort(rng.integers(0, 3000, n)), pa.int64()),
+                          "k": pa.array(rng.integers(0, 12, n), pa.int32() if side == "left" else pa.int64()),
+                          side[0]: pa.array(rng.integers(0, 100, n))})
+        (tmp_path / side).mkdir()
+        pq.write_table(table, tmp_path / side / "part-0.parquet", row_group_size=64)
+        sides[side] = table
+
+    def query(left, right):
+        return left.join(right).where("k").equal_to("k").window(TUMBLING)
+    embedded = gz.StreamEnvironment()
+    expected = query(*(embedded.from_arrow(t.combine_chunks(), timestamp="ts")
+                       for side, t in sides.items())).execute_and_collect()
+    env = gz.StreamEnvironment.for_spark(spark)
+    frames = [env.from_spark(spark.read.parquet(str(tmp_path / side)), timestamp="ts") for side in sides]
+    query(*frames).collect("out")
+    result = env.execute()
+    q = result.metrics["queries"][0]
+    assert q["strategy"] == "keyed-join" and q["input"] == "files", q["notes"]
+    actual = result["out"]
+    assert expected.num_rows > 0
+    assert_tables_equal(_sorted(actual), _sorted(expected.cast(actual.schema)))
+
+
 def _as(values: list, kind: pa.DataType) -> pa.RecordBatch:
     return pa.record_batch({"key": pa.array(values, kind)})
 

@@ -45,7 +45,7 @@ class SparkJob:
     strategy: str                       # stateless | partial | keyed | keyed-join | whole (and "+stream" when streaming;
                                         # sequential+stream: a streaming query run whole, micro-batch by micro-batch;
                                         # keyed+stream: the same per key group)
-    input_kind: str                     # dataframe | pushdown
+    input_kind: str                     # dataframe | files (a DataFrame read as its Parquet files) | pushdown
     streaming: bool
     accumulator: object = field(repr=False, default=None)
     notes: list[str] = field(default_factory=list)

@@ -250,7 +250,7 @@ def _rows(spark, source, tasks: int, acc, columns: tuple, df=None):
     if isinstance(source, SparkSource):
         df = (source.df if df is None else df).select(*[spark_column(c) for c in columns],
                               F.lit(0).cast("long").alias(BATCH), F.monotonically_increasing_id().alias(ROW))
-        return df, _dataframe_maxima(source)
+        return df, dataframe_maxima(source)
     splits = plan_splits(source, split_target(tasks), columns,
                          executors_here=executors_here(spark.sparkContext.master))
     schema = spark_arrow_schema(pa.schema([source.arrow_schema.field(c) for c in columns])).append(
@@ -274,7 +274,7 @@ def _rows(spark, source, tasks: int, acc, columns: tuple, df=None):
     return rows, batch_maxima(source)
 
 
-def _dataframe_maxima(source: SparkSource) -> list:
+def dataframe_maxima(source: SparkSource) -> list:
     """A DataFrame is one batch of its stream (none if it is empty): its largest event time in
     epoch ms (timestamps floored), from one Spark aggregate."""
     from pyspark.sql import functions as F
@@ -290,5 +290,5 @@ def _dataframe_maxima(source: SparkSource) -> list:
     return [None if top is None else (int(top) // 1000 if is_time else int(top))]
 
 
-__all__ = ["KeyedJoin", "SourceLayout", "keyed_input", "keyed_join", "keyed_union", "stateless_lookup",
+__all__ = ["KeyedJoin", "SourceLayout", "dataframe_maxima", "keyed_input", "keyed_join", "keyed_union", "stateless_lookup",
            "tagged_rows", "trace_column"]

@@ -9,7 +9,9 @@ reads) and keeps the rows whose key hashes to ``p`` (``key_partition``: equal ke
 integer widths and float classes, -0.0 as 0.0 and one NaN, as ``schema.hashed_key`` normalizes
 them for Spark), batch by batch, so it rebuilds each source's batches of its keys in stream
 order without Spark's sort, and runs the query on them as a shuffled task does
-(``join_task.run_sources``). Each task reads the whole input, which costs less than moving every
+(``join_task.run_sources``). A ``from_spark`` DataFrame that is a plain Parquet scan
+(``file_scans.py``) is read the same way, its filters applied in the task, its rows one batch in
+the files' order (a DataFrame is one batch of its stream). Each task reads the whole input, which costs less than moving every
 row through the JVM's shuffle while the tasks are few (``SCAN_TASKS``); rows a reader rejects
 (``on_bad_rows="drop"``) are reported by task 0 only, so they are counted once.
 """
@@ -17,10 +19,12 @@ row through the JVM's shuffle while the tasks are few (``SCAN_TASKS``); rows a r
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
 
+from .file_scans import FileScan
 from .inputs import Split, read_split
 from .join_task import run_sources
 from .joins import SourceLayout
@@ -67,36 +71,61 @@ def _normalized(column: pa.Array) -> np.ndarray:
     return np.asarray(column.fill_null("").to_pylist(), dtype=object)
 
 
-def scan_task(shipped, ids: Iterator[pa.RecordBatch], parts: int, sources: list[tuple[list[Split], tuple[str, ...]]],
+@dataclass(frozen=True)
+class ScannedSource:
+    """What a task reads of one source: its splits and key columns; ``files``: a ``from_spark``
+    DataFrame that is a plain Parquet scan (``file_scans.FileScan``), whose rows are one batch of
+    the stream (a DataFrame's), in the files' order; None: a pushdown source, batch by batch."""
+
+    splits: tuple[Split, ...]
+    keys: tuple[str, ...]
+    files: FileScan | None = None
+
+    def batches(self, rejected: dict) -> Iterator[tuple[int, pa.RecordBatch]]:
+        """(number of the source batch, rows) of every piece, in order."""
+        for split in self.splits:
+            if self.files is not None:
+                yield from ((0, b) for b in self.files.batches(read_split(split)))
+            else:
+                yield from zip(split.pieces, read_split(split, rejected))
+
+
+def scan_task(shipped, ids: Iterator[pa.RecordBatch], parts: int, sources: list[ScannedSource],
               layouts: list[SourceLayout], out_schema: pa.Schema, accumulator=None,
               stage: str = "keyed") -> Iterator[pa.RecordBatch]:
-    """Task side: for each key partition number in ``ids``, every source's batches (``sources``:
-    its splits and key columns) cut to the rows of that partition, then the query over them."""
+    """Task side: for each key partition number in ``ids``, every source's batches cut to the
+    rows of that partition, then the query over them."""
     from . import worker
     for chunk in ids:
         for part in chunk.column(0).to_pylist():
             rejected: dict = {}
-            feeds = {layout.name: _partition_batches(splits, keys, layout, part, parts, rejected)
-                     for (splits, keys), layout in zip(sources, layouts)}
+            feeds = {layout.name: _partition_batches(source, layout, part, parts, rejected)
+                     for source, layout in zip(sources, layouts)}
             if part == 0:
                 worker.report_rejected(accumulator, rejected)
             yield from run_sources(shipped, feeds, layouts, out_schema, accumulator, stage)
 
 
-def _partition_batches(splits: list[Split], keys: tuple[str, ...], layout: SourceLayout, part: int, parts: int,
+def _partition_batches(source: ScannedSource, layout: SourceLayout, part: int, parts: int,
                        rejected: dict) -> list[pa.RecordBatch]:
     """Every batch of one source, in order, holding its rows of key partition ``part`` (the
     columns the query does not read as nulls)."""
     schema, carried = layout.schema, set(layout.carried)
-    out = [pa.RecordBatch.from_pylist([], schema=schema)] * len(layout.maxima)
-    for split in splits:
-        for number, batch in zip(split.pieces, read_split(split, rejected)):
-            if batch.num_rows:
-                mine = batch.filter(pa.array(key_partition(batch, keys, parts) == part))
-                rows = mine.num_rows
-                columns = [mine.column(f.name) if f.name in carried else pa.nulls(rows, f.type) for f in schema]
-                out[number] = conform(pa.RecordBatch.from_arrays(columns, names=schema.names), schema)
-    return out
+    pieces: list[list[pa.RecordBatch]] = [[] for _ in layout.maxima]
+    for number, batch in source.batches(rejected):
+        if batch.num_rows:
+            mine = batch.filter(pa.array(key_partition(batch, source.keys, parts) == part))
+            rows = mine.num_rows
+            columns = [mine.column(f.name) if f.name in carried else pa.nulls(rows, f.type) for f in schema]
+            pieces[number].append(conform(pa.RecordBatch.from_arrays(columns, names=schema.names), schema))
+    return [_one_batch(p, schema) for p in pieces]
 
 
-__all__ = ["SCAN_TASKS", "key_partition", "scan_task"]
+def _one_batch(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:
+    if len(batches) == 1:
+        return batches[0]
+    combined = pa.Table.from_batches(batches, schema=schema).combine_chunks().to_batches()
+    return combined[0] if combined else pa.RecordBatch.from_pylist([], schema=schema)
+
+
+__all__ = ["SCAN_TASKS", "ScannedSource", "key_partition", "scan_task"]

@@ -81,8 +81,8 @@ from .inputs import (
 from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
-from .joins import SourceLayout, key_column, keyed_input, keyed_join, keyed_union, stateless_lookup, tagged_rows
-from .key_scan import SCAN_TASKS, scan_task
+from .joins import SourceLayout, dataframe_maxima, key_column, keyed_input, keyed_join, keyed_union, stateless_lookup, tagged_rows
+from .key_scan import SCAN_TASKS, ScannedSource, scan_task
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
@@ -290,14 +290,14 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
     elif (by_key := keyed_query(root)) is not None:
-        df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames)
+        df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames, read_files)
     elif len(sources) == 1 and stateless_lookup(root):
         inp = _Input(spark, sources[0], None, tasks, frames.get(sources[0].name), acc, read_files)
         name = sources[0].name
         df = inp.map(lambda it, _w, _n: lookup_task(shipped, it, name, final_schema, acc), spark_struct(final_schema))
         job = SparkJob(shipped.plan_id, "stateless", inp.kind, False, acc, notes=list(inp.notes))
     elif (joined := keyed_join(root) or keyed_union(root)) is not None and _lateness_free(physical):
-        df, job = _keyed_join(spark, shipped, physical, joined, acc, tasks)
+        df, job = _keyed_join(spark, shipped, physical, joined, acc, tasks, read_files)
     else:
         df, job = _whole(spark, shipped, physical, sources, acc, frames)
     job.notes.extend(notes)
@@ -399,22 +399,23 @@ def _keyed(spark, shipped, physical, root, source, acc, tasks, df=None):
     return _then(results, job, root, physical, acc, shipped.adaptive), job
 
 
-def _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames):
+def _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames, read_files=True):
     """A query whose state is per key of source columns (``keyed.py``): the source's rows,
     numbered in stream order, partitioned by those columns; each task runs the whole query on
     its keys' rows under the source's watermarks (``join_task.keyed_join_task``)."""
-    df, final_schema, notes = _by_key(spark, shipped, physical, by_key, acc, tasks, frames, stage="keyed")
+    df, final_schema, notes, kind = _by_key(spark, shipped, physical, by_key, acc, tasks, frames, "keyed",
+                                            read_files)
     # the tasks' rows come out in no order across tasks: the driver sorts them by value, except a
     # changelog, whose rows keep each key's order (the order across keys is unspecified)
     changelog = any(isinstance(n, ChangelogNode) for n in _chain(root))
     order = None if changelog else [f.name for f in final_schema if not pa.types.is_nested(f.type)]
-    kind = "dataframe" if isinstance(by_key.sources[0], SparkSource) else "pushdown"
     return df, SparkJob(shipped.plan_id, "keyed", kind, False, acc, notes, output_stage="keyed", order_by=order)
 
 
-def _by_key(spark, shipped, physical, plan, acc, tasks, frames=None, stage=JOIN_STAGE):
+def _by_key(spark, shipped, physical, plan, acc, tasks, frames=None, stage=JOIN_STAGE, read_files=True):
     """The sources' rows (the columns the query reads), tagged and partitioned by ``plan``'s key
-    columns, and the query run per key partition: (the DataFrame, its schema, the job's notes).
+    columns, and the query run per key partition: (the DataFrame, its schema, the job's notes,
+    its input kind).
     There are as many key partitions as input splits (``split_target``), so a task holds a
     fraction of the input (a Python worker under ``spark.executor.pyspark.memory`` holds its
     task's rows twice while it rebuilds the source batches). Sources the tasks read themselves
@@ -422,26 +423,51 @@ def _by_key(spark, shipped, physical, plan, acc, tasks, frames=None, stage=JOIN_
     reads = {s.name: read_columns(physical, s) for s in plan.sources}
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     parts = split_target(tasks)
-    if parts <= SCAN_TASKS and not any(isinstance(s, SparkSource) for s in plan.sources):
-        note = f"by key without a shuffle: each of {parts} tasks reads the sources and keeps its keys' rows"
-        return _scanned_by_key(spark, shipped, plan, acc, parts, reads, final_schema, stage), final_schema, [note]
+    files, notes = _file_scans(plan.sources, reads, frames or {}, read_files)
+    if parts <= SCAN_TASKS and all(not isinstance(s, SparkSource) or s.name in files for s in plan.sources):
+        notes.append(f"by key without a shuffle: each of {parts} tasks reads the sources and keeps its keys' rows")
+        df = _scanned_by_key(spark, shipped, plan, acc, parts, reads, files, final_schema, stage)
+        return df, final_schema, notes, "files" if files else "pushdown"
     rows, layouts = tagged_rows(spark, plan, tasks, acc, reads, frames)
     by = [spark_column(key_column(j)) for j in range(len(plan.keys[0]))]
     df = rows.repartition(split_target(tasks), *by).mapInArrow(
         lambda it: keyed_join_task(shipped, it, layouts, final_schema, acc, stage=stage), spark_struct(final_schema))
-    return df, final_schema, []
+    return df, final_schema, notes, "dataframe" if any(isinstance(s, SparkSource) for s in plan.sources) else "pushdown"
 
 
-def _scanned_by_key(spark, shipped, plan, acc, parts: int, reads: dict, final_schema: pa.Schema, stage: str):
-    """``_by_key`` for sources the tasks read: each of ``parts`` tasks scans every source and
-    keeps its key partition's rows (``key_scan.py``), no shuffle."""
+def _file_scans(sources, reads: dict, frames: dict, read_files: bool) -> tuple[dict, list[str]]:
+    """The batch DataFrame sources that are plain Parquet scans the tasks can read
+    (``file_scans.py``), by name, and notes on the others."""
+    scans, notes = {}, []
+    for source in sources:
+        if not read_files or not isinstance(source, SparkSource) or source.streaming:
+            continue
+        try:
+            scans[source.name] = scan_of(frames.get(source.name, source.df), source.name, source.arrow_schema,
+                                         reads.get(source.name))
+        except NotAScan as e:
+            notes.append(f"{source.name}: read through mapInArrow: {e}")
+    return scans, notes
+
+
+def _scanned_by_key(spark, shipped, plan, acc, parts: int, reads: dict, files: dict, final_schema: pa.Schema,
+                    stage: str):
+    """``_by_key`` for sources the tasks read (pushdown sources, DataFrames that are ``files``
+    scans): each of ``parts`` tasks scans every source and keeps its key partition's rows
+    (``key_scan.py``), no shuffle."""
     sources, layouts = [], []
     here = executors_here(spark.sparkContext.master)
     for source, keys in zip(plan.sources, plan.keys):
         columns = reads.get(source.name) or tuple(source.arrow_schema.names)
-        splits = plan_splits(source, parts, columns, executors_here=here)
-        layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(batch_maxima(source)), columns))
-        sources.append((splits, tuple(keys)))
+        scan = files.get(source.name)
+        if scan is not None:  # a DataFrame: one batch of the stream
+            splits = plan_splits(scan.source, parts, scan.read, executors_here=here)
+            maxima = dataframe_maxima(source)
+        else:
+            splits = plan_splits(source, parts, columns, executors_here=here)
+            maxima = batch_maxima(source)
+        layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima), columns))
+        sources.append(ScannedSource(tuple(splits), tuple(keys), scan))
     return spark.range(0, parts, 1, parts).mapInArrow(
         lambda it: scan_task(shipped, it, parts, sources, layouts, final_schema, acc, stage), spark_struct(final_schema))
 
@@ -453,15 +479,14 @@ def _chain(root: PlanNode):
         node = node.inputs[0]
 
 
-def _keyed_join(spark, shipped, physical, joined, acc, tasks):
+def _keyed_join(spark, shipped, physical, joined, acc, tasks, read_files=True):
     """A join of two sources, or a union of sources under a keyed window, by its key
     (``joins.py``): every source's rows, tagged, partitioned by the key; each task runs the query
     on its keys' rows (``join_task.keyed_join_task``)."""
-    df, final_schema, notes = _by_key(spark, shipped, physical, joined, acc, tasks)
-    kinds = {isinstance(s, SparkSource) for s in joined.sources}
+    df, final_schema, notes, kind = _by_key(spark, shipped, physical, joined, acc, tasks, read_files=read_files)
     # a key's rows come out in its task's order, the tasks' in no order: the driver sorts by value
     order = [f.name for f in final_schema if not pa.types.is_nested(f.type)]
-    job = SparkJob(shipped.plan_id, "keyed-join", "dataframe" if True in kinds else "pushdown", False, acc, notes,
+    job = SparkJob(shipped.plan_id, "keyed-join", kind, False, acc, notes,
                    output_stage=JOIN_STAGE, order_by=order)
     return df, job
 
