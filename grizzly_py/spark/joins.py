@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import reduce
 
-import numpy as np
 import pyarrow as pa
 
 from ..expressions import Column, strip_alias
@@ -52,13 +51,12 @@ from ..plan import (
 )
 from ..sources import CsvSource
 from .inputs import batch_maxima, plan_splits, pushdown_source, read_split, split_target
-from .schema import conform, hashed_key, spark_arrow_schema, spark_column, spark_struct
+from .schema import hashed_key, spark_arrow_schema, spark_column, spark_struct
 from .session import executors_here
 from .sources import SparkSource
+from .worker import BATCH, ROW, raw_task, report_rejected
 
 TAG = "__gzj_source"   # which source a row is of (its index in ``KeyedJoin.sources``)
-BATCH = "__gzj_batch"  # the number of the row's source batch
-ROW = "__gzj_row"      # the row's position: in its batch (pushdown), in the DataFrame's order (DataFrame)
 _JOINS = (WindowJoinNode, IntervalJoinNode, RegularJoinNode)
 
 
@@ -257,19 +255,11 @@ def _rows(spark, source, tasks: int, acc, columns: tuple, df=None):
         pa.field(BATCH, pa.int64())).append(pa.field(ROW, pa.int64()))
 
     def by_split(it):
-        from . import worker
         for ids in it:
             for i in ids.column(0).to_pylist():
                 rejected: dict = {}
-                for piece, batch in zip(splits[i].pieces, read_split(splits[i], rejected)):
-                    if batch.num_rows:
-                        n = batch.num_rows
-                        out = pa.RecordBatch.from_arrays(
-                            list(batch.columns) + [pa.array(np.full(n, piece, dtype=np.int64)),
-                                                   pa.array(np.arange(n, dtype=np.int64))],
-                            names=batch.schema.names + [BATCH, ROW])
-                        yield conform(out, spark_arrow_schema(out.schema))
-                worker.report_rejected(acc, rejected)
+                yield from raw_task(splits[i], read_split(splits[i], rejected))
+                report_rejected(acc, rejected)
     rows = spark.range(0, len(splits), 1, len(splits)).mapInArrow(by_split, spark_struct(schema))
     return rows, batch_maxima(source)
 
