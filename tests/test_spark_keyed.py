@@ -237,6 +237,19 @@ def test_a_join_of_two_dataframes_of_parquet_files_reads_them_by_key(spark, tmp_
     assert_tables_equal(_sorted(actual), _sorted(expected.cast(actual.schema)))
 
 
+def test_small_inputs_scan_into_one_partition_per_core(monkeypatch):
+    """One key partition per core reads the input least often; a core's share above
+    ``SCAN_SHARE_BYTES`` (a Python worker's memory) takes the finer partitioning."""
+    from grizzly_py.spark import key_scan
+    from grizzly_py.spark.inputs import plan_splits
+    batches = pa.table({"k": pa.array(np.arange(10_000)), "v": pa.array(np.arange(10_000))}).to_batches(2_500)
+    source = gz.StreamEnvironment().from_arrow(batches).node.source
+    scanned = [key_scan.ScannedSource(tuple(plan_splits(source, 6, ("k",))), ("k",))]
+    assert key_scan.scan_parts(scanned, 2, 6) == 2
+    monkeypatch.setattr(key_scan, "SCAN_SHARE_BYTES", 10_000 * 8 // 2 - 1)  # a core's share of k: 40,000 bytes
+    assert key_scan.scan_parts(scanned, 2, 6) == 6
+
+
 def _as(values: list, kind: pa.DataType) -> pa.RecordBatch:
     return pa.record_batch({"key": pa.array(values, kind)})
 

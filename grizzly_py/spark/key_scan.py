@@ -32,6 +32,9 @@ from .schema import conform
 
 # the most tasks for which each task scanning the whole input beats the shuffle (docs/spark.md)
 SCAN_TASKS = 16
+# a core's share of the input (estimated bytes of the columns read) up to which one task per core
+# holds it; above, ``split_target`` tasks each hold a smaller part (a Python worker's memory cap)
+SCAN_SHARE_BYTES = 32 << 20
 _NULL = np.uint64(0x9E3779B97F4A7C15)  # a null key's hash (any constant: equal nulls partition alike)
 _MIX = np.uint64(0x100000001B3)
 
@@ -90,6 +93,27 @@ class ScannedSource:
                 yield from zip(split.pieces, read_split(split, rejected))
 
 
+def scan_parts(sources: list[ScannedSource], cores: int, finer: int) -> int:
+    """How many key partitions (tasks) to scan into: one per core, which reads the input least
+    often, while a core's share of the input fits ``SCAN_SHARE_BYTES``; else ``finer``."""
+    size = sum(_estimated_bytes(split) for source in sources for split in source.splits)
+    return max(1, cores) if size <= SCAN_SHARE_BYTES * max(1, cores) else finer
+
+
+def _estimated_bytes(split: Split) -> int:
+    """The rows of ``split`` times 8 bytes per column read (known without reading its data)."""
+    if split.row_groups:
+        rows = sum(g.rows for g in split.row_groups)
+    elif split.inline:
+        rows = sum(b.num_rows for b in split.inline)
+    elif split.kind == "ipc":
+        reader = pa.ipc.open_file(pa.memory_map(split.path))
+        rows = sum(reader.get_batch(i).num_rows for i in split.pieces)
+    else:
+        return SCAN_SHARE_BYTES << 10  # unknown: take the finer partitioning
+    return rows * 8 * (len(split.columns) if split.columns else 8)
+
+
 def scan_task(shipped, ids: Iterator[pa.RecordBatch], parts: int, sources: list[ScannedSource],
               layouts: list[SourceLayout], out_schema: pa.Schema, accumulator=None,
               stage: str = "keyed") -> Iterator[pa.RecordBatch]:
@@ -128,4 +152,4 @@ def _one_batch(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBat
     return combined[0] if combined else pa.RecordBatch.from_pylist([], schema=schema)
 
 
-__all__ = ["SCAN_TASKS", "ScannedSource", "key_partition", "scan_task"]
+__all__ = ["SCAN_SHARE_BYTES", "SCAN_TASKS", "ScannedSource", "key_partition", "scan_parts", "scan_task"]

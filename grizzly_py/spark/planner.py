@@ -82,7 +82,7 @@ from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
 from .joins import SourceLayout, dataframe_maxima, key_column, keyed_input, keyed_join, keyed_union, stateless_lookup, tagged_rows
-from .key_scan import SCAN_TASKS, ScannedSource, scan_task
+from .key_scan import SCAN_TASKS, ScannedSource, scan_parts, scan_task
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
 from .probe import check_workers
@@ -425,8 +425,8 @@ def _by_key(spark, shipped, physical, plan, acc, tasks, frames=None, stage=JOIN_
     parts = split_target(tasks)
     files, notes = _file_scans(plan.sources, reads, frames or {}, read_files)
     if parts <= SCAN_TASKS and all(not isinstance(s, SparkSource) or s.name in files for s in plan.sources):
+        df, parts = _scanned_by_key(spark, shipped, plan, acc, tasks, reads, files, final_schema, stage)
         notes.append(f"by key without a shuffle: each of {parts} tasks reads the sources and keeps its keys' rows")
-        df = _scanned_by_key(spark, shipped, plan, acc, parts, reads, files, final_schema, stage)
         return df, final_schema, notes, "files" if files else "pushdown"
     rows, layouts = tagged_rows(spark, plan, tasks, acc, reads, frames)
     by = [spark_column(key_column(j)) for j in range(len(plan.keys[0]))]
@@ -450,11 +450,13 @@ def _file_scans(sources, reads: dict, frames: dict, read_files: bool) -> tuple[d
     return scans, notes
 
 
-def _scanned_by_key(spark, shipped, plan, acc, parts: int, reads: dict, files: dict, final_schema: pa.Schema,
+def _scanned_by_key(spark, shipped, plan, acc, tasks: int, reads: dict, files: dict, final_schema: pa.Schema,
                     stage: str):
     """``_by_key`` for sources the tasks read (pushdown sources, DataFrames that are ``files``
-    scans): each of ``parts`` tasks scans every source and keeps its key partition's rows
-    (``key_scan.py``), no shuffle."""
+    scans): each key-partition task scans every source and keeps its partition's rows
+    (``key_scan.py``), no shuffle. (The DataFrame, the number of partitions: one per core, or
+    ``split_target`` where a core's share of the input would be large: ``key_scan.scan_parts``.)"""
+    parts = split_target(tasks)
     sources, layouts = [], []
     here = executors_here(spark.sparkContext.master)
     for source, keys in zip(plan.sources, plan.keys):
@@ -468,8 +470,10 @@ def _scanned_by_key(spark, shipped, plan, acc, parts: int, reads: dict, files: d
             maxima = batch_maxima(source)
         layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima), columns))
         sources.append(ScannedSource(tuple(splits), tuple(keys), scan))
+    parts = scan_parts(sources, tasks, parts)
     return spark.range(0, parts, 1, parts).mapInArrow(
-        lambda it: scan_task(shipped, it, parts, sources, layouts, final_schema, acc, stage), spark_struct(final_schema))
+        lambda it: scan_task(shipped, it, parts, sources, layouts, final_schema, acc, stage),
+        spark_struct(final_schema)), parts
 
 
 def _chain(root: PlanNode):
