@@ -23,7 +23,7 @@ from strategies import Step, aggregate_calls, aligned_windows, arrow_stream, ass
     stateless_cases, tumbling
 
 import grizzly_py as gz
-from grizzly_py import Time, agg, reference
+from grizzly_py import Time, agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.windows import (CumulativeEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows,
                                 TumblingProcessingTimeWindows)
@@ -69,6 +69,7 @@ def check(both, parallelism=1, **options):
     assert out_q["late_records"] == metrics["late_records"]
     assert late_q["filtered_records"] == late_metrics["filtered_records"]
     assert result.metrics["accounting"]["ok"]
+    return result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -95,6 +96,49 @@ def test_reference_fires_kept_windows_again_per_key_and_sends_the_rest_to_the_si
     assert metrics["late_records"] == 1
     assert reference.evaluate(late.node).to_pylist() == [{"ts": 5, "k": "a"}]
     check(_with_late(build))
+
+
+def _several_late_in_one_batch(env):
+    # tumbling 10 ms, lateness 10 ms: [0, 10) fires at wm 14 (a: 1 record); the third batch, all
+    # under wm 14, has four records for it, one of them filtered out, and one for [10, 20)
+    s = arrow_stream(env, {"ts": [1, 15, 3, 12, 3, 6, 3], "k": ["a"] * 7, "v": [1, 2, 3, 4, 5, -1, 6]},
+                     sizes=[1, 1, 5])
+    return (s.filter(col("v") >= 0).key_by("k").window(tumbling(10)).allowed_lateness(ms(10))
+            .side_output_late_data("late").aggregate(n=agg.count(), last=agg.last("v")))
+
+
+def _interleaved_keys_in_one_batch(env):
+    # sliding 10 ms / 5 ms, lateness 10 ms: at wm 21 the windows ending 15 and 20 are fired and
+    # kept, those ending 5 and 10 cleaned. The third batch: 7(b) reaches [5, 15) (b's first
+    # record there: it fires anyway, as in Flink), 8(a) [5, 15), 13(b) [5, 15) and [10, 20)
+    # (two rows, by end), 2(a) only cleaned windows (late)
+    s = arrow_stream(env, {"ts": [1, 2, 22, 7, 8, 13, 2], "k": ["a", "b", "a", "b", "a", "b", "a"]},
+                     sizes=[2, 1, 4])
+    return (s.key_by("k").window(SlidingEventTimeWindows.of(ms(10), ms(5))).allowed_lateness(ms(10))
+            .side_output_late_data("late").aggregate(n=agg.count()))
+
+
+def test_reference_fires_once_per_late_record_in_record_order():
+    """Flink's WindowOperator fires a kept window for each late record at once, with every
+    record of its key so far: several late records of one batch give one row each, in order
+    (``last`` shows the arrival order across them; a filtered record fires nothing)."""
+    table, _ = reference.run(_several_late_in_one_batch(gz.StreamEnvironment()).node)
+    assert [(r["window_start"], r["n"], r["last"]) for r in table.to_pylist()] == \
+        [(0, 1, 1), (0, 2, 3), (0, 3, 5), (0, 4, 6), (10, 2, 2)]
+    table, metrics = reference.run(_interleaved_keys_in_one_batch(gz.StreamEnvironment()).node)
+    assert [(r["k"], r["window_start"], r["n"]) for r in table.to_pylist()] == \
+        [("a", -5, 1), ("b", -5, 1), ("a", 0, 1), ("b", 0, 1),
+         ("b", 5, 1), ("a", 5, 1), ("b", 5, 2), ("b", 10, 1), ("a", 15, 1), ("a", 20, 1)]
+    assert metrics["late_records"] == 1
+
+
+@pytest.mark.parametrize("parallelism,options", [(1, {}), (1, {"window_state": "shared"}), (2, {}),
+                                                 (2, {"grouping": "sort"}), (3, {"window_state": "shared"})])
+@pytest.mark.parametrize("build,rows", [(_several_late_in_one_batch, 5), (_interleaved_keys_in_one_batch, 10)],
+                         ids=["one_key", "interleaved_keys"])
+def test_compiled_fires_once_per_late_record(every_row_a_morsel, build, rows, parallelism, options):
+    """The compiled engine cuts the batch after each such record (``engine/late_refires.py``)."""
+    assert check(_with_late(build), parallelism, **options)["out"].num_rows == rows
 
 
 def test_no_lateness_keeps_the_old_results():

@@ -45,6 +45,8 @@ from .adaptive import Adaptivity
 from .checkpoint import CheckpointConfig, Checkpointer
 from .job_observers import JobObserver
 from .kernel_protocol import WindowAggregateKernel
+from .kernels import SharedBatch
+from .late_refires import refire_cuts, slices
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .pipeline_runs import PipelineRun, instantiate
 from .rounds import RoundPlanner, WindowTasks
@@ -248,6 +250,10 @@ class QueryRun:
         elif run.kernel.emits_per_batch:  # rows out per batch
             out = run.kernel.process(batch, watermark=run.watermark)
         else:
+            cuts = refire_cuts(run.pipeline, batch, run.watermark)
+            if cuts:
+                self._push_in_slices(index, batch, cuts)
+                return
             where = (run.kernel.batches_processed, 0)
             rest = run.kernel.process(batch, run.watermark)
             if rest is not None:  # a shared window state stopped to grow
@@ -258,6 +264,24 @@ class QueryRun:
         run.rows_out += out.num_rows
         self._deliver(index, out)
 
+    def _push_in_slices(self, index: int, batch: pa.RecordBatch, cuts: list[int]) -> None:
+        """Process ``batch`` in window pipeline ``index`` (in this thread) as the slices that
+        ``cuts`` make, each kept window a slice's last record reached firing again before the
+        next slice (allowed lateness: ``late_refires.py``). The slices keep the batch's number
+        and their rows' positions in it (arrival order for the aggregates)."""
+        run = self.runs[index]
+        kernel, number = run.kernel, run.kernel.batches_processed
+        for start, stop in slices(cuts, batch.num_rows):
+            t0 = time.perf_counter()
+            piece, where = batch.slice(start, stop - start), (number, start)
+            rest = kernel.process(piece, run.watermark, 0, where)
+            if rest is not None:  # a shared window state stopped to grow
+                _resume(kernel, piece, run.watermark, rest, where)
+            run.seconds += time.perf_counter() - t0
+            if stop < batch.num_rows:  # (the last one's firing follows the batch)
+                self.watermarks.refire(index)
+        kernel.batches_processed = number + 1
+
     def _push_morsels(self, index: int, batch: pa.RecordBatch, number: int, intake=None) -> None:
         """Process a source batch in pipeline ``index`` as morsel tasks on the worker pool."""
         run = self.runs[index]
@@ -267,8 +291,18 @@ class QueryRun:
             return
         start = time.perf_counter()
         if kernel.fires:  # a window: its tasks end before the watermark moves
-            self.tasks.run_morsels(kernel, batch, number, run.watermark, intake)
-            run.seconds += time.perf_counter() - start
+            cuts = refire_cuts(run.pipeline, batch, run.watermark)
+            if not cuts:
+                self.tasks.run_morsels(kernel, batch, number, run.watermark, intake)
+                run.seconds += time.perf_counter() - start
+                return
+            shared = SharedBatch(batch, intake)  # prepared once for every slice's morsels
+            for rows in slices(cuts, batch.num_rows):  # (see _push_in_slices)
+                t0 = time.perf_counter()
+                self.tasks.run_morsels(kernel, batch, number, run.watermark, rows=rows, shared=shared)
+                run.seconds += time.perf_counter() - t0
+                if rows[1] < batch.num_rows:
+                    self.watermarks.refire(index)
             return
         cost, watermark = self.cost, run.watermark  # (in force for the batch: it moves after it)
 
