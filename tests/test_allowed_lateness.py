@@ -1,7 +1,8 @@
 """Allowed lateness and the late side output (Flink's ``allowedLateness``, ``sideOutputLateData``).
 
-- The reference evaluator on a hand-worked example (the rows Flink's WindowOperator gives, with
-  the firings per batch explained inline).
+- The reference evaluator on hand-worked examples (the rows Flink's WindowOperator gives, with
+  the firings explained inline): one firing per late record, also for several late records of
+  one batch, one key or interleaved keys; the compiled engine gives the same rows.
 - Differential: random queries with a tumbling, sliding or cumulative window (offsets too), a
   random allowed lateness and a late side output, at parallelism 1-3 with hash or sort grouping,
   thread-local or shared state: the results, the late stream and the late counts equal the

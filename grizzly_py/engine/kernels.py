@@ -934,8 +934,8 @@ class SlidingWindowKernel(WindowKernel):
 
     @property
     def refires_pending(self) -> bool:
-        """Allowed lateness: records updated fired windows since the last firing (they fire again
-        after the batch, whether the watermark moved or not)."""
+        """Allowed lateness: records reached fired, kept windows since the last firing (they fire
+        again at once, at the watermark in force: the driver cuts batches after such records)."""
         base = self.gen.late_base
         return base is not None and any(int(state[base + 1]) for state in self.states)
 

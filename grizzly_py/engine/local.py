@@ -12,7 +12,9 @@ runs a kernel (``pipeline_runs.py``, ``kernel_protocol.py``).
 A batch passes through every pipeline that reads its source, in the order of the plan's source
 reads (a union's inputs in order); then the watermarks move and complete windows fire
 (``watermarks.py``). While a batch is processed, a window pipeline's watermark is the one reached
-after the previous batch.
+after the previous batch. A window with allowed lateness takes a batch as slices that each end
+with a record reaching one of its fired, kept windows, which fire again between the slices at
+that watermark (``late_refires.py``).
 
 With ``parallelism`` > 1 the pipelines that read a source run as tasks on a worker pool
 (``parallel.py``): each batch is cut into morsels, one task each, every worker on its own state
@@ -266,21 +268,31 @@ class QueryRun:
 
     def _push_in_slices(self, index: int, batch: pa.RecordBatch, cuts: list[int]) -> None:
         """Process ``batch`` in window pipeline ``index`` (in this thread) as the slices that
-        ``cuts`` make, each kept window a slice's last record reached firing again before the
-        next slice (allowed lateness: ``late_refires.py``). The slices keep the batch's number
-        and their rows' positions in it (arrival order for the aggregates)."""
+        ``cuts`` make (``_run_slices``). The slices keep the batch's number and their rows'
+        positions in it (arrival order for the aggregates)."""
         run = self.runs[index]
         kernel, number = run.kernel, run.kernel.batches_processed
-        for start, stop in slices(cuts, batch.num_rows):
-            t0 = time.perf_counter()
+
+        def run_slice(start: int, stop: int) -> None:
             piece, where = batch.slice(start, stop - start), (number, start)
             rest = kernel.process(piece, run.watermark, 0, where)
             if rest is not None:  # a shared window state stopped to grow
                 _resume(kernel, piece, run.watermark, rest, where)
-            run.seconds += time.perf_counter() - t0
-            if stop < batch.num_rows:  # (the last one's firing follows the batch)
-                self.watermarks.refire(index)
+        self._run_slices(index, batch.num_rows, cuts, run_slice)
         kernel.batches_processed = number + 1
+
+    def _run_slices(self, index: int, rows: int, cuts: list[int], run_slice) -> None:
+        """``run_slice(start, stop)`` for each slice that ``cuts`` make of a batch of ``rows``
+        rows in window pipeline ``index``; after each but the last, the kept windows its last
+        record reached fire again, at the same watermark (allowed lateness: ``late_refires.py``;
+        the last one's firing follows the batch)."""
+        run = self.runs[index]
+        for start, stop in slices(cuts, rows):
+            t0 = time.perf_counter()
+            run_slice(start, stop)
+            run.seconds += time.perf_counter() - t0
+            if stop < rows:
+                self.watermarks.refire(index)
 
     def _push_morsels(self, index: int, batch: pa.RecordBatch, number: int, intake=None) -> None:
         """Process a source batch in pipeline ``index`` as morsel tasks on the worker pool."""
@@ -297,12 +309,8 @@ class QueryRun:
                 run.seconds += time.perf_counter() - start
                 return
             shared = SharedBatch(batch, intake)  # prepared once for every slice's morsels
-            for rows in slices(cuts, batch.num_rows):  # (see _push_in_slices)
-                t0 = time.perf_counter()
-                self.tasks.run_morsels(kernel, batch, number, run.watermark, rows=rows, shared=shared)
-                run.seconds += time.perf_counter() - t0
-                if rows[1] < batch.num_rows:
-                    self.watermarks.refire(index)
+            self._run_slices(index, batch.num_rows, cuts, lambda start, stop: self.tasks.run_morsels(
+                kernel, batch, number, run.watermark, rows=(start, stop), shared=shared))
             return
         cost, watermark = self.cost, run.watermark  # (in force for the batch: it moves after it)
 
