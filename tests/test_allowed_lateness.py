@@ -119,6 +119,17 @@ def _interleaved_keys_in_one_batch(env):
             .side_output_late_data("late").aggregate(n=agg.count()))
 
 
+def _late_rows_into_a_late_window(env):
+    # both windows tumbling 10 ms, lateness 20 ms. At wm 24 the first fires [0, 10) (a: 1) and
+    # the second [0, 10) (1 row). The third batch, under wm 24: 3(a) and 4(b) each fire the
+    # first window again, and each such row reaches the second's fired, kept window: it fires
+    # again for each, one batch of the first's results after the other
+    s = arrow_stream(env, {"ts": [1, 25, 3, 4], "k": ["a", "a", "a", "b"]}, sizes=[1, 1, 2])
+    first = s.key_by("k").window(tumbling(10)).allowed_lateness(ms(20)).aggregate(n=agg.count())
+    return (first.window_all(tumbling(10)).allowed_lateness(ms(20)).side_output_late_data("late")
+            .aggregate(s=agg.sum("n"), c=agg.count()))
+
+
 def test_reference_fires_once_per_late_record_in_record_order():
     """Flink's WindowOperator fires a kept window for each late record at once, with every
     record of its key so far: several late records of one batch give one row each, in order
@@ -131,14 +142,19 @@ def test_reference_fires_once_per_late_record_in_record_order():
         [("a", -5, 1), ("b", -5, 1), ("a", 0, 1), ("b", 0, 1),
          ("b", 5, 1), ("a", 5, 1), ("b", 5, 2), ("b", 10, 1), ("a", 15, 1), ("a", 20, 1)]
     assert metrics["late_records"] == 1
+    table = reference.evaluate(_late_rows_into_a_late_window(gz.StreamEnvironment()).node)
+    assert [(r["window_start"], r["s"], r["c"]) for r in table.to_pylist()] == \
+        [(0, 1, 1), (0, 3, 2), (0, 4, 3), (20, 1, 1)]
 
 
 @pytest.mark.parametrize("parallelism,options", [(1, {}), (1, {"window_state": "shared"}), (2, {}),
                                                  (2, {"grouping": "sort"}), (3, {"window_state": "shared"})])
-@pytest.mark.parametrize("build,rows", [(_several_late_in_one_batch, 5), (_interleaved_keys_in_one_batch, 10)],
-                         ids=["one_key", "interleaved_keys"])
+@pytest.mark.parametrize("build,rows", [(_several_late_in_one_batch, 5), (_interleaved_keys_in_one_batch, 10),
+                                        (_late_rows_into_a_late_window, 4)],
+                         ids=["one_key", "interleaved_keys", "chained"])
 def test_compiled_fires_once_per_late_record(every_row_a_morsel, build, rows, parallelism, options):
-    """The compiled engine cuts the batch after each such record (``engine/late_refires.py``)."""
+    """The compiled engine cuts the batch after each such record (``engine/late_refires.py``),
+    also the last of a batch that more batches follow under the same watermark (chained)."""
     assert check(_with_late(build), parallelism, **options)["out"].num_rows == rows
 
 

@@ -283,15 +283,16 @@ class QueryRun:
 
     def _run_slices(self, index: int, rows: int, cuts: list[int], run_slice) -> None:
         """``run_slice(start, stop)`` for each slice that ``cuts`` make of a batch of ``rows``
-        rows in window pipeline ``index``; after each but the last, the kept windows its last
-        record reached fire again, at the same watermark (allowed lateness: ``late_refires.py``;
-        the last one's firing follows the batch)."""
+        rows in window pipeline ``index``; after each that ends at a cut, the kept windows its
+        last record reached fire again, at the same watermark (allowed lateness:
+        ``late_refires.py``). Also after the batch's last row: more batches may follow under
+        this watermark (a producer's morsels, a union's other inputs)."""
         run = self.runs[index]
         for start, stop in slices(cuts, rows):
             t0 = time.perf_counter()
             run_slice(start, stop)
             run.seconds += time.perf_counter() - t0
-            if stop < rows:
+            if stop == cuts[-1] or stop < rows:
                 self.watermarks.refire(index)
 
     def _push_morsels(self, index: int, batch: pa.RecordBatch, number: int, intake=None) -> None:
