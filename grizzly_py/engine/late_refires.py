@@ -4,12 +4,12 @@ Flink fires a window kept for its allowed lateness again for each record that re
 it fired, at once (docs/semantics.md, "allowed lateness"). The fused loop notes the ``{pane,
 key}`` of such records and the trigger fires their kept windows again for those keys
 (``SlidingWindowKernel.refires_pending``). So the driver (``local.py``) runs a batch as slices
-that each end right after one such record, and fires the noted windows between slices under the
-watermark in force before the batch, which does not move inside it. ``refire_cuts`` finds those
-records from their event times, that watermark and the window geometry
-(``window_geometry.PaneGeometry``), before anything runs; a batch without any runs whole, in one
-call, as without lateness. A cut is only ever too early to matter, never missing: a record that a
-filter then drops, or whose noted pane holds no fired window, makes no firing.
+that each end right after one such record, and fires the noted windows after each slice under
+the watermark in force before the batch, which does not move inside it. ``refire_cuts`` finds
+those records from their event times, that watermark and the window geometry
+(``window_geometry.PaneGeometry``), before anything runs; a batch without any runs whole, in
+one call, as without lateness. A cut where none was needed costs time, never rows: a record
+that a filter then drops, or whose noted pane holds no fired window, makes no firing.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ A batch passes through every pipeline that reads its source, in the order of the
 reads (a union's inputs in order); then the watermarks move and complete windows fire
 (``watermarks.py``). While a batch is processed, a window pipeline's watermark is the one reached
 after the previous batch. A window with allowed lateness takes a batch as slices that each end
-with a record reaching one of its fired, kept windows, which fire again between the slices at
+with a record reaching one of its fired, kept windows, which fire again after each slice at
 that watermark (``late_refires.py``).
 
 With ``parallelism`` > 1 the pipelines that read a source run as tasks on a worker pool

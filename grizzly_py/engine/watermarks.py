@@ -162,8 +162,8 @@ class Watermarks:
 
     def refire(self, i: int) -> None:
         """Pipeline ``i``'s kept windows that records reached since its last firing fire again,
-        under its watermark in force (allowed lateness: between the slices of a batch that each
-        end with such a record, ``late_refires.py``)."""
+        under its watermark in force (allowed lateness: after each slice of a batch that ends with
+        such a record, ``late_refires.py``)."""
         run = self.runs[i]
         if run.kernel.refires_pending:
             self._fire(i, run.watermark)
