@@ -28,11 +28,11 @@ Windows and watermarks (see ``run``)
 - A window fires once, when ``window_end - 1 <= wm``; a record none of whose windows is still
   open is late: it is dropped and counted once in ``late_records``.
 - Allowed lateness ``L`` (aligned windows): a window is kept until ``window_end - 1 + L <= wm``;
-  a record goes into each of its windows still kept, and a kept window that had fired and gets a
-  record of key ``k`` fires again for ``k`` (a new row with every record so far) at the next
-  watermark step (after the batch, even if the watermark did not move). A record with no window
-  kept is late; ``late_data(tag)`` is the stream of those input records (``LateData``). Every
-  operator passes on each watermark step, moved or not.
+  a record goes into each of its windows still kept, and each kept window that had fired (or is
+  complete) and gets a record of key ``k`` fires again for ``k`` at once, as in Flink: one row
+  per such record (and window, ordered by window_end), with every record of ``k`` so far, before
+  the batch's next record. A record with no window kept is late; ``late_data(tag)`` is the
+  stream of those input records (``LateData``).
 - Session windows (per key) merge when they overlap or touch (Flink's ``TimeWindow.intersects``);
   a new record first merges with the key's open sessions, and is late only if it merges with none
   and its own window ``[ts, ts + gap)`` has already fired.
@@ -405,7 +405,6 @@ class Pane:
     end: int
     records: list = field(default_factory=list)  # (arrival number, event time, aggregate inputs)
     fired: bool = False   # (allowed lateness) it fired and is kept
-    updated: bool = False  # (allowed lateness) it fired and got a record since
 
 
 def kept_windows(assigner, ts: int, wm: float, lateness: int) -> list[tuple[int, int]]:
@@ -420,19 +419,24 @@ class AlignedWindows:
     def __init__(self, assigner, lateness: int = 0):
         self.assigner, self.lateness = assigner, lateness
         self.panes: dict[tuple, Pane] = {}
+        self.refired: list[Pane] = []  # (allowed lateness) what the last record fires again
 
     def add(self, group: tuple, key: tuple, ts: int, record, wm: float) -> bool:
         kept = kept_windows(self.assigner, ts, wm, self.lateness)
+        self.refired = []
         for s, e in kept:
             pane = self.panes.setdefault((s, e, group), Pane(key, s, e))
             pane.records.append(record)
-            pane.updated = e - 1 <= wm  # fired already (or complete while empty: Flink fires it now)
+            if e - 1 <= wm:  # fired already (or complete while empty): Flink fires it again now
+                pane.fired = True
+                self.refired.append(pane)
+        self.refired.sort(key=lambda p: (p.end, p.start))
         return bool(kept)
 
     def fire(self, wm: float) -> list[tuple[tuple, Pane]]:
-        fired = [(k[2], p) for k, p in self.panes.items() if p.end - 1 <= wm and (not p.fired or p.updated)]
+        fired = [(k[2], p) for k, p in self.panes.items() if p.end - 1 <= wm and not p.fired]
         for _, p in fired:
-            p.fired, p.updated = True, False
+            p.fired = True
         for k in [k for k, p in self.panes.items() if p.end - 1 + self.lateness <= wm]:
             del self.panes[k]  # cleaned: its lateness is over
         return fired
@@ -444,6 +448,7 @@ class SessionWindows:
     def __init__(self, assigner: EventTimeSessionWindows):
         self.gap = assigner.gap_ms
         self.sessions: dict[tuple, list[Pane]] = {}
+        self.refired: list[Pane] = []  # (sessions take no allowed lateness)
 
     def add(self, group: tuple, key: tuple, ts: int, record, wm: float) -> bool:
         new = Pane(key, int(ts), int(ts) + self.gap, [record])  # ms, not a source timestamp's raw value
@@ -510,6 +515,8 @@ class WindowAggregate(Operator):
         self.arrivals += 1
         if not self.state.add(group, key, ts, record, self.wm):
             self.metrics["late_records"] += 1
+        for pane in self.state.refired:  # kept windows this record fires again (allowed lateness)
+            self.emit(pane)
 
     def kept(self, row):
         """What a window keeps of a record: its aggregates' inputs."""
@@ -889,7 +896,7 @@ class Union(Operator):
     def input_watermark(self, index: int, wm: float) -> None:
         self.inputs[index] = max(self.inputs[index], wm)
         self.wm = max(self.wm, min(self.inputs))
-        self.downstream.watermark(self.wm)  # every step, moved or not (late updates fire at each)
+        self.downstream.watermark(self.wm)  # every step, moved or not
 
 
 class UnionPort(Operator):
@@ -933,7 +940,7 @@ class TwoInputOperator(Operator):
         if low > self.wm:
             self.wm = low
             self.advance(low)
-        self.downstream.watermark(self.wm)  # every step, moved or not (late updates fire at each)
+        self.downstream.watermark(self.wm)  # every step, moved or not
 
     def advance(self, wm: float) -> None:
         pass

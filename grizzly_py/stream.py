@@ -310,7 +310,7 @@ class WindowedStream:
     def allowed_lateness(self, lateness) -> "WindowedStream":
         """Keep each window ``lateness`` past its firing (Flink's ``allowedLateness``): a record
         that arrives for a fired window within it updates the window, which fires again (a new
-        row for its key); later records are late (dropped, or ``side_output_late_data``)."""
+        row for its key, per such record); later records are late (dropped, or ``side_output_late_data``)."""
         self._lateness_kind("allowed_lateness")
         ms = to_millis(lateness, what="allowed_lateness")
         if not 0 <= ms <= MAX_WINDOW_MS:

@@ -1,7 +1,8 @@
 """Allowed lateness and the late side output (Flink's ``allowedLateness``, ``sideOutputLateData``).
 
-- The reference evaluator on a hand-worked example (the rows Flink's WindowOperator gives, with
-  the firings per batch explained inline).
+- The reference evaluator on hand-worked examples (the rows Flink's WindowOperator gives, with
+  the firings explained inline): one firing per late record, also for several late records of
+  one batch, one key or interleaved keys; the compiled engine gives the same rows.
 - Differential: random queries with a tumbling, sliding or cumulative window (offsets too), a
   random allowed lateness and a late side output, at parallelism 1-3 with hash or sort grouping,
   thread-local or shared state: the results, the late stream and the late counts equal the
@@ -23,7 +24,7 @@ from strategies import Step, aggregate_calls, aligned_windows, arrow_stream, ass
     stateless_cases, tumbling
 
 import grizzly_py as gz
-from grizzly_py import Time, agg, reference
+from grizzly_py import Time, agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.windows import (CumulativeEventTimeWindows, EventTimeSessionWindows, SlidingEventTimeWindows,
                                 TumblingProcessingTimeWindows)
@@ -69,6 +70,7 @@ def check(both, parallelism=1, **options):
     assert out_q["late_records"] == metrics["late_records"]
     assert late_q["filtered_records"] == late_metrics["filtered_records"]
     assert result.metrics["accounting"]["ok"]
+    return result
 
 
 # ----------------------------------------------------------------------------------------------
@@ -95,6 +97,65 @@ def test_reference_fires_kept_windows_again_per_key_and_sends_the_rest_to_the_si
     assert metrics["late_records"] == 1
     assert reference.evaluate(late.node).to_pylist() == [{"ts": 5, "k": "a"}]
     check(_with_late(build))
+
+
+def _several_late_in_one_batch(env):
+    # tumbling 10 ms, lateness 10 ms: [0, 10) fires at wm 14 (a: 1 record); the third batch, all
+    # under wm 14, has four records for it, one of them filtered out, and one for [10, 20)
+    s = arrow_stream(env, {"ts": [1, 15, 3, 12, 3, 6, 3], "k": ["a"] * 7, "v": [1, 2, 3, 4, 5, -1, 6]},
+                     sizes=[1, 1, 5])
+    return (s.filter(col("v") >= 0).key_by("k").window(tumbling(10)).allowed_lateness(ms(10))
+            .side_output_late_data("late").aggregate(n=agg.count(), last=agg.last("v")))
+
+
+def _interleaved_keys_in_one_batch(env):
+    # sliding 10 ms / 5 ms, lateness 10 ms: at wm 21 the windows ending 15 and 20 are fired and
+    # kept, those ending 5 and 10 cleaned. The third batch: 7(b) reaches [5, 15) (b's first
+    # record there: it fires anyway, as in Flink), 8(a) [5, 15), 13(b) [5, 15) and [10, 20)
+    # (two rows, by end), 2(a) only cleaned windows (late)
+    s = arrow_stream(env, {"ts": [1, 2, 22, 7, 8, 13, 2], "k": ["a", "b", "a", "b", "a", "b", "a"]},
+                     sizes=[2, 1, 4])
+    return (s.key_by("k").window(SlidingEventTimeWindows.of(ms(10), ms(5))).allowed_lateness(ms(10))
+            .side_output_late_data("late").aggregate(n=agg.count()))
+
+
+def _late_rows_into_a_late_window(env):
+    # both windows tumbling 10 ms, lateness 20 ms. At wm 24 the first fires [0, 10) (a: 1) and
+    # the second [0, 10) (1 row). The third batch, under wm 24: 3(a) and 4(b) each fire the
+    # first window again, and each such row reaches the second's fired, kept window: it fires
+    # again for each, one batch of the first's results after the other
+    s = arrow_stream(env, {"ts": [1, 25, 3, 4], "k": ["a", "a", "a", "b"]}, sizes=[1, 1, 2])
+    first = s.key_by("k").window(tumbling(10)).allowed_lateness(ms(20)).aggregate(n=agg.count())
+    return (first.window_all(tumbling(10)).allowed_lateness(ms(20)).side_output_late_data("late")
+            .aggregate(s=agg.sum("n"), c=agg.count()))
+
+
+def test_reference_fires_once_per_late_record_in_record_order():
+    """Flink's WindowOperator fires a kept window for each late record at once, with every
+    record of its key so far: several late records of one batch give one row each, in order
+    (``last`` shows the arrival order across them; a filtered record fires nothing)."""
+    table, _ = reference.run(_several_late_in_one_batch(gz.StreamEnvironment()).node)
+    assert [(r["window_start"], r["n"], r["last"]) for r in table.to_pylist()] == \
+        [(0, 1, 1), (0, 2, 3), (0, 3, 5), (0, 4, 6), (10, 2, 2)]
+    table, metrics = reference.run(_interleaved_keys_in_one_batch(gz.StreamEnvironment()).node)
+    assert [(r["k"], r["window_start"], r["n"]) for r in table.to_pylist()] == \
+        [("a", -5, 1), ("b", -5, 1), ("a", 0, 1), ("b", 0, 1),
+         ("b", 5, 1), ("a", 5, 1), ("b", 5, 2), ("b", 10, 1), ("a", 15, 1), ("a", 20, 1)]
+    assert metrics["late_records"] == 1
+    table = reference.evaluate(_late_rows_into_a_late_window(gz.StreamEnvironment()).node)
+    assert [(r["window_start"], r["s"], r["c"]) for r in table.to_pylist()] == \
+        [(0, 1, 1), (0, 3, 2), (0, 4, 3), (20, 1, 1)]
+
+
+@pytest.mark.parametrize("parallelism,options", [(1, {}), (1, {"window_state": "shared"}), (2, {}),
+                                                 (2, {"grouping": "sort"}), (3, {"window_state": "shared"})])
+@pytest.mark.parametrize("build,rows", [(_several_late_in_one_batch, 5), (_interleaved_keys_in_one_batch, 10),
+                                        (_late_rows_into_a_late_window, 4)],
+                         ids=["one_key", "interleaved_keys", "chained"])
+def test_compiled_fires_once_per_late_record(every_row_a_morsel, build, rows, parallelism, options):
+    """The compiled engine cuts the batch after each such record (``engine/late_refires.py``),
+    also the last of a batch that more batches follow under the same watermark (chained)."""
+    assert check(_with_late(build), parallelism, **options)["out"].num_rows == rows
 
 
 def test_no_lateness_keeps_the_old_results():

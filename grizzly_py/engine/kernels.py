@@ -934,8 +934,8 @@ class SlidingWindowKernel(WindowKernel):
 
     @property
     def refires_pending(self) -> bool:
-        """Allowed lateness: records updated fired windows since the last firing (they fire again
-        after the batch, whether the watermark moved or not)."""
+        """Allowed lateness: records reached fired, kept windows since the last firing (they fire
+        again at once, at the watermark in force: the driver cuts batches after such records)."""
         base = self.gen.late_base
         return base is not None and any(int(state[base + 1]) for state in self.states)
 
@@ -1153,6 +1153,12 @@ def _same_values(a: pa.Array, b: pa.Array) -> np.ndarray:
     return same & equal.to_numpy(zero_copy_only=False)
 
 
+def _row_values(words: np.ndarray) -> np.ndarray:
+    """Each row of an int64 matrix as one opaque value (rows compare equal when all words do)."""
+    words = np.ascontiguousarray(words, dtype=np.int64)
+    return words.view(np.dtype((np.void, 8 * words.shape[1]))).ravel()
+
+
 class _ResultBuffers:
     """Output buffers of one firing: window starts, key words, aggregate values, validity."""
 
@@ -1191,35 +1197,42 @@ class _ResultBuffers:
         keys (rows of key null mask and key words: a window fired again for late records);
         ``row_kinds``: a running aggregate's last column, each row's kind (written where other
         windows write their starts)."""
-        if keys is not None:
-            return self.table(n, window_columns, end).filter(pa.array(self._of_keys(n, keys)))
+        # (a window fired again for late records: only its noted keys' rows are built)
+        picked = None if keys is None else np.flatnonzero(self._of_keys(n, keys))
+
+        def pick(a: np.ndarray) -> np.ndarray:
+            return a[:n] if picked is None else a[:n][picked]
+
+        def pick_pairs(pairs: np.ndarray) -> np.ndarray:  # a list aggregate's {first value, count} per row
+            return pairs[:2 * n] if picked is None else pairs[:2 * n].reshape(n, 2)[picked].ravel()
+        rows = n if picked is None else len(picked)
         k = self.kernel
-        arrays = [k.key_array(f, w[:n], v[:n]) for f, (w, v) in zip(k.keys, self.keys)]
+        arrays = [k.key_array(f, pick(w), pick(v)) for f, (w, v) in zip(k.keys, self.keys)]
         if window_columns:
-            arrays.append(k.time_array(self.window_start[:n]))
+            arrays.append(k.time_array(pick(self.window_start)))
             if end is not None:
-                ends = np.full(n, end, dtype=np.int64)
+                ends = np.full(rows, end, dtype=np.int64)
             elif self.window_end is None:
-                ends = self.window_start[:n] + k.window_size
+                ends = pick(self.window_start) + k.window_size
             else:
-                ends = self.window_end[:n]
+                ends = pick(self.window_end)
             arrays.append(k.time_array(ends))
         for (name, store), (values, valid), a in zip(k.gen.aggregate_types, self.aggs, k.gen.grouping.aggregates):
             t = k.schema.field(name).type
             if store == "strings":  # each row's interned ids, finished by the function
-                ids = self._list_array(name, "i64", values, valid[:2 * n], pa.list_(pa.int64()))
+                ids = self._list_array(name, "i64", values, pick_pairs(valid), pa.list_(pa.int64()))
                 strings = k.interner.values(pc.list_flatten(ids).to_numpy(), np.ones(len(ids.values), np.uint8),
                                             pa.string())
                 lists = pa.ListArray.from_arrays(ids.offsets, strings)
                 arrays.append(a.spec.finish(lists).cast(t))
             elif store == "string":  # an interned id
-                arrays.append(k.interner.values(values[:n], valid[:n], t))
+                arrays.append(k.interner.values(pick(values), pick(valid), t))
             elif _is_list(store):
-                arrays.append(self._list_array(name, store[len("list:"):], values, valid[:2 * n], t))
+                arrays.append(self._list_array(name, store[len("list:"):], values, pick_pairs(valid), t))
             else:
-                arrays.append(_masked(values[:n], valid[:n], t))
+                arrays.append(_masked(pick(values), pick(valid), t))
         if row_kinds:
-            arrays.append(pa.array(self.window_start[:n]))
+            arrays.append(pa.array(pick(self.window_start)))
         # (a running aggregate's record times, after the row kinds, come from its input batch)
         return pa.Table.from_arrays(arrays, schema=pa.schema(list(k.schema)[:len(arrays)]))
 
@@ -1236,8 +1249,7 @@ class _ResultBuffers:
         wanted = keys.copy()
         for i in range(len(self.keys)):
             wanted[:, 1 + i] = np.where((wanted[:, 0] >> i) & 1, 0, wanted[:, 1 + i])
-        wanted_set = {tuple(r) for r in wanted.tolist()}
-        return np.array([tuple(r) in wanted_set for r in rows.tolist()], dtype=bool)
+        return np.isin(_row_values(rows), _row_values(wanted))
 
     def _list_array(self, name: str, store: str, vec: np.ndarray, pairs: np.ndarray, t: pa.DataType) -> pa.Array:
         """The lists of a top_k output: row j's values are words [start, start + count) of the

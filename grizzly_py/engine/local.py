@@ -12,7 +12,9 @@ runs a kernel (``pipeline_runs.py``, ``kernel_protocol.py``).
 A batch passes through every pipeline that reads its source, in the order of the plan's source
 reads (a union's inputs in order); then the watermarks move and complete windows fire
 (``watermarks.py``). While a batch is processed, a window pipeline's watermark is the one reached
-after the previous batch.
+after the previous batch. A window with allowed lateness takes a batch as slices that each end
+with a record reaching one of its fired, kept windows, which fire again after each slice at
+that watermark (``late_refires.py``).
 
 With ``parallelism`` > 1 the pipelines that read a source run as tasks on a worker pool
 (``parallel.py``): each batch is cut into morsels, one task each, every worker on its own state
@@ -45,6 +47,8 @@ from .adaptive import Adaptivity
 from .checkpoint import CheckpointConfig, Checkpointer
 from .job_observers import JobObserver
 from .kernel_protocol import WindowAggregateKernel
+from .kernels import SharedBatch
+from .late_refires import refire_cuts, slices
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .pipeline_runs import PipelineRun, instantiate
 from .rounds import RoundPlanner, WindowTasks
@@ -248,6 +252,10 @@ class QueryRun:
         elif run.kernel.emits_per_batch:  # rows out per batch
             out = run.kernel.process(batch, watermark=run.watermark)
         else:
+            cuts = refire_cuts(run.pipeline, batch, run.watermark)
+            if cuts:
+                self._push_in_slices(index, batch, cuts)
+                return
             where = (run.kernel.batches_processed, 0)
             rest = run.kernel.process(batch, run.watermark)
             if rest is not None:  # a shared window state stopped to grow
@@ -258,6 +266,35 @@ class QueryRun:
         run.rows_out += out.num_rows
         self._deliver(index, out)
 
+    def _push_in_slices(self, index: int, batch: pa.RecordBatch, cuts: list[int]) -> None:
+        """Process ``batch`` in window pipeline ``index`` (in this thread) as the slices that
+        ``cuts`` make (``_run_slices``). The slices keep the batch's number and their rows'
+        positions in it (arrival order for the aggregates)."""
+        run = self.runs[index]
+        kernel, number = run.kernel, run.kernel.batches_processed
+
+        def run_slice(start: int, stop: int) -> None:
+            piece, where = batch.slice(start, stop - start), (number, start)
+            rest = kernel.process(piece, run.watermark, 0, where)
+            if rest is not None:  # a shared window state stopped to grow
+                _resume(kernel, piece, run.watermark, rest, where)
+        self._run_slices(index, batch.num_rows, cuts, run_slice)
+        kernel.batches_processed = number + 1
+
+    def _run_slices(self, index: int, rows: int, cuts: list[int], run_slice) -> None:
+        """``run_slice(start, stop)`` for each slice that ``cuts`` make of a batch of ``rows``
+        rows in window pipeline ``index``; after each that ends at a cut, the kept windows its
+        last record reached fire again, at the same watermark (allowed lateness:
+        ``late_refires.py``). Also after the batch's last row: more batches may follow under
+        this watermark (a producer's morsels, a union's other inputs)."""
+        run = self.runs[index]
+        for start, stop in slices(cuts, rows):
+            t0 = time.perf_counter()
+            run_slice(start, stop)
+            run.seconds += time.perf_counter() - t0
+            if stop == cuts[-1] or stop < rows:
+                self.watermarks.refire(index)
+
     def _push_morsels(self, index: int, batch: pa.RecordBatch, number: int, intake=None) -> None:
         """Process a source batch in pipeline ``index`` as morsel tasks on the worker pool."""
         run = self.runs[index]
@@ -267,8 +304,14 @@ class QueryRun:
             return
         start = time.perf_counter()
         if kernel.fires:  # a window: its tasks end before the watermark moves
-            self.tasks.run_morsels(kernel, batch, number, run.watermark, intake)
-            run.seconds += time.perf_counter() - start
+            cuts = refire_cuts(run.pipeline, batch, run.watermark)
+            if not cuts:
+                self.tasks.run_morsels(kernel, batch, number, run.watermark, intake)
+                run.seconds += time.perf_counter() - start
+                return
+            shared = SharedBatch(batch, intake)  # prepared once for every slice's morsels
+            self._run_slices(index, batch.num_rows, cuts, lambda start, stop: self.tasks.run_morsels(
+                kernel, batch, number, run.watermark, rows=(start, stop), shared=shared))
             return
         cost, watermark = self.cost, run.watermark  # (in force for the batch: it moves after it)
 

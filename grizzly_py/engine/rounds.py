@@ -46,11 +46,14 @@ class WindowTasks:
         self.started = threading.Semaphore(0) if pool is not None else None
 
     def run_morsels(self, kernel: WindowAggregateKernel, batch: pa.RecordBatch, number: int, watermark: int,
-                    intake=None) -> None:
+                    intake=None, rows: tuple[int, int] | None = None, shared: SharedBatch | None = None) -> None:
         """Source batch number ``number`` under ``watermark``, cut into morsels, one task each
-        (``CostModel.morsel_count``); returns once every task has."""
-        pieces = plan_morsels(batch.num_rows, self.cost.morsel_count(batch.num_rows, kernel.workers))
-        shared = SharedBatch(batch, intake)  # prepared once for all its morsels
+        (``CostModel.morsel_count``); returns once every task has. ``rows``: only the rows
+        ``[start, stop)`` of it, from ``shared`` (the batch prepared once for several calls)."""
+        start, stop = rows if rows is not None else (0, batch.num_rows)
+        pieces = [(start + o, n) for o, n in plan_morsels(stop - start, self.cost.morsel_count(stop - start,
+                                                                                             kernel.workers))]
+        shared = shared if shared is not None else SharedBatch(batch, intake)  # prepared once for all its morsels
         tasks = []
         for block, (o, n) in enumerate(pieces):
             parts = [(shared, number, watermark, o, n)]

@@ -157,15 +157,28 @@ class Watermarks:
             if candidate <= run.watermark:
                 if not run.kernel.refires_pending:
                     continue
-                candidate = run.watermark  # kept windows that late records updated fire again now
-            start = time.perf_counter()
-            fired = ranked_output(run.pipeline, run.kernel.fire(candidate), run.output_schema)
-            self._release_strings(i)  # (when due) the fired windows' strings: their results are strings now
-            run.seconds += time.perf_counter() - start
-            if fired is not None:
-                run.rows_out += fired.num_rows
-                self._deliver(i, fired)  # processed downstream under the old downstream watermark
-            run.watermark = candidate
+                candidate = run.watermark  # kept windows that a late record reached fire again now
+            self._fire(i, candidate)
+
+    def refire(self, i: int) -> None:
+        """Pipeline ``i``'s kept windows that records reached since its last firing fire again,
+        under its watermark in force (allowed lateness: after each slice of a batch that ends with
+        such a record, ``late_refires.py``)."""
+        run = self.runs[i]
+        if run.kernel.refires_pending:
+            self._fire(i, run.watermark)
+
+    def _fire(self, i: int, watermark: int) -> None:
+        """Pipeline ``i`` fires at ``watermark``; its results go downstream."""
+        run = self.runs[i]
+        start = time.perf_counter()
+        fired = ranked_output(run.pipeline, run.kernel.fire(watermark), run.output_schema)
+        self._release_strings(i)  # (when due) the fired windows' strings: their results are strings now
+        run.seconds += time.perf_counter() - start
+        if fired is not None:
+            run.rows_out += fired.num_rows
+            self._deliver(i, fired)  # processed downstream under the old downstream watermark
+        run.watermark = watermark
 
 
 __all__ = ["SourceClock", "Watermarks", "batch_max_event_time"]
