@@ -173,6 +173,34 @@ class AggregateSpec:
         return f"<aggregate {self.name}>"
 
 
+class RunningForm(AggregateSpec):
+    """The form of aggregate ``base`` that a running aggregate runs (``AggregateSpec.running``
+    hands it out; not registered): users call ``base``, its type and reference are ``base``'s,
+    only the state and its update differ (a value bag, a sequence of values)."""
+
+    public = False
+    kept_after_emit = True
+
+    def __init__(self, base: AggregateSpec):
+        self.name = base.name
+        self.base = base
+
+    def call(self, *args, **kwargs):
+        return self.base.call(*args, **kwargs)
+
+    def output_type(self, call, arg_type):
+        return self.base.output_type(call, arg_type)
+
+    def running(self, updating):
+        return self
+
+    def reference(self, call, arg_type, values, rows):
+        return self.base.reference(call, arg_type, values, rows)
+
+    def call_repr(self, call):
+        return self.base.call_repr(call)
+
+
 _REGISTRY: dict[str, AggregateSpec] = {}
 
 

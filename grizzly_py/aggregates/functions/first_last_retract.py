@@ -18,38 +18,20 @@ positions as ids too: it may keep a few strings it could drop). Not registered:
 
 from __future__ import annotations
 
-from ..spec import AggregateSpec
+from ..spec import AggregateSpec, RunningForm
 
 
-class FirstLastWithRetract(AggregateSpec):
+class FirstLastWithRetract(RunningForm):
     """``base`` (``first`` or ``last``) over a sequence of the values that are in."""
 
     holistic = True
     ordered = True
     retractable = True
-    kept_after_emit = True
-    public = False
     template = "aggregates/first_last_retract.ll.j2"
 
     def __init__(self, base: AggregateSpec):
-        self.name = base.name
-        self.base = base
+        super().__init__(base)
         self.latest = base.latest
-
-    def call(self, *args, **kwargs):
-        return self.base.call(*args, **kwargs)
-
-    def output_type(self, call, arg_type):
-        return self.base.output_type(call, arg_type)
-
-    def running(self, updating):
-        return self
-
-    def reference(self, call, arg_type, values, rows):
-        return self.base.reference(call, arg_type, values, rows)
-
-    def call_repr(self, call):
-        return self.base.call_repr(call)
 
 
 __all__ = ["FirstLastWithRetract"]

@@ -27,10 +27,10 @@ largest count that share the smallest order key among them."""
 
 from __future__ import annotations
 
-from ..spec import AggregateSpec
+from ..spec import AggregateSpec, RunningForm
 
 
-class ValueBag(AggregateSpec):
+class ValueBag(RunningForm):
     """``base`` over a value bag; ``pick``: what the emit reads, ``"low"`` (the first value),
     ``"high"`` (the last), ``"distinct"`` (how many values), ``"median"``, ``"mode"`` or
     ``"top"`` (``top_k``'s list of the last values)."""
@@ -38,33 +38,15 @@ class ValueBag(AggregateSpec):
     holistic = True
     reads = "key"
     retractable = True
-    kept_after_emit = True
-    public = False
     template = "aggregates/value_bag.ll.j2"
 
     def __init__(self, base: AggregateSpec, pick: str):
-        self.name = base.name
-        self.base = base
+        super().__init__(base)
         self.pick = pick
         self.list_result = base.list_result
 
-    def call(self, *args, **kwargs):
-        return self.base.call(*args, **kwargs)
-
-    def output_type(self, call, arg_type):
-        return self.base.output_type(call, arg_type)
-
     def result_store(self, kind):
         return self.base.result_store(kind)
-
-    def running(self, updating):
-        return self
-
-    def reference(self, call, arg_type, values, rows):
-        return self.base.reference(call, arg_type, values, rows)
-
-    def call_repr(self, call):
-        return self.base.call_repr(call)
 
 
 __all__ = ["ValueBag"]
