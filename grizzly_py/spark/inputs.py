@@ -247,7 +247,8 @@ def _temp_dir() -> str:
     return _TEMP_DIRS[0]
 
 
-def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None, executors_here: bool = True) -> list[Split]:
+def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None,
+                executors_here: bool = True) -> list[Split]:
     """Cut ``source`` into at most ``tasks`` splits (file and Arrow sources). A large Arrow source
     goes to a temporary IPC file that the tasks map where ``executors_here`` (local mode, or a
     cluster on this machine's loopback: ``session.executors_here``), else in the task closures."""

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 from ..engine.adaptive import Adaptivity
 from ..engine.local import QueryRun
 from .joins import BATCH, ROW, TAG, SourceLayout, source_column
-from .schema import conform, to_spark_batches
+from .schema import to_spark_batches
 from .shipping import ShippedPlan
 from .worker import TaskReport, run_embedded
 
@@ -80,16 +80,13 @@ def _source_batches(table: pa.Table | None, index: int, layout: SourceLayout) ->
         return out
     rows = rows.take(pc.sort_indices(rows, [(BATCH, "ascending"), (ROW, "ascending")]))
     numbers = rows.column(BATCH).to_numpy()
-    carried = set(layout.carried)
-    data = pa.Table.from_arrays([rows.column(source_column(index, f.name)) if f.name in carried
-                                 else pa.nulls(rows.num_rows, f.type) for f in schema], names=schema.names)
+    data = layout.rebuilt(lambda name: rows.column(source_column(index, name)).combine_chunks(), rows.num_rows)
     cuts = np.flatnonzero(np.diff(numbers)) + 1
     for lo, hi in zip(np.concatenate([[0], cuts]), np.concatenate([cuts, [len(numbers)]])):
         number = int(numbers[lo])
         if not 0 <= number < count:
             raise RuntimeError(f"{layout.name}: a row of batch {number}, but the source has {count} batches")
-        part = data.slice(int(lo), int(hi - lo)).combine_chunks()
-        out[number] = conform(part.to_batches()[0], schema)
+        out[number] = data.slice(int(lo), int(hi - lo))
     return out
 
 

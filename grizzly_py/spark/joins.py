@@ -51,7 +51,7 @@ from ..plan import (
 )
 from ..sources import CsvSource
 from .inputs import batch_maxima, plan_splits, pushdown_source, read_split, split_target
-from .schema import hashed_key, spark_arrow_schema, spark_column, spark_struct
+from .schema import conform, hashed_key, spark_arrow_schema, spark_column, spark_struct
 from .session import executors_here
 from .sources import SparkSource
 from .worker import BATCH, ROW, raw_task, report_rejected
@@ -216,6 +216,13 @@ class SourceLayout:
     maxima: tuple
     carried: tuple
 
+    def rebuilt(self, column, rows: int) -> pa.RecordBatch:
+        """A batch of the source's schema from ``rows`` rows of its carried columns
+        (``column(name)``: each one's values), the other columns as nulls."""
+        carried = set(self.carried)
+        columns = [column(f.name) if f.name in carried else pa.nulls(rows, f.type) for f in self.schema]
+        return conform(pa.RecordBatch.from_arrays(columns, names=self.schema.names), self.schema)
+
 
 def tagged_rows(spark, plan: KeyedJoin, tasks: int, acc, columns: dict | None = None,
                 frames: dict | None = None):
@@ -280,5 +287,5 @@ def dataframe_maxima(source: SparkSource) -> list:
     return [None if top is None else (int(top) // 1000 if is_time else int(top))]
 
 
-__all__ = ["KeyedJoin", "SourceLayout", "dataframe_maxima", "keyed_input", "keyed_join", "keyed_union", "stateless_lookup",
-           "tagged_rows", "trace_column"]
+__all__ = ["KeyedJoin", "SourceLayout", "dataframe_maxima", "keyed_input", "keyed_join", "keyed_union",
+           "stateless_lookup", "tagged_rows", "trace_column"]

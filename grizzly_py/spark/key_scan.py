@@ -11,9 +11,10 @@ them for Spark), batch by batch, so it rebuilds each source's batches of its key
 order without Spark's sort, and runs the query on them as a shuffled task does
 (``join_task.run_sources``). A ``from_spark`` DataFrame that is a plain Parquet scan
 (``file_scans.py``) is read the same way, its filters applied in the task, its rows one batch in
-the files' order (a DataFrame is one batch of its stream). Each task reads the whole input, which costs less than moving every
-row through the JVM's shuffle while the tasks are few (``SCAN_TASKS``); rows a reader rejects
-(``on_bad_rows="drop"``) are reported by task 0 only, so they are counted once.
+the files' order (a DataFrame is one batch of its stream). Each task reads the whole input,
+which costs less than moving every row through the JVM's shuffle while the tasks are few
+(``SCAN_TASKS``; ``scan_parts`` picks how many); rows a reader rejects (``on_bad_rows="drop"``)
+are reported by task 0 only, so they are counted once.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from .file_scans import FileScan
 from .inputs import Split, read_split
 from .join_task import run_sources
 from .joins import SourceLayout
-from .schema import conform
 
 # the most tasks for which each task scanning the whole input beats the shuffle (docs/spark.md)
 SCAN_TASKS = 16
@@ -71,7 +71,7 @@ def _normalized(column: pa.Array) -> np.ndarray:
         if pa.types.is_date64(kind):
             column = column.cast(pa.date32())
         return column.cast(pa.int64()).fill_null(0).to_numpy()
-    return np.asarray(column.fill_null("").to_pylist(), dtype=object)
+    return column.fill_null("").to_numpy(zero_copy_only=False)
 
 
 @dataclass(frozen=True)
@@ -134,15 +134,12 @@ def _partition_batches(source: ScannedSource, layout: SourceLayout, part: int, p
                        rejected: dict) -> list[pa.RecordBatch]:
     """Every batch of one source, in order, holding its rows of key partition ``part`` (the
     columns the query does not read as nulls)."""
-    schema, carried = layout.schema, set(layout.carried)
     pieces: list[list[pa.RecordBatch]] = [[] for _ in layout.maxima]
     for number, batch in source.batches(rejected):
         if batch.num_rows:
             mine = batch.filter(pa.array(key_partition(batch, source.keys, parts) == part))
-            rows = mine.num_rows
-            columns = [mine.column(f.name) if f.name in carried else pa.nulls(rows, f.type) for f in schema]
-            pieces[number].append(conform(pa.RecordBatch.from_arrays(columns, names=schema.names), schema))
-    return [_one_batch(p, schema) for p in pieces]
+            pieces[number].append(layout.rebuilt(mine.column, mine.num_rows))
+    return [_one_batch(p, layout.schema) for p in pieces]
 
 
 def _one_batch(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBatch:

@@ -81,7 +81,16 @@ from .inputs import (
 from .job import SparkJob, new_accumulator
 from .join_task import STAGE as JOIN_STAGE
 from .join_task import keyed_join_task, lookup_task
-from .joins import SourceLayout, dataframe_maxima, key_column, keyed_input, keyed_join, keyed_union, stateless_lookup, tagged_rows
+from .joins import (
+    SourceLayout,
+    dataframe_maxima,
+    key_column,
+    keyed_input,
+    keyed_join,
+    keyed_union,
+    stateless_lookup,
+    tagged_rows,
+)
 from .key_scan import SCAN_TASKS, ScannedSource, scan_parts, scan_task
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
@@ -189,12 +198,7 @@ class _Input:
         local = executors_here(spark.sparkContext.master)
         if self.kind == "dataframe":
             df = source.df if df is None else df
-            self.scan = None
-            if read_files and not source.streaming:
-                try:
-                    self.scan = scan_of(df, source.name, source.arrow_schema, columns)
-                except NotAScan as e:
-                    self.notes.append(f"{source.name}: read through mapInArrow: {e}")
+            self.scan = _file_scan(source, df, columns, self.notes) if read_files else None
             if self.scan is not None:
                 self.kind = "files"
                 self.splits = plan_splits(self.scan.source, split_target(tasks), self.scan.read, executors_here=local)
@@ -440,14 +444,24 @@ def _file_scans(sources, reads: dict, frames: dict, read_files: bool) -> tuple[d
     (``file_scans.py``), by name, and notes on the others."""
     scans, notes = {}, []
     for source in sources:
-        if not read_files or not isinstance(source, SparkSource) or source.streaming:
-            continue
-        try:
-            scans[source.name] = scan_of(frames.get(source.name, source.df), source.name, source.arrow_schema,
-                                         reads.get(source.name))
-        except NotAScan as e:
-            notes.append(f"{source.name}: read through mapInArrow: {e}")
+        if read_files and isinstance(source, SparkSource):
+            scan = _file_scan(source, frames.get(source.name, source.df), reads.get(source.name), notes)
+            if scan is not None:
+                scans[source.name] = scan
     return scans, notes
+
+
+def _file_scan(source: SparkSource, df, columns, notes: list[str]):
+    """``df`` (DataFrame source ``source``'s rows) as a file scan the tasks read, reading only
+    ``columns``; None for a streaming DataFrame, or one that is not a plain Parquet scan (then
+    ``notes`` say why)."""
+    if source.streaming:
+        return None
+    try:
+        return scan_of(df, source.name, source.arrow_schema, columns)
+    except NotAScan as e:
+        notes.append(f"{source.name}: read through mapInArrow: {e}")
+        return None
 
 
 def _scanned_by_key(spark, shipped, plan, acc, tasks: int, reads: dict, files: dict, final_schema: pa.Schema,
