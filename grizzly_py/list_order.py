@@ -13,6 +13,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .value_order import ordered_float_bits
+
 _SIGN = np.uint64(1 << 63)
 _ELEMENT = 9  # bytes per element: 1 for a null element (nulls last), then an 8-byte order key
 
@@ -30,8 +32,7 @@ def order_bytes(column: pa.Array | pa.ChunkedArray) -> pa.Array:
         values = values.cast(pa.int64())
     if pa.types.is_floating(values.type):
         numbers = pc.fill_null(values.cast(pa.float64()), 0.0).to_numpy(zero_copy_only=False)
-        bits = np.where(np.isnan(numbers), np.float64("nan"), numbers).view(np.int64)
-        keys = np.where(bits < 0, bits ^ np.int64(np.iinfo(np.int64).max), bits)
+        keys = ordered_float_bits(np.where(np.isnan(numbers), np.float64("nan"), numbers).view(np.int64))
     else:
         keys = pc.fill_null(values.cast(pa.int64()), 0).to_numpy(zero_copy_only=False)
     words = (keys.view(np.uint64) ^ _SIGN).astype(">u8")

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+_ALL_BUT_SIGN = np.int64(0x7FFFFFFFFFFFFFFF)
+
 
 def sort_key(value) -> tuple:
     """A total, hashable order on one column's values, used both to group and to sort keys.
@@ -29,3 +33,10 @@ def normalize_key(value):
     if isinstance(value, float) and value == 0.0:
         return 0.0
     return value
+
+
+def ordered_float_bits(bits: np.ndarray) -> np.ndarray:
+    """float64 values' bits (int64) as int64 keys that order as the numbers do (-0.0 just before
+    0.0; a NaN by its bits: a positive one after +inf), and such keys back to the bits: negative
+    values' bits but the sign flipped, which undoes itself."""
+    return np.where(bits < 0, bits ^ _ALL_BUT_SIGN, bits)

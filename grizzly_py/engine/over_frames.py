@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..jit import compile_ir
+from ..value_order import ordered_float_bits
 
 INT64_MIN, INT64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -262,7 +263,6 @@ def _min_positions():
     return module, module.function("gz_over_min_positions", i64, p, p, p, i64, p, p)
 
 
-_SIGN_OFF = np.int64(0x7FFFFFFFFFFFFFFF)
 _NAN_KEY = INT64_MAX - 1   # after every number (+inf's key is 0x7FF0000000000000)
 _NULL_KEY = INT64_MAX      # after everything: a frame's extreme is null only where it has no value
 
@@ -275,8 +275,7 @@ def extremes(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.ndarr
     NaN after them: it is the result only where every value is NaN, as ``minnum``/``maxnum``."""
     floats = values.dtype.kind == "f"
     if floats:  # order-preserving int64 keys of the floats (negative ones: all bits but the sign flipped)
-        bits = values.astype(np.float64).view(np.int64)
-        keys = np.where(bits < 0, bits ^ _SIGN_OFF, bits)
+        keys = ordered_float_bits(values.astype(np.float64).view(np.int64))
     else:
         keys = values.astype(np.int64)
     if largest:
@@ -298,7 +297,7 @@ def extremes(values: np.ndarray, valid: np.ndarray, lo: np.ndarray, hi: np.ndarr
         return ~found if largest else found
     if largest:
         found = np.where(found >= _NAN_KEY, found, ~found)
-    out = np.where(found < 0, found ^ _SIGN_OFF, found).view(np.float64)
+    out = ordered_float_bits(found).view(np.float64)
     return np.where(found == _NAN_KEY, np.nan, out)
 
 
