@@ -44,6 +44,8 @@ PEERS: dict[str, PeerSpec] = {p.name: p for p in (
     PeerSpec("grizzly", _cls(_S, "GrizzlySuite"), lambda o: _cls(_S, "GrizzlySuite")()(o.parallelism), True),
     PeerSpec("grizzly_spark", _cls(_S, "GrizzlySparkSuite"),
              lambda o: _cls(_S, "GrizzlySparkSuite")()(o.threads, o.spark_master, o.spark_conf), False),
+    PeerSpec("grizzly_spark_files", _cls(_S, "GrizzlySparkFilesSuite"),
+             lambda o: _cls(_S, "GrizzlySparkFilesSuite")()(o.threads, o.spark_master, o.spark_conf), False),
 )}
 BASELINE = "grizzly"
 

@@ -250,7 +250,8 @@ def _csv(value):
 @click.option("--in-process", is_flag=True, help="run peers in this process (no fork per peer)")
 @click.option("--engine", type=click.Choice(["local", "spark-cluster"]), default="local", show_default=True,
               help="spark-cluster: start a Spark standalone cluster here (a master, 2 workers of 1 core) "
-                   "and run Spark's own plans (spark) against grizzly-py on it (grizzly_spark)")
+                   "and run Spark's own plans (spark) against grizzly-py on it (grizzly_spark: Arrow "
+                   "sources pushed down; grizzly_spark_files: from_spark of the Parquet copy Spark reads)")
 @click.option("--list", "list_only", is_flag=True, help="list workloads and peers, run nothing")
 def bench(workloads, peers, rows, quick, repeat, seed, threads, parallelism, out, no_save, no_plots,
           counters, no_latency, no_install, in_process, engine, list_only):
@@ -297,13 +298,14 @@ def bench(workloads, peers, rows, quick, repeat, seed, threads, parallelism, out
 def _bench_on_a_cluster(suite, opts, workloads_given: bool, peers_given: bool):
     """``grizzly bench --engine spark-cluster``: the suite with its Spark peers on a standalone
     cluster of 2 one-core workers started here (and stopped after); by default the workloads of
-    issue 32's measure and the peers spark, grizzly_spark (and the embedded baseline)."""
+    issue 32's measure and the peers spark, grizzly_spark, grizzly_spark_files (and the embedded
+    baseline)."""
     from .spark.cluster import StandaloneCluster
 
     if not workloads_given:
         opts.workloads = [w for w in suite.CLUSTER_WORKLOADS if w in suite.WORKLOADS]
     if not peers_given:
-        opts.peers = ["spark", "grizzly_spark"]
+        opts.peers = ["spark", "grizzly_spark", "grizzly_spark_files"]
     opts.threads, opts.in_process = 2, False
     # heaps as the local Spark peer has them (a 4g driver) and nearly all of each worker's 2g for
     # its executor: Spark's default 1g runs out on Nexmark Q23's joined rows

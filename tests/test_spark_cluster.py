@@ -94,12 +94,13 @@ def test_grizzly_run_takes_a_master_and_spark_settings(cluster, tmp_path):
 
 def test_bench_runs_sparks_plans_and_grizzly_py_on_the_cluster(cluster, tmp_path):
     """``grizzly bench --engine spark-cluster``'s peers on this cluster (before the module's
-    session takes the cores): Spark's own plan and grizzly-py through ``for_spark`` run YSB on the
-    executors and agree with each other and the embedded engine."""
+    session takes the cores): Spark's own plan, grizzly-py through ``for_spark`` over Arrow
+    tables and over the Parquet copy Spark reads (``from_spark`` of a file scan: the tasks read
+    the files) run YSB on the executors and agree with each other and the embedded engine."""
     sys.path.insert(0, os.getcwd())
     from bench import suite
 
-    opts = suite.Options(workloads=["ysb"], peers=["spark", "grizzly_spark"], quick=True, repeat=1,
+    opts = suite.Options(workloads=["ysb"], peers=["spark", "grizzly_spark", "grizzly_spark_files"], quick=True, repeat=1,
                          out=tmp_path, save=False, plots=False, counters=False, latency=False, progress=False,
                          install=False, log=lambda line: None, spark_master=cluster.url, threads=2,
                          spark_conf={"spark.driver.memory": "2g"})
@@ -107,8 +108,12 @@ def test_bench_runs_sparks_plans_and_grizzly_py_on_the_cluster(cluster, tmp_path
     [case] = result.workloads[0].cases
     by = case.by_peer()
     assert by["grizzly_spark"].ok and by["spark"].ok, (by["grizzly_spark"].error, by["spark"].error)
+    assert by["grizzly_spark_files"].ok, by["grizzly_spark_files"].error
     assert by["grizzly_spark"].info["master"] == cluster.url
-    assert case.check.ok and {"spark", "grizzly_spark", "grizzly"} <= set(case.check.agreeing), case.check
+    assert by["grizzly_spark"].info["spark_input_by_case"]["-"].endswith("input pushdown")
+    assert by["grizzly_spark_files"].info["spark_input_by_case"]["-"].endswith("input files")
+    assert case.check.ok and {"spark", "grizzly_spark", "grizzly_spark_files", "grizzly"} <= set(case.check.agreeing), \
+        case.check
     assert case.check.reference.groups > 0
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from grizzly_py import StreamEnvironment
 from grizzly_py.workloads import adaptive, bid_strings, nexmark, selection, streambox
 
 from ..window_workloads import ranked, ranked_lists, windowed
@@ -186,6 +187,10 @@ class GrizzlySuite(SuiteMixin, GrizzlyWindows):
         stages = [" > ".join(h["stage"] for h in p["variant_history"]) for p in pipelines if p.get("variant_history")]
         if stages:  # the adaptive stages of the last run (bench/adaptive.py shows them over time)
             self.info.setdefault("variants_by_case", {})[self.case.label] = "; ".join(stages)
+        spark_jobs = [q for q in result.metrics.get("queries", []) if "input" in q]
+        if spark_jobs:  # on Spark: each query's strategy and how its sources reached the tasks
+            self.info.setdefault("spark_input_by_case", {})[self.case.label] = \
+                "; ".join(f"{q['strategy']}, input {q['input']}" for q in spark_jobs)
         return self.normalize(self.case, result["bench"])
 
     def latency(self) -> dict:
@@ -206,7 +211,7 @@ class GrizzlySparkSuite(GrizzlySuite):
                 "StreamEnvironment.for_spark, end to end incl. query build, compile in the tasks"}
 
     def __init__(self, threads: int = 2, master: str | None = None, conf: dict[str, str] | None = None) -> None:
-        super().__init__(threads, name="grizzly_spark")
+        super().__init__(threads, name=type(self).name)
         self.threads, self.master, self.conf, self.spark = threads, master, dict(conf or {}), None
 
     def setup(self, data) -> None:
@@ -229,6 +234,37 @@ class GrizzlySparkSuite(GrizzlySuite):
         if self.spark is not None:
             self.spark.stop()
             self.spark = None
+
+
+class GrizzlySparkFilesSuite(GrizzlySparkSuite):
+    """grizzly-py on Spark reading the data set's Parquet copy through ``from_spark``: each table
+    the query would read with ``from_arrow`` is ``from_spark(spark.read.parquet(path))`` instead,
+    the same files Spark's own plans read (issue 32's "from_spark on files" measure). A plain
+    file scan takes the engine's file-scan path (``spark/file_scans.py``): the tasks read the
+    files with pyarrow instead of receiving Spark's rows."""
+
+    name = "grizzly_spark_files"
+    needs_parquet = True
+    how = {"*": "the query of grizzly_py.workloads / bench/window_workloads.py through "
+                "StreamEnvironment.for_spark, every source from_spark(spark.read.parquet(copy))"}
+
+    def environment(self):
+        env = _ParquetBackedEnvironment.for_spark(self.spark)
+        env.parquet_copies = {id(t): str(self.data.parquet_path(n)) for n, t in self.data.tables.items()}
+        return env
+
+
+class _ParquetBackedEnvironment(StreamEnvironment):
+    """A Spark environment whose ``from_arrow`` of a bench table reads that table's Parquet copy
+    (``parquet_copies``: the table's id -> its file) through ``from_spark``."""
+
+    parquet_copies: dict[int, str] = {}
+
+    def from_arrow(self, data, timestamp=None, watermark=None):
+        path = self.parquet_copies.get(id(data))
+        if path is None:
+            raise ValueError("grizzly_spark_files reads only the data set's own tables")
+        return self.from_spark(self.spark.read.parquet(path), timestamp=timestamp, watermark=watermark)
 
 
 GRIZZLY_WORKLOADS = ("ysb", "state-size", "adaptive-range", "adaptive-skew", "adaptive-selectivity",
