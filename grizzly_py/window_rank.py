@@ -12,7 +12,9 @@ row's column values, null flags and arrival position in value vectors, and the f
 ranked in Arrow (``engine/window_rows.py``); for deduplication (``agg._row_pick``,
 ``aggregates/functions/row_pick.py``) each column keeps the value of the one row it picks, so
 a (key, window) costs a few words per column whatever its rows. The reference evaluator ranks
-the rows itself (``reference.WindowRank``).
+the rows itself (``reference.WindowRank``). A third kind of order, internal (no DSL method), keeps
+the rows at a column's ``agg.max``/``agg.min`` (``extreme_order``): the plan rewrite of a join
+with a window maximum runs it (``rewrites/extreme_join.py``).
 
 Ordering (docs/semantics.md, "Window Top-N and deduplication"): by the ``by`` columns, each ascending or
 descending; a null ranks as the smallest value (Flink's default: first ascending, last

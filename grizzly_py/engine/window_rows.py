@@ -7,6 +7,8 @@ belonging to one record. When the window fires, the kernel emits one row per gro
 window_end, then key); ``rank_rows`` turns them into the kept rows with one vectorized sort
 (group, the order's criteria, arrival) and a cut at ``n``. A deduplication's kernel has picked
 each group's row already (``_row_pick``): its values only take the output's names and types.
+The rows at a column's extreme (``RowOrder`` ``"max"``/``"min"``, what the rewrite of a join with
+a window maximum runs: ``rewrites/extreme_join.py``) are kept with numpy instead of a sort.
 """
 
 from __future__ import annotations

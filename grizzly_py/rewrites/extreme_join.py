@@ -98,8 +98,7 @@ def rows_at_extreme(node: PlanNode, used: frozenset[str] | None) -> Rewritten | 
         return None
     if any(out.schema.field(f.name) != f for f in node.schema if f.name in out.schema):
         return None  # (a type the output would not keep exactly)
-    return Rewritten(out, f"{node.label()} of a stream with its window's {keep}({c}): "
-                          f"one window keeping the rows at the {keep} ({rows.label()})")
+    return Rewritten(out, f"{node.label()} of a stream with its own window {keep}({c}) -> {rows.label()}")
 
 
 __all__ = ["rows_at_extreme"]
