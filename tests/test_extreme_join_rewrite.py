@@ -45,8 +45,8 @@ def _query(data, sizes, window_ms=10, extreme="max", reads_m=False, bound=0):
     return build
 
 
-def _run(build, parallelism=1, rewrite=True) -> tuple[pa.Table, dict]:
-    env = gz.StreamEnvironment(parallelism=parallelism)
+def _run(build, parallelism=1, rewrite=True, **options) -> tuple[pa.Table, dict]:
+    env = gz.StreamEnvironment(parallelism=parallelism, **options)
     build(env).collect("out")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -97,19 +97,21 @@ def test_rewritten_join_equals_the_reference_and_the_join(case):
     assert metrics["records_in"] == join_metrics["records_in"] == len(args["data"]["id"])
 
 
-def test_ties_nulls_nan_and_negative_zero_by_hand():
+@pytest.mark.parametrize("options", [{}, {"grouping": "sort"}, {"window_state": "shared", "parallelism": 2},
+                                     {"adaptive": False, "parallelism": 3}])
+def test_ties_nulls_nan_and_negative_zero_by_hand(options):
     data = {"ts": [0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14],
             "id": list(range(11)),
             "c": [2.0, None, NAN, 2.0, -0.0, 1.0, 2.0, None, NAN, None, NAN]}
     build = _query(data, [4, 7], window_ms=10)
     expected = reference.evaluate(build(gz.StreamEnvironment()).node)
     assert expected.column("id").to_pylist() == [0, 3, 6, 8, 10]  # ties all; NaN only when all are
-    actual, _ = _run(build)
+    actual, _ = _run(build, **options)
     assert_tables_equal(actual, expected)
     zeros = _query({"ts": [0, 1, 2], "id": [0, 1, 2], "c": [-0.0, 0.0, -1.0]}, [3])
-    assert _run(zeros)[0].column("id").to_pylist() == [0, 1]  # -0.0 equals 0.0
+    assert _run(zeros, **options)[0].column("id").to_pylist() == [0, 1]  # -0.0 equals 0.0
     lows = _query(data, [11], extreme="min")
-    assert_tables_equal(_run(lows)[0], reference.evaluate(lows(gz.StreamEnvironment()).node))
+    assert_tables_equal(_run(lows, **options)[0], reference.evaluate(lows(gz.StreamEnvironment()).node))
 
 
 @pytest.mark.parametrize("name", ["q7", "q5"])
