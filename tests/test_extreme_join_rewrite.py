@@ -8,8 +8,10 @@ ranked window keeping the rows at the extreme (``grizzly_py/rewrites/extreme_joi
   with the rewrite turned off; its late and filtered counts are the reference's of the
   rewritten plan (the join counted the stream's records once per side).
 - Nexmark Q7 and Q5 are rewritten, and equal the reference.
-- Near misses (another window, another column, min against max, another stream, a filter on
-  one side, a float extreme read after the join, allowed lateness) are left as they are.
+- Near misses (another window, sliding windows, another column, a keyed, filtered or second
+  aggregate, another stream built from the same data, a filter on one side, a computed key, a
+  float extreme read after the join, a timestamp column) are left as they are; ``min`` is
+  rewritten as ``max`` is.
 - ``grizzly explain`` says that the rewrite happened.
 """
 
@@ -168,13 +170,16 @@ def _near_miss(kind):
         s = arrow_stream(env, {**DATA, "c": [1.0, 3.0, 3.0, 2.0]})
         top = s.window_all(w).aggregate(m=agg.max("c"))
         return s.select("id", "c", "ts").join(top.select("m")).where("c").equal_to("m").window(w)
+    elif kind == "timestamp column":
+        s = arrow_stream(env, {**DATA, "c": pa.array([1, 3, 3, 2], pa.timestamp("ms"))})
+        top = s.window_all(w).aggregate(m=agg.max("c"))
     else:
         raise AssertionError(kind)
     return s.select("id", "c", "ts").join(top.select("m")).where("c").equal_to("m").window(w).select("id", "c")
 
 
 NEAR_MISSES = ["other window", "sliding", "other column", "two aggregates", "keyed", "sum", "where", "other stream",
-               "filtered side", "computed key", "float m read"]
+               "filtered side", "computed key", "float m read", "timestamp column"]
 
 
 @pytest.mark.parametrize("kind", NEAR_MISSES)
