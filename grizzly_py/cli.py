@@ -66,14 +66,19 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
     from .jit import compile_ir
     from .physical import build_physical_plan
     from .plan import Query
+    from .rewrites import rewrite
 
     stream = load_query(target)
     grouping = grouping or getattr(stream.env, "grouping", "auto")
     if not any((show_plan, show_pipelines, show_ir, show_ir_opt, show_asm)):
         show_plan = show_pipelines = True
+    root, notes = rewrite(stream.node)
     if show_plan:
         _show("logical plan", stream.explain(), "text")
-    physical = build_physical_plan(Query(stream.node))
+        if notes:
+            _show("logical plan, rewritten (docs/semantics.md, \"Plan rewrites\")",
+                  "\n".join(f"rewrite: {n}" for n in notes) + "\n" + root.explain(), "text")
+    physical = build_physical_plan(Query(root))
     if show_pipelines:
         from .codegen.sort_grouping import explain_grouping
         _show("pipelines", physical.explain() + explain_grouping(physical.pipelines, grouping), "text")

@@ -8,6 +8,7 @@ picklable where their source is), so a plan can be shown, hashed, compiled sever
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -791,6 +792,19 @@ def distinct_sources(node: PlanNode) -> list["object"]:
         if not any(s.source is o for o in out):
             out.append(s.source)
     return out
+
+
+def replace_inputs(node: PlanNode, replace) -> PlanNode:
+    """A copy of ``node`` with each input ``i`` replaced by ``replace(i)`` (nodes are frozen
+    dataclasses whose inputs are fields holding a node or a tuple of nodes)."""
+    changes = {}
+    for f in dataclasses.fields(node):
+        value = getattr(node, f.name)
+        if isinstance(value, PlanNode):
+            changes[f.name] = replace(value)
+        elif isinstance(value, tuple) and value and all(isinstance(v, PlanNode) for v in value):
+            changes[f.name] = tuple(replace(v) for v in value)
+    return dataclasses.replace(node, **changes) if changes else node
 
 
 def plan_nodes(roots) -> list[PlanNode]:

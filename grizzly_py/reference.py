@@ -828,13 +828,27 @@ class WindowRank(WindowAggregate):
 
     def emit(self, pane) -> None:
         """The first ``n`` records of a fired window (and key) in rank order."""
-        for rank, (_, _, row) in enumerate(self.ranked(pane.records)[:self.order.n], 1):
+        kept = self.at_extreme(pane.records) if self.order.at_extreme else self.ranked(pane.records)[:self.order.n]
+        for rank, (_, _, row) in enumerate(kept, 1):
             # timestamps at millisecond precision, as the engine keeps them
             out = {WINDOW_START: pane.start, WINDOW_END: pane.end,
                    **{c: int(v) if isinstance(v, SourceTimestamp) else v for c, v in row.items()}}
             if self.order.ranked:
                 out[RANK] = rank
             self.downstream.push(pane.end - 1, out)
+
+    def at_extreme(self, records: list) -> list:
+        """The records whose ``by`` column equals ``agg.max`` (``min``) of it over ``records``,
+        by arrival: the extreme as the aggregate's reference computes it, equality as a join
+        key's (``-0.0`` is ``0.0``, NaN equals NaN)."""
+        column, largest = self.order.by[0]
+        values = [r[2][column] for r in records if r[2][column] is not None]
+        if not values:
+            return []
+        numbers = [v for v in values if not (isinstance(v, float) and math.isnan(v))]
+        extreme = normalize_key((max if largest else min)(numbers)) if numbers else None
+        return [r for r in sorted(records, key=lambda r: r[0]) if r[2][column] is not None and
+                (normalize_key(r[2][column]) == extreme if numbers else math.isnan(r[2][column]))]
 
     def ranked(self, records: list) -> list:
         """``records`` (arrival, event time, row) in rank order: by arrival, then (stable sorts,

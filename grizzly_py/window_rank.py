@@ -12,7 +12,9 @@ row's column values, null flags and arrival position in value vectors, and the f
 ranked in Arrow (``engine/window_rows.py``); for deduplication (``agg._row_pick``,
 ``aggregates/functions/row_pick.py``) each column keeps the value of the one row it picks, so
 a (key, window) costs a few words per column whatever its rows. The reference evaluator ranks
-the rows itself (``reference.WindowRank``).
+the rows itself (``reference.WindowRank``). A third kind of order, internal (no DSL method), keeps
+the rows at a column's ``agg.max``/``agg.min`` (``extreme_order``): the plan rewrite of a join
+with a window maximum runs it (``rewrites/extreme_join.py``).
 
 Ordering (docs/semantics.md, "Window Top-N and deduplication"): by the ``by`` columns, each ascending or
 descending; a null ranks as the smallest value (Flink's default: first ascending, last
@@ -39,6 +41,8 @@ NULL_BITS = 62                     # null flags per word of a null-mask aggregat
 TOP_N = "top_n"       # RowOrder.keep of top_n
 KEEP_FIRST = "first"  # deduplicate(keep=...): the first row to arrive
 KEEP_LAST = "last"    # or the latest event time
+AT_MAX = "max"        # the rows at the largest value of one column (ties: all of them)
+AT_MIN = "min"        # or at the smallest (plan rewrites only: ``rewrites/extreme_join.py``)
 
 
 def row_column(i: int) -> str:
@@ -55,7 +59,9 @@ def null_column(j: int) -> str:
 class RowOrder:
     """Which rows of a (key, window) are kept: ``keep`` ``"top_n"`` (the first ``n`` by the
     ``by`` columns, each ``(column, descending)``, ties by arrival), ``"first"`` (the first row to
-    arrive) or ``"last"`` (the latest event time, ties to the later arrival)."""
+    arrive), ``"last"`` (the latest event time, ties to the later arrival), or ``"max"``/``"min"``
+    (every row whose ``by`` column equals the group's ``agg.max``/``agg.min`` of it, in arrival
+    order: nulls never, NaN only when every non-null value is NaN, ``-0.0`` equal to ``0.0``)."""
 
     keep: str
     n: int
@@ -66,7 +72,19 @@ class RowOrder:
         """Whether the output has a ``rank`` column (top_n; deduplication has none)."""
         return self.keep == TOP_N
 
+    @property
+    def at_extreme(self) -> bool:
+        """Whether it keeps the rows at a column's extreme (``"max"``/``"min"``)."""
+        return self.keep in (AT_MAX, AT_MIN)
+
+    @property
+    def keeps_rows(self) -> bool:
+        """Whether the window keeps every row until it fires (deduplication keeps one per group)."""
+        return self.ranked or self.at_extreme
+
     def __repr__(self):
+        if self.at_extreme:
+            return f"rows_at_{self.keep}({self.by[0][0]})"
         if self.keep != TOP_N:
             return f"deduplicate(keep={self.keep!r})"
         by = ", ".join(f"{c} {'desc' if d else 'asc'}" for c, d in self.by)
@@ -89,6 +107,13 @@ def top_n_order(n, by, descending) -> RowOrder:
     else:
         raise TypeError(f"top_n: descending= takes a bool or a list of bools, got {descending!r}")
     return RowOrder(TOP_N, n, tuple(zip(columns, directions)))
+
+
+def extreme_order(column: str, keep: str) -> RowOrder:
+    """The ``RowOrder`` keeping the rows at ``agg.<keep>(column)`` (``keep``: ``"max"``/``"min"``)."""
+    if keep not in (AT_MAX, AT_MIN):
+        raise ValueError(f"extreme_order: keep= is {AT_MAX!r} or {AT_MIN!r}, got {keep!r}")
+    return RowOrder(keep, 0, ((column, keep == AT_MAX),))
 
 
 def deduplicate_order(keep) -> RowOrder:
@@ -152,7 +177,7 @@ class WindowRankNode(PlanNode):
         """The window aggregation the compiled path runs. Top-N: per (key, window), every row's
         values; deduplication: the values of the one row it keeps."""
         schema = self.input.schema
-        if not self.order.ranked:
+        if not self.order.keeps_rows:
             aggs = tuple((row_column(i), agg._row_pick(Column(f.name), keep=self.order.keep))
                          for i, f in enumerate(schema))
             return WindowAggregateNode(self.input, self.keys, self.assigner, aggs, self.allowed_lateness_ms)
@@ -189,5 +214,5 @@ def _null_mask(names: list[str]) -> Expr:
     return mask
 
 
-__all__ = ["ARRIVAL", "KEEP_FIRST", "KEEP_LAST", "NULL_BITS", "RANK", "RankedRows", "RowOrder",
-           "WindowRankNode", "deduplicate_order", "null_column", "row_column", "top_n_order"]
+__all__ = ["ARRIVAL", "AT_MAX", "AT_MIN", "KEEP_FIRST", "KEEP_LAST", "NULL_BITS", "RANK", "RankedRows", "RowOrder",
+           "WindowRankNode", "deduplicate_order", "extreme_order", "null_column", "row_column", "top_n_order"]

@@ -36,7 +36,7 @@ SYS_PATH_EDITORS = {"grizzly_py.cli_common"}
 # modules that still choose by a class's name (being replaced by isinstance there)
 KNOWN_NAME_DISPATCH: set[str] = set()
 
-DSL = ["stream", "sources", "plan", "over", "window_rank", "expressions", "windows", "aggregates", "types", "time",
+DSL = ["stream", "sources", "plan", "over", "window_rank", "rewrites", "expressions", "windows", "aggregates", "types", "time",
        "lambdas", "watermark"]
 # (importers, modules they must not reach, directly or through others)
 FORBIDDEN = [

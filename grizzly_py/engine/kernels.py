@@ -765,8 +765,8 @@ class WindowKernel(Kernel, WindowAggregateKernel):
 
     def _sorted(self, table: pa.Table) -> pa.RecordBatch:
         rows = self.gen.pipeline.terminal.rows
-        if rows is not None and rows.order.ranked:  # a Top-N's groups are ordered as their rows
-            return table.combine_chunks().to_batches()[0]  # are ranked (engine/window_rows.py)
+        if rows is not None and rows.order.keeps_rows:  # a Top-N's groups are ordered as their
+            return table.combine_chunks().to_batches()[0]  # rows are ranked (engine/window_rows.py)
         names = [WINDOW_END] + [f.name for f in self.keys]
         if not _already_sorted(table, names):  # (a dense table emits its keys in order)
             table = table.take(sort_indices_nulls_last(table, names))

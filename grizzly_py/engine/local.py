@@ -39,6 +39,7 @@ from ..physical.pipelines import (JoinInput, PhysicalPlan, Pipeline, SourceInput
                                   upstream_ids)
 from ..plan import Query, distinct_sources
 from ..results import JobResult
+from ..rewrites import rewrite
 from ..sources import rejected_metrics
 from ..types import to_arrow_type
 from . import commit
@@ -93,6 +94,8 @@ class QueryRun:
     def __init__(self, query: Query, pool: WorkerPool | None = None, cost: CostModel | None = None,
                  window_state: str = "thread_local", adaptive: Adaptivity | None = None,
                  grouping: str = "hash", sink_factory=open_sink):
+        # the plan the engine runs: the query's, with the logical rewrites applied (rewrites/)
+        query = Query(rewrite(query.root)[0], query.sink)
         self.physical: PhysicalPlan = build_physical_plan(query)
         pipelines = self.physical.pipelines
         self.pool, self.cost = pool, cost or CostModel()

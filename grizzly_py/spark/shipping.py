@@ -10,7 +10,6 @@ keyed by the plan hash, for the next task it runs.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import pickle
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from ..codegen.module import CODEGEN_VERSION
-from ..plan import PlanNode, Query, SourceNode
+from ..plan import PlanNode, Query, SourceNode, replace_inputs
 from ..sources import Source
 
 
@@ -39,19 +38,6 @@ class DetachedSource(Source):
 
 def detach_source(src: Source, name: str | None = None) -> DetachedSource:
     return DetachedSource(name or src.name, src.arrow_schema, src.timestamp, src.watermark)
-
-
-def replace_inputs(node: PlanNode, replace) -> PlanNode:
-    """A copy of ``node`` with each input ``i`` replaced by ``replace(i)`` (nodes are frozen
-    dataclasses whose inputs are fields holding a node or a tuple of nodes)."""
-    changes = {}
-    for f in dataclasses.fields(node):
-        value = getattr(node, f.name)
-        if isinstance(value, PlanNode):
-            changes[f.name] = replace(value)
-        elif isinstance(value, tuple) and value and all(isinstance(v, PlanNode) for v in value):
-            changes[f.name] = tuple(replace(v) for v in value)
-    return dataclasses.replace(node, **changes) if changes else node
 
 
 def detach(root: PlanNode, sources: dict[int, DetachedSource] | None = None) -> PlanNode:
