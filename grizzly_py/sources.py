@@ -25,6 +25,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .identity_cache import IdentityCache
 from .types import Schema, SchemaError, schema_from_arrow
 from .watermark import WatermarkStrategy
 
@@ -445,6 +446,12 @@ def _convert_csv_column(raw: pa.Array, target: pa.DataType, nulls: pa.Array) -> 
         return converted, sorted(set(bad) | set(more))
 
 
+# A table's RecordBatch objects, made once while the table lives: jobs over the same table then
+# read the same batch objects, which lets a Spark job reuse the IPC file an earlier job wrote of
+# them (``spark/inputs.py``).
+_TABLE_BATCHES: IdentityCache[list[pa.RecordBatch]] = IdentityCache()
+
+
 def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
     """Normalize what ``from_arrow`` accepts to (schema, iterable of RecordBatches). A pandas
     DataFrame becomes a table without its index; another object that exports an Arrow stream
@@ -456,8 +463,10 @@ def arrow_batches(data, *, name: str) -> tuple[pa.Schema, object]:
                                                                         pa.RecordBatchReader)):
         data = _without_string_views(pa.table(data))
     if isinstance(data, pa.Table):
-        batches = data.to_batches()
-        return data.schema, batches
+        batches = _TABLE_BATCHES.get(data)
+        if batches is None:  # (a table is immutable: its batches are the same objects every time)
+            batches = _TABLE_BATCHES.put(data, data.to_batches())
+        return data.schema, list(batches)
     if isinstance(data, pa.RecordBatch):
         return data.schema, [data]
     if isinstance(data, (list, tuple)):

@@ -24,6 +24,7 @@ import atexit
 import os
 import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ import pyarrow as pa
 from ..codegen import abi
 from ..engine.watermarks import batch_max_event_time
 from ..expressions import Column
+from ..identity_cache import IdentityCache
 from ..physical.pipelines import JoinInput, JoinTerminal, Pipeline, ProjectTerminal, SourceInput
 from ..sources import (
     TIMESTAMP_UNIT_DIVISOR,
@@ -247,6 +249,36 @@ def _temp_dir() -> str:
     return _TEMP_DIRS[0]
 
 
+# The IPC file written of a list of batches, by its first batch (while that batch lives): the
+# weak references to all of them, in order, the file's schema and its path.
+_IPC_FILES: IdentityCache[tuple[list, pa.Schema, str]] = IdentityCache(lambda entry: _remove_quietly(entry[2]))
+
+
+def _ipc_file(batches: list[pa.RecordBatch], schema: pa.Schema) -> str:
+    """A temporary Arrow IPC file of ``batches``, written once for the same batch objects (a table
+    passed to ``from_arrow`` again, or a source run again): Arrow data is immutable, and the file
+    goes when the first batch does."""
+    found = _IPC_FILES.get(batches[0])
+    if found is not None:
+        refs, written_as, path = found
+        if written_as.equals(schema) and len(refs) == len(batches) and all(r() is b for r, b in zip(refs, batches)) \
+                and os.path.exists(path):
+            return path
+    fd, path = tempfile.mkstemp(suffix=".arrow", prefix="arrow-", dir=_temp_dir())
+    with os.fdopen(fd, "wb") as f, pa.PythonFile(f) as sink, pa.ipc.new_file(sink, schema) as writer:
+        for b in batches:
+            writer.write_batch(b)
+    _IPC_FILES.put(batches[0], ([weakref.ref(b) for b in batches], schema, path))
+    return path
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
 def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None,
                 executors_here: bool = True) -> list[Split]:
     """Cut ``source`` into at most ``tasks`` splits (file and Arrow sources). A large Arrow source
@@ -275,14 +307,7 @@ def plan_splits(source: Source, tasks: int, columns: tuple[str, ...] | None,
             return [Split(source.name, "inline", tuple(range(a, b)), marks[a], None, columns,
                           tuple(batches[a:b]), marks=tuple(marks[a:b])) for a, b in ranges] or \
                 [Split(source.name, "inline", (), None, None, columns)]
-        path = getattr(source, "_spark_ipc_path", None)  # written once per source
-        if path is None or not os.path.exists(path):
-            fd, path = tempfile.mkstemp(suffix=".arrow", prefix="arrow-", dir=_temp_dir())
-            with os.fdopen(fd, "wb") as f, pa.PythonFile(f) as sink, \
-                    pa.ipc.new_file(sink, source.arrow_schema) as writer:
-                for b in batches:
-                    writer.write_batch(b)
-            source._spark_ipc_path = path
+        path = _ipc_file(batches, source.arrow_schema)
         return [Split(source.name, "ipc", tuple(range(a, b)), marks[a], path, columns, marks=tuple(marks[a:b]))
                 for a, b in ranges]
     if isinstance(source, CsvSource):
