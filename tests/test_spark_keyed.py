@@ -281,6 +281,19 @@ def test_keys_that_group_as_one_share_a_key_partition(ints, parts):
     same(_as([0.0, float("nan"), None], pa.float64()), pa.record_batch({"key": pa.array([-0.0, other_nan, None])}))
 
 
+@pytest.mark.parametrize("parts", [2, 3, 6, 16])
+def test_key_partitions_share_the_keys_evenly(parts):
+    """Dense integer keys, strided ones, floats and strings spread over the scan's partitions
+    about evenly (each within 20% of its share): a partition is one task's work."""
+    from grizzly_py.spark.key_scan import key_partition
+    n = 20_000
+    for values in (np.arange(n), np.arange(n) * 1024, np.arange(n) << 32, np.arange(n) / 8,
+                   [f"key-{i}" for i in range(n)]):
+        counts = np.bincount(key_partition(pa.record_batch({"key": pa.array(values)}), ["key"], parts),
+                             minlength=parts)
+        assert len(counts) == parts and (np.abs(counts - n / parts) < 0.2 * n / parts).all(), counts
+
+
 def test_late_records_are_counted_by_key_as_the_engine_counts_them(spark):
     """A record behind the watermark that other keys' records of earlier batches moved is late in
     its key's task too: dropped and counted, or sent to the late side output."""

@@ -37,22 +37,37 @@ SCAN_TASKS = 16
 SCAN_SHARE_BYTES = 32 << 20
 _NULL = np.uint64(0x9E3779B97F4A7C15)  # a null key's hash (any constant: equal nulls partition alike)
 _MIX = np.uint64(0x100000001B3)
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / the golden ratio, odd
 
 
 def key_partition(batch: pa.RecordBatch, keys: Iterable[str], parts: int) -> np.ndarray:
     """Each row's key partition in ``range(parts)``: a hash of its ``keys`` columns, equal for
     keys that group as one (integers of any width, floats of either width, -0.0 and 0.0, every
     NaN; timestamps by instant), the same in every process."""
-    from pandas.util import hash_array
-    mixed = np.zeros(batch.num_rows, dtype=np.uint64)
+    mixed = None
     for name in keys:
         column = batch.column(name)
         if isinstance(column, pa.ChunkedArray):
             column = column.combine_chunks()
-        valid = column.is_valid().to_numpy(zero_copy_only=False)
-        hashed = hash_array(_normalized(column))
-        mixed = mixed * _MIX + np.where(valid, hashed, _NULL)
-    return (mixed % np.uint64(parts)).astype(np.int64)
+        hashed = _hashed(_normalized(column))
+        if column.null_count:
+            hashed = np.where(column.is_valid().to_numpy(zero_copy_only=False), hashed, _NULL)
+        mixed = hashed if mixed is None else mixed * _MIX + hashed
+    if mixed is None:
+        return np.zeros(batch.num_rows, dtype=np.int64)
+    # the high 32 bits scaled to range(parts) (a multiply and a shift, not a 64-bit division)
+    return (((mixed >> np.uint64(32)) * np.uint64(parts)) >> np.uint64(32)).astype(np.int64)
+
+
+def _hashed(values: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each value: numbers by their 64 bits (Fibonacci hashing, then the high
+    half folded into the low), strings by pandas' ``hash_array``."""
+    if values.dtype == object:
+        from pandas.util import hash_array
+        values = hash_array(values)
+    hashed = values.view(np.uint64) * _FIBONACCI
+    hashed ^= hashed >> np.uint64(29)
+    return hashed * _FIBONACCI
 
 
 def _normalized(column: pa.Array) -> np.ndarray:
