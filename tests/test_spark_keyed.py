@@ -239,15 +239,33 @@ def test_a_join_of_two_dataframes_of_parquet_files_reads_them_by_key(spark, tmp_
 
 def test_small_inputs_scan_into_one_partition_per_core(monkeypatch):
     """One key partition per core reads the input least often; a core's share above
-    ``SCAN_SHARE_BYTES`` (a Python worker's memory) takes the finer partitioning."""
+    ``SCAN_SHARE_BYTES``, or above a 32nd of the Python workers' memory cap, takes the finer
+    partitioning."""
     from grizzly_py.spark import key_scan
     from grizzly_py.spark.inputs import plan_splits
     batches = pa.table({"k": pa.array(np.arange(10_000)), "v": pa.array(np.arange(10_000))}).to_batches(2_500)
     source = gz.StreamEnvironment().from_arrow(batches).node.source
     scanned = [key_scan.ScannedSource(tuple(plan_splits(source, 6, ("k",))), ("k",))]
     assert key_scan.scan_parts(scanned, 2, 6) == 2
-    monkeypatch.setattr(key_scan, "SCAN_SHARE_BYTES", 10_000 * 8 // 2 - 1)  # a core's share of k: 40,000 bytes
+    share = 10_000 * 8 // 2  # a core's share of k: 40,000 bytes
+    assert key_scan.scan_parts(scanned, 2, 6, f"{share * 32 // 1024}k") == 2
+    assert key_scan.scan_parts(scanned, 2, 6, f"{share * 32 // 1024 - 1}k") == 6
+    monkeypatch.setattr(key_scan, "SCAN_SHARE_BYTES", share - 1)
     assert key_scan.scan_parts(scanned, 2, 6) == 6
+
+
+@pytest.mark.parametrize("setting, share", [("1g", 32 << 20), ("700m", 700 << 15), ("700", 700 << 15),
+                                            ("2 GiB", 64 << 20), ("64k", 2 << 10), (None, 256 << 20),
+                                            ("64g", 256 << 20)])
+def test_a_worker_memory_cap_sizes_the_scan_share(setting, share):
+    from grizzly_py.spark.key_scan import share_bytes
+    assert share_bytes(setting) == share
+
+
+def test_a_worker_memory_cap_that_is_not_a_size_is_an_error():
+    from grizzly_py.spark.key_scan import share_bytes
+    with pytest.raises(ValueError, match="not a size"):
+        share_bytes("lots")
 
 
 def _as(values: list, kind: pa.DataType) -> pa.RecordBatch:

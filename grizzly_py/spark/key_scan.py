@@ -19,6 +19,7 @@ are reported by task 0 only, so they are counted once.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -33,8 +34,11 @@ from .joins import SourceLayout
 # the most tasks for which each task scanning the whole input beats the shuffle (docs/spark.md)
 SCAN_TASKS = 16
 # a core's share of the input (estimated bytes of the columns read) up to which one task per core
-# holds it; above, ``split_target`` tasks each hold a smaller part (a Python worker's memory cap)
-SCAN_SHARE_BYTES = 32 << 20
+# holds it; above, ``split_target`` tasks each hold a smaller part: a 32nd of the Python workers'
+# memory cap (``spark.executor.pyspark.memory``: 32 MiB of 1g, where Nexmark Q8 at 100M events
+# passed), or this much where the workers are not capped
+SCAN_SHARE_BYTES = 256 << 20
+_UNITS = {"": 1 << 20, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 _NULL = np.uint64(0x9E3779B97F4A7C15)  # a null key's hash (any constant: equal nulls partition alike)
 _MIX = np.uint64(0x100000001B3)
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / the golden ratio, odd
@@ -108,11 +112,24 @@ class ScannedSource:
                 yield from zip(split.pieces, read_split(split, rejected))
 
 
-def scan_parts(sources: list[ScannedSource], cores: int, finer: int) -> int:
+def scan_parts(sources: list[ScannedSource], cores: int, finer: int, worker_memory: str | None = None) -> int:
     """How many key partitions (tasks) to scan into: one per core, which reads the input least
-    often, while a core's share of the input fits ``SCAN_SHARE_BYTES``; else ``finer``."""
+    often, while a core's share of the input fits ``share_bytes(worker_memory)``; else
+    ``finer``."""
     size = sum(_estimated_bytes(split) for source in sources for split in source.splits)
-    return max(1, cores) if size <= SCAN_SHARE_BYTES * max(1, cores) else finer
+    return max(1, cores) if size <= share_bytes(worker_memory) * max(1, cores) else finer
+
+
+def share_bytes(worker_memory: str | None) -> int:
+    """The most input (estimated bytes) one task per core may hold, for Python workers capped at
+    ``worker_memory`` (Spark's ``spark.executor.pyspark.memory``: a size such as ``"1g"`` or
+    ``"700m"``, MiB without a unit; None: not capped)."""
+    if not worker_memory:
+        return SCAN_SHARE_BYTES
+    found = re.fullmatch(r"\s*(\d+)\s*([kmgtp]?)i?b?\s*", worker_memory.lower())
+    if found is None:
+        raise ValueError(f"spark.executor.pyspark.memory: not a size: {worker_memory!r}")
+    return min(SCAN_SHARE_BYTES, int(found.group(1)) * _UNITS[found.group(2)] // 32)
 
 
 def _estimated_bytes(split: Split) -> int:
@@ -164,4 +181,5 @@ def _one_batch(batches: list[pa.RecordBatch], schema: pa.Schema) -> pa.RecordBat
     return combined[0] if combined else pa.RecordBatch.from_pylist([], schema=schema)
 
 
-__all__ = ["SCAN_SHARE_BYTES", "SCAN_TASKS", "ScannedSource", "key_partition", "scan_parts", "scan_task"]
+__all__ = ["SCAN_SHARE_BYTES", "SCAN_TASKS", "ScannedSource", "key_partition", "scan_parts", "scan_task",
+           "share_bytes"]

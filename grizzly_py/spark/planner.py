@@ -484,7 +484,7 @@ def _scanned_by_key(spark, shipped, plan, acc, tasks: int, reads: dict, files: d
             maxima = batch_maxima(source)
         layouts.append(SourceLayout(source.name, source.arrow_schema, tuple(maxima), columns))
         sources.append(ScannedSource(tuple(splits), tuple(keys), scan))
-    parts = scan_parts(sources, tasks, parts)
+    parts = scan_parts(sources, tasks, parts, spark.sparkContext.getConf().get("spark.executor.pyspark.memory"))
     return spark.range(0, parts, 1, parts).mapInArrow(
         lambda it: scan_task(shipped, it, parts, sources, layouts, final_schema, acc, stage),
         spark_struct(final_schema)), parts
