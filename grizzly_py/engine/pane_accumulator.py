@@ -107,10 +107,12 @@ class PaneAccumulator:
         self._compact()
 
     def _compact(self) -> None:
-        """Rehash a hashed table whose tombstones (keys that left) took a quarter of it, into the
-        capacity its live entries need: without, a stream of new keys would keep growing it."""
+        """Rehash a hashed table whose tombstones (keys that left) outnumber its live entries and
+        take a quarter of it, into the capacity its live entries need: without, a stream of new
+        keys would keep growing it (a table grows by its size, tombstones included). Amortized:
+        a rehash costs the table, and the next one waits for as many keys to leave again."""
         capacity, size, live = (int(self.block[i]) for i in (1, 2, abi.ACC_LIVE))
-        if self.layout[1] is not None or size - live <= capacity // 4:
+        if self.layout[1] is not None or size - live < max(live, capacity // 4):
             return
         target = max(_FIRST_CAPACITY, 1 << (4 * live - 1).bit_length())
         if self._fn("compact", ctypes.c_int32, _P, _I64)(self.address, target):
