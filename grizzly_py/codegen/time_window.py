@@ -54,8 +54,8 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
 
 
 def pane_reuse(geo: PaneGeometry, aggs: list[AggregateArgs]) -> str | None:
-    """How a window's merged state carries over to the next (issue 31: a window then costs the
-    keys of the panes that join and leave it, not of all its panes): "invert" for sliding
+    """How a window's merged state carries over to the next (a window then costs the keys of
+    the panes that join and leave it, not of all its panes): "invert" for sliding
     windows whose aggregates are all invertible (``AggregateSpec.invertible``), "extend" for
     cumulative windows whose aggregates all merge exactly (``merge_exact``), else None (a window
     is its own pane, or an aggregate needs its panes merged afresh)."""

@@ -921,7 +921,7 @@ class SlidingWindowKernel(WindowKernel):
         self.slide, self.pane = self.geometry.slide, self.geometry.pane
         # the last window's merged state, kept for the next (pane_accumulator.py); None where
         # every window merges its panes afresh (gen.pane_reuse: the aggregates, sort grouping)
-        reuse = getattr(self.gen, "pane_reuse", None)
+        reuse = self.gen.pane_reuse
         self.accumulator = PaneAccumulator(self, reuse) if reuse else None
 
     @property
@@ -994,9 +994,8 @@ class SlidingWindowKernel(WindowKernel):
         # the accumulator's floor is one too, and tells it at the next firing whether a pane it
         # holds took records: pane_accumulator.py)
         min_open_end = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
-        floor = acc.floor() if acc is not None else None
-        if floor is not None:
-            min_open_end = max(min_open_end, floor)
+        if acc is not None:
+            min_open_end = max(min_open_end, acc.floor())
         for state in self.states:
             state[abi.STATE_MIN_OPEN_END] = min_open_end
         if not tables:

@@ -1,5 +1,5 @@
-"""Incremental sliding and cumulative windows (issue 31): the merged state of the window fired
-last, kept to build the next one from.
+"""Incremental sliding and cumulative windows: the merged state of the window fired last, kept
+to build the next one from.
 
 A sliding window of ``c`` panes (``window_geometry.py``) merged afresh costs its keys times ``c``
 when it fires; consecutive windows share all their panes but the ``size / slide`` panes at
@@ -60,9 +60,9 @@ class PaneAccumulator:
         """Whether a kernel call wrote into a pane it holds since the last firing."""
         return self.held and any(int(s[abi.STATE_MIN_OPEN_END]) <= self.hi for s in states)
 
-    def floor(self) -> int | None:
-        """What every block's ``STATE_MIN_OPEN_END`` is raised to after a firing (None: no floor)."""
-        return self.hi + 1 if self.held else None
+    def floor(self) -> int:
+        """What every block's ``STATE_MIN_OPEN_END`` is raised to (at least) after a firing."""
+        return self.hi + 1 if self.held else abi.INT64_MIN
 
     def window(self, lo: int, hi: int, out_descriptor: int, rows: int, layout: tuple, dense_cap: int) -> int:
         """Emit window ``[lo, hi)`` (into at most ``rows`` rows of ``out_descriptor``) and make the
