@@ -180,6 +180,7 @@ def test_incremental_windows_match_reference(case, parallelism, every_row_a_mors
 @FIXTURE_OK
 @given(case=incremental_cases(), parallelism=st.integers(1, 3), seed=st.integers(0, 100),
        lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4))
+@pytest.mark.slow
 def test_incremental_windows_under_dense_placement_and_deoptimization(case, parallelism, seed, lo_shift, cap_bits,
                                                                       every_row_a_morsel):
     """Forced dense key ranges (the accumulator then merges index by index, its table dense too)
