@@ -156,6 +156,21 @@ class AggregateSpec:
         grouping then keeps a key's rows in arrival order."""
         return False
 
+    def invertible(self, kind: str | None) -> bool:
+        """Whether a state merged into another can be taken back out of it exactly (its template
+        has ``subtract``): a sliding window's state then carries over to the next window, less
+        the panes that leave it (``engine/pane_accumulator.py``). Exact integer arithmetic only:
+        a float sum rounds differently once values leave it, an extreme or a holistic state
+        cannot give a value back."""
+        return False
+
+    def merge_exact(self, kind: str | None) -> bool:
+        """Whether merging states gives the same state, bit for bit, however they are grouped and
+        ordered: a cumulative window's state then grows pane by pane from the window before
+        (``engine/pane_accumulator.py``) instead of merging its panes afresh. Every invertible
+        function's merge is exact; a float sum or variance rounds by the order of its merges."""
+        return self.invertible(kind)
+
     def partial_values(self, call: AggCall) -> int | None:
         """A holistic function's values that a partial state needs to ship (None: all of them)."""
         return None

@@ -45,11 +45,19 @@ STATE_LATE = 2
 STATE_MAX_EVENT_TIME = 3
 STATE_ERROR_CODE = 4
 STATE_ERROR_ROW = 5
-STATE_MIN_OPEN_END = 6   # smallest window end held in the state (INT64_MAX when empty)
+STATE_MIN_OPEN_END = 6   # a lower bound on the ends of the windows held but not fired (INT64_MAX when
+                         # none); a kernel call lowers it to the end of every pane (tumbling
+                         # window, session) it writes into
 STATE_ERROR_DETAIL = 7   # e.g. the index of the aggregate that overflowed
 STATE_WINDOWS = 8        # %gz.dir header: slots, length, capacity (3 words)
 STATE_UNCLAIMED = 11     # window pipelines: 1 while entries wait for their tags (codegen/dense_pass.py)
 STATE_WORDS = 12
+
+# --- a sliding or cumulative window's pane accumulator (window_sliding_state.ll.j2, acc_*;
+#     engine/pane_accumulator.py): a table header {entries, capacity, size}, then its live entries
+ACC_LIVE = 3
+ACC_WORDS = 4
+ACC_NOT_HELD = 1  # acc_subtract: a pane entry the accumulator does not hold
 
 # --- window kernels: a positive return value is not an error ---------------------------------
 KERNEL_STOPPED = 1  # stopped early (a shared window state must grow): rows before state[STATE_ERROR_ROW]

@@ -16,7 +16,7 @@ from . import abi
 from .expr_emitter import ColumnLayout
 from .options import CodegenOptions
 
-CODEGEN_VERSION = 18  # bump when generated code changes meaning (cache keys include it)
+CODEGEN_VERSION = 19  # bump when generated code changes meaning (cache keys include it)
 
 
 @dataclass
@@ -112,6 +112,11 @@ class GeneratedPipeline:
     # windows: (name, i64|double), or list:i64|list:double for a list of values (agg.top_k)
     aggregate_types: list[tuple[str, str]] = field(default_factory=list)
     trigger: str = ""  # windows: "tumbling" (emit per window) or "panes" (merge panes per window)
+    # windows over panes: how a fired window's merged state carries over to the next (its state
+    # unit's acc_* functions, engine/pane_accumulator.py): "invert" (sliding windows: the panes
+    # leaving it are subtracted), "extend" (cumulative windows: panes only join), None (every
+    # window merges its panes afresh)
+    pane_reuse: str | None = None
     interned_columns: dict[str, str] = field(default_factory=dict)  # id column -> string column (a key, an aggregate argument)
     order_columns: dict[str, str] = field(default_factory=dict)  # order key column -> string column (engine/string_order.py)
     state_words: int = abi.STATE_WORDS

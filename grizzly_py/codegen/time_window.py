@@ -11,7 +11,8 @@ from . import profile as pf
 from .dense_pass import dense_pass
 from .expr_emitter import EmitContext, ExprEmitter
 from .generated import GeneratedPipeline, KernelCode
-from .lowering import Grouping, lower_lateness, lower_time_window_parts, template_lines
+from ..window_geometry import PaneGeometry
+from .lowering import AggregateArgs, Grouping, lower_lateness, lower_time_window_parts, template_lines
 from .options import CodegenOptions
 from .templates import render
 
@@ -43,12 +44,26 @@ def lower_time_window(pipeline: Pipeline, options: CodegenOptions, ctx: EmitCont
         fast = dense_pass(pipeline, options, ctx, emitter, g, dense, geo.pane)
     tumbling = geo.pane == geo.size and not late["lateness"]  # (kept windows fire again: the panes trigger)
     gen.trigger = "tumbling" if tumbling else "panes"
+    gen.pane_reuse = pane_reuse(geo, aggs)
     state = render("window_state.ll.j2" if tumbling else "window_sliding_state.ll.j2", abi=abi,
                    p=gen.prefix, entry_size=entry_size, window_size=geo.size, geo=geo, keys=keys,
-                   key_words=key_words, aggregates=aggs,
+                   key_words=key_words, aggregates=aggs, reuse=gen.pane_reuse,
                    vectors=[a for a in aggs if a.spec.holistic])
     return KernelCode("", [], ctx.body, pre_body=pre_body, keep=keep, blocked=blocked,
                       stop=dense is not None, fast=fast), state
+
+
+def pane_reuse(geo: PaneGeometry, aggs: list[AggregateArgs]) -> str | None:
+    """How a window's merged state carries over to the next (a window then costs the keys of
+    the panes that join and leave it, not of all its panes): "invert" for sliding
+    windows whose aggregates are all invertible (``AggregateSpec.invertible``), "extend" for
+    cumulative windows whose aggregates all merge exactly (``merge_exact``), else None (a window
+    is its own pane, or an aggregate needs its panes merged afresh)."""
+    if geo.pane == geo.size or any(a.spec.holistic for a in aggs):
+        return None
+    if geo.cumulative:
+        return "extend" if all(a.spec.merge_exact(a.kind) for a in aggs) else None
+    return "invert" if all(a.spec.invertible(a.kind) for a in aggs) else None
 
 
 def _profile_keys(ctx: EmitContext, options: CodegenOptions, g: Grouping) -> list[str]:

@@ -44,6 +44,7 @@ from .adaptive import AdaptiveSettings, Variant, VariantController
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 from .kernel_protocol import PipelineKernel, WindowAggregateKernel
+from .pane_accumulator import PaneAccumulator
 from .state_memory import table_bytes
 from .state_snapshot import (export_counters, export_interner, export_window_block, restore_counters,
                              restore_interner, restore_window_block)
@@ -918,6 +919,10 @@ class SlidingWindowKernel(WindowKernel):
     def _set_geometry(self) -> None:
         self.geometry = window_geometry(self.gen.pipeline.terminal.assigner)
         self.slide, self.pane = self.geometry.slide, self.geometry.pane
+        # the last window's merged state, kept for the next (pane_accumulator.py); None where
+        # every window merges its panes afresh (gen.pane_reuse: the aggregates, sort grouping)
+        reuse = self.gen.pane_reuse
+        self.accumulator = PaneAccumulator(self, reuse) if reuse else None
 
     @property
     def tumbling(self) -> bool:
@@ -932,6 +937,20 @@ class SlidingWindowKernel(WindowKernel):
     def _make_room(self, blocks: int) -> None:
         self.add_idle_blocks(blocks - len(self.states))
 
+    def restore_state(self, saved: dict) -> None:
+        if self.accumulator is not None:
+            self.accumulator.reset()  # (derived state: the next window merges the restored panes)
+        super().restore_state(saved)
+
+    def structure_bytes(self) -> int:
+        total = super().structure_bytes()
+        return total + (self.accumulator.table_bytes() if self.accumulator is not None else 0)
+
+    def close(self):
+        if not self._closed and self.accumulator is not None:
+            self.accumulator.reset()
+        super().close()
+
     @property
     def refires_pending(self) -> bool:
         """Allowed lateness: records reached fired, kept windows since the last firing (they fire
@@ -942,6 +961,9 @@ class SlidingWindowKernel(WindowKernel):
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         previous, self.previous_watermark = self.previous_watermark, watermark
         late = self._late_keys()
+        acc = self.accumulator
+        if acc is not None and (late is not None or acc.stale(self.states)):
+            acc.reset()  # records reached panes it holds: the next window merges its panes afresh
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1 and late is None:
             return None
         panes = self.all_windows()
@@ -950,22 +972,30 @@ class SlidingWindowKernel(WindowKernel):
         # every block's tables in one dense placement: merged index by index, in key order
         dense = self.placement[0] if all(p == self.placement[0] for p in self.placement) else None
         dense_cap = 0 if dense is None else dense[1]
+        layout = (tuple(self._state_ptrs.tolist()), dense)
         for lo, hi, keys in self._windows_to_fire(panes[:, 0], previous, watermark, late):
             inside = (panes[:, 0] >= lo) & (panes[:, 0] < hi)
             capacity = int(panes[inside, 3].sum())
             if capacity == 0:
                 continue
             out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), lo, hi, out.descriptor,
-                                         dense_cap))
+            if acc is not None and keys is None:  # (a window fired again for late records: merged afresh)
+                n = self._checked(acc.window(lo, hi, out.descriptor, capacity, layout, dense_cap))
+            else:
+                n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), lo, hi,
+                                             out.descriptor, dense_cap))
             if n:
                 tables.append(out.table(n, end=hi, keys=keys))
         drop_panes = self.function("state", "drop_panes", None, _P, _I64)
         for state in self.states:
             drop_panes(state.ctypes.data, self._cleanup_watermark(watermark))
         remaining = self.all_windows()[:, 0]
-        # the earliest end among windows not fired yet that hold a pane (a lower bound is enough)
+        # the earliest end among windows not fired yet that hold a pane (a lower bound is enough;
+        # the accumulator's floor is one too, and tells it at the next firing whether a pane it
+        # holds took records: pane_accumulator.py)
         min_open_end = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
+        if acc is not None:
+            min_open_end = max(min_open_end, acc.floor())
         for state in self.states:
             state[abi.STATE_MIN_OPEN_END] = min_open_end
         if not tables:

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v18, variant generic
+; grizzly-py codegen v19, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 
@@ -364,7 +364,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v18, variant generic
+; grizzly-py codegen v19, variant generic
 define i64 @p0_generic_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -1081,7 +1081,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v18, variant generic
+; grizzly-py codegen v19, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v18, variant generic
+; grizzly-py codegen v19, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 ; ---- count panes: 20 records per pane, 5 panes per window
@@ -696,7 +696,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v18, variant generic
+; grizzly-py codegen v19, variant generic
 define internal void @p0_generic_release(ptr %ht) {
 entry:
   %cap = call i64 @gz_ht_capacity(ptr %ht)
@@ -908,7 +908,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v18, variant generic
+; grizzly-py codegen v19, variant generic
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 ; ---- count panes: 20 records per pane, 5 panes per window

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v18, variant instrumented
+; grizzly-py codegen v19, variant instrumented
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_instrumented.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -454,7 +454,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v18, variant instrumented
+; grizzly-py codegen v19, variant instrumented
 define i64 @p0_instrumented_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -929,7 +929,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v18, variant instrumented
+; grizzly-py codegen v19, variant instrumented
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_instrumented.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"

@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v18, variant optimized
+; grizzly-py codegen v19, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -448,7 +448,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v18, variant optimized
+; grizzly-py codegen v19, variant optimized
 define i64 @p0_optimized_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -923,7 +923,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v18, variant optimized
+; grizzly-py codegen v19, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"

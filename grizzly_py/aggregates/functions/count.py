@@ -27,6 +27,9 @@ class Count(AggregateSpec):
     def count_slot(self, kind):
         return 0
 
+    def invertible(self, kind):
+        return True
+
     def reference(self, call, arg_type, values, rows):
         return rows if call.arg is None else len(values)
 

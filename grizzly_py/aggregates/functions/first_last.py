@@ -36,6 +36,10 @@ class Positional(AggregateSpec):
     def count_slot(self, kind):
         return 3
 
+    def merge_exact(self, kind):
+        """A merge keeps one of the two states whole, the earlier (later) by (event time, arrival)."""
+        return True
+
     def reference(self, call, arg_type, values, rows):
         if not values:
             return None

@@ -38,6 +38,10 @@ class Extremum(AggregateSpec):
     def count_slot(self, kind):
         return 1
 
+    def merge_exact(self, kind):
+        """Over ints (not over floats: which of -0.0 and 0.0 minnum keeps depends on the order)."""
+        return kind == "int"
+
     def reference(self, call, arg_type, values, rows):
         if not values:
             return None

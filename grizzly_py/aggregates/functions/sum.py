@@ -65,6 +65,10 @@ class Sum(AggregateSpec):
     def order_sensitive(self, kind):
         return kind == "float"
 
+    def invertible(self, kind):
+        """An int sum (and ``avg``'s): its carry word keeps the difference exact."""
+        return kind == "int"
+
     def reference(self, call, arg_type, values, rows):
         if not values:
             return None
