@@ -14,6 +14,7 @@ ranked window keeping the rows at the extreme (``grizzly_py/rewrites/extreme_joi
   ``-0.0`` equal to ``0.0``), however the rows are split between batches and workers: the rows
   the window fires are not filtered again, so a wrong clear or merge shows here.
 - Nexmark Q7 and Q5 are rewritten, and equal the reference.
+- The kept rows resume from checkpoints at other parallelisms (hash and sort grouping).
 - Near misses (another window, sliding windows, another column, a keyed, filtered or second
   aggregate, another stream built from the same data, a filter on one side, a computed key, a
   float extreme read after the join, a timestamp column) are left as they are; ``min`` is
@@ -23,7 +24,6 @@ ranked window keeping the rows at the extreme (``grizzly_py/rewrites/extreme_joi
 
 from __future__ import annotations
 
-import contextlib
 import math
 import warnings
 
@@ -35,7 +35,6 @@ from strategies import arrow_stream, assert_tables_equal, event_times, tumbling
 
 import grizzly_py as gz
 from grizzly_py import agg, col, lit, reference, rewrites
-from grizzly_py.engine.parallel import CostModel
 from grizzly_py.windows import SlidingEventTimeWindows
 from grizzly_py import Time
 from grizzly_py.window_rank import WindowRankNode
@@ -55,19 +54,10 @@ def _query(data, sizes, window_ms=10, extreme="max", reads_m=False, bound=0):
     return build
 
 
-@contextlib.contextmanager
-def _small_morsels():
-    """Every worker takes part (the cost model would give a few hundred rows one task): a
-    window's kept rows are then merged from several workers' states."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(CostModel, "morsel_count", lambda self, rows, workers: max(1, min(workers, rows)))
-        yield
-
-
 def _run(build, parallelism=1, rewrite=True, **options) -> tuple[pa.Table, dict]:
     env = gz.StreamEnvironment(parallelism=parallelism, **options)
     build(env).collect("out")
-    with warnings.catch_warnings(), _small_morsels():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if rewrite:
             result = env.execute()
@@ -106,9 +96,12 @@ def extreme_cases(draw):
 LAYOUTS = [{}, {"grouping": "sort"}, {"window_state": "shared"}, {"adaptive": False}]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(extreme_cases())
-def test_rewritten_join_equals_the_reference_and_the_join(case):
+# every_row_a_morsel (tests/conftest.py): the cost model would give these few hundred rows one
+# task; cut, every worker takes part, and a window's kept rows merge from several workers' states
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=extreme_cases())
+def test_rewritten_join_equals_the_reference_and_the_join(every_row_a_morsel, case):
     args, parallelism, layout = case
     build = _query(**args)
     node = build(gz.StreamEnvironment()).node
@@ -124,9 +117,10 @@ def test_rewritten_join_equals_the_reference_and_the_join(case):
     assert metrics["records_in"] == join_metrics["records_in"] == len(args["data"]["id"])
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(extreme_cases())
-def test_the_state_keeps_only_the_rows_at_the_extreme(case):
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(case=extreme_cases())
+def test_the_state_keeps_only_the_rows_at_the_extreme(every_row_a_morsel, case):
     args, parallelism, layout = case
 
     def build(env):
@@ -144,15 +138,14 @@ def test_the_state_keeps_only_the_rows_at_the_extreme(case):
     expected = reference.evaluate(build(gz.StreamEnvironment()).node)
     env = gz.StreamEnvironment(parallelism=parallelism, **layout)
     build(env).collect("out")
-    with _small_morsels():
-        actual = env.execute()["out"]
+    actual = env.execute()["out"]
     assert actual.column("window_end").to_pylist() == expected.column("window_end").to_pylist()
     assert ordinals(actual) == ordinals(expected)
 
 
 @pytest.mark.parametrize("options", [{}, {"grouping": "sort"}, {"window_state": "shared", "parallelism": 2},
                                      {"adaptive": False, "parallelism": 3}])
-def test_ties_nulls_nan_and_negative_zero_by_hand(options):
+def test_ties_nulls_nan_and_negative_zero_by_hand(options, every_row_a_morsel):
     data = {"ts": [0, 1, 2, 3, 4, 5, 6, 7, 12, 13, 14],
             "id": list(range(11)),
             "c": [2.0, None, NAN, 2.0, -0.0, 1.0, 2.0, None, NAN, None, NAN]}
@@ -168,7 +161,7 @@ def test_ties_nulls_nan_and_negative_zero_by_hand(options):
 
 
 @pytest.mark.parametrize("name", ["q7", "q5"])
-def test_nexmark_q7_and_q5_are_rewritten(name):
+def test_nexmark_q7_and_q5_are_rewritten(name, every_row_a_morsel):
     tables = nexmark.generate_nexmark(6_000, seed=3, batch_rows=300)
     query = nexmark.QUERIES[name]
     node = query(gz.StreamEnvironment(), tables).node
@@ -181,6 +174,28 @@ def test_nexmark_q7_and_q5_are_rewritten(name):
         env = gz.StreamEnvironment(parallelism=parallelism)
         query(env, tables).collect("out")
         assert_tables_equal(env.execute()["out"], expected)
+
+
+def _rows_at_max(env, data):
+    from test_checkpoint import _bounded
+    s = _bounded(env, data)
+    top = s.window_all(tumbling(2000)).aggregate(m=agg.max("n"))
+    return s.select("k", "n", "ts").join(top.select("m")).where("n").equal_to("m").window(tumbling(2000)) \
+        .select("window_end", "k", "n")
+
+
+@pytest.mark.parametrize("options", [{}, {"grouping": "sort"}], ids=["hash", "sort"])
+def test_the_kept_rows_resume_from_checkpoints_at_other_parallelisms(options, tmp_path, every_row_a_morsel):
+    """The extreme and what was seen are state words beside the vector: a checkpoint keeps them."""
+    from test_checkpoint import _data, run_with_crashes
+    data = _data(rows=2000)
+    data = data.set_column(data.schema.get_field_index("n"), "n", pa.array(data.column("n").to_numpy() % 7))
+    batches = data.to_batches(max_chunksize=100)
+    assert _rewritten(_rows_at_max(gz.StreamEnvironment(), batches).node)
+    expected, expected_metrics = reference.run(_rows_at_max(gz.StreamEnvironment(), batches).node)
+    result = run_with_crashes(_rows_at_max, batches, [3, 11], tmp_path / "chk", parallelisms=[2, 1, 3], **options)
+    assert_tables_equal(result["out"], expected)
+    assert result.metrics["checkpoints"]["restored_from"] == 11
 
 
 def _nodes(root):
