@@ -84,7 +84,9 @@ def _rows_at_extreme(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema,
     """The rows whose ``by`` column equals their group's ``agg.max`` (``min``) of it, ordered by
     group, then arrival: what a window join of the rows with their window's extreme on that
     column pairs (``rewrites/extreme_join.py``). The kernel kept only those rows
-    (``agg._extreme_rows``); merged worker states hold them in no set order, hence the sort."""
+    (``agg._extreme_rows``); merged worker states hold them in no set order, hence the sort by
+    arrival position (its input batch's number above bit 32, its row below: the same numbering
+    on every worker, ``task_parts.row_positions``)."""
     kept = np.lexsort((arrivals.to_numpy(zero_copy_only=False), place[group]))
     take, of_group = pa.array(kept), pa.array(group[kept])
     out = [fired.column(WINDOW_START).take(of_group), fired.column(WINDOW_END).take(of_group)]
