@@ -9,7 +9,8 @@ How it runs (compiled, like every window): the node's ``aggregation`` is a windo
 of hidden aggregates, fired by the window kernel as any window aggregate. For Top-N they
 (``agg._row_values``, ``aggregates/functions/row_values.py``) keep, per (key, window), every
 row's column values, null flags and arrival position in value vectors, and the fired groups are
-ranked in Arrow (``engine/window_rows.py``); for deduplication (``agg._row_pick``,
+ranked in Arrow (``engine/window_rows.py``); for the rows at an extreme the same vectors hold only
+the rows at the running extreme (``agg._extreme_rows``, ``aggregates/functions/rows_at_extreme.py``); for deduplication (``agg._row_pick``,
 ``aggregates/functions/row_pick.py``) each column keeps the value of the one row it picks, so
 a (key, window) costs a few words per column whatever its rows. The reference evaluator ranks
 the rows itself (``reference.WindowRank``). A third kind of order, internal (no DSL method), keeps
@@ -24,6 +25,7 @@ A row keeps its values, except that timestamps come out at the engine's millisec
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -59,7 +61,7 @@ def null_column(j: int) -> str:
 class RowOrder:
     """Which rows of a (key, window) are kept: ``keep`` ``"top_n"`` (the first ``n`` by the
     ``by`` columns, each ``(column, descending)``, ties by arrival), ``"first"`` (the first row to
-    arrive), ``"last"`` (the latest event time, ties to the later arrival), or ``"max"``/``"min"``
+    arrive), ``"last"`` (the latest event time, ties to the later arrival), or ``AT_MAX``/``AT_MIN``
     (every row whose ``by`` column equals the group's ``agg.max``/``agg.min`` of it, in arrival
     order: nulls never, NaN only when every non-null value is NaN, ``-0.0`` equal to ``0.0``)."""
 
@@ -74,7 +76,7 @@ class RowOrder:
 
     @property
     def at_extreme(self) -> bool:
-        """Whether it keeps the rows at a column's extreme (``"max"``/``"min"``)."""
+        """Whether it keeps the rows at a column's extreme (``AT_MAX``/``AT_MIN``)."""
         return self.keep in (AT_MAX, AT_MIN)
 
     @property
@@ -110,7 +112,7 @@ def top_n_order(n, by, descending) -> RowOrder:
 
 
 def extreme_order(column: str, keep: str) -> RowOrder:
-    """The ``RowOrder`` keeping the rows at ``agg.<keep>(column)`` (``keep``: ``"max"``/``"min"``)."""
+    """The ``RowOrder`` keeping the rows at ``agg.<keep>(column)`` (``keep``: ``AT_MAX``/``AT_MIN``)."""
     if keep not in (AT_MAX, AT_MIN):
         raise ValueError(f"extreme_order: keep= is {AT_MAX!r} or {AT_MIN!r}, got {keep!r}")
     return RowOrder(keep, 0, ((column, keep == AT_MAX),))
@@ -175,17 +177,25 @@ class WindowRankNode(PlanNode):
     @cached_property
     def aggregation(self) -> WindowAggregateNode:
         """The window aggregation the compiled path runs. Top-N: per (key, window), every row's
-        values; deduplication: the values of the one row it keeps."""
+        values; the rows at an extreme: the values of the rows at the running extreme
+        (``agg._extreme_rows`` decides, the ``_extreme_row_values`` follow it); deduplication:
+        the values of the one row it keeps."""
         schema = self.input.schema
         if not self.order.keeps_rows:
             aggs = tuple((row_column(i), agg._row_pick(Column(f.name), keep=self.order.keep))
                          for i, f in enumerate(schema))
             return WindowAggregateNode(self.input, self.keys, self.assigner, aggs, self.allowed_lateness_ms)
-        rows: list[tuple[str, AggCall]] = [(ARRIVAL, agg._row_values(lit(0), what="arrival"))]
+        if self.order.at_extreme:  # only the rows at the running extreme: the decider comes first
+            (by, _), = self.order.by
+            values = functools.partial(agg._extreme_row_values, decider=0)
+            rows: list[tuple[str, AggCall]] = [(ARRIVAL, agg._extreme_rows(Column(by), keep=self.order.keep))]
+        else:
+            values = agg._row_values
+            rows = [(ARRIVAL, agg._row_values(lit(0), what="arrival"))]
         for i, f in enumerate(schema):
-            rows.append((row_column(i), agg._row_values(Column(f.name))))
+            rows.append((row_column(i), values(Column(f.name))))
         for j in range(0, len(schema), NULL_BITS):
-            rows.append((null_column(j // NULL_BITS), agg._row_values(_null_mask(schema.names[j:j + NULL_BITS]))))
+            rows.append((null_column(j // NULL_BITS), values(_null_mask(schema.names[j:j + NULL_BITS]))))
         return WindowAggregateNode(self.input, self.keys, self.assigner, tuple(rows), self.allowed_lateness_ms)
 
     def _derive_schema(self):

@@ -7,8 +7,9 @@ belonging to one record. When the window fires, the kernel emits one row per gro
 window_end, then key); ``rank_rows`` turns them into the kept rows with one vectorized sort
 (group, the order's criteria, arrival) and a cut at ``n``. A deduplication's kernel has picked
 each group's row already (``_row_pick``): its values only take the output's names and types.
-The rows at a column's extreme (``RowOrder`` ``"max"``/``"min"``, what the rewrite of a join with
-a window maximum runs: ``rewrites/extreme_join.py``) are kept with numpy instead of a sort.
+The rows at a column's extreme (``RowOrder`` ``AT_MAX``/``AT_MIN``, what the rewrite of a join with
+a window maximum runs: ``rewrites/extreme_join.py``) were kept by the kernel already
+(``agg._extreme_rows``): they only take the order of window results, then arrival.
 """
 
 from __future__ import annotations
@@ -82,30 +83,11 @@ def _rows_at_extreme(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema,
                      place: np.ndarray, arrivals: pa.Array) -> pa.RecordBatch | None:
     """The rows whose ``by`` column equals their group's ``agg.max`` (``min``) of it, ordered by
     group, then arrival: what a window join of the rows with their window's extreme on that
-    column pairs (``rewrites/extreme_join.py``). As the aggregate: nulls are skipped, NaN only
-    counts when every value is NaN; as the join's key equality: ``-0.0`` equals ``0.0``."""
-    column = values[rows.order.by[0][0]]
-    largest = rows.order.by[0][1]
-    valid = column.is_valid().to_numpy(zero_copy_only=False)
-    if pa.types.is_timestamp(column.type):
-        column = column.cast(pa.int64())
-    numbers = pc.fill_null(column, pa.scalar(0, column.type)).to_numpy(zero_copy_only=False)
-    nan = np.isnan(numbers) if numbers.dtype.kind == "f" else np.zeros(len(numbers), dtype=bool)
-    counted = valid & ~nan
-    extreme = np.zeros(len(place), dtype=numbers.dtype)
-    if numbers.dtype.kind == "f":
-        extreme.fill(-np.inf if largest else np.inf)
-    else:
-        info = np.iinfo(numbers.dtype)
-        extreme.fill(info.min if largest else info.max)
-    (np.maximum if largest else np.minimum).at(extreme, group[counted], numbers[counted])
-    has_number = np.zeros(len(place), dtype=bool)
-    has_number[group[counted]] = True
-    keep = np.where(has_number[group], counted & (numbers == extreme[group]), valid & nan)
-    kept = np.flatnonzero(keep)
-    if not len(kept):
-        return None
-    kept = kept[np.lexsort((arrivals.to_numpy(zero_copy_only=False)[kept], place[group[kept]]))]
+    column pairs (``rewrites/extreme_join.py``). The kernel kept only those rows
+    (``agg._extreme_rows``); merged worker states hold them in no set order, hence the sort by
+    arrival position (its input batch's number above bit 32, its row below: the same numbering
+    on every worker, ``task_parts.row_positions``)."""
+    kept = np.lexsort((arrivals.to_numpy(zero_copy_only=False), place[group]))
     take, of_group = pa.array(kept), pa.array(group[kept])
     out = [fired.column(WINDOW_START).take(of_group), fired.column(WINDOW_END).take(of_group)]
     out += [values[name].take(take) for name in rows.columns]

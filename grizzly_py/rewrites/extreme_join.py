@@ -37,7 +37,9 @@ from ..window_rank import AT_MAX, AT_MIN, WindowRankNode, extreme_order
 from ..windows import TumblingEventTimeWindows
 from .registry import Rewritten, register
 
-_EXTREMES = {"max": AT_MAX, "min": AT_MIN}
+# which extreme an aggregate is, by what its spec says of it (``FrameMethod.extreme`` of agg.max and
+# agg.min), not by its name
+_EXTREMES = {"high": AT_MAX, "low": AT_MIN}
 
 
 def _extreme_of(right: PlanNode, assigner) -> tuple[str, str, PlanNode, str] | None:
@@ -52,10 +54,11 @@ def _extreme_of(right: PlanNode, assigner) -> tuple[str, str, PlanNode, str] | N
         return None
     aggregate, call = window.aggregates[0]
     expr = strip_alias(expr)
-    if not (isinstance(expr, Column) and expr.name == aggregate and call.func in _EXTREMES
+    keep = _EXTREMES.get(getattr(call.spec.frame, "extreme", None))
+    if not (isinstance(expr, Column) and expr.name == aggregate and keep is not None
             and call.where is None and isinstance(call.arg, Column)):
         return None
-    return name, _EXTREMES[call.func], window.input, call.arg.name
+    return name, keep, window.input, call.arg.name
 
 
 def _source_column(left: PlanNode, x: PlanNode, key: str) -> str | None:
