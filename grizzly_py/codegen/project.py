@@ -1,6 +1,12 @@
 """The lowering rule of a pipeline that ends in a projection (``ProjectTerminal``): its filters,
 then every computed output column written to its output buffer; pass-through columns are
-gathered by the engine with the selection vector the kernel writes.
+gathered by the engine with the selection vector the kernel writes (``engine/project_output.py``).
+
+Predicated filters make a *masked* kernel (pipeline.ll.j2): per chunk of 64 rows a branch-free
+pass evaluates the filters into a bit mask, then the selection vector and the computed columns
+are written for the set bits only, each at the output cursor. A chunk that keeps no row costs
+the predicates alone; a computed column is evaluated for kept rows only. Without filters no
+selection vector is written (every row is kept).
 
 The output descriptor: the selection vector, then per computed column its values and its
 validity bytes; a string column's values are int64 offsets (the engine zeroes the first) and a
@@ -28,6 +34,11 @@ def lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
     t: ProjectTerminal = pipeline.terminal
     predicated = options.filter_mode == "predicated"
     keep = emit_filters(pipeline, options, ctx, emitter, predicated)
+    masked = predicated and bool(pipeline.filters)
+    pre_body = []
+    if masked:  # the filters fill a chunk's mask; the rest runs for its kept rows only (%r)
+        pre_body, ctx.body, ctx.row = ctx.body, [], "%r"
+        ctx.new_row()
     outputs, texts, slot = [], [], 1
     for f, e in t.outputs:
         if isinstance(e, Column):
@@ -43,10 +54,13 @@ def lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
         gen.outputs.append(OutputColumn(f.name, f.arrow_type, store_type))
         slot += 3 if store_type == "str" else 2
     ctx.preamble.extend(template_lines("project_preamble.ll.j2", outputs=outputs, texts=texts))
-    ctx.body.extend(template_lines("project.ll.j2", p="prj", outputs=outputs, keep=None if keep == "true" else keep))
+    # without filters every row is kept: the engine reads no selection vector, so none is written
+    ctx.body.extend(template_lines("project.ll.j2", p="prj", outputs=outputs, row=ctx.row,
+                                   selection=bool(pipeline.filters),
+                                   keep=None if masked or keep == "true" else keep))
     for i, s in enumerate(texts):
         _write_text(ctx, i, s)
-    code = KernelCode("", [], ctx.body, counted_filter=predicated and bool(pipeline.filters))
+    code = KernelCode("", [], ctx.body, counted_filter=masked, pre_body=pre_body, keep=keep, masked=masked)
     return code, ""
 
 
