@@ -44,7 +44,7 @@ from .adaptive import AdaptiveSettings, Variant, VariantController
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 from .kernel_protocol import PipelineKernel, WindowAggregateKernel
-from .project_output import _NP_STORE, OutputBuffers, SelectionScratch, masked, output_batch
+from .project_output import _NP_STORE, OutputBuffers, ProjectOutput, SelectionScratch, masked
 from .state_memory import table_bytes
 from .state_snapshot import (export_counters, export_interner, export_window_block, restore_counters,
                              restore_interner, restore_window_block)
@@ -605,7 +605,7 @@ class ProjectKernel(Kernel, PipelineKernel):
         buffers = OutputBuffers(self.gen.outputs, n, self._selections.vector(worker, n))
         try:
             count = self.run(batch, watermark, buffers.descriptor.ctypes.data, worker, where) if n else 0
-            return output_batch(self.gen.pipeline.terminal.outputs, self.schema, batch, buffers, count, self._empty)
+            return self._output.batch(batch, buffers, count)
         finally:
             buffers.free(_libc_free)
 
@@ -614,8 +614,8 @@ class ProjectKernel(Kernel, PipelineKernel):
         return SelectionScratch()
 
     @functools.cached_property
-    def _empty(self) -> pa.RecordBatch:
-        return pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in self.schema], schema=self.schema)
+    def _output(self) -> ProjectOutput:
+        return ProjectOutput(self.gen.pipeline.terminal.outputs, self.gen.outputs, self.schema)
 
 
 class WindowKernel(Kernel, WindowAggregateKernel):

@@ -66,25 +66,34 @@ class OutputBuffers:
                 libc_free(int(b[2][0]))
 
 
-def output_batch(terminal_outputs: list, schema: pa.Schema, batch: pa.RecordBatch, buffers: OutputBuffers,
-                 count: int, empty: pa.RecordBatch) -> pa.RecordBatch:
-    """The Arrow batch of the ``count`` rows the kernel kept of ``batch`` (``terminal_outputs``:
-    the ``ProjectTerminal``'s (field, expression) pairs; ``empty``: the schema's empty batch)."""
-    if count == 0:
-        return empty
-    n = batch.num_rows
-    computed = {o.name: (o, b) for o, b in zip(buffers.outputs, buffers.columns)}
-    selection = None if count == n else buffers.selection[:count]
-    arrays = []
-    for f, e in terminal_outputs:
-        arrow_type = schema.field(f.name).type
-        if f.name in computed:
-            o, b = computed[f.name]
-            arrays.append(_computed_column(o.store_type, b, count, n, arrow_type))
-        else:
-            column = batch.column(e.name)
-            arrays.append(column if selection is None else gather(column, selection))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+class ProjectOutput:
+    """How a projection's output columns come about, resolved once per kernel: per output its Arrow
+    type and either its computed column's index in the descriptor or the input column it passes
+    through (``terminal_outputs``: the ``ProjectTerminal``'s (field, expression) pairs; computed
+    columns are the ``GeneratedPipeline.outputs``)."""
+
+    def __init__(self, terminal_outputs: list, computed: list, schema: pa.Schema) -> None:
+        index = {o.name: i for i, o in enumerate(computed)}
+        self.schema, self.computed = schema, computed
+        self.columns = [(schema.field(f.name).type, index.get(f.name), e.name if f.name not in index else None)
+                        for f, e in terminal_outputs]
+        self.empty = pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in schema], schema=schema)
+
+    def batch(self, batch: pa.RecordBatch, buffers: OutputBuffers, count: int) -> pa.RecordBatch:
+        """The Arrow batch of the ``count`` rows the kernel kept of ``batch``."""
+        if count == 0:
+            return self.empty
+        n = batch.num_rows
+        selection = None if count == n else buffers.selection[:count]
+        arrays = []
+        for arrow_type, computed, name in self.columns:
+            if computed is not None:
+                store = self.computed[computed].store_type
+                arrays.append(_computed_column(store, buffers.columns[computed], count, n, arrow_type))
+            else:
+                column = batch.column(name)
+                arrays.append(column if selection is None else gather(column, selection))
+        return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
 def gather(column: pa.Array, selection: np.ndarray) -> pa.Array:
