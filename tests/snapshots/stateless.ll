@@ -67,8 +67,9 @@ entry:
   br i1 %nonempty, label %chunk, label %exit
 
 ; masked loop (projections with predicated filters): per chunk of 64 rows, a branch-free pass
-; (vectorizable) folds the filters' verdicts into a 64-bit mask; the body then runs for the set
-; bits only (%r, lowest first): a chunk that keeps nothing costs the predicate alone.
+; (vectorizable) folds the filters' verdicts into a 64-bit mask; a chunk that keeps nothing costs
+; the predicate alone, a sparse one runs the body for its set bits only (%r), a dense one runs
+; dense_body for every row (%d) with the row's bit as the keep flag.
 chunk:
   %c = phi i64 [ 0, %entry ], [ %c.next, %chunk_done ]
   %c.lim = add nuw nsw i64 %c, 64
@@ -129,7 +130,72 @@ scan.latch:
 walk:
   %mw.all = load i64, ptr %mask.a
   %mw.any = icmp ne i64 %mw.all, 0
-  br i1 %mw.any, label %loop, label %chunk_done
+  br i1 %mw.any, label %walk.pick, label %chunk_done
+
+walk.pick:
+  %mw.pop = call i64 @llvm.ctpop.i64(i64 %mw.all)
+  %mw.dense = icmp ugt i64 %mw.pop, 16
+  br i1 %mw.dense, label %dense, label %loop
+
+; a dense chunk: every row, written at the cursor, which advances by the row's bit
+dense:
+  %d = phi i64 [ %c, %walk.pick ], [ %d.next, %dense.latch ]
+  %d.shift = sub nuw nsw i64 %d, %c
+  %d.bits = lshr i64 %mw.all, %d.shift
+  %d.keep = trunc i64 %d.bits to i1
+  %ci60 = add i64 %d, %c0.off
+  %vi61 = and i64 %ci60, %c0.vmask
+  %valid62 = call i1 @gz_bit(ptr %c0.valid, i64 %vi61)
+  %ci63 = add i64 %d, %c0.off
+  %p64 = getelementptr inbounds double, ptr %c0.vals, i64 %ci63
+  %f65 = load double, ptr %p64
+  %ci66 = add i64 %d, %c1.off
+  %vi67 = and i64 %ci66, %c1.vmask
+  %valid68 = call i1 @gz_bit(ptr %c1.valid, i64 %vi67)
+  %ci69 = add i64 %d, %c1.off
+  %p70 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci69
+  %v71 = load i32, ptr %p70
+  %v72 = sext i32 %v71 to i64
+  %cv73 = sitofp i64 %v72 to double
+  %vd74 = and i1 %valid62, %valid68
+  %ar75 = fmul double %f65, %cv73
+  %md77 = icmp ne i64 4, 0
+  %md78 = icmp eq i64 4, -1
+  %md79 = select i1 %md77, i64 4, i64 1
+  %md80 = select i1 %md78, i64 1, i64 %md79
+  %md81 = srem i64 %v72, %md80
+  %md82 = icmp ne i64 %md81, 0
+  %md83 = xor i64 %md81, 4
+  %md84 = icmp slt i64 %md83, 0
+  %md85 = and i1 %md82, %md84
+  %md86 = add i64 %md81, 4
+  %md87 = select i1 %md85, i64 %md86, i64 %md81
+  %vd88 = and i1 %valid68, %md77
+  ; -- emit row: selection vector + 2 computed column(s)
+  %prjd.n = load i64, ptr %nout.a
+  %prjd.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prjd.n
+  store i64 %d, ptr %prjd.selp
+  %prjd.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prjd.n
+  store double %ar75, ptr %prjd.o0.vp
+  %prjd.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prjd.n
+  %prjd.o0.m = zext i1 %vd74 to i8
+  store i8 %prjd.o0.m, ptr %prjd.o0.mp
+  %prjd.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prjd.n
+  store i64 %md87, ptr %prjd.o1.vp
+  %prjd.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prjd.n
+  %prjd.o1.m = zext i1 %vd88 to i8
+  store i8 %prjd.o1.m, ptr %prjd.o1.mp
+  %prjd.inc = zext i1 %d.keep to i64
+  %prjd.n1 = add i64 %prjd.n, %prjd.inc
+  store i64 %prjd.n1, ptr %nout.a
+  br label %dense.latch
+
+dense.latch:
+  %d.next = add nuw nsw i64 %d, 1
+  %d.more = icmp slt i64 %d.next, %c.end
+  br i1 %d.more, label %dense, label %chunk_done
+
+; a sparse chunk: the set bits only, lowest first
 
 loop:
   %mw = load i64, ptr %mask.a
@@ -230,6 +296,7 @@ err24:
 }
 
 declare i64 @llvm.cttz.i64(i64, i1)
+declare i64 @llvm.ctpop.i64(i64)
 define internal void @p0_generic_process_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
@@ -391,8 +458,9 @@ entry:
   br i1 %nonempty, label %chunk, label %exit
 
 ; masked loop (projections with predicated filters): per chunk of 64 rows, a branch-free pass
-; (vectorizable) folds the filters' verdicts into a 64-bit mask; the body then runs for the set
-; bits only (%r, lowest first): a chunk that keeps nothing costs the predicate alone.
+; (vectorizable) folds the filters' verdicts into a 64-bit mask; a chunk that keeps nothing costs
+; the predicate alone, a sparse one runs the body for its set bits only (%r), a dense one runs
+; dense_body for every row (%d) with the row's bit as the keep flag.
 chunk:
   %c = phi i64 [ 0, %entry ], [ %c.next, %chunk_done ]
   %c.lim = add nuw nsw i64 %c, 64
@@ -447,7 +515,64 @@ scan.latch:
 walk:
   %mw.all = load i64, ptr %mask.a
   %mw.any = icmp ne i64 %mw.all, 0
-  br i1 %mw.any, label %loop, label %chunk_done
+  br i1 %mw.any, label %walk.pick, label %chunk_done
+
+walk.pick:
+  %mw.pop = call i64 @llvm.ctpop.i64(i64 %mw.all)
+  %mw.dense = icmp ugt i64 %mw.pop, 16
+  br i1 %mw.dense, label %dense, label %loop
+
+; a dense chunk: every row, written at the cursor, which advances by the row's bit
+dense:
+  %d = phi i64 [ %c, %walk.pick ], [ %d.next, %dense.latch ]
+  %d.shift = sub nuw nsw i64 %d, %c
+  %d.bits = lshr i64 %mw.all, %d.shift
+  %d.keep = trunc i64 %d.bits to i1
+  %ci46 = add i64 %d, %c0.off
+  %p47 = getelementptr inbounds double, ptr %c0.vals, i64 %ci46
+  %f48 = load double, ptr %p47
+  %ci49 = add i64 %d, %c1.off
+  %p50 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci49
+  %v51 = load i32, ptr %p50
+  %v52 = sext i32 %v51 to i64
+  %cv53 = sitofp i64 %v52 to double
+  %ar54 = fmul double %f48, %cv53
+  %md56 = icmp ne i64 4, 0
+  %md57 = icmp eq i64 4, -1
+  %md58 = select i1 %md56, i64 4, i64 1
+  %md59 = select i1 %md57, i64 1, i64 %md58
+  %md60 = srem i64 %v52, %md59
+  %md61 = icmp ne i64 %md60, 0
+  %md62 = xor i64 %md60, 4
+  %md63 = icmp slt i64 %md62, 0
+  %md64 = and i1 %md61, %md63
+  %md65 = add i64 %md60, 4
+  %md66 = select i1 %md64, i64 %md65, i64 %md60
+  ; -- emit row: selection vector + 2 computed column(s)
+  %prjd.n = load i64, ptr %nout.a
+  %prjd.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prjd.n
+  store i64 %d, ptr %prjd.selp
+  %prjd.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prjd.n
+  store double %ar54, ptr %prjd.o0.vp
+  %prjd.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prjd.n
+  %prjd.o0.m = zext i1 true to i8
+  store i8 %prjd.o0.m, ptr %prjd.o0.mp
+  %prjd.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prjd.n
+  store i64 %md66, ptr %prjd.o1.vp
+  %prjd.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prjd.n
+  %prjd.o1.m = zext i1 %md56 to i8
+  store i8 %prjd.o1.m, ptr %prjd.o1.mp
+  %prjd.inc = zext i1 %d.keep to i64
+  %prjd.n1 = add i64 %prjd.n, %prjd.inc
+  store i64 %prjd.n1, ptr %nout.a
+  br label %dense.latch
+
+dense.latch:
+  %d.next = add nuw nsw i64 %d, 1
+  %d.more = icmp slt i64 %d.next, %c.end
+  br i1 %d.more, label %dense, label %chunk_done
+
+; a sparse chunk: the set bits only, lowest first
 
 loop:
   %mw = load i64, ptr %mask.a
@@ -540,6 +665,7 @@ err18:
 }
 
 declare i64 @llvm.cttz.i64(i64, i1)
+declare i64 @llvm.ctpop.i64(i64)
 define internal void @p0_generic_process_nonnull_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
