@@ -31,6 +31,8 @@ class KernelCode:
     pre_body: list[str] = field(default_factory=list)
     keep: str = "true"
     blocked: bool = False
+    masked: bool = False  # projections: per 64-row chunk a filter mask, the body for its set bits
+    dense_body: list[str] = field(default_factory=list)  # masked: the body for every row of a dense chunk
     counted_filter: bool = False
     stop: bool = False  # the body may branch to %stop (see pipeline.ll.j2)
     fast: dict | None = None  # the branch-free dense pass (dense_pass.py), tried first per block

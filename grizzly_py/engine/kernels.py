@@ -45,6 +45,7 @@ from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 from .kernel_protocol import PipelineKernel, WindowAggregateKernel
 from .pane_accumulator import PaneAccumulator
+from .project_output import _NP_STORE, OutputBuffers, ProjectOutput, SelectionScratch, masked
 from .state_memory import table_bytes
 from .state_snapshot import (export_counters, export_interner, export_window_block, restore_counters,
                              restore_interner, restore_window_block)
@@ -53,7 +54,6 @@ from .task_parts import PartsTable, chained_watermark, row_positions, signal_ent
 from .window_tables import TableShape
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
-_NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64, "string": np.int64}
 
 
 def wall_clock_ms() -> int:
@@ -114,25 +114,6 @@ def _already_sorted(table: pa.Table, names: list[str]) -> bool:
         return False
     e, k = ends.to_numpy(), keys.to_numpy()
     return bool(np.all((e[1:] > e[:-1]) | ((e[1:] == e[:-1]) & (k[1:] > k[:-1]))))
-
-
-def _text_column(buffers: tuple, count: int, arrow_type: pa.DataType) -> pa.Array:
-    """A computed string column from its (offsets, validity bytes, data buffer {data, length,
-    capacity}) as the kernel wrote them (``codegen/project.py``); the data is copied out (the
-    caller frees the buffer)."""
-    offsets, valid, data = buffers
-    size = int(offsets[count])
-    text = pa.py_buffer(ctypes.string_at(int(data[0]), size)) if size else pa.py_buffer(b"")
-    mask = valid[:count].astype(bool)
-    nulls = count - int(mask.sum())
-    bitmap = pa.array(mask, pa.bool_()).buffers()[1] if nulls else None
-    array = pa.LargeStringArray.from_buffers(count, pa.py_buffer(offsets[:count + 1].tobytes()), text, bitmap, nulls)
-    return array.cast(arrow_type)
-
-
-def _masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
-    mask = None if valid.all() else (valid == 0)
-    return pa.array(values, type=arrow_type, mask=mask)
 
 
 def new_state_block(words: int) -> np.ndarray:
@@ -622,40 +603,20 @@ class ProjectKernel(Kernel, PipelineKernel):
     def process(self, batch: pa.RecordBatch, worker: int = 0, where: tuple[int, int] | None = None,
                 watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
         n = batch.num_rows
-        sel = np.empty(max(n, 1), dtype=np.int64)
-        bufs, ptrs = [], [sel.ctypes.data]
-        for o in self.gen.outputs:  # (codegen/project.py: the output descriptor)
-            if o.store_type == "str":  # int64 offsets, validity bytes, a growable data buffer
-                b = (np.zeros(n + 1, dtype=np.int64), np.empty(max(n, 1), dtype=np.uint8), np.zeros(3, dtype=np.int64))
-            else:
-                b = (np.empty(max(n, 1), dtype=_NP_STORE[o.store_type]), np.empty(max(n, 1), dtype=np.uint8))
-            bufs.append(b)
-            ptrs += [a.ctypes.data for a in b]
-        out = np.array(ptrs, dtype=np.uint64)
+        buffers = OutputBuffers(self.gen.outputs, n, self._selections.vector(worker, n))
         try:
-            count = self.run(batch, watermark, out.ctypes.data, worker, where) if n else 0
-            computed = {o.name: (o, b) for o, b in zip(self.gen.outputs, bufs)}
-            taken = None if count == n else pa.array(sel[:count])
-            arrays = []
-            for f, e in self.gen.pipeline.terminal.outputs:
-                if f.name in computed:
-                    o, b = computed[f.name]
-                    arrow_type = self.schema.field(f.name).type
-                    if o.store_type == "str":
-                        arrays.append(_text_column(b, count, arrow_type))
-                        continue
-                    values, valid = b[0][:count], b[1][:count]
-                    if o.store_type == "i8":
-                        values = values.astype(bool)
-                    arrays.append(_masked(values, valid, arrow_type))
-                else:
-                    column = batch.column(e.name)
-                    arrays.append(column if taken is None else column.take(taken))
-            return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+            count = self.run(batch, watermark, buffers.descriptor.ctypes.data, worker, where) if n else 0
+            return self._output.batch(batch, buffers, count)
         finally:
-            for o, b in zip(self.gen.outputs, bufs):
-                if o.store_type == "str" and b[2][0]:
-                    _libc_free(int(b[2][0]))
+            buffers.free(_libc_free)
+
+    @functools.cached_property
+    def _selections(self) -> SelectionScratch:
+        return SelectionScratch()
+
+    @functools.cached_property
+    def _output(self) -> ProjectOutput:
+        return ProjectOutput(self.gen.pipeline.terminal.outputs, self.gen.outputs, self.schema)
 
 
 class WindowKernel(Kernel, WindowAggregateKernel):
@@ -794,8 +755,8 @@ class WindowKernel(Kernel, WindowAggregateKernel):
         elif f.dtype.is_bool:
             values = words.astype(bool)
         else:  # int64, or a narrower integer / timestamp the words were widened from
-            return _masked(words, valid, pa.int64()).cast(t)
-        return _masked(values, valid, t)
+            return masked(words, valid, pa.int64()).cast(t)
+        return masked(values, valid, t)
 
     def time_array(self, ms: np.ndarray) -> pa.Array:
         t = self.time_type
@@ -1260,7 +1221,7 @@ class _ResultBuffers:
             elif _is_list(store):
                 arrays.append(self._list_array(name, store[len("list:"):], values, pick_pairs(valid), t))
             else:
-                arrays.append(_masked(pick(values), pick(valid), t))
+                arrays.append(masked(pick(values), pick(valid), t))
         if row_kinds:
             arrays.append(pa.array(pick(self.window_start)))
         # (a running aggregate's record times, after the row kinds, come from its input batch)

@@ -21,6 +21,7 @@ entry:
   %minend.0 = load i64, ptr %minend.p
   %minend.a = alloca i64, align 8
   store i64 %minend.0, ptr %minend.a
+  %mask.a = alloca i64, align 8
   %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
   %c0.vals = load ptr, ptr %c0.vals.p
   %c0.vraw.p = getelementptr inbounds i64, ptr %columns, i64 1
@@ -63,10 +64,22 @@ entry:
   %out.m1.p = getelementptr inbounds ptr, ptr %out, i64 4
   %out.m1 = load ptr, ptr %out.m1.p
   %nonempty = icmp sgt i64 %rows, 0
-  br i1 %nonempty, label %loop, label %exit
+  br i1 %nonempty, label %chunk, label %exit
 
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %row_done ]
+; masked loop (projections with predicated filters): per chunk of 64 rows, a branch-free pass
+; (vectorizable) folds the filters' verdicts into a 64-bit mask; a chunk that keeps nothing costs
+; the predicate alone, a sparse one runs the body for its set bits only (%r), a dense one runs
+; dense_body for every row (%d) with the row's bit as the keep flag.
+chunk:
+  %c = phi i64 [ 0, %entry ], [ %c.next, %chunk_done ]
+  %c.lim = add nuw nsw i64 %c, 64
+  %c.short = icmp slt i64 %rows, %c.lim
+  %c.end = select i1 %c.short, i64 %rows, i64 %c.lim
+  store i64 0, ptr %mask.a
+  br label %scan
+
+scan:
+  %i = phi i64 [ %c, %chunk ], [ %i.next, %scan.latch ]
   %ci1 = add i64 %i, %c0.off
   %vi2 = and i64 %ci1, %c0.vmask
   %valid3 = call i1 @gz_bit(ptr %c0.valid, i64 %vi2)
@@ -101,44 +114,139 @@ ok25:
   ; -- filter (col('name') != lit('y'))
   %filter1 = and i1 %valid10, %ne29
   %keep30 = and i1 %filter0, %filter1
-  %ci31 = add i64 %i, %c1.off
-  %vi32 = and i64 %ci31, %c1.vmask
-  %valid33 = call i1 @gz_bit(ptr %c1.valid, i64 %vi32)
-  %ci34 = add i64 %i, %c1.off
-  %p35 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci34
-  %v36 = load i32, ptr %p35
-  %v37 = sext i32 %v36 to i64
-  %cv38 = sitofp i64 %v37 to double
-  %vd39 = and i1 %valid3, %valid33
-  %ar40 = fmul double %f6, %cv38
-  %md42 = icmp ne i64 4, 0
-  %md43 = icmp eq i64 4, -1
-  %md44 = select i1 %md42, i64 4, i64 1
-  %md45 = select i1 %md43, i64 1, i64 %md44
-  %md46 = srem i64 %v37, %md45
-  %md47 = icmp ne i64 %md46, 0
-  %md48 = xor i64 %md46, 4
-  %md49 = icmp slt i64 %md48, 0
-  %md50 = and i1 %md47, %md49
-  %md51 = add i64 %md46, 4
-  %md52 = select i1 %md50, i64 %md51, i64 %md46
-  %vd53 = and i1 %valid33, %md42
+  br label %scan.latch
+
+scan.latch:
+  %m.v = load i64, ptr %mask.a
+  %m.bit = zext i1 %keep30 to i64
+  %m.shift = sub nuw nsw i64 %i, %c
+  %m.at = shl i64 %m.bit, %m.shift
+  %m.or = or i64 %m.v, %m.at
+  store i64 %m.or, ptr %mask.a
+  %i.next = add nuw nsw i64 %i, 1
+  %scan.more = icmp slt i64 %i.next, %c.end
+  br i1 %scan.more, label %scan, label %walk
+
+walk:
+  %mw.all = load i64, ptr %mask.a
+  %mw.any = icmp ne i64 %mw.all, 0
+  br i1 %mw.any, label %walk.pick, label %chunk_done
+
+walk.pick:
+  %mw.pop = call i64 @llvm.ctpop.i64(i64 %mw.all)
+  %mw.dense = icmp ugt i64 %mw.pop, 16
+  br i1 %mw.dense, label %dense, label %loop
+
+; a dense chunk: every row, written at the cursor, which advances by the row's bit
+dense:
+  %d = phi i64 [ %c, %walk.pick ], [ %d.next, %dense.latch ]
+  %d.shift = sub nuw nsw i64 %d, %c
+  %d.bits = lshr i64 %mw.all, %d.shift
+  %d.keep = trunc i64 %d.bits to i1
+  %ci60 = add i64 %d, %c0.off
+  %vi61 = and i64 %ci60, %c0.vmask
+  %valid62 = call i1 @gz_bit(ptr %c0.valid, i64 %vi61)
+  %ci63 = add i64 %d, %c0.off
+  %p64 = getelementptr inbounds double, ptr %c0.vals, i64 %ci63
+  %f65 = load double, ptr %p64
+  %ci66 = add i64 %d, %c1.off
+  %vi67 = and i64 %ci66, %c1.vmask
+  %valid68 = call i1 @gz_bit(ptr %c1.valid, i64 %vi67)
+  %ci69 = add i64 %d, %c1.off
+  %p70 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci69
+  %v71 = load i32, ptr %p70
+  %v72 = sext i32 %v71 to i64
+  %cv73 = sitofp i64 %v72 to double
+  %vd74 = and i1 %valid62, %valid68
+  %ar75 = fmul double %f65, %cv73
+  %md77 = icmp ne i64 4, 0
+  %md78 = icmp eq i64 4, -1
+  %md79 = select i1 %md77, i64 4, i64 1
+  %md80 = select i1 %md78, i64 1, i64 %md79
+  %md81 = srem i64 %v72, %md80
+  %md82 = icmp ne i64 %md81, 0
+  %md83 = xor i64 %md81, 4
+  %md84 = icmp slt i64 %md83, 0
+  %md85 = and i1 %md82, %md84
+  %md86 = add i64 %md81, 4
+  %md87 = select i1 %md85, i64 %md86, i64 %md81
+  %vd88 = and i1 %valid68, %md77
+  ; -- emit row: selection vector + 2 computed column(s)
+  %prjd.n = load i64, ptr %nout.a
+  %prjd.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prjd.n
+  store i64 %d, ptr %prjd.selp
+  %prjd.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prjd.n
+  store double %ar75, ptr %prjd.o0.vp
+  %prjd.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prjd.n
+  %prjd.o0.m = zext i1 %vd74 to i8
+  store i8 %prjd.o0.m, ptr %prjd.o0.mp
+  %prjd.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prjd.n
+  store i64 %md87, ptr %prjd.o1.vp
+  %prjd.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prjd.n
+  %prjd.o1.m = zext i1 %vd88 to i8
+  store i8 %prjd.o1.m, ptr %prjd.o1.mp
+  %prjd.inc = zext i1 %d.keep to i64
+  %prjd.n1 = add i64 %prjd.n, %prjd.inc
+  store i64 %prjd.n1, ptr %nout.a
+  br label %dense.latch
+
+dense.latch:
+  %d.next = add nuw nsw i64 %d, 1
+  %d.more = icmp slt i64 %d.next, %c.end
+  br i1 %d.more, label %dense, label %chunk_done
+
+; a sparse chunk: the set bits only, lowest first
+
+loop:
+  %mw = load i64, ptr %mask.a
+  %mw.tz = call i64 @llvm.cttz.i64(i64 %mw, i1 true)
+  %r = add nuw nsw i64 %c, %mw.tz
+  %mw.less = add i64 %mw, -1
+  %mw.rest = and i64 %mw, %mw.less
+  store i64 %mw.rest, ptr %mask.a
+  %ci31 = add i64 %r, %c0.off
+  %vi32 = and i64 %ci31, %c0.vmask
+  %valid33 = call i1 @gz_bit(ptr %c0.valid, i64 %vi32)
+  %ci34 = add i64 %r, %c0.off
+  %p35 = getelementptr inbounds double, ptr %c0.vals, i64 %ci34
+  %f36 = load double, ptr %p35
+  %ci37 = add i64 %r, %c1.off
+  %vi38 = and i64 %ci37, %c1.vmask
+  %valid39 = call i1 @gz_bit(ptr %c1.valid, i64 %vi38)
+  %ci40 = add i64 %r, %c1.off
+  %p41 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci40
+  %v42 = load i32, ptr %p41
+  %v43 = sext i32 %v42 to i64
+  %cv44 = sitofp i64 %v43 to double
+  %vd45 = and i1 %valid33, %valid39
+  %ar46 = fmul double %f36, %cv44
+  %md48 = icmp ne i64 4, 0
+  %md49 = icmp eq i64 4, -1
+  %md50 = select i1 %md48, i64 4, i64 1
+  %md51 = select i1 %md49, i64 1, i64 %md50
+  %md52 = srem i64 %v43, %md51
+  %md53 = icmp ne i64 %md52, 0
+  %md54 = xor i64 %md52, 4
+  %md55 = icmp slt i64 %md54, 0
+  %md56 = and i1 %md53, %md55
+  %md57 = add i64 %md52, 4
+  %md58 = select i1 %md56, i64 %md57, i64 %md52
+  %vd59 = and i1 %valid39, %md48
   ; -- emit row: selection vector + 2 computed column(s)
   %prj.n = load i64, ptr %nout.a
   %prj.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prj.n
-  store i64 %i, ptr %prj.selp
+  store i64 %r, ptr %prj.selp
   %prj.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prj.n
-  store double %ar40, ptr %prj.o0.vp
+  store double %ar46, ptr %prj.o0.vp
   %prj.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prj.n
-  %prj.o0.m = zext i1 %vd39 to i8
+  %prj.o0.m = zext i1 %vd45 to i8
   store i8 %prj.o0.m, ptr %prj.o0.mp
   %prj.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prj.n
-  store i64 %md52, ptr %prj.o1.vp
+  store i64 %md58, ptr %prj.o1.vp
   %prj.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prj.n
-  %prj.o1.m = zext i1 %vd53 to i8
+  %prj.o1.m = zext i1 %vd59 to i8
   store i8 %prj.o1.m, ptr %prj.o1.mp
-  %prj.inc = zext i1 %keep30 to i64
-  %prj.n1 = add i64 %prj.n, %prj.inc
+  %prj.n1 = add i64 %prj.n, 1
   store i64 %prj.n1, ptr %nout.a
   br label %row_done
 
@@ -155,9 +263,14 @@ late_row:
   br label %row_done
 
 row_done:
-  %i.next = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %i.next, %rows
-  br i1 %more, label %loop, label %exit
+  %mw.left = load i64, ptr %mask.a
+  %mw.more = icmp ne i64 %mw.left, 0
+  br i1 %mw.more, label %loop, label %chunk_done
+
+chunk_done:
+  %c.next = add nuw nsw i64 %c, 64
+  %chunks.more = icmp slt i64 %c.next, %rows
+  br i1 %chunks.more, label %chunk, label %exit
 
 exit:
   %nout.final = load i64, ptr %nout.a
@@ -182,6 +295,8 @@ err24:
   ret i64 -2
 }
 
+declare i64 @llvm.cttz.i64(i64, i1)
+declare i64 @llvm.ctpop.i64(i64)
 define internal void @p0_generic_process_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
@@ -312,6 +427,7 @@ entry:
   %minend.0 = load i64, ptr %minend.p
   %minend.a = alloca i64, align 8
   store i64 %minend.0, ptr %minend.a
+  %mask.a = alloca i64, align 8
   %c0.vals.p = getelementptr inbounds i64, ptr %columns, i64 0
   %c0.vals = load ptr, ptr %c0.vals.p
   %c0.off.p = getelementptr inbounds i64, ptr %columns, i64 2
@@ -339,10 +455,22 @@ entry:
   %out.m1.p = getelementptr inbounds ptr, ptr %out, i64 4
   %out.m1 = load ptr, ptr %out.m1.p
   %nonempty = icmp sgt i64 %rows, 0
-  br i1 %nonempty, label %loop, label %exit
+  br i1 %nonempty, label %chunk, label %exit
 
-loop:
-  %i = phi i64 [ 0, %entry ], [ %i.next, %row_done ]
+; masked loop (projections with predicated filters): per chunk of 64 rows, a branch-free pass
+; (vectorizable) folds the filters' verdicts into a 64-bit mask; a chunk that keeps nothing costs
+; the predicate alone, a sparse one runs the body for its set bits only (%r), a dense one runs
+; dense_body for every row (%d) with the row's bit as the keep flag.
+chunk:
+  %c = phi i64 [ 0, %entry ], [ %c.next, %chunk_done ]
+  %c.lim = add nuw nsw i64 %c, 64
+  %c.short = icmp slt i64 %rows, %c.lim
+  %c.end = select i1 %c.short, i64 %rows, i64 %c.lim
+  store i64 0, ptr %mask.a
+  br label %scan
+
+scan:
+  %i = phi i64 [ %c, %chunk ], [ %i.next, %scan.latch ]
   %ci1 = add i64 %i, %c0.off
   %p2 = getelementptr inbounds double, ptr %c0.vals, i64 %ci1
   %f3 = load double, ptr %p2
@@ -371,39 +499,123 @@ ok19:
   ; -- filter (col('name') != lit('y'))
   %filter1 = and i1 true, %ne23
   %keep24 = and i1 %filter0, %filter1
-  %ci25 = add i64 %i, %c1.off
-  %p26 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci25
-  %v27 = load i32, ptr %p26
-  %v28 = sext i32 %v27 to i64
-  %cv29 = sitofp i64 %v28 to double
-  %ar30 = fmul double %f3, %cv29
-  %md32 = icmp ne i64 4, 0
-  %md33 = icmp eq i64 4, -1
-  %md34 = select i1 %md32, i64 4, i64 1
-  %md35 = select i1 %md33, i64 1, i64 %md34
-  %md36 = srem i64 %v28, %md35
-  %md37 = icmp ne i64 %md36, 0
-  %md38 = xor i64 %md36, 4
-  %md39 = icmp slt i64 %md38, 0
-  %md40 = and i1 %md37, %md39
-  %md41 = add i64 %md36, 4
-  %md42 = select i1 %md40, i64 %md41, i64 %md36
+  br label %scan.latch
+
+scan.latch:
+  %m.v = load i64, ptr %mask.a
+  %m.bit = zext i1 %keep24 to i64
+  %m.shift = sub nuw nsw i64 %i, %c
+  %m.at = shl i64 %m.bit, %m.shift
+  %m.or = or i64 %m.v, %m.at
+  store i64 %m.or, ptr %mask.a
+  %i.next = add nuw nsw i64 %i, 1
+  %scan.more = icmp slt i64 %i.next, %c.end
+  br i1 %scan.more, label %scan, label %walk
+
+walk:
+  %mw.all = load i64, ptr %mask.a
+  %mw.any = icmp ne i64 %mw.all, 0
+  br i1 %mw.any, label %walk.pick, label %chunk_done
+
+walk.pick:
+  %mw.pop = call i64 @llvm.ctpop.i64(i64 %mw.all)
+  %mw.dense = icmp ugt i64 %mw.pop, 16
+  br i1 %mw.dense, label %dense, label %loop
+
+; a dense chunk: every row, written at the cursor, which advances by the row's bit
+dense:
+  %d = phi i64 [ %c, %walk.pick ], [ %d.next, %dense.latch ]
+  %d.shift = sub nuw nsw i64 %d, %c
+  %d.bits = lshr i64 %mw.all, %d.shift
+  %d.keep = trunc i64 %d.bits to i1
+  %ci46 = add i64 %d, %c0.off
+  %p47 = getelementptr inbounds double, ptr %c0.vals, i64 %ci46
+  %f48 = load double, ptr %p47
+  %ci49 = add i64 %d, %c1.off
+  %p50 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci49
+  %v51 = load i32, ptr %p50
+  %v52 = sext i32 %v51 to i64
+  %cv53 = sitofp i64 %v52 to double
+  %ar54 = fmul double %f48, %cv53
+  %md56 = icmp ne i64 4, 0
+  %md57 = icmp eq i64 4, -1
+  %md58 = select i1 %md56, i64 4, i64 1
+  %md59 = select i1 %md57, i64 1, i64 %md58
+  %md60 = srem i64 %v52, %md59
+  %md61 = icmp ne i64 %md60, 0
+  %md62 = xor i64 %md60, 4
+  %md63 = icmp slt i64 %md62, 0
+  %md64 = and i1 %md61, %md63
+  %md65 = add i64 %md60, 4
+  %md66 = select i1 %md64, i64 %md65, i64 %md60
+  ; -- emit row: selection vector + 2 computed column(s)
+  %prjd.n = load i64, ptr %nout.a
+  %prjd.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prjd.n
+  store i64 %d, ptr %prjd.selp
+  %prjd.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prjd.n
+  store double %ar54, ptr %prjd.o0.vp
+  %prjd.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prjd.n
+  %prjd.o0.m = zext i1 true to i8
+  store i8 %prjd.o0.m, ptr %prjd.o0.mp
+  %prjd.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prjd.n
+  store i64 %md66, ptr %prjd.o1.vp
+  %prjd.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prjd.n
+  %prjd.o1.m = zext i1 %md56 to i8
+  store i8 %prjd.o1.m, ptr %prjd.o1.mp
+  %prjd.inc = zext i1 %d.keep to i64
+  %prjd.n1 = add i64 %prjd.n, %prjd.inc
+  store i64 %prjd.n1, ptr %nout.a
+  br label %dense.latch
+
+dense.latch:
+  %d.next = add nuw nsw i64 %d, 1
+  %d.more = icmp slt i64 %d.next, %c.end
+  br i1 %d.more, label %dense, label %chunk_done
+
+; a sparse chunk: the set bits only, lowest first
+
+loop:
+  %mw = load i64, ptr %mask.a
+  %mw.tz = call i64 @llvm.cttz.i64(i64 %mw, i1 true)
+  %r = add nuw nsw i64 %c, %mw.tz
+  %mw.less = add i64 %mw, -1
+  %mw.rest = and i64 %mw, %mw.less
+  store i64 %mw.rest, ptr %mask.a
+  %ci25 = add i64 %r, %c0.off
+  %p26 = getelementptr inbounds double, ptr %c0.vals, i64 %ci25
+  %f27 = load double, ptr %p26
+  %ci28 = add i64 %r, %c1.off
+  %p29 = getelementptr inbounds i32, ptr %c1.vals, i64 %ci28
+  %v30 = load i32, ptr %p29
+  %v31 = sext i32 %v30 to i64
+  %cv32 = sitofp i64 %v31 to double
+  %ar33 = fmul double %f27, %cv32
+  %md35 = icmp ne i64 4, 0
+  %md36 = icmp eq i64 4, -1
+  %md37 = select i1 %md35, i64 4, i64 1
+  %md38 = select i1 %md36, i64 1, i64 %md37
+  %md39 = srem i64 %v31, %md38
+  %md40 = icmp ne i64 %md39, 0
+  %md41 = xor i64 %md39, 4
+  %md42 = icmp slt i64 %md41, 0
+  %md43 = and i1 %md40, %md42
+  %md44 = add i64 %md39, 4
+  %md45 = select i1 %md43, i64 %md44, i64 %md39
   ; -- emit row: selection vector + 2 computed column(s)
   %prj.n = load i64, ptr %nout.a
   %prj.selp = getelementptr inbounds i64, ptr %out.sel, i64 %prj.n
-  store i64 %i, ptr %prj.selp
+  store i64 %r, ptr %prj.selp
   %prj.o0.vp = getelementptr inbounds double, ptr %out.v0, i64 %prj.n
-  store double %ar30, ptr %prj.o0.vp
+  store double %ar33, ptr %prj.o0.vp
   %prj.o0.mp = getelementptr inbounds i8, ptr %out.m0, i64 %prj.n
   %prj.o0.m = zext i1 true to i8
   store i8 %prj.o0.m, ptr %prj.o0.mp
   %prj.o1.vp = getelementptr inbounds i64, ptr %out.v1, i64 %prj.n
-  store i64 %md42, ptr %prj.o1.vp
+  store i64 %md45, ptr %prj.o1.vp
   %prj.o1.mp = getelementptr inbounds i8, ptr %out.m1, i64 %prj.n
-  %prj.o1.m = zext i1 %md32 to i8
+  %prj.o1.m = zext i1 %md35 to i8
   store i8 %prj.o1.m, ptr %prj.o1.mp
-  %prj.inc = zext i1 %keep24 to i64
-  %prj.n1 = add i64 %prj.n, %prj.inc
+  %prj.n1 = add i64 %prj.n, 1
   store i64 %prj.n1, ptr %nout.a
   br label %row_done
 
@@ -420,9 +632,14 @@ late_row:
   br label %row_done
 
 row_done:
-  %i.next = add nuw nsw i64 %i, 1
-  %more = icmp slt i64 %i.next, %rows
-  br i1 %more, label %loop, label %exit
+  %mw.left = load i64, ptr %mask.a
+  %mw.more = icmp ne i64 %mw.left, 0
+  br i1 %mw.more, label %loop, label %chunk_done
+
+chunk_done:
+  %c.next = add nuw nsw i64 %c, 64
+  %chunks.more = icmp slt i64 %c.next, %rows
+  br i1 %chunks.more, label %chunk, label %exit
 
 exit:
   %nout.final = load i64, ptr %nout.a
@@ -447,6 +664,8 @@ err18:
   ret i64 -2
 }
 
+declare i64 @llvm.cttz.i64(i64, i1)
+declare i64 @llvm.ctpop.i64(i64)
 define internal void @p0_generic_process_nonnull_add_counter(ptr %state, i64 %index, i64 %delta) alwaysinline {
 entry:
   %p = getelementptr inbounds i64, ptr %state, i64 %index
