@@ -45,7 +45,7 @@ from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 from .kernel_protocol import PipelineKernel, WindowAggregateKernel
 from .pane_accumulator import PaneAccumulator
-from .project_output import _NP_STORE, OutputBuffers, ProjectOutput, SelectionScratch, masked
+from .project_output import NP_STORE, OutputBuffers, ProjectOutput, SelectionScratch, masked
 from .state_memory import table_bytes
 from .state_snapshot import (export_counters, export_interner, export_window_block, restore_counters,
                              restore_interner, restore_window_block)
@@ -1168,7 +1168,7 @@ class _ResultBuffers:
                 # emit appends to (malloc'd there, freed here) and {first value, count} per row
                 b = (np.zeros(3, dtype=np.int64), np.zeros(2 * size, dtype=np.int64))
             else:
-                b = (np.empty(size, dtype=_NP_STORE[store]), np.empty(size, dtype=np.uint8))
+                b = (np.empty(size, dtype=NP_STORE[store]), np.empty(size, dtype=np.uint8))
             self.aggs.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
         self.window_end = None  # session windows write their ends; other windows have a fixed size
@@ -1255,7 +1255,7 @@ class _ResultBuffers:
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
         index = np.arange(offsets[-1], dtype=np.int64) + np.repeat(starts - offsets[:-1], counts)
-        values = words[index].view(_NP_STORE[store])
+        values = words[index].view(NP_STORE[store])
         return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)),
                                         pa.array(values).cast(t.value_type))
 

@@ -24,7 +24,8 @@ import ctypes
 import numpy as np
 import pyarrow as pa
 
-_NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64, "string": np.int64}
+# the numpy dtype of each IR store type: projection outputs here, window outputs in kernels.py
+NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64, "string": np.int64}
 # a computed column keeps the kernel's buffer when at least this share of its rows is kept
 _KEEP_BUFFER_SHARE = 4
 
@@ -55,7 +56,7 @@ class OutputBuffers:
                 b = (np.zeros(rows + 1, dtype=np.int64), np.empty(max(rows, 1), dtype=np.uint8),
                      np.zeros(3, dtype=np.int64))
             else:
-                b = (np.empty(max(rows, 1), dtype=_NP_STORE[o.store_type]), np.empty(max(rows, 1), dtype=np.uint8))
+                b = (np.empty(max(rows, 1), dtype=NP_STORE[o.store_type]), np.empty(max(rows, 1), dtype=np.uint8))
             self.columns.append(b)
             ptrs += [a.ctypes.data for a in b]
         self.descriptor = np.array(ptrs, dtype=np.uint64)
