@@ -1,4 +1,4 @@
-"""Parquet datasets: a path resolved into the files and row groups a Parquet source reads.
+"""File datasets: a path resolved into the files and row groups a Parquet (or ORC) source reads.
 
 A path names one file, a directory of part files (at any depth), or a glob (``*``, ``?``,
 ``[...]`` within one path segment: ``events/day=*/part-*.parquet``). ``pyarrow.dataset`` finds
@@ -11,6 +11,11 @@ fsspec's where it is installed.
 The stream's order: files sorted by path, each file's row groups in order, one batch of the
 stream per row group (``RowGroup``). The embedded engine and the Spark tasks read the same row
 groups in the same order, so a row group's number is its batch number everywhere.
+
+Formats (``FORMATS``): Parquet, and ORC for ``from_spark`` scans of ORC files
+(``spark/file_scans.py``), whose stripes are its row groups. pyarrow gives an ORC file's row
+count and stripe count but not each stripe's rows, so an ORC row group's ``rows`` is the file's
+rows spread evenly over its stripes: an estimate that only balances splits.
 """
 
 from __future__ import annotations
@@ -24,8 +29,11 @@ import pyarrow as pa
 GLOB_CHARS = "*?["
 
 
+FORMATS = {"parquet": "Parquet", "orc": "ORC"}  # format -> its name in messages
+
+
 class BadDatasetError(ValueError):
-    """A path that holds no readable Parquet data (``sources.BadInputError`` subclasses are
+    """A path that holds no readable data files (``sources.BadInputError`` subclasses are
     raised by the callers that know the source's name)."""
 
 
@@ -40,13 +48,18 @@ class RowGroup:
 
 
 @dataclass(eq=False)
-class ParquetDataset:
+class FileDataset:
     path: str                                   # as given
     filesystem: object                          # a pyarrow.fs.FileSystem
     files: tuple[str, ...]                      # paths on ``filesystem``, sorted
     partitions: tuple[dict, ...]                # per file: partition column -> value
     schema: pa.Schema                           # the files' columns, then the partition columns
+    format: str = "parquet"                     # a key of ``FORMATS``
     _metadata: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def format_name(self) -> str:
+        return FORMATS[self.format]
 
     def __getstate__(self):  # footers are read again where needed, not shipped
         state = dict(self.__dict__)
@@ -62,12 +75,18 @@ class ParquetDataset:
         return self.files[file] if len(self.files) > 1 else self.path
 
     def open(self, file: int, checksums: bool = True):
-        """A ``pyarrow.parquet.ParquetFile`` of file number ``file`` (page checksums verified
-        where the writer stored them)."""
+        """A ``pyarrow.parquet.ParquetFile`` (page checksums verified where the writer stored
+        them) or ``pyarrow.orc.ORCFile`` of file number ``file``."""
+        if self.format == "orc":
+            import pyarrow.orc as orc
+            return orc.ORCFile(self.filesystem.open_input_file(self.files[file]))
         import pyarrow.parquet as pq
         return pq.ParquetFile(self.files[file], filesystem=self.filesystem, page_checksum_verification=checksums)
 
     def metadata(self, file: int):
+        """A Parquet file's footer (None for ORC: its statistics are not read)."""
+        if self.format == "orc":
+            return None
         md = self._metadata.get(file)
         if md is None:
             md = self._metadata[file] = self.open(file, checksums=False).metadata
@@ -79,6 +98,12 @@ class ParquetDataset:
         self._metadata = {}
         out = []
         for f in range(len(self.files)):
+            if self.format == "orc":
+                handle = self.open(f)
+                stripes, rows = handle.nstripes, handle.nrows
+                for i in range(stripes):
+                    out.append(RowGroup(len(out), f, i, rows // stripes + (i < rows % stripes)))
+                continue
             md = self.metadata(f)
             for i in range(md.num_row_groups):
                 out.append(RowGroup(len(out), f, i, md.row_group(i).num_rows))
@@ -89,7 +114,11 @@ class ParquetDataset:
         ``columns`` (None: all) in that order, partition columns included."""
         names = self.schema.names if columns is None else columns
         parts = set(self.partition_names)
-        table = handle.read_row_group(group.index, columns=[n for n in names if n not in parts])
+        file_columns = [n for n in names if n not in parts]
+        if self.format == "orc":  # a stripe comes in the file's column order
+            table = pa.Table.from_batches([handle.read_stripe(group.index, columns=file_columns)]).select(file_columns)
+        else:
+            table = handle.read_row_group(group.index, columns=file_columns)
         if not parts.intersection(names):
             return table
         values = self.partitions[group.file]
@@ -98,36 +127,37 @@ class ParquetDataset:
         return pa.Table.from_arrays(arrays, names=names)
 
 
-def resolve(path: str) -> ParquetDataset:
-    """The Parquet dataset at ``path`` (a file, a directory or a glob). ``FileNotFoundError`` for a
-    path that does not exist or a glob that matches nothing, ``BadDatasetError`` for a directory
-    without data files or a file that is not Parquet."""
+def resolve(path: str, format: str = "parquet") -> FileDataset:
+    """The dataset of ``format`` (a key of ``FORMATS``) at ``path`` (a file, a directory or a
+    glob). ``FileNotFoundError`` for a path that does not exist or a glob that matches nothing,
+    ``BadDatasetError`` for a directory without data files or a file not of that format."""
     import pyarrow.dataset as ds
-    filesystem, where = filesystem_of(path)
+    name = FORMATS[format]
+    filesystem, where = filesystem_of(path, format)
     if any(c in where for c in GLOB_CHARS):
         base, files = _glob(filesystem, where)
         if not files:
-            raise FileNotFoundError(f"parquet:{path}: no file matches the pattern")
+            raise FileNotFoundError(f"{format}:{path}: no file matches the pattern")
         source, extra = files, {"partition_base_dir": base}
     else:
         info = filesystem.get_file_info(where)
         if info.type.name == "NotFound":
-            raise FileNotFoundError(f"parquet:{path}: no such file or directory")
+            raise FileNotFoundError(f"{format}:{path}: no such file or directory")
         source, extra = where, {}
     try:
-        dataset = ds.dataset(source, filesystem=filesystem, format="parquet", partitioning="hive", **extra)
+        dataset = ds.dataset(source, filesystem=filesystem, format=format, partitioning="hive", **extra)
     except (pa.ArrowException, OSError) as e:
-        raise BadDatasetError(f"parquet:{path}: not a readable Parquet file (truncated or corrupt?): {e}") from e
+        raise BadDatasetError(f"{format}:{path}: not a readable {name} file (truncated or corrupt?): {e}") from e
     fragments = sorted(dataset.get_fragments(), key=lambda f: f.path)
     if not fragments:
-        raise BadDatasetError(f"parquet:{path}: holds no Parquet files (names starting with '.' or '_' are skipped)")
+        raise BadDatasetError(f"{format}:{path}: holds no {name} files (names starting with '.' or '_' are skipped)")
     keys = [ds.get_partition_keys(f.partition_expression) for f in fragments]
     names = [n for n in dataset.schema.names if any(n in k for k in keys)]  # a file without a key: null
     partitions = tuple({n: k.get(n) for n in names} for k in keys)
-    return ParquetDataset(path, filesystem, tuple(f.path for f in fragments), partitions, dataset.schema)
+    return FileDataset(path, filesystem, tuple(f.path for f in fragments), partitions, dataset.schema, format)
 
 
-def filesystem_of(path: str):
+def filesystem_of(path: str, format: str = "parquet"):
     """(pyarrow filesystem, path on it) for a local path or a URI."""
     from pyarrow import fs
     if "://" not in path:
@@ -140,7 +170,7 @@ def filesystem_of(path: str):
         try:
             import fsspec
         except ImportError:
-            raise ValueError(f"parquet:{path}: pyarrow does not reach {scheme}:// ({e}); install fsspec and "
+            raise ValueError(f"{format}:{path}: pyarrow does not reach {scheme}:// ({e}); install fsspec and "
                              f"its {scheme} filesystem to read it") from e
         filesystem, where = fsspec.core.url_to_fs(path)
         return fs.PyFileSystem(fs.FSSpecHandler(filesystem)), where

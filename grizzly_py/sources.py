@@ -230,10 +230,11 @@ class ArrowSource(Source):
 @dataclass(eq=False)
 class ParquetSource(Source):
     """A Parquet file, directory of part files, glob or hive-partitioned dataset
-    (``datasets.py``): one batch per row group, files in path order."""
+    (``datasets.py``): one batch per row group, files in path order. A ``from_spark`` scan of ORC
+    files reads its dataset the same way, a stripe per row group (``dataset.format``)."""
 
     path: str = ""
-    dataset: object = field(default=None, repr=False)  # datasets.ParquetDataset of ``path``
+    dataset: object = field(default=None, repr=False)  # datasets.FileDataset of ``path``
 
     def raw_batches_from(self, start: int, rejected: tuple[int, list[str]]):
         self.rejected_records, self.rejected_examples = rejected[0], list(rejected[1])
@@ -247,7 +248,8 @@ class ParquetSource(Source):
         try:
             return self.dataset.row_groups()
         except (pa.ArrowException, OSError) as e:
-            raise BadInputError(f"{self.name}: not a readable Parquet file (truncated or corrupt?): {e}") from e
+            raise BadInputError(f"{self.name}: not a readable {self.dataset.format_name} file (truncated or "
+                                f"corrupt?): {e}") from e
 
     def read_row_groups(self, groups, columns: list[str] | None = None):
         """(row group, its batch) for each of ``groups`` (``datasets.RowGroup``, in order), only
@@ -260,8 +262,8 @@ class ParquetSource(Source):
                 try:  # page checksums are verified where the writer stored them
                     handle, opened = self.dataset.open(group.file), group.file
                 except (pa.ArrowException, OSError) as e:
-                    raise BadInputError(f"{self.name}: {where}: not a readable Parquet file (truncated or "
-                                        f"corrupt?): {e}") from e
+                    raise BadInputError(f"{self.name}: {where}: not a readable {self.dataset.format_name} file "
+                                        f"(truncated or corrupt?): {e}") from e
             # a row group that cannot be decoded is an error even with on_bad_rows="drop": its rows
             # cannot be told apart, and dropping a whole group silently would be corruption
             try:
@@ -634,7 +636,7 @@ def _csv_header(path: str, block_size: int) -> list[str]:
 
 
 def parquet_dataset(path: str):
-    """The ``datasets.ParquetDataset`` at ``path``; a path that holds no readable Parquet data is
+    """The ``datasets.FileDataset`` of Parquet files at ``path``; a path that holds no readable Parquet data is
     a ``BadInputError`` (``FileNotFoundError`` where nothing exists there)."""
     from .datasets import BadDatasetError, resolve
     try:

@@ -117,3 +117,29 @@ def test_spark_splits_follow_the_cluster_cores_and_row_groups(tmp_path):
     assert len(splits) == 6  # 3 per core, not one per core
     assert [g.number for sp in splits for g in sp.row_groups] == list(range(20))
     assert len(plan_splits(source, split_target(16), None)) == 20  # at most one per row group
+
+
+def test_an_orc_directory_is_its_files_stripes_in_path_order(tmp_path):
+    """ORC (read for ``from_spark`` scans of ORC files): each stripe is a row group, read in the
+    asked column order; the rows estimated per stripe add up to each file's rows."""
+    import pyarrow.orc as orc
+    from grizzly_py.datasets import BadDatasetError, resolve
+    (tmp_path / "o").mkdir()
+    big = pa.table({"ts": pa.array(np.arange(200_000), pa.int64()),
+                    "k": pa.array([f"key-{i % 977}" for i in range(200_000)]),
+                    "v": pa.array(np.arange(200_000) % 100)})
+    orc.write_table(big, tmp_path / "o" / "part-1.orc", stripe_size=64 << 10)
+    orc.write_table(_part(0), tmp_path / "o" / "part-0.orc")
+    (tmp_path / "o" / "_SUCCESS").write_text("")
+    dataset = resolve(str(tmp_path / "o"), "orc")
+    groups = dataset.row_groups()
+    assert [g.file for g in groups][0] == 0 and len({g.file for g in groups}) == 2
+    assert len([g for g in groups if g.file == 1]) > 1  # several stripes
+    assert [sum(g.rows for g in groups if g.file == f) for f in (0, 1)] == [60, 200_000]
+    read = [dataset.read(dataset.open(g.file), g, ["v", "ts"]) for g in groups]
+    assert all(t.schema.names == ["v", "ts"] for t in read)
+    assert pa.concat_tables(read).equals(pa.concat_tables([_part(0), big]).select(["v", "ts"]))
+    with pytest.raises(BadDatasetError, match="not a readable ORC file"):
+        (tmp_path / "p").mkdir()
+        pq.write_table(_part(0), tmp_path / "p" / "x.orc")
+        resolve(str(tmp_path / "p"), "orc")

@@ -1,8 +1,8 @@
 """Files read by the Spark tasks themselves (local[2]): ``from_parquet`` of a directory, a glob
 and a hive-partitioned dataset gives the embedded engine's results; ``from_spark`` of a plain
-Parquet scan (with filters and a projection Spark wrote into its plan) reads the files in the
-tasks -- the job says so -- with the same rows as ``mapInArrow``; a DataFrame that is not a plain
-scan, or a filter without an exact pyarrow equivalent, stays on ``mapInArrow``."""
+Parquet or ORC scan (with filters and a projection Spark wrote into its plan) reads the files in
+the tasks -- the job says so -- with the same rows as ``mapInArrow``; a DataFrame that is not a
+plain scan, a CSV scan, or a filter without an exact pyarrow equivalent, stays on ``mapInArrow``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import shutil
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.csv  # noqa: F401 (pa.csv)
 import pyarrow.parquet as pq
 import pytest
 
@@ -50,6 +51,12 @@ def data(tmp_path_factory):
             (root / d).mkdir(parents=True, exist_ok=True)
             pq.write_table(_part(i), root / d / f"part-{i}.parquet", row_group_size=50)
     (root / "flat" / "_SUCCESS").write_text("")
+    import pyarrow.orc as orc
+    (root / "orc").mkdir()
+    for i in range(4):  # the ORC writer's smallest stripes: several per file
+        orc.write_table(_part(i, 3000), root / "orc" / f"part-{i}.orc", stripe_size=4096, batch_size=256)
+    (root / "csv").mkdir()
+    pa.csv.write_csv(pa.concat_tables(_part(i) for i in range(4)), root / "csv" / "part-0.csv")
     return root
 
 
@@ -124,15 +131,40 @@ def test_from_spark_filters_and_projection_of_a_scan_run_in_the_tasks(spark, dat
     assert 0 < files.num_rows < 800
 
 
-@pytest.mark.parametrize("how", ["aggregate", "float filter"])
+def test_from_spark_of_an_orc_scan_reads_its_stripes(spark, data):
+    from pyspark.sql import functions as F
+    df = spark.read.orc(str(data / "orc")).filter(F.col("k") != "b").select("ts", "v")
+    env = gz.StreamEnvironment.for_spark(spark)
+    root = env.from_spark(df, timestamp="ts").key_by("v").window(
+        TumblingEventTimeWindows.of(Time.milliseconds(500))).aggregate(n=agg.count(), s=agg.sum("v")).node
+    files, metrics = _on_spark(root, spark)
+    assert metrics["input"] == "files"
+    assert any("ORC file scan" in n for n in metrics["notes"])
+    assert sum(1 for t in metrics["task_reports"] if t["stage"] == metrics["task_reports"][0]["stage"]) > 1
+    through_arrow, arrow_metrics = _on_spark(root, spark, read_files=False)
+    assert arrow_metrics["input"] == "dataframe"
+    rows = pa.concat_tables(_part(i, 3000) for i in range(4))
+    rows = rows.filter(pa.compute.not_equal(rows.column("k"), "b")).select(["ts", "v"])
+    expected = gz.StreamEnvironment().from_arrow(_one_batch(rows), timestamp="ts").key_by("v").window(
+        TumblingEventTimeWindows.of(Time.milliseconds(500))).aggregate(n=agg.count(), s=agg.sum("v")).execute_and_collect()
+    assert files.equals(through_arrow)
+    assert files.equals(expected.cast(files.schema))
+    assert metrics["records_in"] == rows.num_rows
+
+
+@pytest.mark.parametrize("how", ["aggregate", "float filter", "csv"])
 def test_from_spark_of_other_dataframes_stays_on_map_in_arrow(spark, data, how):
     from pyspark.sql import functions as F
     df = spark.read.parquet(str(data / "flat"))
+    if how == "csv":  # Spark's parse of text is not pyarrow's
+        df = spark.read.csv(str(data / "csv"), header=True, schema="ts BIGINT, k STRING, v BIGINT")
     df = df.groupBy("ts", "k").agg(F.sum("v").alias("v")) if how == "aggregate" else \
-        df.filter(F.col("v").cast("double") > 10.5)
+        df.filter(F.col("v").cast("double") > 10.5) if how == "float filter" else df
     env = gz.StreamEnvironment.for_spark(spark)
     root = _windows(env.from_spark(df, timestamp="ts")).node
     table, metrics = _on_spark(root, spark)
     assert metrics["input"] == "dataframe"
     assert any("read through mapInArrow" in n for n in metrics["notes"])
     assert table.num_rows > 0
+    if how == "csv":
+        assert any("CSVFileFormat files" in n and "no exact pyarrow equivalent" in n for n in metrics["notes"])

@@ -1,12 +1,18 @@
-"""``from_spark`` DataFrames that are plain Parquet file scans, read by the tasks with pyarrow.
+"""``from_spark`` DataFrames that are plain Parquet or ORC file scans, read by the tasks with pyarrow.
 
 A DataFrame such as ``spark.read.parquet(dir).filter(...).select(...)`` need not pass its rows
 through the JVM: when its optimized plan is a ``LogicalRelation`` over a ``HadoopFsRelation`` of
-``ParquetFileFormat`` (one root path, no reader options) under ``Filter``s and ``Project``s of
-plain columns, the tasks read the relation's files themselves (``datasets.py``, the same splits
-as ``from_parquet``), apply the filters as a ``pyarrow.compute`` expression and select the
-DataFrame's columns, cast to the Arrow types Spark would hand over. The rows are the ones Spark's
-scan would give; the stream semantics stay those of a DataFrame (one batch, no watermarks).
+a format in ``_FORMATS`` (one root path, no reader options) under ``Filter``s and ``Project``s
+of plain columns, the tasks read the relation's files themselves (``datasets.py``, the same
+splits as ``from_parquet``; an ORC file's stripes as its row groups), apply the filters as a
+``pyarrow.compute`` expression and select the DataFrame's columns, cast to the Arrow types Spark
+would hand over. The rows are the ones Spark's scan would give; the stream semantics stay those
+of a DataFrame (one batch, no watermarks).
+
+CSV and JSON scans stay on ``mapInArrow``: their values are Spark's parse of text (its
+``PERMISSIVE`` mode turns a malformed field into a null, quoted and unquoted empty fields and
+escapes follow univocity's rules, types may be inferred from a sample), which pyarrow's readers
+do not reproduce value for value.
 
 Only filters whose semantics are exactly Spark's convert (``_condition``): ``AND``/``OR``/``NOT``,
 ``IS [NOT] NULL``, comparisons and ``IN`` of an integer, string (binary collation) or boolean
@@ -30,6 +36,7 @@ from ..sources import ParquetSource
 _COMPARISONS = {"EqualTo": "==", "LessThan": "<", "LessThanOrEqual": "<=", "GreaterThan": ">",
                 "GreaterThanOrEqual": ">="}
 _EXACT_TYPES = ("tinyint", "smallint", "int", "bigint", "string", "boolean")
+_FORMATS = {"ParquetFileFormat": "parquet", "OrcFileFormat": "orc"}  # Spark's file format -> datasets'
 
 
 class NotAScan(Exception):
@@ -86,14 +93,16 @@ def _scan_of(df, name: str, arrow_schema: pa.Schema, columns) -> FileScan:
     relation = plan.relation()
     if _kind(relation) != "HadoopFsRelation":
         raise NotAScan(f"it reads a {_kind(relation)}, not files")
-    if _kind(relation.fileFormat()) != "ParquetFileFormat":
-        raise NotAScan(f"it reads {_kind(relation.fileFormat())} files (only Parquet is read in the tasks)")
+    file_format = _FORMATS.get(_kind(relation.fileFormat()))
+    if file_format is None:
+        raise NotAScan(f"it reads {_kind(relation.fileFormat())} files (only Parquet and ORC are read in the "
+                       "tasks: Spark's parse of text formats has no exact pyarrow equivalent)")
     roots = [p.toString() for p in _seq(relation.location().rootPaths())]
     options = {k for k in _seq(relation.options().keys().toSeq())} - {"path", "paths"}
     if len(roots) != 1 or options:
         raise NotAScan(f"it reads {len(roots)} root paths with options {sorted(options)} (one path, no options taken)")
     try:
-        dataset = resolve(_local_or_uri(roots[0]))
+        dataset = resolve(_local_or_uri(roots[0]), file_format)
     except (BadDatasetError, FileNotFoundError, ValueError) as e:
         raise NotAScan(f"pyarrow cannot read its files: {e}") from e
     kept = list(columns) if columns is not None else list(arrow_schema.names)

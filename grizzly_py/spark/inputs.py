@@ -10,7 +10,7 @@
    itself with pyarrow, only the columns the query reads, so raw rows never pass through the JVM. The tasks of such an input are the partitions of
    ``spark.range(n, numPartitions=n)``: task ``i`` reads ``splits[i]``. A Parquet source is a
    dataset (``datasets.py``): a split's row groups may span files. ``from_spark`` DataFrames
-   that are plain Parquet scans are cut the same way (``file_scans.py``).
+   that are plain Parquet or ORC scans are cut the same way (``file_scans.py``).
 
 A split also carries the source's watermark before its first batch: the driver knows every
 batch's largest event time (Parquet row-group statistics, or the batches themselves), so a task
@@ -214,8 +214,8 @@ def _parquet_maxima(source: ParquetSource, groups: list) -> list[int | None]:
     dataset, maxima = source.dataset, []
     for g in groups:
         value = None
-        if source.timestamp not in dataset.partition_names and g.rows:
-            md = dataset.metadata(g.file)
+        md = dataset.metadata(g.file) if source.timestamp not in dataset.partition_names and g.rows else None
+        if md is not None:
             leaf = [i for i in range(md.num_columns) if md.schema.column(i).path == source.timestamp]
             stats = md.row_group(g.index).column(leaf[0]).statistics if leaf else None
             if stats is not None and stats.has_min_max:

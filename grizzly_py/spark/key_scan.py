@@ -9,7 +9,7 @@ reads) and keeps the rows whose key hashes to ``p`` (``key_partition``: equal ke
 integer widths and float classes, -0.0 as 0.0 and one NaN, as ``schema.hashed_key`` normalizes
 them for Spark), batch by batch, so it rebuilds each source's batches of its keys in stream
 order without Spark's sort, and runs the query on them as a shuffled task does
-(``join_task.run_sources``). A ``from_spark`` DataFrame that is a plain Parquet scan
+(``join_task.run_sources``). A ``from_spark`` DataFrame that is a plain Parquet or ORC scan
 (``file_scans.py``) is read the same way, its filters applied in the task, its rows one batch in
 the files' order (a DataFrame is one batch of its stream). Each task reads the whole input,
 which costs less than moving every row through the JVM's shuffle while the tasks are few
@@ -96,7 +96,7 @@ def _normalized(column: pa.Array) -> np.ndarray:
 @dataclass(frozen=True)
 class ScannedSource:
     """What a task reads of one source: its splits and key columns; ``files``: a ``from_spark``
-    DataFrame that is a plain Parquet scan (``file_scans.FileScan``), whose rows are one batch of
+    DataFrame that is a plain Parquet or ORC scan (``file_scans.FileScan``), whose rows are one batch of
     the stream (a DataFrame's), in the files' order; None: a pushdown source, batch by batch."""
 
     splits: tuple[Split, ...]

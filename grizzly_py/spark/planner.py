@@ -188,7 +188,7 @@ def _results_batch(table: pa.Table, schema: pa.Schema, keys: list[str]) -> pa.Re
 
 class _Input:
     """A source as Spark input (``kind``): a DataFrame through ``mapInArrow`` ("dataframe"), a
-    DataFrame that is a plain Parquet scan read by the tasks ("files", ``file_scans.py``), or
+    DataFrame that is a plain Parquet or ORC scan read by the tasks ("files", ``file_scans.py``), or
     pushdown splits of a file or Arrow source ("pushdown"). ``notes``: why a DataFrame was not
     read as files."""
 
@@ -202,8 +202,9 @@ class _Input:
             if self.scan is not None:
                 self.kind = "files"
                 self.splits = plan_splits(self.scan.source, split_target(tasks), self.scan.read, executors_here=local)
-                self.notes.append(f"{source.name}: a Parquet file scan: its files are read by {len(self.splits)} "
-                                  "tasks with pyarrow (its own filters applied there, the query's in compiled code)")
+                self.notes.append(f"{source.name}: a {self.scan.source.dataset.format_name} file scan: its files are "
+                                  f"read by {len(self.splits)} tasks with pyarrow (its own filters applied there, "
+                                  "the query's in compiled code)")
             self.df = df.select(*[spark_column(c) for c in columns]) if columns is not None else df
         else:
             self.splits = plan_splits(source, split_target(tasks), columns, executors_here=local)
@@ -239,7 +240,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     """The Spark DataFrame of the query ending in ``root`` (streaming if its source is); the
     returned DataFrame carries the job (``df.grizzly``: plan, strategy, metrics).
     ``push_filters``: let Spark evaluate the filters it can on a batch DataFrame input
-    (``filters.py``). ``read_files``: let the tasks read a DataFrame that is a plain Parquet
+    (``filters.py``). ``read_files``: let the tasks read a DataFrame that is a plain Parquet or ORC
     scan from its files (``file_scans.py``; else ``mapInArrow``). ``adaptive``: the environment's setting; the tasks' kernels run their
     code variants under a controller in each Python worker (``worker.py``)."""
     require_pyspark()
@@ -309,7 +310,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
 
 
 def _read_as_files(root: PlanNode, source: SparkSource) -> bool:
-    """The query's tasks will read ``source``'s files (a plain Parquet scan read by a stateless or
+    """The query's tasks will read ``source``'s files (a plain Parquet or ORC scan read by a stateless or
     partial-window first stage): its filters then stay in compiled code, which evaluates them
     faster than pyarrow would (the tasks read the filters' columns either way)."""
     physical = build_physical_plan(Query(root))
@@ -440,7 +441,7 @@ def _by_key(spark, shipped, physical, plan, acc, tasks, frames=None, stage=JOIN_
 
 
 def _file_scans(sources, reads: dict, frames: dict, read_files: bool) -> tuple[dict, list[str]]:
-    """The batch DataFrame sources that are plain Parquet scans the tasks can read
+    """The batch DataFrame sources that are plain Parquet or ORC scans the tasks can read
     (``file_scans.py``), by name, and notes on the others."""
     scans, notes = {}, []
     for source in sources:
@@ -453,7 +454,7 @@ def _file_scans(sources, reads: dict, frames: dict, read_files: bool) -> tuple[d
 
 def _file_scan(source: SparkSource, df, columns, notes: list[str]):
     """``df`` (DataFrame source ``source``'s rows) as a file scan the tasks read, reading only
-    ``columns``; None for a streaming DataFrame, or one that is not a plain Parquet scan (then
+    ``columns``; None for a streaming DataFrame, or one that is not a plain Parquet or ORC scan (then
     ``notes`` say why)."""
     if source.streaming:
         return None
