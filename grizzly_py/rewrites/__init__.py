@@ -7,8 +7,9 @@ that registers itself in ``registry.RULES``:
 
 ``rewrite(root)`` walks the plan from the root and offers every node to the rules before its
 inputs (a rule sees the node as the query built it, and which of its columns the parent reads);
-a subplan reached twice stays shared. The reference evaluator and Spark run the plan as written;
-``grizzly explain`` shows the rewritten plan and the notes. ``disabled()`` (tests) or the
+a subplan reached twice stays shared. Spark's planner rewrites as the engine does (its job notes
+name each rewrite); the reference evaluator runs the plan as written; ``grizzly explain`` shows
+the rewritten plan and the notes. ``disabled()`` (tests) or the
 environment variable ``GRIZZLY_REWRITES=off`` turn the rewrites off.
 """
 

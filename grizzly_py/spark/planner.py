@@ -42,6 +42,7 @@ from ..engine.kernels import sort_indices_nulls_last
 from ..engine.sinks import open_sink
 from ..expressions import Column, strip_alias, walk
 from ..late_records import LateRecord
+from ..rewrites import rewrite
 from ..physical.pipelines import (
     ProjectTerminal,
     SourceInput,
@@ -246,11 +247,12 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     require_pyspark()
     if root.updating:  # Spark gets an updating stream's changelog (its row kinds in column "op")
         root = ChangelogNode(root)
+    root, rewritten = rewrite(root)  # the plan the embedded engine runs (rewrites/): same results, metrics
     sources = distinct_sources(root)
     spark = _session(sources, spark)
     configure(spark)
     check_workers(spark)
-    frames, notes = {}, []
+    frames, notes = {}, [f"plan rewrite: {n}" for n in rewritten]
     if push_filters and len(sources) == 1 and isinstance(sources[0], SparkSource) and not sources[0].streaming \
             and not (read_files and _read_as_files(root, sources[0])):
         root, conditions = push(root, sources[0])
