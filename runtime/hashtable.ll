@@ -11,8 +11,8 @@
 ;   words 1..K    key words
 ;   words K+1..   aggregate state, zero-initialized on insert
 ; Linear probing; the table grows (x2) when it would become more than half full. An entry array
-; of 4 MiB or more (beyond the per-core cache) is advised to use transparent huge pages
-; (gz_advise_huge): probes then stop missing the TLB and faulting each 4 KiB page in.
+; of 16 MiB or more (beyond what the TLB maps with 4 KiB pages) is advised to use transparent
+; huge pages (gz_advise_huge): probes then stop missing the TLB and faulting each page in.
 ; A zeroed header is an empty table (the first insert allocates it); the engine frees the
 ; entries with libc free. Allocation failures return null/1 so the kernel can report them.
 
@@ -281,13 +281,15 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 !1 = !{!"branch_weights", i32 1000, i32 1}
 
 ; Ask the kernel for transparent huge pages (Linux's MADV_HUGEPAGE, 14) over the whole 4 KiB
-; pages of a fresh allocation of at least 4 MiB: a table of tens of MiB probed at random misses
+; pages of a fresh allocation of at least 16 MiB: a table of tens of MiB probed at random misses
 ; the TLB on almost every probe with 4 KiB pages and faults each page in on its first write
 ; (state-size at 10M keys: docs/benchmarks.md, "High-cardinality grouping"). Only a hint: where
-; THP is off, or on systems without this advice, madvise fails and nothing changes.
+; THP is off, or on systems without this advice, madvise fails and nothing changes. Smaller
+; tables stay on 4 KiB pages: the L2 TLB maps ~8 MiB of them, and a huge page faulted in (zeroed,
+; perhaps compacted for) cost more than it saved on a 6 MiB table (state-size at 100K keys).
 define linkonce_odr void @gz_advise_huge(ptr %p, i64 %bytes) {
 entry:
-  %big = icmp uge i64 %bytes, 4194304
+  %big = icmp uge i64 %bytes, 16777216
   br i1 %big, label %advise, label %done
 advise:
   %addr = ptrtoint ptr %p to i64

@@ -1,5 +1,5 @@
 """Large hash tables ask for transparent huge pages (``runtime/hashtable.ll``, ``gz_advise_huge``):
-an entry array of 4 MiB or more is advised MADV_HUGEPAGE when it is allocated, smaller ones are
+an entry array of 16 MiB or more is advised MADV_HUGEPAGE when it is allocated, smaller ones are
 left alone, and a window whose table grows past that size still equals the reference."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from grizzly_py.codegen.templates import runtime_declarations
 from grizzly_py.jit import compile_ir
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
-HUGE_MIN_BYTES = 4 << 20
+HUGE_MIN_BYTES = 16 << 20
 THP = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 
 
@@ -69,16 +69,17 @@ def test_a_large_allocation_is_advised_huge_pages(advise):
 
 
 def test_a_window_past_the_threshold_equals_the_reference():
-    """~180,000 keys in one window: the table grows to 512K entries of 24 bytes (12 MiB)."""
+    """~140,000 keys in one window and five aggregates: the table grows to 512K entries of at
+    least 64 bytes (32 MiB or more)."""
     rng = np.random.default_rng(3)
-    n = 180_000
+    n = 140_000
     data = {"ts": np.sort(rng.integers(0, 2_000, n)).astype(np.int64),
             "k": rng.integers(0, 1 << 40, n) // 3 * 3,
             "v": rng.integers(-100, 100, n)}
 
     def build(env):
-        return (arrow_stream(env, data, sizes=[45_000] * 4).key_by("k").window(tumbling(10_000))
-                .aggregate(n=agg.count(), s=agg.sum("v")))
+        return (arrow_stream(env, data, sizes=[35_000] * 4).key_by("k").window(tumbling(10_000))
+                .aggregate(n=agg.count(), s=agg.sum("v"), lo=agg.min("v"), hi=agg.max("v"), mean=agg.avg("v")))
     expected, _ = reference.run(build(gz.StreamEnvironment()).node)
     env = gz.StreamEnvironment(adaptive=False)
     build(env).collect("out")
