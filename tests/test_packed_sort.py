@@ -1,6 +1,7 @@
 """The one-word sort of a fired window's rows (``engine/packed_sort.py``): where it packs, its
 indices equal Arrow's stable ascending sort; where it cannot, it says so (None) and Arrow sorts.
-A window with thousands of hash-placed keys is ordered through it and equals the reference."""
+A window with thousands of hash-placed keys is ordered through it and equals the reference, and
+so do the differential tests' window queries with the row threshold forced down to one row."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from strategies import arrow_stream, assert_tables_equal, tumbling
+from strategies import arrow_stream, assert_tables_equal, query_cases, tumbling
+from test_differential import check_against_reference
 
 import grizzly_py as gz
 from grizzly_py import agg, reference
-from grizzly_py.engine import kernels
+from grizzly_py.engine import kernels, packed_sort
 from grizzly_py.engine.packed_sort import PACKED_MIN_ROWS, packed_sort_indices
 
 TYPES = [pa.int8(), pa.int16(), pa.int32(), pa.int64(), pa.uint8(), pa.uint32(), pa.uint64(),
@@ -106,3 +108,17 @@ def test_many_hashed_keys_fire_in_order_through_the_packed_sort(monkeypatch):
     build(env).collect("out")
     assert_tables_equal(env.execute()["out"], expected)
     assert any(used), "the fired windows were not ordered by the packed sort"
+
+
+@given(query_cases(windowed=True))
+def test_window_queries_match_reference_with_every_result_packed(case):
+    """Small windows of the differential tests' queries, each ordered by the packed sort where
+    its columns allow (``PACKED_MIN_ROWS`` forced to 1)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(packed_sort, "PACKED_MIN_ROWS", 1)
+        check_against_reference(case.build)
+
+
+def test_one_row_packs_when_forced(monkeypatch):
+    monkeypatch.setattr(packed_sort, "PACKED_MIN_ROWS", 1)
+    assert packed_sort_indices([pa.array([5], pa.int64())]).to_pylist() == [0]
