@@ -10,7 +10,9 @@
 ;                 (generated code may put key null flags in bits 48..62 of the hash it passes)
 ;   words 1..K    key words
 ;   words K+1..   aggregate state, zero-initialized on insert
-; Linear probing; the table grows (x2) when it would become more than half full.
+; Linear probing; the table grows (x2) when it would become more than half full. An entry array
+; of 16 MiB or more (beyond what the TLB maps with 4 KiB pages) is advised to use transparent
+; huge pages (gz_advise_huge): probes then stop missing the TLB and faulting each page in.
 ; A zeroed header is an empty table (the first insert allocates it); the engine frees the
 ; entries with libc free. Allocation failures return null/1 so the kernel can report them.
 
@@ -18,6 +20,7 @@
 
 declare ptr @calloc(i64, i64)
 declare void @free(ptr)
+declare i32 @madvise(ptr, i64, i32)
 
 define linkonce_odr void @gz_ht_free(ptr %ht) {
 entry:
@@ -40,9 +43,13 @@ entry:
   %size.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 2
   %new = call ptr @calloc(i64 %new_capacity, i64 %entry_size)
   %fail = icmp eq ptr %new, null
-  br i1 %fail, label %oom, label %scan
+  br i1 %fail, label %oom, label %advise
 oom:
   ret i32 1
+advise:
+  %bytes = mul i64 %new_capacity, %entry_size
+  call void @gz_advise_huge(ptr %new, i64 %bytes)
+  br label %scan
 scan:
   %mask = sub i64 %new_capacity, 1
   %nonempty = icmp ugt i64 %old_cap, 0
@@ -272,3 +279,28 @@ declare void @llvm.memcpy.p0.p0.i64(ptr, ptr, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 1000}
 !1 = !{!"branch_weights", i32 1000, i32 1}
+
+; Ask the kernel for transparent huge pages (Linux's MADV_HUGEPAGE, 14) over the whole 4 KiB
+; pages of a fresh allocation of at least 16 MiB: a table of tens of MiB probed at random misses
+; the TLB on almost every probe with 4 KiB pages and faults each page in on its first write
+; (state-size at 10M keys: docs/benchmarks.md, "High-cardinality grouping"). Only a hint: where
+; THP is off, or on systems without this advice, madvise fails and nothing changes. Smaller
+; tables stay on 4 KiB pages: the L2 TLB maps ~8 MiB of them, and a huge page faulted in (zeroed,
+; perhaps compacted for) cost more than it saved on a 6 MiB table (state-size at 100K keys).
+define linkonce_odr void @gz_advise_huge(ptr %p, i64 %bytes) {
+entry:
+  %big = icmp uge i64 %bytes, 16777216
+  br i1 %big, label %advise, label %done
+advise:
+  %addr = ptrtoint ptr %p to i64
+  %up = add i64 %addr, 4095
+  %start = and i64 %up, -4096
+  %end = add i64 %addr, %bytes
+  %end.down = and i64 %end, -4096
+  %len = sub i64 %end.down, %start
+  %start.p = inttoptr i64 %start to ptr
+  %rc = call i32 @madvise(ptr %start.p, i64 %len, i32 14)
+  br label %done
+done:
+  ret void
+}

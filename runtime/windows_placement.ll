@@ -19,6 +19,8 @@ entry:
 fail:
   ret ptr null
 ok:
+  %bytes = mul i64 %cap, %entry_size
+  call void @gz_advise_huge(ptr %new, i64 %bytes)
   %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
   store ptr %new, ptr %entries.p
   %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
@@ -77,11 +79,15 @@ entry:
 alloc:
   %new = call ptr @calloc(i64 %cap, i64 %entry_size)
   %oom = icmp eq ptr %new, null
-  br i1 %oom, label %fail, label %loop
+  br i1 %oom, label %fail, label %advise
 fail:
   ret i32 1
+advise:
+  %bytes = mul i64 %cap, %entry_size
+  call void @gz_advise_huge(ptr %new, i64 %bytes)
+  br label %loop
 loop:
-  %i = phi i64 [ 0, %alloc ], [ %i.next, %next ]
+  %i = phi i64 [ 0, %advise ], [ %i.next, %next ]
   %off = mul i64 %i, %entry_size
   %src = getelementptr inbounds i8, ptr %old, i64 %off
   %tag = load i64, ptr %src

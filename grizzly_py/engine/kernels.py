@@ -44,6 +44,7 @@ from .adaptive import AdaptiveSettings, Variant, VariantController
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 from .kernel_protocol import PipelineKernel, WindowAggregateKernel
+from .packed_sort import packed_sort_indices
 from .pane_accumulator import PaneAccumulator
 from .project_output import NP_STORE, OutputBuffers, ProjectOutput, SelectionScratch, masked
 from .state_memory import table_bytes
@@ -94,8 +95,11 @@ _PER_KEY_NULLS = _per_key_null_placement()
 
 
 def sort_indices_nulls_last(table: pa.Table, names: list[str]) -> pa.Array:
-    """Ascending sort on ``names`` (dictionary columns by their values), nulls last."""
+    """Ascending sort on ``names`` (dictionary columns by their values), nulls last; stable."""
     columns = [table.column(n) for n in names]
+    packed = packed_sort_indices(columns)  # integer columns without nulls: one word per row
+    if packed is not None:
+        return packed
     keys = pa.table([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in columns],
                     names=[f"k{i}" for i in range(len(names))])
     if _PER_KEY_NULLS:
