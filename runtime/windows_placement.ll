@@ -13,7 +13,7 @@
 ; in here would escape, and the kernel could not keep it in registers.)
 define linkonce_odr ptr @gz_ht_dense_alloc(ptr %ht, i64 %cap, i64 %entry_size) noinline {
 entry:
-  %new = call ptr @calloc(i64 %cap, i64 %entry_size)
+  %new = call ptr @gz_calloc_table(i64 %cap, i64 %entry_size)
   %oom = icmp eq ptr %new, null
   br i1 %oom, label %fail, label %ok
 fail:
@@ -75,7 +75,7 @@ entry:
   %never = icmp eq i64 %old_cap, 0
   br i1 %never, label %done, label %alloc  ; an empty table is allocated by the first insert
 alloc:
-  %new = call ptr @calloc(i64 %cap, i64 %entry_size)
+  %new = call ptr @gz_calloc_table(i64 %cap, i64 %entry_size)
   %oom = icmp eq ptr %new, null
   br i1 %oom, label %fail, label %loop
 fail:

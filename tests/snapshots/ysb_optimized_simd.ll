@@ -364,6 +364,7 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
@@ -806,6 +807,7 @@ ok:
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
@@ -1446,6 +1448,7 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 ; runtime (linked in from runtime/*.ll)
 @gz_all_valid = external constant [8 x i8]
+declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
