@@ -12,8 +12,6 @@ offsets inside a batch).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -22,13 +20,7 @@ from strategies import STRINGS, assert_tables_equal, batch_slices
 
 import grizzly_py as gz
 from grizzly_py import col, reference
-from grizzly_py.codegen.module import CodegenOptions
-from grizzly_py.codegen.profile import Profile
-from grizzly_py.codegen.specialize import SINGLE_LOOP_FROM, Specialization, specialize, still_fits
 from grizzly_py.engine import project_output
-from grizzly_py.engine.adaptive import AdaptiveSettings
-from grizzly_py.physical.pipelines import build_physical_plan
-from grizzly_py.plan import Query
 from grizzly_py.workloads.selection import generate_selection, selection_query
 
 I64_MAX = 2 ** 63 - 1
@@ -67,17 +59,9 @@ def source(env, data, sizes):
     return env.from_arrow([whole.slice(o, n) for o, n in zip(offsets, sizes)], timestamp="ts")
 
 
-def one_loop(masked: bool = False) -> AdaptiveSettings:
-    """Stages a few records long, then the optimized variant with the projection loop forced."""
-    def specializer(pipeline, profile, base, entry_bytes):
-        return Specialization(replace(base, variant="optimized", masked_projection=masked), ("forced by the test",))
-    return AdaptiveSettings(generic_records=1, profile_records=2, profile_sample=1, wait_for_compile=True,
-                            counters="none", specializer=specializer)
-
-
-def check(build, parallelism: int = 1, adaptive=True) -> None:
+def check(build, parallelism: int = 1) -> None:
     expected, expected_metrics = reference.run(build(gz.StreamEnvironment(parallelism=1)).node)
-    env = gz.StreamEnvironment(parallelism=parallelism, adaptive=adaptive)
+    env = gz.StreamEnvironment(parallelism=parallelism)
     build(env).collect("out")
     result = env.execute()
     assert_tables_equal(result["out"], expected)
@@ -96,56 +80,6 @@ def test_filter_then_computed_columns_match_reference(case):
     check(lambda env: source(env, data, sizes).filter((col("v") < p) & (col("k") != 7))
           .select("k", k2=col("v") * 3 + 1, x2=col("x") * 0.908, up=col("s").str.to_uppercase(),
                   nb=~col("b"), s="s"))
-
-
-@settings(max_examples=max(settings().max_examples // 2, 5), suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(selection_inputs(), st.integers(1, 3))
-def test_one_loop_variant_matches_reference(every_row_a_morsel, case, parallelism):
-    """The optimized variant's single loop (every row written, the cursor advanced by its keep
-    flag), forced a few records in, with pass-through and computed columns."""
-    data, sizes, p = case
-    check(lambda env: source(env, data, sizes).filter((col("v") < p) & (col("k") != 7))
-          .select("ts", "k", "s", "d", k2=col("v") * 3 + 1, up=col("s").str.to_uppercase(), nb=~col("b")),
-          parallelism, adaptive=one_loop())
-
-
-@pytest.mark.parametrize("percent, masked", [(50, False), (10, False), (1, True)])
-def test_adaptive_projection_picks_its_loop_from_the_selectivity(percent, masked):
-    """The profiled selectivity picks the loop (masked chunks where few rows are kept); the rows
-    are numpy's either way. (At 0% and 100% the filter cost model picks branching filters, which
-    have no masked kernel.)"""
-    table = generate_selection(200_003, batch_rows=1 << 14)
-    settings_ = AdaptiveSettings(generic_records=1 << 14, profile_records=1 << 15, wait_for_compile=True,
-                                 counters="none")
-    out = selection_query(gz.StreamEnvironment(parallelism=1, adaptive=settings_), table, percent).execute_and_collect()
-    assert out.combine_chunks().equals(table.filter(pa.compute.less(table["value"], percent)).combine_chunks())
-    [history] = [p["variant_history"] for q in gz.job_metrics(out)["queries"] for p in q["pipelines"]]
-    last = history[-1]
-    if masked:  # the generic variant's loop: nothing to specialize
-        assert last["stage"] == "generic" and "projection: masked chunks" in last["reason"]
-    else:
-        assert last["stage"] == "optimized" and last["options"]["filter_mode"] == "predicated"
-        assert last["options"]["masked_projection"] is False
-
-
-def test_projection_loop_rule():
-    env = gz.StreamEnvironment()
-    data = {"ts": pa.array([1], pa.int64()), "v": pa.array([1], pa.int32())}
-    (p,) = build_physical_plan(Query(source(env, data, [1]).filter(col("v") < 5).select("v").node)).pipelines
-
-    def kept(share):
-        return Profile(rows_scanned=1000, predicate_passed=[int(1000 * share)])
-    base = CodegenOptions()
-    assert not specialize(p, kept(0.5), base).options.masked_projection
-    assert not specialize(p, kept(SINGLE_LOOP_FROM), base).options.masked_projection
-    assert specialize(p, kept(0.01), base).options is None  # masked, as the generic variant
-    none_kept = specialize(p, kept(0.0), base)  # branching filters: no masked kernel to choose
-    assert none_kept.options.filter_mode == "branch" and none_kept.options.masked_projection
-    assert not any(r.startswith("projection") for r in none_kept.reasons)
-    one = replace(base, variant="optimized", masked_projection=False)
-    # a running variant keeps its loop near the threshold, not far from it
-    assert still_fits(one, replace(one, masked_projection=True), kept(SINGLE_LOOP_FROM - 0.005))
-    assert not still_fits(one, replace(one, masked_projection=True), kept(0.0))
 
 
 @given(selection_inputs(max_rows=120))

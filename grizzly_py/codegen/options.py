@@ -46,9 +46,6 @@ class CodegenOptions:
     simd_select: bool = False                    # optimized: ... eight rows at a time with AVX-512's
                                                  # compress (hosts that have it: dense_pass.py)
     profile_sample: int = 4                      # instrumented: sample the keys of one row in this many
-    masked_projection: bool = True               # a projection's predicated filters: the masked kernel
-                                                 # (per 64-row chunk); False: one loop that writes every
-                                                 # row (optimized, many rows kept: codegen/project.py)
     grouping: str = "hash"
 
     def __post_init__(self):

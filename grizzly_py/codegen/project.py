@@ -6,12 +6,8 @@ Predicated filters make a *masked* kernel (pipeline.ll.j2): per chunk of 64 rows
 pass evaluates the filters into a bit mask. A chunk that keeps no row costs the predicates alone;
 one that keeps at most a quarter of its rows writes the selection vector and the computed columns
 for the set bits only (walked with ``cttz``); a denser one writes every row at the output cursor
-and advances it by the row's bit (the row is emitted twice, once per way). Where many rows are
-kept, the second pass over each chunk costs more than the chunks it skips save: the optimized
-variant of such a projection (``CodegenOptions.masked_projection`` off, chosen from the profiled
-selectivity: ``specialize.py``) is one loop that evaluates the filters and writes every row at
-the cursor, advancing it by the keep flag. Without filters no selection vector is written (every
-row is kept).
+and advances it by the row's bit (the row is emitted twice, once per way). Without filters no
+selection vector is written (every row is kept).
 
 The output descriptor: the selection vector, then per computed column its values and its
 validity bytes; a string column's values are int64 offsets (the engine zeroes the first) and a
@@ -42,9 +38,6 @@ def lower_project(pipeline: Pipeline, options: CodegenOptions, ctx: EmitContext,
         # without filters every row is kept: the engine reads no selection vector, so none is written
         _emit_row(pipeline, ctx, emitter, gen, "prj", keep=None if keep == "true" else keep)
         return KernelCode("", [], ctx.body), ""
-    if not options.masked_projection:  # one loop: every row written, the cursor advances by its flag
-        _emit_row(pipeline, ctx, emitter, gen, "prj", keep=keep)
-        return KernelCode("", [], ctx.body, counted_filter=True), ""
     # masked kernel: the filters fill a chunk's mask; a sparse chunk runs the body for its set bits
     # (%r, cursor + 1), a dense one for every row (%d, cursor + its bit: no branch per row)
     pre_body, ctx.body, ctx.row = ctx.body, [], "%r"

@@ -14,14 +14,11 @@ code guards, or a choice that is correct whatever the data:
   ``VECTOR_EVAL_NS`` each) and appends to a selection vector (``SELECTION_NS``). Branching wins
   only when every predicate it reaches is almost always true or false. Any order and any mode give
   the same rows (predicates are pure), so these need no guard.
-- **A projection's loop**: with predicated filters that keep at least ``SINGLE_LOOP_FROM`` of
-  the rows, one loop that writes every row at the output cursor instead of the masked kernel's
-  two passes per 64-row chunk (``project.py``); any choice gives the same rows.
 - **Dense key placement** (6.2.2): when a window has one key and the sampled key words fall in
   a narrow range, entries sit at index ``key - lo`` of a table of ``capacity`` entries instead
   of being hashed. A key sample that barely repeats (many keys, each sampled about once, as with
-  Grizzly 7.4.3's 1M keys) bounds the distinct keys by the range alone (``data_distinct_keys``). Guarded in the generated code: another key deoptimizes. With branch-free
-  filters that keep at most ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept
+  Grizzly 7.4.3's 1M keys) bounds the distinct keys by the range alone (``data_distinct_keys``).
+  Guarded in the generated code: another key deoptimizes. With branch-free filters that keep at most ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept
   rows before it updates their entries (``dense_select``: ``dense_pass.py``); any choice gives
   the same results.
 """
@@ -31,7 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from ..physical.pipelines import Pipeline, ProjectTerminal, WindowTerminal
+from ..physical.pipelines import Pipeline, WindowTerminal
 from .dense_pass import simd_filters, simd_select_available
 from .options import CodegenOptions
 from .profile import MAX_PREDICATES, Profile
@@ -52,10 +49,6 @@ DENSE_MARGIN = 0.125       # room on each side of the sampled key range, as a fr
 DENSE_SELECT_BELOW = 0.4   # kept share of rows under which the dense pass lists them first
                            # (measured: -5% at 0.33, +5% at 0.5, +8% at 0.67 on YSB's kernel)
 DENSE_SELECT_MARGIN = 0.1  # a running variant keeps its choice within this of the threshold
-SINGLE_LOOP_FROM = 0.03    # kept share of rows from which a projection runs one loop, not masked
-                           # chunks (measured, kernel alone: one loop 1.5x the time at 0%, 1.1x
-                           # at 1%, 0.94x at 3%, 0.67x at 50%; docs/benchmarks.md)
-SINGLE_LOOP_MARGIN = 0.01  # a running variant keeps its choice within this of the threshold
 
 
 @dataclass(frozen=True)
@@ -77,11 +70,6 @@ def specialize(pipeline: Pipeline, profile: Profile, base: CodegenOptions, entry
             changes["filter_order"] = order
         if mode != base.filter_mode:
             changes["filter_mode"] = mode
-    masked, why = _projection_loop(pipeline, profile, mode)
-    if why:
-        reasons.append(why)
-        if masked != base.masked_projection:
-            changes["masked_projection"] = masked
     dense, why = _dense_keys(pipeline, profile, entry_bytes)
     reasons.append(why)
     if dense is not None:
@@ -131,34 +119,6 @@ def _kept_share(profile: Profile) -> float | None:
         return None
     measured = profile.kept_share
     return measured if measured is not None else math.prod(profile.selectivities)
-
-
-def _projection_kept_share(profile: Profile) -> float:
-    """The share of rows a projection's filters keep: the product of the profiled selectivities
-    (a projection samples no keys; exact for one predicate, too low for correlated ones, which
-    keeps the masked kernel: the choice that costs least where few rows are kept)."""
-    return math.prod(profile.selectivities)
-
-
-def _projection_loop(pipeline: Pipeline, profile: Profile, mode: str) -> tuple[bool, str]:
-    """Whether a projection's predicated filters keep the masked kernel (``codegen/project.py``),
-    and why ("": not a projection with predicated filters, or nothing profiled)."""
-    if not isinstance(pipeline.terminal, ProjectTerminal) or not pipeline.filters or mode != "predicated" \
-            or not profile.rows_scanned:
-        return True, ""
-    kept = _projection_kept_share(profile)
-    if kept >= SINGLE_LOOP_FROM:
-        return False, f"projection: one loop writes every row (~{kept:.0%} kept)"
-    return True, f"projection: masked chunks (~{kept:.1%} kept)"
-
-
-def _loop_fits(current: bool, profile: Profile) -> bool:
-    """Whether the running variant's projection loop still suits ``profile``, with a margin of
-    ``SINGLE_LOOP_MARGIN`` around ``SINGLE_LOOP_FROM`` (as ``_select_fits``)."""
-    kept = _projection_kept_share(profile)
-    if current:
-        return kept < SINGLE_LOOP_FROM + SINGLE_LOOP_MARGIN
-    return kept >= SINGLE_LOOP_FROM - SINGLE_LOOP_MARGIN
 
 
 def _select_fits(current: bool, profile: Profile) -> bool:
@@ -246,8 +206,6 @@ def still_fits(current: CodegenOptions, proposed: CodegenOptions, profile: Profi
     if (current.filter_order, current.filter_mode) != (proposed.filter_order, proposed.filter_mode):
         return False
     if current.dense_select != proposed.dense_select and not _select_fits(current.dense_select, profile):
-        return False
-    if current.masked_projection != proposed.masked_projection and not _loop_fits(current.masked_projection, profile):
         return False
     if (current.dense_keys is None) != (proposed.dense_keys is None):
         return False

@@ -539,8 +539,7 @@ class VariantController:
             o = variant.gen.options
             entry["options"] = {"filter_order": list(o.filter_order) if o.filter_order else None,
                                 "filter_mode": o.filter_mode, "dense_keys": list(o.dense_keys) if o.dense_keys else None,
-                                "dense_select": o.dense_select, "simd_select": o.simd_select,
-                                "masked_projection": o.masked_projection}
+                                "dense_select": o.dense_select, "simd_select": o.simd_select}
         self.history.append(entry)
 
     @property
