@@ -13,14 +13,12 @@
 ; in here would escape, and the kernel could not keep it in registers.)
 define linkonce_odr ptr @gz_ht_dense_alloc(ptr %ht, i64 %cap, i64 %entry_size) noinline {
 entry:
-  %new = call ptr @calloc(i64 %cap, i64 %entry_size)
+  %new = call ptr @gz_calloc_table(i64 %cap, i64 %entry_size)
   %oom = icmp eq ptr %new, null
   br i1 %oom, label %fail, label %ok
 fail:
   ret ptr null
 ok:
-  %bytes = mul i64 %cap, %entry_size
-  call void @gz_advise_huge(ptr %new, i64 %bytes)
   %entries.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 0
   store ptr %new, ptr %entries.p
   %cap.p = getelementptr inbounds %gz.ht, ptr %ht, i32 0, i32 1
@@ -77,17 +75,13 @@ entry:
   %never = icmp eq i64 %old_cap, 0
   br i1 %never, label %done, label %alloc  ; an empty table is allocated by the first insert
 alloc:
-  %new = call ptr @calloc(i64 %cap, i64 %entry_size)
+  %new = call ptr @gz_calloc_table(i64 %cap, i64 %entry_size)
   %oom = icmp eq ptr %new, null
-  br i1 %oom, label %fail, label %advise
+  br i1 %oom, label %fail, label %loop
 fail:
   ret i32 1
-advise:
-  %bytes = mul i64 %cap, %entry_size
-  call void @gz_advise_huge(ptr %new, i64 %bytes)
-  br label %loop
 loop:
-  %i = phi i64 [ 0, %advise ], [ %i.next, %next ]
+  %i = phi i64 [ 0, %alloc ], [ %i.next, %next ]
   %off = mul i64 %i, %entry_size
   %src = getelementptr inbounds i8, ptr %old, i64 %off
   %tag = load i64, ptr %src

@@ -488,6 +488,63 @@ def test_specialize_rules():
     assert filter_costs([0.5, 0.5])[0] > filter_costs([0.5, 0.5])[1]
 
 
+def test_dense_keys_for_a_key_sample_that_barely_repeats():
+    """Grizzly 7.4.3's 1M keys: a sample of ~20K rows sees each key about once, so the sampled
+    distinct count bounds nothing and the key range decides (a 2M-entry dense table, 48 MiB of
+    24-byte entries); a sample whose keys repeat bounds them (1,000 keys over the same range stay
+    hashed: too sparse for the table)."""
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64)}
+    s = arrow_stream(env, data).key_by("k").window(tumbling(10)).aggregate(n=agg.count())
+    (p,) = build_physical_plan(Query(s.node)).pipelines
+    many = Profile(rows_scanned=60_000, rows_sampled=20_000, key_min=0, key_max=999_999, distinct_keys=19_000)
+    dense = specialize(p, many, CodegenOptions(), 24).options
+    lo, cap = dense.dense_keys
+    assert lo <= 0 and lo + cap > 999_999 and cap == 1 << 21
+    few = replace(many, distinct_keys=1_000)
+    assert specialize(p, few, CodegenOptions(), 24).options is None
+    assert specialize(p, many, CodegenOptions(), 40).options is None  # 80 MiB: over DENSE_MAX_BYTES
+
+
+def test_data_distinct_keys_from_a_sample():
+    from grizzly_py.codegen.specialize import data_distinct_keys
+
+    def sample(distinct, rows, hot=()):
+        return Profile(rows_sampled=rows, distinct_keys=distinct, heavy_hitters=list(hot))
+    rng = np.random.default_rng(3)
+    for keys, draws in ((1_000, 28_000), (50_000, 20_000), (20_000, 40_000)):
+        seen = len(np.unique(rng.integers(0, keys, draws)))
+        assert abs(data_distinct_keys(sample(seen, draws), 10**6) - keys) < 0.05 * keys
+    assert data_distinct_keys(sample(19_500, 20_000), 10**6) == 10**6  # no repeats to go by: the range
+    assert data_distinct_keys(sample(30, 30), 20) == 20                 # never beyond the range
+    # one key with 14% of the sample (the skew scenario's profile): its repeats say nothing about
+    # the other keys, which barely repeat
+    assert data_distinct_keys(sample(4_197, 5_385, [(0, 0.14), (7, 0.001)]), 10**6) == 10**6
+    # a few keys, two of them hot: still a few
+    assert data_distinct_keys(sample(40, 20_000, [(0, 0.3), (1, 0.2), (2, 0.005)]), 10**6) < 50
+    assert data_distinct_keys(sample(1, 500, [(0, 1.0)]), 10**6) == 1
+
+
+def test_many_keys_run_dense_and_equal_the_reference():
+    """Keys uniform over 100,000 values drifting to one hot key (the skew scenario, small): the
+    profile's ~1,000 sampled keys barely repeat, the optimized variant places keys densely, and
+    the results are the reference's."""
+    rng = np.random.default_rng(5)
+    n = 40_960
+    keys = np.where(rng.random(n) < 0.6 * np.arange(n) / n, 0, rng.integers(0, 100_000, n))
+    data = {"ts": pa.array(np.arange(n) // 4, i64), "k": pa.array(keys, i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[4096] * 10).key_by("k").window(tumbling(4_000)).aggregate(
+            n=agg.count())
+    metrics = check(build, quick(profile_records=4_000, profile_sample=4))
+    [history] = histories(metrics)
+    optimized = [h for h in history if h["stage"] == "optimized"]
+    assert optimized and optimized[0]["options"]["dense_keys"][1] == 1 << 17
+
+
 def test_hll_estimate_small_and_large():
     registers = np.zeros(64, dtype=np.int64)
     assert hll_estimate(registers) == 0.0

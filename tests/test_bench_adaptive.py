@@ -95,7 +95,11 @@ def test_adaptive_runs_go_through_the_stages(quick):
     [reopt] = s["curves"]["adaptive"]["reoptimization"]
     assert reopt["optimized_after_records"] == history[5]["at_record"] - s["change_record"] > 0
     assert _stages(doc, "ysb")[1] == ["generic", "instrumented", "optimized"]
-    assert _stages(doc, "skew")[1] == ["generic", "instrumented", "generic"]  # 1M keys: nothing to specialize
+    # 1M keys, each sampled about once: the key range decides, a dense table of 2M entries
+    s, stages = _stages(doc, "skew")
+    assert stages[:3] == ["generic", "instrumented", "optimized"]
+    lo, cap = s["curves"]["adaptive"]["history"][2]["options"]["dense_keys"]
+    assert lo <= 0 and lo + cap >= scenarios.SKEW_KEYS
     for curve, order in adaptive.SELECTIVITY_ORDERS.items():
         s, stages = _stages(doc, "selectivity", curve)
         optimized = [h for h in s["curves"][curve]["history"] if h["stage"] == "optimized"]

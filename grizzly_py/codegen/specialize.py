@@ -16,8 +16,9 @@ code guards, or a choice that is correct whatever the data:
   the same rows (predicates are pure), so these need no guard.
 - **Dense key placement** (6.2.2): when a window has one key and the sampled key words fall in
   a narrow range, entries sit at index ``key - lo`` of a table of ``capacity`` entries instead
-  of being hashed. Guarded in the generated code: another key deoptimizes. With branch-free
-  filters that keep at most ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept
+  of being hashed. A key sample that barely repeats (many keys, each sampled about once, as with
+  Grizzly 7.4.3's 1M keys) bounds the distinct keys by the range alone (``data_distinct_keys``).
+  Guarded in the generated code: another key deoptimizes. With branch-free filters that keep at most ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept
   rows before it updates their entries (``dense_select``: ``dense_pass.py``); any choice gives
   the same results.
 """
@@ -36,9 +37,14 @@ BRANCH_EVAL_NS = 0.3       # a predicate evaluated and branched on, per row reac
 MISPREDICT_NS = 7.2        # a mispredicted branch (fitted: 8.0 vs 0.9 ns/row at 50% vs 0%)
 VECTOR_EVAL_NS = 0.2       # a predicate evaluated branch-free (vectorized), per row
 SELECTION_NS = 0.15        # the branch-free selection-vector append, per row
-DENSE_MAX_ENTRIES = 1 << 20   # per table; a window table of more entries stays hashed
+DENSE_MAX_ENTRIES = 1 << 22   # per table; a window table of more entries stays hashed (the
+                              # byte bound below decides first for every entry of 16+ bytes)
 DENSE_MAX_BYTES = 64 << 20
 DENSE_MIN_FILL = 1 / 16    # distinct keys (estimated) per entry of the dense table, at least
+UNSATURATED_SAMPLE = 0.85  # a key sample with at least this share of distinct keys (HLL's
+                           # estimate; its error is ~13% with 64 registers) repeats too few keys
+                           # to bound the distinct keys of the data: they may fill the key range
+HOT_KEY_SHARE = 0.01       # a sampled key with this share of the sampled rows is hot (skew)
 DENSE_MARGIN = 0.125       # room on each side of the sampled key range, as a fraction of it
 DENSE_SELECT_BELOW = 0.4   # kept share of rows under which the dense pass lists them first
                            # (measured: -5% at 0.33, +5% at 0.5, +8% at 0.67 on YSB's kernel)
@@ -149,6 +155,9 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
         cap *= 2
     distinct = max(profile.distinct_keys, 1.0)
     what = f"key range [{seen_lo}, {seen_hi}], ~{distinct:.0f} distinct"
+    distinct = data_distinct_keys(profile, span)
+    if distinct > profile.distinct_keys * 2:
+        what += f" in {profile.rows_sampled:,} sampled rows (~{distinct:,.0f} in the data)"
     if lo < -(1 << 63) or lo + cap - 1 > (1 << 63) - 1:
         return None, f"keys: hashed ({what}: the range reaches the int64 limit)"
     if cap > DENSE_MAX_ENTRIES or cap * entry_bytes > DENSE_MAX_BYTES:
@@ -156,6 +165,34 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
     if distinct < cap * DENSE_MIN_FILL:
         return None, f"keys: hashed ({what}: too sparse for {cap:,} entries)"
     return (lo, cap), f"keys: dense ({what}: entries at key - {lo}, {cap:,} per table)"
+
+
+def data_distinct_keys(profile: Profile, span: int) -> float:
+    """The distinct keys of the data that the profile's key sample suggests, in a range of
+    ``span`` keys. The sample's rows on hot keys (``HOT_KEY_SHARE`` or more of them, from the
+    heavy-hitter sketch) are set aside: they repeat because those keys are hot, not because the
+    keys are few. Of the rest, ``n`` rows with ``d`` distinct keys: the sample's own count when
+    its keys repeat (a sample that saw each key many times saw them all); else the ``D`` that
+    uniform keys over ``D`` values need for ``d`` distinct keys in ``n`` draws,
+    ``D * (1 - exp(-n / D)) = d``; the whole range when the sample barely repeats
+    (``UNSATURATED_SAMPLE``: within the estimate's error of no repeat at all)."""
+    hot = [share for _, share in profile.heavy_hitters if share >= HOT_KEY_SHARE]
+    n = profile.rows_sampled * (1.0 - min(sum(hot), 1.0))
+    d = max(profile.distinct_keys - len(hot), 0.0)
+    if n < 1.0:  # every sampled row on a hot key: those are the keys
+        return max(profile.distinct_keys, 1.0)
+    ratio = min(d / n, 1.0)
+    if ratio >= UNSATURATED_SAMPLE or d >= span:
+        return float(span)
+    # (1 - exp(-x)) / x = ratio for x = n / D: decreasing in x, bisect on [tiny, n]
+    lo, hi = 1e-9, n
+    for _ in range(100):
+        mid = (lo + hi) / 2
+        if -math.expm1(-mid) / mid > ratio:
+            lo = mid
+        else:
+            hi = mid
+    return min(float(span), max(profile.distinct_keys, n / hi + len(hot)))
 
 
 def _pow2(n: int) -> int:

@@ -373,6 +373,7 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 @gz_day_names = external constant [21 x i8]
 @gz_month_names = external constant [36 x i8]
 @gz_all_valid = external constant [8 x i8]
+declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
@@ -849,6 +850,7 @@ ok:
 @gz_day_names = external constant [21 x i8]
 @gz_month_names = external constant [36 x i8]
 @gz_all_valid = external constant [8 x i8]
+declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
@@ -1273,6 +1275,7 @@ declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 @gz_day_names = external constant [21 x i8]
 @gz_month_names = external constant [36 x i8]
 @gz_all_valid = external constant [8 x i8]
+declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
