@@ -53,8 +53,8 @@ def rate(result: PeerResult) -> float | None:
     return result.runs.n_records / statistics.median(result.runs.seconds) / 1e6
 
 
-def run_case(name: str, opts: Options, rows: int, log=print) -> dict:
-    workload, param = CASES[name]
+def run_case(name: str, opts: Options, rows: int, log=print, known: dict | None = None) -> dict:
+    workload, param = (known or CASES)[name]
     w = WORKLOADS[workload]
     case = next(c for c in w.cases(params=(param,)))
     start = time.perf_counter()
@@ -87,11 +87,15 @@ def table(cases: list[dict], peers: list[str]) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, from: {', '.join(CASES)}")
+def main(argv: list[str] | None = None, known: dict | None = None, name: str = "strings",
+         description: str | None = None) -> int:
+    """The runner over ``known`` cases (name -> (workload, case parameter); default: the string
+    cases), its reports named ``<name>-<date>-<time>``."""
+    known = known or CASES
+    p = argparse.ArgumentParser(description=description or __doc__.splitlines()[0])
+    p.add_argument("--cases", default=",".join(known), help=f"comma-separated, from: {', '.join(known)}")
     p.add_argument("--rows", type=int, default=None,
-                   help="Nexmark events per case (default: the workload's, 10.87M for strings, 5M for Q10, Q14)")
+                   help="input rows per case (default: the workload's; strings 10.87M events, Q10, Q14 5M)")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--peers", default=",".join(DEFAULT_PEERS))
     p.add_argument("--threads", type=int, default=Options.threads, help="polars' and DuckDB's threads")
@@ -101,14 +105,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-save", action="store_true")
     args = p.parse_args(argv)
     names = [n.strip() for n in args.cases.split(",") if n.strip()]
-    unknown = [n for n in names if n not in CASES]
+    unknown = [n for n in names if n not in known]
     peers = [n.strip() for n in args.peers.split(",") if n.strip()]
     if unknown or BASELINE not in peers or any(n not in PEERS for n in peers):
-        p.error(f"cases from {list(CASES)}; peers from {list(PEERS)}, {BASELINE} among them")
+        p.error(f"cases from {list(known)}; peers from {list(PEERS)}, {BASELINE} among them")
     opts = Options(workloads=[], peers=peers, repeat=args.repeat, seed=args.seed, threads=args.threads,
                    parallelism=args.parallelism).resolve()
     load_at_start, start = load_average(), time.perf_counter()
-    cases = [run_case(n, opts, args.rows or WORKLOADS[CASES[n][0]].rows) for n in names]
+    cases = [run_case(n, opts, args.rows or WORKLOADS[known[n][0]].rows, known=known) for n in names]
     lines = table(cases, peers)
     print("\n".join(lines))
     config = {"cases": names, "peers": peers, "repeat": args.repeat, "seed": args.seed,
@@ -118,10 +122,10 @@ def main(argv: list[str] | None = None) -> int:
               "wall time s": round(time.perf_counter() - start, 1),
               "date": dt.datetime.now().isoformat(timespec="seconds")}
     if not args.no_save:
-        stem = "strings-" + dt.datetime.now().strftime("%Y-%m-%d-%H%M%S")
+        stem = f"{name}-" + dt.datetime.now().strftime("%Y-%m-%d-%H%M%S")
         args.out.mkdir(parents=True, exist_ok=True)
         host = describe_host()
-        md = ["# String workloads, interleaved runs", "", "## Setup", ""]
+        md = [f"# {p.description}", "", "## Setup", ""]
         md += [f"- {k}: {v}" for k, v in config.items()]
         md += [f"- host {k}: " + (", ".join(f"{n} {v}" for n, v in value.items() if v) if isinstance(value, dict) else f"{value}")
                for k, value in host.items()]

@@ -10,8 +10,26 @@
 
 declare void @qsort(ptr, i64, i64, ptr)
 
-; Append %x; 1 when out of memory.
+; Append %x; 1 when out of memory. A full vector doubles its capacity (at least 8 words).
 define linkonce_odr i32 @gz_vec_push(ptr %v, i64 %x) alwaysinline {
+entry:
+  %rc = call i32 @gz_vec_push_growing(ptr %v, i64 %x, i64 1)
+  ret i32 %rc
+}
+
+; Append %x to a holistic aggregate's value vector: as gz_vec_push, but a vector of 32 to 127
+; words grows x4 (8, 16, 32, 128, then x2), so that a group of 100 values is copied into 4
+; allocations, not 5: realloc and its copies were a third of a median window's time (perf,
+; streambox median-per-key). Groups of up to 32 values (most of count_distinct's in Nexmark)
+; grow as before; the largest waste is 4x a group of 33 values' words (2x elsewhere).
+define linkonce_odr i32 @gz_vec_push_value(ptr %v, i64 %x) alwaysinline {
+entry:
+  %rc = call i32 @gz_vec_push_growing(ptr %v, i64 %x, i64 2)
+  ret i32 %rc
+}
+
+; Append %x; a full vector's capacity grows by 2^%young_shift from 32 to 127 words, else by 2.
+define linkonce_odr i32 @gz_vec_push_growing(ptr %v, i64 %x, i64 %young_shift) alwaysinline {
 entry:
   %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
   %len = load i64, ptr %len.p
@@ -20,7 +38,12 @@ entry:
   %full = icmp eq i64 %len, %cap
   br i1 %full, label %grow, label %store
 grow:
-  %rc = call i32 @gz_vec_reserve(ptr %v, i64 1)
+  %from32 = sub i64 %cap, 32
+  %young = icmp ult i64 %from32, 96
+  %shift = select i1 %young, i64 %young_shift, i64 1
+  %target = shl i64 %cap, %shift
+  %need = add i64 %len, 1
+  %rc = call i32 @gz_vec_grow(ptr %v, i64 %need, i64 %target)
   %failed = icmp ne i32 %rc, 0
   br i1 %failed, label %oom, label %store
 oom:
@@ -34,7 +57,7 @@ store:
   ret i32 0
 }
 
-; Make room for %more words; 1 when out of memory.
+; Make room for %more words; 1 when out of memory. The capacity at least doubles.
 define linkonce_odr i32 @gz_vec_reserve(ptr %v, i64 %more) noinline {
 entry:
   %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
@@ -46,7 +69,17 @@ entry:
   br i1 %enough, label %ok, label %grow
 grow:
   %doubled = shl i64 %cap, 1
-  %at_least = call i64 @llvm.umax.i64(i64 %doubled, i64 %need)
+  %rc = call i32 @gz_vec_grow(ptr %v, i64 %need, i64 %doubled)
+  ret i32 %rc
+ok:
+  ret i32 0
+}
+
+; Reallocate to a capacity of max(%target, %need, 8) words; 1 when out of memory.
+define linkonce_odr i32 @gz_vec_grow(ptr %v, i64 %need, i64 %target) noinline {
+entry:
+  %cap.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 2
+  %at_least = call i64 @llvm.umax.i64(i64 %target, i64 %need)
   %new_cap = call i64 @llvm.umax.i64(i64 %at_least, i64 8)
   %bytes = shl i64 %new_cap, 3
   %data = load ptr, ptr %v
@@ -58,8 +91,6 @@ fail:
 done:
   store ptr %moved, ptr %v
   store i64 %new_cap, ptr %cap.p
-  br label %ok
-ok:
   ret i32 0
 }
 
@@ -190,9 +221,15 @@ int:
 }
 
 ; Rearranges data[0, len) so that data[k] holds the value a full sort would put there, with
-; values <= it before and >= it after: Hoare's FIND (Wirth's selection) with the median of
-; data[lo], data[k] and data[hi] as pivot, O(len) on average where a sort is O(len log len).
-; Values that are already ascending (gz_is_ascending) are left as they are.
+; values <= it before and >= it after: quickselect, O(len) on average where a sort is
+; O(len log len), with the median of data[lo], data[k] and data[hi] as pivot. Each pass is a
+; branch-free Lomuto partition (every value is swapped with the boundary's, which moves on when
+; the value is below the pivot): the groups a window fires hold tens to thousands of values in
+; no order, where Hoare's scans mispredicted about every other compare (2x the time). A pass
+; also counts the pivot's copies: when there are any and k lies above the pivot, a second
+; branch-free pass gathers them, so that many equal values (all equal, few distinct) end the
+; search instead of shrinking the range by one value per pass. Values that are already
+; ascending (gz_is_ascending) are left as they are.
 define linkonce_odr void @gz_select_kth(ptr %data, i64 %len, i64 %k) {
 entry:
   %sorted = call i1 @gz_is_ascending(ptr %data, i64 %len)
@@ -201,8 +238,8 @@ start:
   %hi0 = sub i64 %len, 1
   br label %range
 range:
-  %lo = phi i64 [ 0, %start ], [ %lo.next, %narrowed ]
-  %hi = phi i64 [ %hi0, %start ], [ %hi.next, %narrowed ]
+  %lo = phi i64 [ 0, %start ], [ %lo, %left ], [ %above, %right.plain ], [ %eq.end, %right.past ]
+  %hi = phi i64 [ %hi0, %start ], [ %below, %left ], [ %hi, %right.plain ], [ %hi, %right.past ]
   %open = icmp slt i64 %lo, %hi
   br i1 %open, label %pivot, label %done
 pivot:
@@ -212,7 +249,7 @@ pivot:
   %b = load i64, ptr %b.p
   %z.p = getelementptr inbounds i64, ptr %data, i64 %hi
   %z = load i64, ptr %z.p
-  ; median of three: max(min(a, b), min(max(a, b), z)), a value of the range
+  ; median of three: max(min(a, b), min(max(a, b), z)), moved to data[hi]
   %ab.lt = icmp slt i64 %a, %b
   %ab.min = select i1 %ab.lt, i64 %a, i64 %b
   %ab.max = select i1 %ab.lt, i64 %b, i64 %a
@@ -220,49 +257,74 @@ pivot:
   %mz.min = select i1 %mz.lt, i64 %ab.max, i64 %z
   %p.lt = icmp slt i64 %ab.min, %mz.min
   %p = select i1 %p.lt, i64 %mz.min, i64 %ab.min
-  br label %pass
-pass:
-  %i = phi i64 [ %lo, %pivot ], [ %i.swapped, %swap ]
-  %j = phi i64 [ %hi, %pivot ], [ %j.swapped, %swap ]
-  br label %scan.i
-scan.i:
-  %si = phi i64 [ %i, %pass ], [ %si.next, %step.i ]
-  %si.p = getelementptr inbounds i64, ptr %data, i64 %si
-  %si.v = load i64, ptr %si.p
-  %si.lt = icmp slt i64 %si.v, %p
-  br i1 %si.lt, label %step.i, label %scan.j
-step.i:
-  %si.next = add i64 %si, 1
-  br label %scan.i
-scan.j:
-  %sj = phi i64 [ %j, %scan.i ], [ %sj.next, %step.j ]
-  %sj.p = getelementptr inbounds i64, ptr %data, i64 %sj
-  %sj.v = load i64, ptr %sj.p
-  %sj.gt = icmp sgt i64 %sj.v, %p
-  br i1 %sj.gt, label %step.j, label %meet
-step.j:
-  %sj.next = sub i64 %sj, 1
-  br label %scan.j
-meet:
-  %crossed = icmp sgt i64 %si, %sj
-  br i1 %crossed, label %narrow, label %swap
-swap:
-  store i64 %sj.v, ptr %si.p
-  store i64 %si.v, ptr %sj.p
-  %i.swapped = add i64 %si, 1
-  %j.swapped = sub i64 %sj, 1
-  %again = icmp sle i64 %i.swapped, %j.swapped
-  br i1 %again, label %pass, label %narrow
-narrow:
-  ; [lo, j] <= p <= [i, hi]: keep searching the side that holds k
-  %ni = phi i64 [ %si, %meet ], [ %i.swapped, %swap ]
-  %nj = phi i64 [ %sj, %meet ], [ %j.swapped, %swap ]
-  %left.done = icmp slt i64 %nj, %k
-  %lo.next = select i1 %left.done, i64 %ni, i64 %lo
-  %right.done = icmp slt i64 %k, %ni
-  %hi.next = select i1 %right.done, i64 %nj, i64 %hi
-  br label %narrowed
-narrowed:
+  %p.is.b = icmp eq i64 %p, %b
+  %p.is.a = icmp eq i64 %p, %a
+  %a.or.z = select i1 %p.is.a, ptr %a.p, ptr %z.p
+  %p.p = select i1 %p.is.b, ptr %b.p, ptr %a.or.z
+  store i64 %z, ptr %p.p
+  store i64 %p, ptr %z.p
+  br label %part
+part:
+  ; [lo, j) < p <= [j, i)
+  %i = phi i64 [ %lo, %pivot ], [ %i.next, %part ]
+  %j = phi i64 [ %lo, %pivot ], [ %j.next, %part ]
+  %eq = phi i64 [ 0, %pivot ], [ %eq.next, %part ]
+  %x.p = getelementptr inbounds i64, ptr %data, i64 %i
+  %x = load i64, ptr %x.p
+  %y.p = getelementptr inbounds i64, ptr %data, i64 %j
+  %y = load i64, ptr %y.p
+  store i64 %y, ptr %x.p
+  store i64 %x, ptr %y.p
+  %lt = icmp slt i64 %x, %p
+  %lt.w = zext i1 %lt to i64
+  %j.next = add i64 %j, %lt.w
+  %same = icmp eq i64 %x, %p
+  %same.w = zext i1 %same to i64
+  %eq.next = add i64 %eq, %same.w
+  %i.next = add i64 %i, 1
+  %part.more = icmp slt i64 %i.next, %hi
+  br i1 %part.more, label %part, label %placed
+placed:
+  ; the pivot goes to its place: [lo, j) < p = data[j] <= (j, hi]
+  %q.p = getelementptr inbounds i64, ptr %data, i64 %j.next
+  %q = load i64, ptr %q.p
+  store i64 %q, ptr %z.p
+  store i64 %p, ptr %q.p
+  %below = sub i64 %j.next, 1
+  %above = add i64 %j.next, 1
+  %is.left = icmp slt i64 %k, %j.next
+  br i1 %is.left, label %left, label %not.left
+left:
+  br label %range
+not.left:
+  %is.here = icmp eq i64 %k, %j.next
+  br i1 %is.here, label %done, label %right
+right:
+  %copies = icmp ne i64 %eq, 0
+  br i1 %copies, label %gather, label %right.plain
+right.plain:
+  br label %range
+gather:
+  ; the copies of p in (j, hi] move next to it: [j, e) = p < [e, hi]
+  %gi = phi i64 [ %above, %right ], [ %gi.next, %gather ]
+  %ge = phi i64 [ %above, %right ], [ %ge.next, %gather ]
+  %gx.p = getelementptr inbounds i64, ptr %data, i64 %gi
+  %gx = load i64, ptr %gx.p
+  %gy.p = getelementptr inbounds i64, ptr %data, i64 %ge
+  %gy = load i64, ptr %gy.p
+  store i64 %gy, ptr %gx.p
+  store i64 %gx, ptr %gy.p
+  %g.same = icmp eq i64 %gx, %p
+  %g.same.w = zext i1 %g.same to i64
+  %ge.next = add i64 %ge, %g.same.w
+  %gi.next = add i64 %gi, 1
+  %g.more = icmp sle i64 %gi.next, %hi
+  br i1 %g.more, label %gather, label %gathered
+gathered:
+  %eq.end = add i64 %ge.next, 0
+  %in.copies = icmp slt i64 %k, %eq.end
+  br i1 %in.copies, label %done, label %right.past
+right.past:
   br label %range
 done:
   ret void
@@ -352,9 +414,17 @@ entry:
   ret double %out
 }
 
-; The most frequent value (ties: the smallest), as a key (sorts the vector; 0 when empty).
+; The most frequent value (ties: the smallest), as a key (0 when empty), without sorting: mode's
+; finish, for every group a window fires. qsort's comparator call per comparison made it the
+; firing's largest cost (5x a median's selection). The vector is left as it is:
+; - values in ascending order (sort grouping keeps them so) are counted run by run;
+; - others through a scratch open-addressing table of 2^k >= 2 * length [key, count] slots (a
+;   count of 0 marks a free slot), on the stack up to 1,024 slots (16 KiB), else malloc'd
+;   and freed before it returns; the best (count, smallest key) is kept as counts grow, so the
+;   table is never scanned. qsort and a run count only when a heap table cannot be allocated.
 define linkonce_odr i64 @gz_vec_mode(ptr %v) {
 entry:
+  %stack = alloca [2048 x i64], align 16
   %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
   %len = load i64, ptr %len.p
   %empty = icmp eq i64 %len, 0
@@ -362,16 +432,104 @@ entry:
 none:
   ret i64 0
 some:
-  call void @gz_vec_sort(ptr %v)
   %data = load ptr, ptr %v
+  %ascending = call i1 @gz_is_ascending(ptr %data, i64 %len)
+  br i1 %ascending, label %runs, label %hashed
+sorted:
+  call void @gz_vec_sort(ptr %v)
+  br label %runs
+runs:
+  %best = call i64 @gz_mode_of_runs(ptr %data, i64 %len)
+  ret i64 %best
+hashed:
+  ; 2^bits >= 2 * len slots (len < 2^(64 - ctlz)), at most half of them used
+  %lz = call i64 @llvm.ctlz.i64(i64 %len, i1 true)
+  %bits = sub i64 65, %lz
+  %slots = shl i64 1, %bits
+  %mask = sub i64 %slots, 1
+  %shift = sub i64 64, %bits
+  %bytes = shl i64 %slots, 4
+  %fits = icmp ule i64 %slots, 1024
+  br i1 %fits, label %fill, label %heap
+heap:
+  %heap.table = call ptr @realloc(ptr null, i64 %bytes)
+  %oom = icmp eq ptr %heap.table, null
+  br i1 %oom, label %sorted, label %fill
+fill:
+  %table = phi ptr [ %stack, %hashed ], [ %heap.table, %heap ]
+  ; the counts, one word after each key: zeroed (every slot free)
+  %counts = getelementptr inbounds i64, ptr %table, i64 %slots
+  %count.bytes = shl i64 %slots, 3
+  call void @llvm.memset.p0.i64(ptr %counts, i8 0, i64 %count.bytes, i1 false)
+  br label %h.loop
+h.loop:
+  %k = phi i64 [ 0, %fill ], [ %k.next, %h.counted ]
+  %best.key = phi i64 [ 0, %fill ], [ %best.key.next, %h.counted ]
+  %best.count = phi i64 [ 0, %fill ], [ %best.count.next, %h.counted ]
+  %hdone = icmp uge i64 %k, %len
+  br i1 %hdone, label %h.exit, label %h.load
+h.load:
+  %hx.p = getelementptr inbounds i64, ptr %data, i64 %k
+  %hx = load i64, ptr %hx.p
+  ; Fibonacci hashing: the top bits of the product spread small integers and float keys
+  %mixed = mul i64 %hx, -7046029254386353131
+  %slot0 = lshr i64 %mixed, %shift
+  br label %h.probe
+h.probe:
+  %s = phi i64 [ %slot0, %h.load ], [ %s.next, %h.taken ]
+  %cp = getelementptr inbounds i64, ptr %counts, i64 %s
+  %c = load i64, ptr %cp
+  %vacant = icmp eq i64 %c, 0
+  br i1 %vacant, label %h.insert, label %h.compare
+h.compare:
+  %kp = getelementptr inbounds i64, ptr %table, i64 %s
+  %kv = load i64, ptr %kp
+  %hit = icmp eq i64 %kv, %hx
+  br i1 %hit, label %h.counted, label %h.taken
+h.taken:
+  %s.inc = add i64 %s, 1
+  %s.next = and i64 %s.inc, %mask
+  br label %h.probe
+h.insert:
+  %ip = getelementptr inbounds i64, ptr %table, i64 %s
+  store i64 %hx, ptr %ip
+  br label %h.counted
+h.counted:
+  %c.old = phi i64 [ %c, %h.compare ], [ 0, %h.insert ]
+  %slot.p = phi ptr [ %cp, %h.compare ], [ %cp, %h.insert ]
+  %c.new = add i64 %c.old, 1
+  store i64 %c.new, ptr %slot.p
+  ; the best so far: the larger count, or the smaller key of an equal count
+  %more = icmp ugt i64 %c.new, %best.count
+  %tie = icmp eq i64 %c.new, %best.count
+  %smaller = icmp slt i64 %hx, %best.key
+  %tie.win = and i1 %tie, %smaller
+  %better = or i1 %more, %tie.win
+  %best.key.next = select i1 %better, i64 %hx, i64 %best.key
+  %best.count.next = select i1 %better, i64 %c.new, i64 %best.count
+  %k.next = add i64 %k, 1
+  br label %h.loop
+h.exit:
+  %on.heap = icmp ne ptr %table, %stack
+  br i1 %on.heap, label %release, label %found
+release:
+  call void @free(ptr %table)
+  br label %found
+found:
+  ret i64 %best.key
+}
+
+; The most frequent value of ascending data[0, len) (len > 0; ties: the first, the smallest).
+define linkonce_odr i64 @gz_mode_of_runs(ptr %data, i64 %len) {
+entry:
   %first = load i64, ptr %data
   br label %loop
 loop:
-  %i = phi i64 [ 1, %some ], [ %i.next, %step ]
-  %run.value = phi i64 [ %first, %some ], [ %run.value.next, %step ]
-  %run.count = phi i64 [ 1, %some ], [ %run.count.next, %step ]
-  %best.value = phi i64 [ %first, %some ], [ %best.value.next, %step ]
-  %best.count = phi i64 [ 1, %some ], [ %best.count.next, %step ]
+  %i = phi i64 [ 1, %entry ], [ %i.next, %step ]
+  %run.value = phi i64 [ %first, %entry ], [ %run.value.next, %step ]
+  %run.count = phi i64 [ 1, %entry ], [ %run.count.next, %step ]
+  %best.value = phi i64 [ %first, %entry ], [ %best.value.next, %step ]
+  %best.count = phi i64 [ 1, %entry ], [ %best.count.next, %step ]
   %done = icmp uge i64 %i, %len
   br i1 %done, label %exit, label %step
 step:
@@ -399,11 +557,12 @@ exit:
 ; - up to 32 values: each counts unless a value before it is equal (at most 496 compares, all in
 ;   the cache lines the vector already has);
 ; - more: one pass through a scratch open-addressing set of 2^k >= 2 * length words (-1 marks a
-;   free slot, so the value -1 itself is tracked apart), freed before it returns (glibc's qsort
-;   took a temporary buffer of the vector's size too); qsort and a run count only when the
-;   scratch table cannot be allocated.
+;   free slot, so the value -1 itself is tracked apart): on the stack up to 1,024 slots (8 KiB:
+;   no malloc and free per group), else malloc'd and freed before it returns; qsort and a run
+;   count only when a heap table cannot be allocated.
 define linkonce_odr i64 @gz_vec_distinct(ptr %v) {
 entry:
+  %stack = alloca [1024 x i64], align 16
   %data = load ptr, ptr %v
   %len.p = getelementptr inbounds %gz.vec, ptr %v, i32 0, i32 1
   %len = load i64, ptr %len.p
@@ -473,13 +632,17 @@ hashed:
   %mask = sub i64 %slots, 1
   %shift = sub i64 64, %bits
   %bytes = shl i64 %slots, 3
-  %table = call ptr @realloc(ptr null, i64 %bytes)
-  %oom = icmp eq ptr %table, null
+  %fits = icmp ule i64 %slots, 1024
+  br i1 %fits, label %fill, label %heap
+heap:
+  %heap.table = call ptr @realloc(ptr null, i64 %bytes)
+  %oom = icmp eq ptr %heap.table, null
   br i1 %oom, label %sorted, label %fill
 sorted:
   call void @gz_vec_sort(ptr %v)
   br label %start
 fill:
+  %table = phi ptr [ %stack, %hashed ], [ %heap.table, %heap ]
   call void @llvm.memset.p0.i64(ptr %table, i8 -1, i64 %bytes, i1 false)
   br label %h.loop
 h.loop:
@@ -521,7 +684,12 @@ h.next:
   %k.next = add i64 %k, 1
   br label %h.loop
 h.exit:
+  %on.heap = icmp ne ptr %table, %stack
+  br i1 %on.heap, label %release, label %counted
+release:
   call void @free(ptr %table)
+  br label %counted
+counted:
   %m1 = zext i1 %minus1 to i64
   %total = add i64 %n, %m1
   ret i64 %total

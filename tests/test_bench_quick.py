@@ -161,6 +161,21 @@ def test_strings_runner_runs_cases_interleaved_with_the_workloads_digest(tmp_pat
     assert "grizzly ÷ numpy" in out and "ok (2 agree)" in out
 
 
+def test_holistic_runner_uses_the_same_runner_over_its_own_cases(tmp_path):
+    # python -m bench.holistic: the suite's median / mode / top-k / unique-count cases through
+    # bench/strings.py's interleaved runner, its reports under its own name
+    from bench import holistic
+
+    assert holistic.main(["--cases", "agg-types-mode,streambox-median-per-key", "--rows", "20000",
+                          "--repeat", "2", "--peers", "numpy,grizzly", "--out", str(tmp_path)]) == 0
+    doc = json.loads(next(tmp_path.glob("holistic-*.json")).read_text())
+    assert [c["case"] for c in doc["cases"]] == ["agg-types-mode", "streambox-median-per-key"]
+    for case in doc["cases"]:
+        assert case["cross_check"]["ok"] and sorted(case["cross_check"]["agreeing"]) == ["grizzly", "numpy"]
+        assert case["cross_check"]["reference"]["groups"] > 0
+    assert "holistic" in next(tmp_path.glob("holistic-*.md")).read_text().splitlines()[0]
+
+
 def test_row_digest_ignores_row_order_and_hashes_strings():
     rows = table_of(auction=[1, 2, 1], channel=pa.array(["a", "b", "a"]), dir1=pa.array(["x", "", "x"]))
     assert row_digest(rows) == row_digest(rows.take([2, 0, 1]))

@@ -148,6 +148,33 @@ def _distinct_groups(env):
             .aggregate(dv=agg.count_distinct("v"), df=agg.count_distinct("f"), ds=agg.count_distinct("s")))
 
 
+def _holistic_groups(env):
+    """mode's finish (gz_vec_mode) counts through a scratch hash table, on the stack up to 511
+    values and on the heap above; median and top_k select (gz_select_kth) with branch-free
+    partitions that gather the pivot's copies. Groups of 1, 2, 3 values and around the stack's
+    limit (511, 512, 513), over few distinct values (ties of the mode, runs of the median's
+    pivot), the int64 extremes, -1, floats' -0.0/0.0/NaN/inf and nulls, in arrival order and
+    ascending."""
+    pool = [-1, 0, 1, -2, INT64_MIN, INT64_MAX, None, 7, -1, 3, 7]
+    floats = [-0.0, 0.0, float("nan"), float("inf"), -float("inf"), -1.0, None, 2.5, 2.5]
+    k, v, f = [], [], []
+    for g, n in enumerate([1, 2, 3, 4, 17, 511, 512, 513, 1500]):
+        for i in range(n):
+            k.append(g)
+            v.append(pool[(i * 7 + g) % len(pool)] if i % 3 else (i * 2654435761) % 5 - 2)
+            f.append(floats[(i * 5 + g) % len(floats)] if g % 2 and i % 2 else float((i * 40503) % 4))
+    for g, n in ((100, 20), (101, 600)):  # ascending: counted and selected in place
+        for i in range(n):
+            k.append(g)
+            v.append(i // 3)
+            f.append(float(i // 5))
+    return (arrow_stream(env, {"ts": [0] * len(k), "k": _i64(k), "v": _i64(v), "f": pa.array(f, pa.float64())},
+                         sizes=[len(k) // 3, len(k) - len(k) // 3])
+            .key_by("k").window(tumbling(10))
+            .aggregate(mv=agg.mode("v"), mf=agg.mode("f"), medv=agg.median("v"), medf=agg.median("f"),
+                       tv=agg.top_k("v", 3), tf=agg.top_k("f", 2)))
+
+
 EDGE_CASES: dict[str, Build] = {
     "sum overflow": lambda env: arrow_stream(env, {"ts": [0, 1], "v": _i64([INT64_MAX, 1])})
         .window_all(tumbling(10)).aggregate(s=agg.sum("v")),
@@ -185,6 +212,7 @@ EDGE_CASES: dict[str, Build] = {
                                       sizes=[1500, 0, 2500, 1000], bound=3)
         .key_by("k").window(tumbling(100)).aggregate(n=agg.count(), s=agg.sum("ts")),
     "count_distinct of short, long, ascending vectors": _distinct_groups,
+    "mode, median, top_k of short, long, tied vectors": _holistic_groups,
 }
 
 

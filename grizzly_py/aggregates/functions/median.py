@@ -1,5 +1,6 @@
 """``agg.median(c)``: holistic (a vector of the group's values as order-preserving int64 keys,
-sorted when the window fires); the mean of the two middle values for an even count."""
+whose middle value(s) are selected when the window fires: ``gz_vec_median``, runtime/vectors.ll);
+the mean of the two middle values for an even count."""
 
 from __future__ import annotations
 
