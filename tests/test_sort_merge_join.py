@@ -17,7 +17,6 @@ from strategies import assert_tables_equal
 
 import grizzly_py as gz
 from grizzly_py import reference
-from grizzly_py.engine.sort_kernel import merge_join
 from marks import all_but, slow
 
 
@@ -88,13 +87,33 @@ def test_session_and_interval_joins_stay_hash_joins():
 
 
 def test_merge_join_pairs_every_equal_key_in_arrival_order():
-    left = np.array([[-3, 0], [1, 1], [1, 4], [7, 2]], dtype=np.int64)
-    right = np.array([[1, 0], [1, 3], [2, 1], [7, 5], [7, 6]], dtype=np.int64)
-    lrefs, rrefs, groups = merge_join(left, right, 1)
-    assert list(zip(lrefs, rrefs, groups)) == [(1, 0, 0), (1, 3, 0), (4, 0, 0), (4, 3, 0), (2, 5, 1), (2, 6, 1)]
-    assert merge_join(left, right[:0], 1) is None
-    two = np.array([[1, 2, 0], [1, 3, 1]], dtype=np.int64)
-    assert merge_join(two, np.array([[1, 3, 9]], dtype=np.int64), 2)[0].tolist() == [1]
+    """The compiled merge of both sides' sorted rows: keys in ascending order (negative ones
+    first), a key's pairs in (left arrival, right arrival) order, unmatched keys on either side
+    skipped, across batches (several sorted runs per side)."""
+    def build(env):
+        a = tj.stream(env, [{"ts": [1, 2], "k": [7, 1], "v": [0, 1]}, {"ts": [3, 4], "k": [-3, 1], "v": [2, 3]}])
+        b = tj.stream(env, [{"ts": [1, 2, 3], "k": [7, 2, 1], "v": [10, 11, 12]},
+                            {"ts": [4, 5], "k": [1, 7], "v": [13, 14]}])
+        return a.join(b).where("k").equal_to("k").window(tj.tumbling(10))
+    table, metrics = run(build, "sort")
+    assert _join_groupings(metrics) == {"sort"}
+    assert tj.rows(table, "k", "v", "v_right") == [
+        (1, 1, 12), (1, 1, 13), (1, 3, 12), (1, 3, 13), (7, 0, 10), (7, 0, 14)]
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    assert_tables_equal(table, expected)
+
+
+def test_multi_word_keys_merge_word_by_word():
+    """Two key columns: rows compare on the first word, then the second; a right side with
+    no equal pair of words gives nothing."""
+    def build(env):
+        a = tj.stream(env, [{"ts": [1, 2, 3, 4], "k": [1, 1, 2, -1], "j": [2, 3, 0, 5], "v": [0, 1, 2, 3]}])
+        b = tj.stream(env, [{"ts": [1, 2, 3], "k": [1, 2, -1], "j": [3, 1, 5], "v": [10, 11, 12]}])
+        return a.join(b).where("k", "j").equal_to("k", "j").window(tj.tumbling(10))
+    table, _ = run(build, "sort")
+    assert tj.rows(table, "k", "j", "v", "v_right") == [(-1, 5, 3, 12), (1, 3, 1, 10)]
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    assert_tables_equal(table, expected)
 
 
 @given(tj.join_cases(kinds=("tumbling", "sliding")))

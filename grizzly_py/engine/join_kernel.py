@@ -251,10 +251,17 @@ class JoinKernel(PipelineKernel):
         self._drop_batches()
         return result
 
+    # whether the trigger writes a window's key groups in key order already (sort-merge: in
+    # ascending key words, which is key order where ``key_words_in_order``)
+    groups_in_key_order = False
+
     def _window_pairs(self, starts, ends, lrefs, rrefs, groups) -> pa.RecordBatch:
         """The pairs in semantic order. The trigger writes each (window, key) group's pairs
         together, in (left ref, right ref) order, so only the groups need sorting, by window end
-        and key (the key values of one left record per group)."""
+        and key (the key values of one left record per group), unless the trigger wrote them in
+        that order (windows by end, keys in order: ``groups_in_key_order``)."""
+        if self.groups_in_key_order:
+            return self._rows(starts, ends, lrefs, rrefs, None)
         n = len(groups)
         first = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
         counts = np.diff(np.append(first, n))
@@ -377,6 +384,13 @@ def _side_arrow_schema(side) -> pa.Schema:
                       for f in side.schema])
 
 
+def key_words_in_order(keys) -> bool:
+    """Whether key words (``codegen.lowering.key_word``) compare, as signed integers, as the
+    keys' values do: integers, bools and timestamps (epoch milliseconds), but not floats (their
+    bits) or strings (interned ids)."""
+    return all(f.dtype.is_integer or f.dtype.is_bool or f.dtype.is_timestamp for f, _ in keys)
+
+
 def _sortable(column) -> pa.Array:
     """A key column as the join orders keys: timestamps by their milliseconds (the key's value),
     dictionaries by their values."""
@@ -390,4 +404,4 @@ def _sortable(column) -> pa.Array:
     return column
 
 
-__all__ = ["JoinKernel", "JoinSideKernel", "SideStore"]
+__all__ = ["JoinKernel", "JoinSideKernel", "SideStore", "key_words_in_order"]
