@@ -1,9 +1,10 @@
-"""The sort-merge window join (``codegen/sort_merge_join.py``, ``engine/sort_kernel.py``): with
-``grouping="sort"`` tumbling and sliding window joins keep sorted key/pointer runs per side and
-join by merging when a window fires. Their output must equal the reference evaluator's and the
+"""The sort-merge window join (``codegen/sort_merge_join.py``, ``engine/sort_kernel.py``): unless
+``grouping="hash"`` asks for the hash join, tumbling and sliding window joins keep key/pointer
+rows per side, sort them and join by merging when a window fires. Their output must equal the reference evaluator's and the
 hash join's: the hand-computed cases of test_join.py (duplicates on both sides, output order,
 empty sides, late records, null and float keys, state dropping) run again with sort-merge, and
-the random join cases of test_join.py are checked against the reference and the hash join.
+the random join cases of test_join.py are checked against the reference and the hash join. The
+hand-computed cases run with the hash join too, as test_join.py's defaults now merge.
 """
 
 from __future__ import annotations
@@ -20,14 +21,24 @@ from grizzly_py import reference
 from marks import all_but, slow
 
 
-@pytest.fixture
-def sort_by_default(monkeypatch):
-    """Every StreamEnvironment a test makes groups (and joins) by sorting."""
+def _grouping_by_default(monkeypatch, default: str) -> None:
+    """Every StreamEnvironment a test makes groups (and joins) by ``default``."""
     original = gz.StreamEnvironment.__init__
 
-    def init(self, *args, grouping="sort", **kwargs):
+    def init(self, *args, grouping=default, **kwargs):
         original(self, *args, grouping=grouping, **kwargs)
     monkeypatch.setattr(gz.StreamEnvironment, "__init__", init)
+
+
+@pytest.fixture
+def sort_by_default(monkeypatch):
+    _grouping_by_default(monkeypatch, "sort")
+
+
+@pytest.fixture
+def hash_by_default(monkeypatch):
+    """The hash join, which window joins use only when asked (grouping="hash")."""
+    _grouping_by_default(monkeypatch, "hash")
 
 
 def run(build, grouping: str, parallelism: int = 1):
@@ -56,6 +67,24 @@ FAST_HAND_CASES = {tj.test_results_are_ordered_by_window_end_then_key_then_arriv
                          ids=lambda f: f.__name__)
 def test_hand_computed_join_cases_with_sort_merge(sort_by_default, case):
     case()
+
+
+@pytest.mark.parametrize("case", all_but(HAND_CASES, FAST_HAND_CASES),
+                         ids=lambda f: f.__name__)
+def test_hand_computed_join_cases_with_the_hash_join(hash_by_default, case):
+    case()
+
+
+def test_window_joins_merge_by_default_and_hash_when_asked():
+    def build(env):
+        a = tj.stream(env, [{"ts": [1, 2], "k": [1, 2]}])
+        b = tj.stream(env, [{"ts": [3, 4], "k": [2, 1]}])
+        return a.join(b).where("k").equal_to("k").window(tj.tumbling(10))
+    table, metrics = run(build, "auto")
+    assert _join_groupings(metrics) == {"sort"} and tj.rows(table, "k") == [(1,), (2,)]
+    hashed, hash_metrics = run(build, "hash")
+    assert _join_groupings(hash_metrics) == {"hash"}
+    assert_tables_equal(table, hashed)
 
 
 @pytest.mark.parametrize("parallelism", [slow(1), 2])

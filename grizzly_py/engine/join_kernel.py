@@ -97,16 +97,17 @@ class SideStore:
         if not len(refs) or not self.batches:
             return [pa.array([], self.schema.field(c).type) for c in columns]
         starts = np.fromiter((b for b, _ in self.batches), dtype=np.int64, count=len(self.batches))
-        which = np.searchsorted(starts, refs, side="right") - 1
-        if which[0] == which[-1] and (which == which[0]).all():  # one batch (the usual case)
-            base, batch = self.batches[which[0]]
+        # the batches are contiguous in refs: the smallest and largest ref bound the span
+        lo, hi = (int(i) for i in np.searchsorted(starts, [refs.min(), refs.max()], side="right") - 1)
+        if lo == hi:  # one batch (the usual case)
+            base, batch = self.batches[lo]
             indices = pa.array(refs - base, pa.int64())
             return [batch.column(c).take(indices) for c in columns]
-        lo, hi = int(which.min()), int(which.max())
         span = self.batches[lo:hi + 1]
         if 4 * len(refs) >= sum(b.num_rows for _, b in span):  # dense: one gather over the span
             indices = pa.array(refs - span[0][0], pa.int64())
             return [pa.concat_arrays([b.column(c) for _, b in span]).take(indices) for c in columns]
+        which = np.searchsorted(starts, refs, side="right") - 1
         if len(self.batches) < 1 << 15:
             which = which.astype(np.int16)  # numpy sorts small integers stably by radix
         order = np.argsort(which, kind="stable")
