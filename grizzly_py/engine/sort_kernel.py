@@ -117,9 +117,10 @@ class SortMergeJoinKernel(JoinKernel):
                 continue
             lrefs, rrefs, groups = pairs
             pieces.append((np.full(len(lrefs), lo, dtype=np.int64), np.full(len(lrefs), hi, dtype=np.int64),
-                           lrefs, rrefs, groups + groups_so_far))
+                           lrefs, rrefs, groups + groups_so_far if groups_so_far else groups))
             groups_so_far += int(groups[-1]) + 1
-        result = self._window_pairs(*(np.concatenate(column) for column in zip(*pieces))) if pieces else None
+        columns = [c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces)]  # (one window: no copy)
+        result = self._window_pairs(*columns) if pieces else None
         drop = self._function("drop", None, _P, _I64)
         min_ref = self._function("min_ref", _I64, _P)
         for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
