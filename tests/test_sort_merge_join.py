@@ -1,9 +1,10 @@
-"""The sort-merge window join (``codegen/sort_merge_join.py``, ``engine/sort_kernel.py``): with
-``grouping="sort"`` tumbling and sliding window joins keep sorted key/pointer runs per side and
-join by merging when a window fires. Their output must equal the reference evaluator's and the
+"""The sort-merge window join (``codegen/sort_merge_join.py``, ``engine/sort_kernel.py``): unless
+``grouping="hash"`` asks for the hash join, tumbling and sliding window joins keep key/pointer
+rows per side, sort them and join by merging when a window fires. Their output must equal the reference evaluator's and the
 hash join's: the hand-computed cases of test_join.py (duplicates on both sides, output order,
 empty sides, late records, null and float keys, state dropping) run again with sort-merge, and
-the random join cases of test_join.py are checked against the reference and the hash join.
+the random join cases of test_join.py are checked against the reference and the hash join. The
+hand-computed cases run with the hash join too, as test_join.py's defaults now merge.
 """
 
 from __future__ import annotations
@@ -17,18 +18,27 @@ from strategies import assert_tables_equal
 
 import grizzly_py as gz
 from grizzly_py import reference
-from grizzly_py.engine.sort_kernel import merge_join
 from marks import all_but, slow
+
+
+def _grouping_by_default(monkeypatch, default: str) -> None:
+    """Every StreamEnvironment a test makes groups (and joins) by ``default``."""
+    original = gz.StreamEnvironment.__init__
+
+    def init(self, *args, grouping=default, **kwargs):
+        original(self, *args, grouping=grouping, **kwargs)
+    monkeypatch.setattr(gz.StreamEnvironment, "__init__", init)
 
 
 @pytest.fixture
 def sort_by_default(monkeypatch):
-    """Every StreamEnvironment a test makes groups (and joins) by sorting."""
-    original = gz.StreamEnvironment.__init__
+    _grouping_by_default(monkeypatch, "sort")
 
-    def init(self, *args, grouping="sort", **kwargs):
-        original(self, *args, grouping=grouping, **kwargs)
-    monkeypatch.setattr(gz.StreamEnvironment, "__init__", init)
+
+@pytest.fixture
+def hash_by_default(monkeypatch):
+    """The hash join, which window joins use only when asked (grouping="hash")."""
+    _grouping_by_default(monkeypatch, "hash")
 
 
 def run(build, grouping: str, parallelism: int = 1):
@@ -57,6 +67,24 @@ FAST_HAND_CASES = {tj.test_results_are_ordered_by_window_end_then_key_then_arriv
                          ids=lambda f: f.__name__)
 def test_hand_computed_join_cases_with_sort_merge(sort_by_default, case):
     case()
+
+
+@pytest.mark.parametrize("case", all_but(HAND_CASES, FAST_HAND_CASES),
+                         ids=lambda f: f.__name__)
+def test_hand_computed_join_cases_with_the_hash_join(hash_by_default, case):
+    case()
+
+
+def test_window_joins_merge_by_default_and_hash_when_asked():
+    def build(env):
+        a = tj.stream(env, [{"ts": [1, 2], "k": [1, 2]}])
+        b = tj.stream(env, [{"ts": [3, 4], "k": [2, 1]}])
+        return a.join(b).where("k").equal_to("k").window(tj.tumbling(10))
+    table, metrics = run(build, "auto")
+    assert _join_groupings(metrics) == {"sort"} and tj.rows(table, "k") == [(1,), (2,)]
+    hashed, hash_metrics = run(build, "hash")
+    assert _join_groupings(hash_metrics) == {"hash"}
+    assert_tables_equal(table, hashed)
 
 
 @pytest.mark.parametrize("parallelism", [slow(1), 2])
@@ -88,13 +116,33 @@ def test_session_and_interval_joins_stay_hash_joins():
 
 
 def test_merge_join_pairs_every_equal_key_in_arrival_order():
-    left = np.array([[-3, 0], [1, 1], [1, 4], [7, 2]], dtype=np.int64)
-    right = np.array([[1, 0], [1, 3], [2, 1], [7, 5], [7, 6]], dtype=np.int64)
-    lrefs, rrefs, groups = merge_join(left, right, 1)
-    assert list(zip(lrefs, rrefs, groups)) == [(1, 0, 0), (1, 3, 0), (4, 0, 0), (4, 3, 0), (2, 5, 1), (2, 6, 1)]
-    assert merge_join(left, right[:0], 1) is None
-    two = np.array([[1, 2, 0], [1, 3, 1]], dtype=np.int64)
-    assert merge_join(two, np.array([[1, 3, 9]], dtype=np.int64), 2)[0].tolist() == [1]
+    """The compiled merge of both sides' sorted rows: keys in ascending order (negative ones
+    first), a key's pairs in (left arrival, right arrival) order, unmatched keys on either side
+    skipped, across batches (several sorted runs per side)."""
+    def build(env):
+        a = tj.stream(env, [{"ts": [1, 2], "k": [7, 1], "v": [0, 1]}, {"ts": [3, 4], "k": [-3, 1], "v": [2, 3]}])
+        b = tj.stream(env, [{"ts": [1, 2, 3], "k": [7, 2, 1], "v": [10, 11, 12]},
+                            {"ts": [4, 5], "k": [1, 7], "v": [13, 14]}])
+        return a.join(b).where("k").equal_to("k").window(tj.tumbling(10))
+    table, metrics = run(build, "sort")
+    assert _join_groupings(metrics) == {"sort"}
+    assert tj.rows(table, "k", "v", "v_right") == [
+        (1, 1, 12), (1, 1, 13), (1, 3, 12), (1, 3, 13), (7, 0, 10), (7, 0, 14)]
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    assert_tables_equal(table, expected)
+
+
+def test_multi_word_keys_merge_word_by_word():
+    """Two key columns: rows compare on the first word, then the second; a right side with
+    no equal pair of words gives nothing."""
+    def build(env):
+        a = tj.stream(env, [{"ts": [1, 2, 3, 4], "k": [1, 1, 2, -1], "j": [2, 3, 0, 5], "v": [0, 1, 2, 3]}])
+        b = tj.stream(env, [{"ts": [1, 2, 3], "k": [1, 2, -1], "j": [3, 1, 5], "v": [10, 11, 12]}])
+        return a.join(b).where("k", "j").equal_to("k", "j").window(tj.tumbling(10))
+    table, _ = run(build, "sort")
+    assert tj.rows(table, "k", "j", "v", "v_right") == [(-1, 5, 3, 12), (1, 3, 1, 10)]
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    assert_tables_equal(table, expected)
 
 
 @given(tj.join_cases(kinds=("tumbling", "sliding")))

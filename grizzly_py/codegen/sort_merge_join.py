@@ -5,11 +5,14 @@ shared table and probes the other side. This variant keeps each side's window co
 key/pointer arrays (``runtime/kpa.ll``), as StreamBox-HBM does: each side's fused kernel (the
 same event time, filters, key words, null-key drop and lateness check as the hash join's:
 ``join._lower_side``) appends ``{key words, ref}`` to the array of the record's pane
-(gcd(size, slide) ms) in its own state block (``join_kpa_insert.ll.j2``), and its epilogue
-sorts the batch's rows into a run on (key words, ref). When a window fires, the engine asks
-each side for the merge of its panes' runs (``join_kpa_state.ll.j2``: one array sorted by key,
-then arrival) and joins the two arrays by merging them (``engine/sort_kernel.py``), so the
-pairs come out per key in (left arrival, right arrival) order, as the hash join's do.
+(gcd(size, slide) ms) in its own state block (``join_kpa_insert.ll.j2``). Nothing is sorted per
+batch (one radix sort of a whole pane costs less than sorting each batch into a run and merging
+the runs): when a window fires, the engine asks each side for its panes' rows
+(``join_kpa_state.ll.j2``: a pane's rows not yet sorted are radix-sorted into one run on
+``sorted_words``, and the panes' runs merged into one array sorted by key, then arrival) and
+joins the two arrays by merging them in compiled code (``merge_join`` there, driven by
+``engine/sort_kernel.py``), so the pairs come out per key in (left arrival, right arrival)
+order, as the hash join's do, and keys in ascending key-word order.
 
 Session and interval joins stay hash joins (``sort_merge_unsupported`` says why).
 """
@@ -37,6 +40,15 @@ def sort_merge_unsupported(pipeline: Pipeline) -> str | None:
     return None
 
 
+def sorted_words(t: JoinTerminal) -> int:
+    """The words of a {key words, ref} row that the runs sort on. A tumbling window is one pane
+    whose rows were appended in arrival order, and the radix sort and the merges of runs are
+    stable: the key words suffice, and the refs of a key stay in arrival order. A sliding
+    window merges several panes, whose rows interleave in arrival: the ref is sorted on too."""
+    key_words = len(t.sides[0].keys)
+    return key_words if t.join_kind == "tumbling" else key_words + 1
+
+
 def generate_sort_merge_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> GeneratedJoin:
     """Render both sides' kernels and the trigger unit of a sort-merge window join."""
     options = options or CodegenOptions(grouping="sort")
@@ -48,16 +60,13 @@ def generate_sort_merge_join(pipeline: Pipeline, options: CodegenOptions | None 
     if key_words > MAX_KEYS:
         raise NotImplementedError(f"a join takes at most {MAX_KEYS} key columns, got {key_words}")
     geometry = _geometry(t)
-    consts = dict(LAYOUT, kind=t.join_kind, key_words=key_words, entry_size=0, refs_off=0,
-                  STATE_WINDOWS=abi.STATE_WINDOWS,
-                  STATE_ERROR_CODE=abi.STATE_ERROR_CODE, **geometry)
+    sort_words = sorted_words(t)
+    consts = dict(LAYOUT, kind=t.join_kind, key_words=key_words, sort_words=sort_words, entry_size=0, refs_off=0,
+                  STATE_WINDOWS=abi.STATE_WINDOWS, **geometry)
     prefix = f"p{pipeline.id}_{options.variant}_sm"
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}, sort-merge join\n"
-    seal = f"  call void @gz_kpa_seal_into(ptr %dir, ptr %kpa.err.p, i64 {key_words + 1}, i64 {key_words + 1})" \
-           "  ; sort this batch's rows into a run"
     sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"sort-merge join ({t.join_kind})",
-                                    "join_sort_merge", templates=("join_kpa_preamble.ll.j2", "join_kpa_insert.ll.j2"),
-                                    epilogue=(seal,))
+                                    "join_sort_merge", templates=("join_kpa_preamble.ll.j2", "join_kpa_insert.ll.j2"))
     state_ir = render("join_kpa_state.ll.j2", p=prefix, **consts)
     state = CodeUnit("state", header + state_ir + "\n" + runtime_declarations(), 1)
     all_units["state"] = state

@@ -97,16 +97,17 @@ class SideStore:
         if not len(refs) or not self.batches:
             return [pa.array([], self.schema.field(c).type) for c in columns]
         starts = np.fromiter((b for b, _ in self.batches), dtype=np.int64, count=len(self.batches))
-        which = np.searchsorted(starts, refs, side="right") - 1
-        if which[0] == which[-1] and (which == which[0]).all():  # one batch (the usual case)
-            base, batch = self.batches[which[0]]
+        # the batches are contiguous in refs: the smallest and largest ref bound the span
+        lo, hi = (int(i) for i in np.searchsorted(starts, [refs.min(), refs.max()], side="right") - 1)
+        if lo == hi:  # one batch (the usual case)
+            base, batch = self.batches[lo]
             indices = pa.array(refs - base, pa.int64())
             return [batch.column(c).take(indices) for c in columns]
-        lo, hi = int(which.min()), int(which.max())
         span = self.batches[lo:hi + 1]
         if 4 * len(refs) >= sum(b.num_rows for _, b in span):  # dense: one gather over the span
             indices = pa.array(refs - span[0][0], pa.int64())
             return [pa.concat_arrays([b.column(c) for _, b in span]).take(indices) for c in columns]
+        which = np.searchsorted(starts, refs, side="right") - 1
         if len(self.batches) < 1 << 15:
             which = which.astype(np.int16)  # numpy sorts small integers stably by radix
         order = np.argsort(which, kind="stable")
@@ -251,10 +252,17 @@ class JoinKernel(PipelineKernel):
         self._drop_batches()
         return result
 
+    # whether the trigger writes a window's key groups in key order already (sort-merge: in
+    # ascending key words, which is key order where ``key_words_in_order``)
+    groups_in_key_order = False
+
     def _window_pairs(self, starts, ends, lrefs, rrefs, groups) -> pa.RecordBatch:
         """The pairs in semantic order. The trigger writes each (window, key) group's pairs
         together, in (left ref, right ref) order, so only the groups need sorting, by window end
-        and key (the key values of one left record per group)."""
+        and key (the key values of one left record per group), unless the trigger wrote them in
+        that order (windows by end, keys in order: ``groups_in_key_order``)."""
+        if self.groups_in_key_order:
+            return self._rows(starts, ends, lrefs, rrefs, None)
         n = len(groups)
         first = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
         counts = np.diff(np.append(first, n))
@@ -377,6 +385,13 @@ def _side_arrow_schema(side) -> pa.Schema:
                       for f in side.schema])
 
 
+def key_words_in_order(keys) -> bool:
+    """Whether key words (``codegen.lowering.key_word``) compare, as signed integers, as the
+    keys' values do: integers, bools and timestamps (epoch milliseconds), but not floats (their
+    bits) or strings (interned ids)."""
+    return all(f.dtype.is_integer or f.dtype.is_bool or f.dtype.is_timestamp for f, _ in keys)
+
+
 def _sortable(column) -> pa.Array:
     """A key column as the join orders keys: timestamps by their milliseconds (the key's value),
     dictionaries by their values."""
@@ -390,4 +405,4 @@ def _sortable(column) -> pa.Array:
     return column
 
 
-__all__ = ["JoinKernel", "JoinSideKernel", "SideStore"]
+__all__ = ["JoinKernel", "JoinSideKernel", "SideStore", "key_words_in_order"]

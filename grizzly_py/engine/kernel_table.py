@@ -5,7 +5,8 @@ the *state layout*: the code generator's rule and options chose it, ``codegen/ru
 ``KERNELS`` maps each layout to the kernel classes that drive it, for one worker and for several.
 Several workers each write a state block of their own and the blocks merge when a window fires;
 a layout without a kernel for several workers keeps one (its records are taken in stream order).
-A join pipeline's kernel follows its grouping (``join_kernel``, ``sort_kernel``); an OVER pipeline's
+A join pipeline's kernel follows its grouping (``join_kernel``, ``sort_kernel``: window joins
+merge sorted runs unless hash grouping is asked for); an OVER pipeline's
 is ``over_kernel.OverKernel``, an unbounded Top-N pipeline's ``top_n_kernel.TopNKernel``.
 
 Every class here is a ``kernel_protocol.PipelineKernel``: what else differs between layouts (its
@@ -66,9 +67,12 @@ def make_kernel(gen: GeneratedPipeline, input_name: str, workers: int = 1):
 
 
 def make_join_kernel(pipeline: Pipeline, input_name: str, grouping: str = "hash") -> JoinKernel:
-    """The kernel of join pipeline ``pipeline``: sort-merge under sort grouping where the join
-    kind allows it (window joins), else hash."""
-    sort_merge = grouping == "sort" and sort_merge_unsupported(pipeline) is None
+    """The kernel of join pipeline ``pipeline``: sort-merge where the join kind allows it (window
+    joins) unless hash grouping is asked for, else hash. Sort-merge is the default ("auto") as
+    it does less work per record whatever the keys: an append per record, one radix sort per
+    pane and a linear merge, where the hash join probes a table per record and sorts the key
+    groups of each window (docs/benchmarks.md, "Window joins by sort-merge")."""
+    sort_merge = grouping != "hash" and sort_merge_unsupported(pipeline) is None
     return (SortMergeJoinKernel if sort_merge else JoinKernel)(pipeline, input_name)
 
 

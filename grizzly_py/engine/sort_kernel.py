@@ -7,7 +7,8 @@ complete window over every worker's state block, then ``drop_panes``), so tumbli
 the same path (a window is its own pane). The only addition: sorting a run may run out of
 memory after the batch's rows are in, which the kernel reports in the state's error word.
 The sort-merge join keeps the hash join's engine side (kept batches, output order) and replaces
-insertion and firing.
+insertion and firing: its sides append unsorted rows, and a pane is sorted once, when the first
+window holding it fires.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..codegen.module import window_geometry
 from ..codegen.sort_merge_join import generate_sort_merge_join
 from ..physical.pipelines import Pipeline
 from . import native_words
-from .join_kernel import JoinKernel
+from .join_kernel import JoinKernel, key_words_in_order
 from .kernels import SlidingWindowKernel
 from .sort_snapshot import export_kpa_block, export_sort_merge_join, restore_kpa_block, restore_sort_merge_join
 from .state_memory import kept_batch_bytes, kpa_bytes
@@ -63,9 +64,11 @@ class SortWindowKernel(SlidingWindowKernel):
 
 class SortMergeJoinKernel(JoinKernel):
     """A window join (tumbling, sliding) by sort-merge (``codegen/sort_merge_join.py``): each side
-    keeps sorted {key words, ref} runs per pane in its own state block; a complete window merges
-    each side's runs of its panes and the two sorted arrays are joined by merging them. Output
-    rows and their order are the hash join's (``JoinKernel._window_pairs`` orders the groups)."""
+    keeps {key words, ref} rows per pane in its own state block; a complete window sorts each
+    side's panes not yet sorted, merges the panes' runs, and the two sorted arrays are joined by
+    merging them in compiled code. Output rows and their order are the hash join's: the merge
+    writes the keys in ascending key words, which ``JoinKernel._window_pairs`` reorders only
+    where key words do not compare as the keys do (floats, strings)."""
 
     grouping = "sort"
 
@@ -75,6 +78,8 @@ class SortMergeJoinKernel(JoinKernel):
         self.slide, self.pane, self.window_size = self.geometry.slide, self.geometry.pane, self.geometry.size
         self.previous_watermark = None  # windows complete at it have fired
         self.row_words = self.gen.key_words + 1
+        # windows fire in order of their ends and the merge writes keys in ascending key words
+        self.groups_in_key_order = key_words_in_order(self.terminal.sides[0].keys)
 
     def generate(self, pipeline: Pipeline):
         return generate_sort_merge_join(pipeline)
@@ -98,12 +103,6 @@ class SortMergeJoinKernel(JoinKernel):
             return min(k.counter(index) for k in self.sides)
         return super().counter(index)
 
-    def process(self, side: int, batch: pa.RecordBatch, watermark: int) -> None:
-        super().process(side, batch, watermark)
-        state = self.sides[side].state
-        if state[abi.STATE_ERROR_CODE] == abi.ERROR_OUT_OF_MEMORY:  # the epilogue's sort failed
-            self.sides[side]._raise(abi.ERROR_OUT_OF_MEMORY, batch, state, None)
-
     def fire(self, watermark: int) -> pa.RecordBatch | None:
         """The pairs of every window with end - 1 <= watermark, in the hash join's order."""
         previous, self.previous_watermark = self.previous_watermark, watermark
@@ -113,15 +112,15 @@ class SortMergeJoinKernel(JoinKernel):
         windows = self.geometry.ready_windows(panes, previous, watermark)
         pieces, groups_so_far = [], 0
         for lo, hi in windows:
-            left, right = (self._window_rows(side, lo) for side in (0, 1))
-            pairs = merge_join(left, right, self.gen.key_words)
+            pairs = self._merge_window(lo)
             if pairs is None:
                 continue
             lrefs, rrefs, groups = pairs
-            ones = np.ones(len(lrefs), dtype=np.int64)
-            pieces.append((ones * lo, ones * hi, lrefs, rrefs, groups + groups_so_far))
+            pieces.append((np.full(len(lrefs), lo, dtype=np.int64), np.full(len(lrefs), hi, dtype=np.int64),
+                           lrefs, rrefs, groups + groups_so_far if groups_so_far else groups))
             groups_so_far += int(groups[-1]) + 1
-        result = self._window_pairs(*(np.concatenate(column) for column in zip(*pieces))) if pieces else None
+        columns = [c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces)]  # (one window: no copy)
+        result = self._window_pairs(*columns) if pieces else None
         drop = self._function("drop", None, _P, _I64)
         min_ref = self._function("min_ref", _I64, _P)
         for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
@@ -131,21 +130,42 @@ class SortMergeJoinKernel(JoinKernel):
             self.stores[side].drop_below(min_ref(k.state.ctypes.data))
         return result
 
-    def _window_rows(self, side: int, lo: int) -> np.ndarray:
-        """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then ref."""
+    def _merge_window(self, lo: int):
+        """The pairs of window [lo, lo + size): (left refs, right refs, key groups numbered from
+        0), per key in (left ref, right ref) order, keys in ascending key words; None when no
+        key pairs."""
+        rows = []
+        try:
+            for side in (0, 1):
+                rows.append(self._window_rows(side, lo))
+            (left, nl), (right, nr) = rows
+            if not nl or not nr:
+                return None
+            merge = self._function("merge_join", _I64, _P, _I64, _P, _I64, _P, _P, _P)
+            n = merge(left, nl, right, nr, None, None, None)
+            if not n:
+                return None
+            lrefs, rrefs, groups = (np.empty(n, dtype=np.int64) for _ in range(3))
+            written = merge(left, nl, right, nr, lrefs.ctypes.data, rrefs.ctypes.data, groups.ctypes.data)
+            if written != n:
+                raise RuntimeError(f"pipeline {self.pipeline.id}: the merge join wrote {written} pairs, counted {n}")
+            return lrefs, rrefs, groups
+        finally:
+            free_rows = self._function("free_rows", None, _P)
+            for address, _ in rows:
+                if address:
+                    free_rows(address)
+
+    def _window_rows(self, side: int, lo: int) -> tuple[int, int]:
+        """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then
+        ref, as (address of a native array the caller frees, rows); (0, 0) when there are none."""
         window = self._function("window", _I64, _P, _I64, _P)
-        free_rows = self._function("free_rows", None, _P)
         result = ctypes.c_void_p()
         states = np.array([self.sides[side].state.ctypes.data], dtype=np.uint64)
         n = window(states.ctypes.data, lo, ctypes.byref(result))
         if n < 0:
             raise MemoryError(f"pipeline {self.pipeline.id}: out of memory merging the join's sorted runs")
-        if n == 0:
-            return np.zeros((0, self.row_words), dtype=np.int64)
-        words = n * self.row_words
-        rows = native_words.copy(result.value, words).reshape(n, self.row_words)
-        free_rows(result.value)
-        return rows
+        return (result.value or 0, n) if n else (0, 0)
 
     def close(self) -> None:
         if not self._closed:
@@ -162,39 +182,3 @@ def _pane_starts(state: np.ndarray) -> np.ndarray:
     if not length:
         return np.zeros(0, dtype=np.int64)
     return native_words.view(slots, 4 * length)[::4].copy()
-
-
-def merge_join(left: np.ndarray, right: np.ndarray, key_words: int):
-    """Join two arrays of rows {key words, ref} sorted by (key words, ref): (left refs, right refs,
-    group numbers) with every pair of equal keys, per key in (left ref, right ref) order, keys in
-    the arrays' order; None when no key matches."""
-    if not len(left) or not len(right):
-        return None
-    lkeys, rkeys = (_key_records(rows, key_words) for rows in (left, right))
-    lstart, lcount = _runs(lkeys)
-    rstart, rcount = _runs(rkeys)
-    _, li, ri = np.intersect1d(lkeys[lstart], rkeys[rstart], assume_unique=True, return_indices=True)
-    if not len(li):
-        return None
-    order = np.argsort(li, kind="stable")  # keys in the left array's (sorted) order
-    li, ri = li[order], ri[order]
-    a, b = lcount[li], rcount[ri]
-    sizes = a * b
-    group = np.repeat(np.arange(len(li), dtype=np.int64), sizes)
-    k = np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    bb = b[group]
-    lrows = lstart[li][group] + k // bb
-    rrows = rstart[ri][group] + k % bb
-    return left[lrows, key_words], right[rrows, key_words], group
-
-
-def _key_records(rows: np.ndarray, key_words: int) -> np.ndarray:
-    """The key words of each row as one structured record (compares and sorts field by field)."""
-    keys = np.ascontiguousarray(rows[:, :key_words])
-    return keys.view([(f"k{i}", "<i8") for i in range(key_words)]).ravel()
-
-
-def _runs(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start and length of each run of equal adjacent keys."""
-    start = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    return start, np.diff(np.append(start, len(keys)))
