@@ -95,7 +95,11 @@ def explain(target, show_plan, show_pipelines, show_ir, show_ir_opt, show_asm, v
         if grouping == "sort":  # sort grouping has the generic variant only
             from .codegen.module import CodegenOptions
             options = CodegenOptions(grouping="sort")
-        gen = generate_pipeline(p, options)
+        from .codegen.sort_merge_join import generate_sort_merge_join, joins_by_sort_merge
+        if p.terminal.kind == "join" and joins_by_sort_merge(p, grouping):  # the join the engine runs
+            gen = generate_sort_merge_join(p)
+        else:
+            gen = generate_pipeline(p, options)
         if show_ir:
             _show(f"pipeline {p.id}: LLVM IR ({options.variant})", gen.ir, "llvm")
         for unit in gen.units.values() if (show_ir_opt or show_asm) else ():

@@ -174,3 +174,20 @@ def test_big_inputs_with_many_duplicates():
     hashed, _ = run(build, "hash")
     assert table.num_rows > 1_000 and _join_groupings(metrics) == {"sort"}
     assert_tables_equal(table, hashed)
+
+
+def test_explain_shows_the_join_the_engine_runs():
+    """``grizzly explain --ir`` of a window join shows the sort-merge join's IR (its compiled
+    merge) by default, as the engine runs it, and the hash join's with ``--grouping hash``."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from grizzly_py.cli import main
+    example = str(Path(__file__).parent.parent / "examples" / "nexmark_joins.py")  # Q8: a tumbling join
+    by_default = CliRunner().invoke(main, ["explain", example, "--ir"])
+    assert by_default.exit_code == 0, by_default.output
+    assert "sort-merge join" in by_default.output and "_sm_merge_join(" in by_default.output
+    hashed = CliRunner().invoke(main, ["explain", example, "--ir", "--grouping", "hash"])
+    assert hashed.exit_code == 0, hashed.output
+    assert "sort-merge join" not in hashed.output and "_sm_merge_join(" not in hashed.output

@@ -40,6 +40,13 @@ def sort_merge_unsupported(pipeline: Pipeline) -> str | None:
     return None
 
 
+def joins_by_sort_merge(pipeline: Pipeline, grouping: str) -> bool:
+    """Whether join pipeline ``pipeline`` runs as a sort-merge join under ``grouping`` ("auto",
+    "hash" or "sort"): where the join kind allows it, unless hash grouping is asked for. The
+    engine's kernel (``engine/kernel_table.make_join_kernel``) and ``grizzly explain`` both ask."""
+    return grouping != "hash" and sort_merge_unsupported(pipeline) is None
+
+
 def sorted_words(t: JoinTerminal) -> int:
     """The words of a {key words, ref} row that the runs sort on. A tumbling window is one pane
     whose rows were appended in arrival order, and the radix sort and the merges of runs are

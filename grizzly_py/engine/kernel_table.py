@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..codegen.module import GeneratedPipeline
-from ..codegen.sort_merge_join import sort_merge_unsupported
+from ..codegen.sort_merge_join import joins_by_sort_merge
 from ..physical.pipelines import Pipeline
 from .join_kernel import JoinKernel
 from .kernels import CountWindowKernel, RunningAggregateKernel, SessionWindowKernel, SlidingWindowKernel, WindowKernel
@@ -72,8 +72,7 @@ def make_join_kernel(pipeline: Pipeline, input_name: str, grouping: str = "hash"
     it does less work per record whatever the keys: an append per record, one radix sort per
     pane and a linear merge, where the hash join probes a table per record and sorts the key
     groups of each window (docs/benchmarks.md, "Window joins by sort-merge")."""
-    sort_merge = grouping != "hash" and sort_merge_unsupported(pipeline) is None
-    return (SortMergeJoinKernel if sort_merge else JoinKernel)(pipeline, input_name)
+    return (SortMergeJoinKernel if joins_by_sort_merge(pipeline, grouping) else JoinKernel)(pipeline, input_name)
 
 
 def make_over_kernel(pipeline: Pipeline, input_name: str) -> OverKernel:
