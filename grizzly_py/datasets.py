@@ -12,8 +12,8 @@ The stream's order: files sorted by path, each file's row groups in order, one b
 stream per row group (``RowGroup``). The embedded engine and the Spark tasks read the same row
 groups in the same order, so a row group's number is its batch number everywhere.
 
-Formats (``FORMATS``): Parquet, and ORC for ``from_spark`` scans of ORC files
-(``spark/file_scans.py``), whose stripes are its row groups. pyarrow gives an ORC file's row
+Formats (``FORMATS``, one ``FileFormat`` each): Parquet, and ORC for ``from_spark`` scans of ORC
+files (``spark/file_scans.py``), whose stripes are its row groups. pyarrow gives an ORC file's row
 count and stripe count but not each stripe's rows, so an ORC row group's ``rows`` is the file's
 rows spread evenly over its stripes: an estimate that only balances splits.
 """
@@ -29,7 +29,60 @@ import pyarrow as pa
 GLOB_CHARS = "*?["
 
 
-FORMATS = {"parquet": "Parquet", "orc": "ORC"}  # format -> its name in messages
+class FileFormat:
+    """How one file format is opened and read by row group; ``FORMATS`` holds one of each."""
+
+    key = name = ""  # the key in ``FORMATS`` (pyarrow.dataset's format name); the name in messages
+
+    def open(self, filesystem, path: str, checksums: bool):
+        raise NotImplementedError
+
+    def footer(self, handle):
+        """The file's statistics where the format keeps them (None: not read)."""
+        return None
+
+    def group_rows(self, handle, footer) -> list[int]:
+        """Each row group's row count."""
+        raise NotImplementedError
+
+    def read_group(self, handle, index: int, columns: list[str]) -> pa.Table:
+        """Row group ``index`` of ``handle``, only ``columns`` in that order."""
+        raise NotImplementedError
+
+
+class ParquetFormat(FileFormat):
+    key, name = "parquet", "Parquet"
+
+    def open(self, filesystem, path, checksums):
+        import pyarrow.parquet as pq
+        return pq.ParquetFile(path, filesystem=filesystem, page_checksum_verification=checksums)
+
+    def footer(self, handle):
+        return handle.metadata
+
+    def group_rows(self, handle, footer):
+        return [footer.row_group(i).num_rows for i in range(footer.num_row_groups)]
+
+    def read_group(self, handle, index, columns):
+        return handle.read_row_group(index, columns=columns)
+
+
+class OrcFormat(FileFormat):
+    key, name = "orc", "ORC"
+
+    def open(self, filesystem, path, checksums):
+        import pyarrow.orc as orc
+        return orc.ORCFile(filesystem.open_input_file(path))
+
+    def group_rows(self, handle, footer):
+        stripes, rows = handle.nstripes, handle.nrows
+        return [rows // stripes + (i < rows % stripes) for i in range(stripes)]
+
+    def read_group(self, handle, index, columns):  # a stripe comes in the file's column order
+        return pa.Table.from_batches([handle.read_stripe(index, columns=columns)]).select(columns)
+
+
+FORMATS = {f.key: f for f in (ParquetFormat(), OrcFormat())}
 
 
 class BadDatasetError(ValueError):
@@ -59,7 +112,7 @@ class FileDataset:
 
     @property
     def format_name(self) -> str:
-        return FORMATS[self.format]
+        return FORMATS[self.format].name
 
     def __getstate__(self):  # footers are read again where needed, not shipped
         state = dict(self.__dict__)
@@ -75,38 +128,27 @@ class FileDataset:
         return self.files[file] if len(self.files) > 1 else self.path
 
     def open(self, file: int, checksums: bool = True):
-        """A ``pyarrow.parquet.ParquetFile`` (page checksums verified where the writer stored
-        them) or ``pyarrow.orc.ORCFile`` of file number ``file``."""
-        if self.format == "orc":
-            import pyarrow.orc as orc
-            return orc.ORCFile(self.filesystem.open_input_file(self.files[file]))
-        import pyarrow.parquet as pq
-        return pq.ParquetFile(self.files[file], filesystem=self.filesystem, page_checksum_verification=checksums)
+        """The open file number ``file`` (a ``pyarrow.parquet.ParquetFile``, page checksums
+        verified where the writer stored them, or a ``pyarrow.orc.ORCFile``)."""
+        return FORMATS[self.format].open(self.filesystem, self.files[file], checksums)
 
     def metadata(self, file: int):
-        """A Parquet file's footer (None for ORC: its statistics are not read)."""
-        if self.format == "orc":
-            return None
-        md = self._metadata.get(file)
-        if md is None:
-            md = self._metadata[file] = self.open(file, checksums=False).metadata
-        return md
+        """A file's footer with its statistics (None where the format's are not read: ORC)."""
+        if file not in self._metadata:
+            self._metadata[file] = FORMATS[self.format].footer(self.open(file, checksums=False))
+        return self._metadata[file]
 
     def row_groups(self) -> list[RowGroup]:
         """Every file's row groups, from the footers as they are now (read again on each call:
         files may have changed since the last run; ``metadata`` answers from this read)."""
         self._metadata = {}
+        file_format = FORMATS[self.format]
         out = []
         for f in range(len(self.files)):
-            if self.format == "orc":
-                handle = self.open(f)
-                stripes, rows = handle.nstripes, handle.nrows
-                for i in range(stripes):
-                    out.append(RowGroup(len(out), f, i, rows // stripes + (i < rows % stripes)))
-                continue
-            md = self.metadata(f)
-            for i in range(md.num_row_groups):
-                out.append(RowGroup(len(out), f, i, md.row_group(i).num_rows))
+            handle = self.open(f, checksums=False)
+            footer = self._metadata[f] = file_format.footer(handle)
+            for i, rows in enumerate(file_format.group_rows(handle, footer)):
+                out.append(RowGroup(len(out), f, i, rows))
         return out
 
     def read(self, handle, group: RowGroup, columns: list[str] | None) -> pa.Table:
@@ -115,10 +157,7 @@ class FileDataset:
         names = self.schema.names if columns is None else columns
         parts = set(self.partition_names)
         file_columns = [n for n in names if n not in parts]
-        if self.format == "orc":  # a stripe comes in the file's column order
-            table = pa.Table.from_batches([handle.read_stripe(group.index, columns=file_columns)]).select(file_columns)
-        else:
-            table = handle.read_row_group(group.index, columns=file_columns)
+        table = FORMATS[self.format].read_group(handle, group.index, file_columns)
         if not parts.intersection(names):
             return table
         values = self.partitions[group.file]
@@ -132,7 +171,7 @@ def resolve(path: str, format: str = "parquet") -> FileDataset:
     glob). ``FileNotFoundError`` for a path that does not exist or a glob that matches nothing,
     ``BadDatasetError`` for a directory without data files or a file not of that format."""
     import pyarrow.dataset as ds
-    name = FORMATS[format]
+    name = FORMATS[format].name
     filesystem, where = filesystem_of(path, format)
     if any(c in where for c in GLOB_CHARS):
         base, files = _glob(filesystem, where)
