@@ -36,7 +36,7 @@ def packed_sort_indices(columns: list) -> pa.Array | None:
     ``uint64`` per row (a column that is not an integer or timestamp, nulls, too few rows, or
     value ranges too wide): the caller then sorts with Arrow."""
     n = len(columns[0]) if columns else 0
-    if n < max(PACKED_MIN_ROWS, 1):
+    if n < PACKED_MIN_ROWS:
         return None
     index_bits = (n - 1).bit_length()
     fields, bits = [], index_bits
