@@ -6,6 +6,10 @@ Scaling from one to two threads, against hand-written C with OpenMP:
 
     python -m bench.ysb --peers grizzly_p1,grizzly,c,c_omp,c_dense,c_dense_omp --parallelism 2 --threads 2
 
+Against the memory-bandwidth ceiling (C loops that only stream the three columns, 1 and 2 threads):
+
+    python -m bench.ysb --peers grizzly_p1,grizzly,c_stream,c_stream_omp --parallelism 2 --threads 2
+
 Generates the YSB data once (``bench/ysb_data.py``), runs each peer ``--repeat`` times on it
 (interleaved: one run of every peer per round, each peer in a forked child of its own),
 cross-checks their results (total count, number of (window, key) groups, and an
@@ -31,6 +35,7 @@ from .peers.ysb_numpy import NumpyPeer
 from .peers.ysb_omp import OmpPeer
 from .peers.ysb_polars import PolarsPeer
 from .peers.ysb_spark import SparkPeer
+from .peers.ysb_stream import StreamCeilingPeer
 from .ysb_data import WINDOW_MS, YsbData, generate_ysb
 
 PEERS = {
@@ -48,6 +53,9 @@ PEERS = {
     "grizzly_generic_p1": lambda args: GrizzlyPeer(1, name="grizzly_generic_p1", adaptive=False),
     "c_omp": lambda args: OmpPeer("hash", args.threads),
     "c_dense_omp": lambda args: OmpPeer("dense", args.threads),
+    # the bandwidth ceiling (issue 31): stream the three columns, compute nothing
+    "c_stream": lambda args: StreamCeilingPeer(1),
+    "c_stream_omp": lambda args: StreamCeilingPeer(args.threads),
 }
 
 

@@ -322,3 +322,21 @@ def test_interleaved_runs_survive_children_that_die_idle_or_finishing():
     assert not results["dies_idle"].runs.seconds
     assert results["dies_closing"].status == "failed" and "SIGKILL" in results["dies_closing"].error
     assert len(results["dies_closing"].runs.seconds) == 2  # (its runs came back before it died)
+
+
+def test_the_bandwidth_ceiling_peers_are_timed_but_left_out_of_the_cross_check():
+    # c_stream reads YSB's three columns and computes no query: its runs are timed like any
+    # peer's, it has no summary, and the peers that do compute YSB still agree among themselves
+    from bench.harness import cross_check, run_interleaved
+    from bench.peers.ysb_c import CPeer
+    from bench.peers.ysb_numpy import NumpyPeer
+    from bench.peers.ysb_stream import StreamCeilingPeer
+    from bench.ysb_data import YsbData, generate_ysb
+
+    data = YsbData(generate_ysb(200_000, 3, 100), 100)
+    results = {r.name: r for r in run_interleaved([CPeer("hash"), StreamCeilingPeer(1), StreamCeilingPeer(2),
+                                                   NumpyPeer()], data, 200_000, 2, log=lambda line: None)}
+    for name in ("c_stream", "c_stream_omp2"):
+        assert results[name].ok and len(results[name].runs.seconds) == 2 and results[name].summary is None
+    check = cross_check(list(results.values()))
+    assert check.ok and sorted(check.agreeing) == ["c", "numpy"] and check.reference.total > 0

@@ -26,6 +26,7 @@ class Peer:
     name = "peer"
     description = ""
     needs_parquet = False  # the runner writes the data to Parquet (untimed) before any peer runs
+    computes_query = True  # False: a ceiling (reads the input only); no result, no cross-check
 
     def __init__(self) -> None:
         # Facts for the report: versions, threads, untimed setup costs, caveats.
