@@ -168,3 +168,30 @@ def test_from_spark_of_other_dataframes_stays_on_map_in_arrow(spark, data, how):
     assert table.num_rows > 0
     if how == "csv":
         assert any("CSVFileFormat files" in n and "no exact pyarrow equivalent" in n for n in metrics["notes"])
+
+
+@pytest.mark.parametrize("window", ["session", "cumulative"])
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+def test_from_spark_scan_under_keyed_sessions_and_cumulative_windows_is_read_by_key(spark, data, window, fmt):
+    # keyed sessions and cumulative windows over a plain scan: each key-partition task reads the
+    # files and keeps its keys' rows (no mapInArrow, no shuffle), with the embedded engine's results
+    from grizzly_py.windows import CumulativeEventTimeWindows, EventTimeSessionWindows
+    assigner = (EventTimeSessionWindows.with_gap(Time.milliseconds(40)) if window == "session"
+                else CumulativeEventTimeWindows.of(Time.milliseconds(1000), Time.milliseconds(250)))
+
+    def query(stream):
+        return stream.filter(col("v") > 10).key_by("k").window(assigner).aggregate(n=agg.count(), s=agg.sum("v"))
+    read = spark.read.parquet if fmt == "parquet" else spark.read.orc
+    path, n = (data / "flat", 200) if fmt == "parquet" else (data / "orc", 3000)
+    env = gz.StreamEnvironment.for_spark(spark)
+    root = query(env.from_spark(read(str(path)), timestamp="ts")).node
+    files, metrics = _on_spark(root, spark)
+    assert metrics["input"] == "files" and metrics["strategy"] == "keyed"
+    assert any("without a shuffle" in note for note in metrics["notes"])
+    assert len({t["partition"] for t in metrics["task_reports"] if t["stage"] == "keyed"}) > 1
+    expected = query(gz.StreamEnvironment().from_arrow(
+        _one_batch(pa.concat_tables(_part(i, n) for i in range(4))), timestamp="ts")).execute_and_collect()
+    order = [(c, "ascending") for c in files.schema.names]
+    assert expected.num_rows > 0
+    assert files.sort_by(order).equals(expected.cast(files.schema).sort_by(order))
+    assert metrics["records_in"] == 4 * n

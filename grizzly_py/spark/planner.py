@@ -294,7 +294,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     elif chain and kind is not None and kind.spark == "partials":
         df, job = _partial(spark, shipped, physical, root, sources[0], acc, tasks, fault, frames.get(sources[0].name),
                            read_files)
-    elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
+    elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]) \
+            and not (read_files and _scan_by_key(root, sources[0], physical)):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
     elif (by_key := keyed_query(root)) is not None:
         df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames, read_files)
@@ -313,15 +314,31 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
 
 def _read_as_files(root: PlanNode, source: SparkSource) -> bool:
     """The query's tasks will read ``source``'s files (a plain Parquet or ORC scan read by a stateless or
-    partial-window first stage): its filters then stay in compiled code, which evaluates them
+    partial-window first stage, or by key under keyed sessions or cumulative windows): its filters then stay in compiled code, which evaluates them
     faster than pyarrow would (the tasks read the filters' columns either way)."""
     physical = build_physical_plan(Query(root))
     first = physical.pipelines[0]
+    if _is_chain(physical) and not isinstance(first.terminal, ProjectTerminal) \
+            and first.terminal.assigner.kind.spark == "keyed":
+        return _scan_by_key(root, source, physical)
     if not (_is_chain(physical) and _lateness_free(physical)) or not (
             isinstance(first.terminal, ProjectTerminal) or first.terminal.assigner.kind.spark == "partials"):
         return False
     try:
         scan_of(source.df, source.name, source.arrow_schema, needed_columns(first, source))
+    except NotAScan:
+        return False
+    return True
+
+
+def _scan_by_key(root: PlanNode, source, physical) -> bool:
+    """Keyed session or cumulative windows over a DataFrame that is a plain Parquet or ORC scan run
+    as a query by key (``keyed.py``): its tasks read the files and keep their keys' rows, where the
+    window-per-key form would pass every row through ``mapInArrow`` and a shuffle."""
+    if not isinstance(source, SparkSource) or source.streaming or keyed_query(root) is None:
+        return False
+    try:
+        scan_of(source.df, source.name, source.arrow_schema, read_columns(physical, source))
     except NotAScan:
         return False
     return True
