@@ -3,8 +3,10 @@
 ``IncrementalQuery`` builds the query's pipelines (one worker, hash grouping, thread-local state:
 every kernel kind that checkpoints can export), restores the state an earlier call left
 (``snapshot``: the checkpoint format of ``checkpoint.export_query_state``, encoded and checked by
-``snapshot.py``), feeds one batch (watermarks move and windows fire as in the embedded engine),
-and returns the rows the sink received. Spark Structured Streaming's sequential strategy
+``snapshot.py``), feeds one batch, or one round of batches of a query over several sources (one
+batch of each, in the query's order of sources, as the embedded engine's job reads them: a
+union's or join's watermarks move and windows fire as there), and returns the rows the sink
+received. Spark Structured Streaming's sequential strategy
 (``spark/streaming.py``) keeps the bytes in Spark's state store between micro-batches, so queries
 whose operators need the stream in order (sessions, count windows, processing-time windows, a
 window after a window) run on a streaming DataFrame and restart exactly from Spark's checkpoint;
@@ -28,17 +30,15 @@ FORMAT = "grizzly-incremental"
 
 
 class IncrementalQuery:
-    """One query with one source, fed batch after batch (``feed``), its state exported as bytes
-    (``snapshot``) and restored into a fresh instance (``restore``)."""
+    """One query fed batch after batch (``feed``; over several sources, round after round:
+    ``feed_round``), its state exported as bytes (``snapshot``) and restored into a fresh
+    instance (``restore``)."""
 
     def __init__(self, query: Query, adaptive=True):
         self.adaptivity = Adaptivity.open(adaptive)
         # (the sink keeps every row it gets, the changelog of an updating stream: ``feed`` returns them)
         self.qr = QueryRun(query, None, None, "thread_local", self.adaptivity, "hash",
                            sink_factory=lambda spec, schema, key: CollectSink(spec, schema))
-        if len(self.qr.sources) != 1:
-            self.close()
-            raise NotImplementedError(f"an incremental query reads one source, this one reads {len(self.qr.sources)}")
         for r in self.qr.runs:
             why = unsupported_reason(r.kernel)
             if why is not None:
@@ -54,7 +54,13 @@ class IncrementalQuery:
 
     @property
     def source(self):
-        return self.qr.sources[0]
+        """The query's source, when it has only one."""
+        return self.qr.source
+
+    @property
+    def sources(self) -> list:
+        """The query's sources, in the order ``feed_round`` takes their batches."""
+        return list(self.qr.sources)
 
     def restore(self, data: bytes | None) -> None:
         """Continue from the state ``snapshot`` returned (None: from the start)."""
@@ -67,9 +73,21 @@ class IncrementalQuery:
         restore_query_state(self.qr, doc["query"])
 
     def feed(self, batch: pa.RecordBatch) -> pa.Table:
-        """One batch of the source; the rows the sink received (windows the batch completed)."""
-        if batch.num_rows:
-            self.qr.feed(batch, self.source)
+        """One batch of the only source; the rows the sink received (windows the batch completed)."""
+        return self.feed_round([batch])
+
+    def feed_round(self, batches: list[pa.RecordBatch | None]) -> pa.Table:
+        """One batch of each source (``sources``' order; None or an empty batch: the source had
+        no records this round, so its watermark stays), as one round of the embedded engine's
+        job; the rows the sink received."""
+        if len(batches) != len(self.qr.sources):
+            raise ValueError(f"a round of this query has {len(self.qr.sources)} batches, got {len(batches)}")
+        fed = False
+        for source, batch in zip(self.qr.sources, batches):
+            if batch is not None and batch.num_rows:
+                self.qr.feed(batch, source)
+                fed = True
+        if fed:
             self.qr.flush()  # (a tumbling window would otherwise keep it for a round of batches)
         return self._emitted()
 

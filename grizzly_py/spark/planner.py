@@ -102,6 +102,7 @@ from .session import configure, executors_here, require_pyspark
 from .shipping import DetachedSource, ShippedPlan, detach, replace_inputs
 from .sources import SparkSource
 from .streaming import stateful_dataframe, streaming_dataframe
+from .tagged import tagged_dataframe, untagged
 
 RESULTS_SOURCE = "window results"
 RESULTS_TIME = "__gz_et"
@@ -279,11 +280,12 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         if not isinstance(s, SparkSource) and not pushdown_source(s):
             raise NotImplementedError(f"{s.name}: a {type(s).__name__} cannot run on Spark")
     if streaming:
-        if len(sources) != 1:
-            raise NotImplementedError("on a streaming DataFrame, grizzly-py runs queries with one source "
-                                      "(a union or join of several streams is not supported yet)")
-        if not chain:  # e.g. a union or join of the stream with itself
-            return stateful_dataframe(spark, shipped, physical, sources[0], acc)
+        static = [s.name for s in sources if not (isinstance(s, SparkSource) and s.streaming)]
+        if static:
+            raise NotImplementedError(f"a streaming query reads streaming DataFrames only; {', '.join(static)} "
+                                      "is not one (a join of a stream with a static table is not supported yet)")
+        if not chain:  # several streams, or a union or join of the stream with itself
+            return stateful_dataframe(spark, shipped, physical, sources, acc)
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:
@@ -313,9 +315,10 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
 
 
 def _read_as_files(root: PlanNode, source: SparkSource) -> bool:
-    """The query's tasks will read ``source``'s files (a plain Parquet or ORC scan read by a stateless or
-    partial-window first stage, or by key under keyed sessions or cumulative windows): its filters then stay in compiled code, which evaluates them
-    faster than pyarrow would (the tasks read the filters' columns either way)."""
+    """The query's tasks will read ``source``'s files (a plain Parquet or ORC scan read by a
+    stateless or partial-window first stage, or by key under keyed sessions or cumulative
+    windows): its filters then stay in compiled code, which evaluates them faster than pyarrow
+    would (the tasks read the filters' columns either way)."""
     physical = build_physical_plan(Query(root))
     first = physical.pipelines[0]
     if _is_chain(physical) and not isinstance(first.terminal, ProjectTerminal) \
@@ -324,21 +327,21 @@ def _read_as_files(root: PlanNode, source: SparkSource) -> bool:
     if not (_is_chain(physical) and _lateness_free(physical)) or not (
             isinstance(first.terminal, ProjectTerminal) or first.terminal.assigner.kind.spark == "partials"):
         return False
-    try:
-        scan_of(source.df, source.name, source.arrow_schema, needed_columns(first, source))
-    except NotAScan:
-        return False
-    return True
+    return _is_scan(source, needed_columns(first, source))
 
 
 def _scan_by_key(root: PlanNode, source, physical) -> bool:
     """Keyed session or cumulative windows over a DataFrame that is a plain Parquet or ORC scan run
     as a query by key (``keyed.py``): its tasks read the files and keep their keys' rows, where the
     window-per-key form would pass every row through ``mapInArrow`` and a shuffle."""
-    if not isinstance(source, SparkSource) or source.streaming or keyed_query(root) is None:
-        return False
+    return isinstance(source, SparkSource) and not source.streaming and keyed_query(root) is not None \
+        and _is_scan(source, read_columns(physical, source))
+
+
+def _is_scan(source: SparkSource, columns) -> bool:
+    """The DataFrame source is a file scan the tasks can read, reading ``columns``."""
     try:
-        scan_of(source.df, source.name, source.arrow_schema, read_columns(physical, source))
+        scan_of(source.df, source.name, source.arrow_schema, columns)
     except NotAScan:
         return False
     return True
@@ -605,7 +608,7 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
 
 def _whole(spark, shipped, physical, sources, acc, frames=None):
     """The whole query in one task on the embedded engine. Spark DataFrames reach it through one
-    ``mapInArrow`` (several of them, for a join or union, as one tagged DataFrame: ``_tagged``);
+    ``mapInArrow`` (several of them, for a join or union, as one tagged DataFrame: ``tagged.py``);
     pushdown sources are read in the task."""
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     frames = frames or {}
@@ -617,7 +620,7 @@ def _whole(spark, shipped, physical, sources, acc, frames=None):
 
     def whole_fn(it):
         batches = [b for b in it if b.num_rows]
-        feeds = _untagged(batches, schemas) if len(schemas) > 1 else \
+        feeds = untagged(batches, schemas) if len(schemas) > 1 else \
             {name: _one_batch(batches) for name in schemas}
         rejected: dict = {}
         feeds.update({name: (b for sp in parts for b in read_split(sp, rejected)) for name, parts in files.items()})
@@ -629,48 +632,8 @@ def _whole(spark, shipped, physical, sources, acc, frames=None):
     elif len(dataframes) == 1:
         df = frames.get(dataframes[0].name, dataframes[0].df).coalesce(1).mapInArrow(whole_fn, spark_struct(final_schema))
     else:
-        df = _tagged(dataframes).coalesce(1).mapInArrow(whole_fn, spark_struct(final_schema))
+        df = tagged_dataframe(dataframes).coalesce(1).mapInArrow(whole_fn, spark_struct(final_schema))
     return df, SparkJob(shipped.plan_id, "whole", "dataframe" if dataframes else "pushdown", False, acc)
-
-
-TAG = "__gz_source"
-
-
-def _tagged_name(index: int, column: str) -> str:
-    return f"__gz{index}_{column}"
-
-
-def _tagged(dataframes: list[SparkSource]):
-    """One DataFrame carrying the rows of several: column ``TAG`` says which source a row is of,
-    source ``i``'s column ``c`` is ``__gz<i>_<c>`` (null in the other sources' rows)."""
-    from pyspark.sql import functions as F
-    parts = []
-    for i, src in enumerate(dataframes):
-        columns = [F.lit(i).alias(TAG)]
-        for j, other in enumerate(dataframes):
-            for field in other.df.schema.fields:
-                value = F.col(f"`{field.name}`") if i == j else F.lit(None).cast(field.dataType)
-                columns.append(value.alias(_tagged_name(j, field.name)))
-        parts.append(src.df.select(*columns))
-    out = parts[0]
-    for part in parts[1:]:
-        out = out.unionByName(part)
-    return out
-
-
-def _untagged(batches: list[pa.RecordBatch], schemas: dict[str, pa.Schema]) -> dict[str, list[pa.RecordBatch]]:
-    """Each source's rows of the tagged DataFrame (``_tagged``), as the source's one batch."""
-    if not batches:
-        return {name: [] for name in schemas}
-    table = pa.Table.from_batches(batches)
-    tags = table.column(TAG)
-    feeds = {}
-    for i, (name, schema) in enumerate(schemas.items()):
-        rows = table.filter(pc.equal(tags, i))
-        columns = [rows.column(_tagged_name(i, f.name)).cast(f.type) for f in schema]
-        one = pa.Table.from_arrays(columns, schema=schema).combine_chunks().to_batches()
-        feeds[name] = [one[0]] if one and one[0].num_rows else []
-    return feeds
 
 
 def _one_batch(batches: list[pa.RecordBatch]) -> list[pa.RecordBatch]:

@@ -43,6 +43,7 @@ from .job import SparkJob
 from .key_groups import GROUP, by_group, key_group, key_group_columns, key_groups
 from .partials import WINDOW_START, EntryLayout
 from .schema import pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
+from .tagged import tagged_dataframe, untagged
 from .worker import EVENT_TIME, EVENT_TIME_SHIFT, HEARTBEAT, streaming_partial_schema
 
 STATE_COLUMN = "parts"
@@ -72,7 +73,7 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
     tail = pipelines[1:]
     if not (kind.spark == "partials" and kind.clock == "event") or len(tail) > 1 \
             or any(not isinstance(p.terminal, ProjectTerminal) for p in tail):
-        return stateful_dataframe(spark, shipped, physical, source, acc)
+        return stateful_dataframe(spark, shipped, physical, [source], acc)
     if source.timestamp is None:
         raise NotImplementedError("an event-time window on a streaming DataFrame needs from_spark(..., timestamp=...)")
     gen = generate_pipeline(first)
@@ -140,8 +141,8 @@ OUTPUT_SCHEMA = "seq long, payload binary"
 GROUPS = "groups"  # keyed strategy: how many key groups the state was kept in
 
 
-def stateful_dataframe(spark, shipped, physical, source, acc):
-    """A query over one streaming DataFrame whose operators keep their own state (running
+def stateful_dataframe(spark, shipped, physical, sources, acc):
+    """A query over streaming DataFrames (``sources``) whose operators keep their own state (running
     aggregates, deduplication, unbounded Top-N, sessions, count windows, processing-time windows,
     a window after a window), micro-batch after micro-batch: each micro-batch's rows travel as
     Arrow IPC (exact types: no pandas conversion), in partition order, to
@@ -151,6 +152,11 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
     schema. Watermarks, lateness and firing are the embedded engine's, with a micro-batch as its
     batch; Spark checkpoints the state, so a restart from the checkpoint replays the micro-batches
     after it and gives the uninterrupted run's results.
+
+    A query over several streams (a union or join of them) reads them as one tagged DataFrame
+    (``tagged.py``) in one group: each micro-batch is one round of the embedded engine's job, one
+    batch of each stream (its rows in this micro-batch; a stream without rows in it keeps its
+    watermark), so the union's watermark is the least of the streams' as in the engine.
 
     Where the state is per key of input columns (``key_groups.py``), the rows are grouped by
     key group (a hash of the key columns modulo ``key_groups``: ``keyed+stream``), each group's
@@ -162,9 +168,13 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
-    keys = key_group_columns(physical)
+    source = sources[0]
+    several = len(sources) > 1
+    keys = None if several else key_group_columns(physical)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     input_schema = source.arrow_schema
+    schemas = {s.name: s.arrow_schema for s in sources}
+    source_name = source.name  # (the tasks' closures must not hold the sources: they hold the session)
     groups = key_groups(spark) if keys else 1
     first = physical.pipelines[0]
     # a session window fires by the watermark, which every row of the stream moves
@@ -173,7 +183,10 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
     timestamp = source.timestamp
     mode = "update" if isinstance(physical.query.root, ChangelogNode) else "append"
     group = key_group(keys, source.schema, groups) if keys else F.lit(0)
-    df = source.df.select(*[spark_column(n) for n in input_schema.names], group.alias(GROUP))
+    if several:
+        df = tagged_dataframe(sources).withColumn(GROUP, F.lit(0))
+    else:
+        df = source.df.select(*[spark_column(n) for n in input_schema.names], group.alias(GROUP))
 
     def encode(batches):
         from pyspark import TaskContext
@@ -197,9 +210,13 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
         rows = pd.concat(list(frames)).sort_values(["part", "seq"], kind="stable")
         latest = rows["latest"].max() if heartbeats else None
         payloads = [p for p in rows["payload"] if p is not None]
-        tables = [_unipc(bytes(p)).cast(input_schema) for p in payloads]
-        batch = pa.concat_tables(tables).combine_chunks().to_batches()[0] if tables else \
-            pa.RecordBatch.from_pylist([], schema=input_schema)
+        if several:  # one batch of each stream (tagged.py)
+            feeds = untagged([b for p in payloads for b in _unipc(bytes(p)).to_batches()], schemas)
+            batches = {name: (feeds[name] or [None])[0] for name in schemas}
+        else:
+            tables = [_unipc(bytes(p)).cast(input_schema) for p in payloads]
+            batches = {source_name: pa.concat_tables(tables).combine_chunks().to_batches()[0] if tables else
+                       pa.RecordBatch.from_pylist([], schema=input_schema)}
         saved = None
         if state.exists:
             saved = state.get[0]
@@ -207,7 +224,7 @@ def stateful_dataframe(spark, shipped, physical, source, acc):
                 raise CheckpointError(f"this streaming query's checkpoint keeps its state in {state.get[1]} key "
                                       f"groups, the session makes {groups} (spark.sql.shuffle.partitions): set it "
                                       f"back to {state.get[1]}, or start from a fresh checkpoint location")
-        out = worker.sequential_step(shipped, saved, batch, acc, latest=None if pd.isna(latest) else int(latest),
+        out = worker.sequential_step(shipped, saved, batches, acc, latest=None if pd.isna(latest) else int(latest),
                                      group=int(key[0]) if keys else None)
         state.update((out.state, groups) if keys else (out.state,))
         if out.rows.num_rows:

@@ -563,20 +563,21 @@ class SequentialStep:
     rows: pa.Table
 
 
-def sequential_step(shipped: ShippedPlan, state: bytes | None, batch: pa.RecordBatch,
+def sequential_step(shipped: ShippedPlan, state: bytes | None, batches: dict[str, pa.RecordBatch | None],
                     accumulator=None, latest: int | None = None, group: int | None = None) -> SequentialStep:
     """One micro-batch of a streaming query (``streaming.stateful_dataframe``): the query's state
-    restored from ``state``, ``batch`` fed as one batch of the stream, the new state and the rows
-    the sink received. ``latest``: the micro-batch's largest event time over the whole stream,
-    where ``batch`` is one key group's part of it (the watermark moves by every row of the
-    stream); ``group``: that key group, for the report. The task report counts this step's
+    restored from ``state``, ``batches`` (by source name; a source missing there had no rows) fed
+    as one round of batches of the streams, the new state and the rows the sink received.
+    ``latest``: the micro-batch's largest event time over the whole stream, where the one batch
+    is one key group's part of it (the watermark moves by every row of the stream); ``group``:
+    that key group, for the report. The task report counts this step's
     records only."""
     report = TaskReport("sequential", None, False, accumulator)
     job = IncrementalQuery(shipped.load(), shipped.adaptive)
     try:
         job.restore(state)
         before = job.metrics()
-        rows = job.feed(batch)
+        rows = job.feed_round([batches.get(s.name) for s in job.sources])
         if latest is not None:
             rows = pa.concat_tables([rows, job.observe(latest)])
         after = job.metrics()
