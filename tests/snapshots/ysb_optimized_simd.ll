@@ -1,5 +1,5 @@
 ; ==== unit process (O3)
-; grizzly-py codegen v15, variant optimized
+; grizzly-py codegen v19, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -45,7 +45,7 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
-  %dictp19 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictp19 = getelementptr inbounds i64, ptr %params, i64 3
   %dictcode20 = load i64, ptr %dictp19
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
@@ -357,17 +357,21 @@ declare i64 @llvm.smax.i64(i64, i64)
 declare i64 @llvm.ctlz.i64(i64, i1)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 declare double @llvm.sqrt.f64(double)
+declare double @llvm.fma.f64(double, double, double)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}
 
 ; runtime (linked in from runtime/*.ll)
+@gz_day_names = external constant [21 x i8]
+@gz_month_names = external constant [36 x i8]
 @gz_all_valid = external constant [8 x i8]
 declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_find(ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
@@ -389,6 +393,23 @@ declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
+declare void @gz_arena_init(ptr)
+declare ptr @gz_arena_alloc(ptr, i64)
+declare void @gz_arena_free(ptr)
+declare i64 @gz_strbuf_put(ptr, i64, ptr, i64)
+declare i64 @gz_str_find(ptr, i64, ptr, i64, i64)
+declare i1 @gz_str_starts(ptr, i64, ptr, i64)
+declare i1 @gz_str_ends(ptr, i64, ptr, i64)
+declare i64 @gz_str_count(ptr, i64, ptr, i64)
+declare i64 @gz_str_split_part(ptr, i64, ptr, i64, i64, ptr)
+declare i64 @gz_utf8_count(ptr, i64)
+declare i64 @gz_utf8_offset(ptr, i64, i64)
+declare void @gz_str_case(ptr, ptr, i64, i1)
+declare ptr @gz_str_replace(ptr, ptr, i64, ptr, i64, ptr, i64, i1, ptr)
+declare i64 @gz_utf8_offset.from(ptr, i64, i64)
+declare void @gz_civil(i64, ptr)
+declare i64 @gz_fmt_digits(ptr, i64, i64)
+declare i64 @gz_fmt_year(ptr, i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 declare i64 @gz_run_parts(ptr, ptr, ptr, i64, ptr, i64)
@@ -401,15 +422,28 @@ declare i32 @gz_vec_extend(ptr, ptr)
 declare void @gz_vec_free(ptr)
 declare i64 @gz_vec_bytes(ptr)
 declare i32 @gz_cmp_i64(ptr, ptr)
+declare i1 @gz_is_ascending(ptr, i64)
 declare void @gz_vec_sort(ptr)
 declare i64 @gz_f64_key(double)
 declare double @gz_f64_of_key(i64)
 declare double @gz_key_value(i64, i1)
+declare void @gz_select_kth(ptr, i64, i64)
+declare i64 @gz_max_of(ptr, i64, i64)
 declare double @gz_vec_median(ptr, i1)
+declare double @gz_middle_mean(double, double)
 declare i64 @gz_vec_mode(ptr)
 declare i64 @gz_mode_of_runs(ptr, i64)
 declare i64 @gz_vec_distinct(ptr)
 declare void @gz_vec_top_k(ptr, ptr, i64, i1, ptr)
+declare i32 @gz_bag_add(ptr, i64, i64)
+declare i32 @gz_bag2_add(ptr, i64, i64, i64)
+declare void @gz_bag2_ties(ptr, i1, ptr, ptr)
+declare double @gz_bag_median(ptr, i1)
+declare i64 @gz_bag_mode(ptr)
+declare void @gz_bag_top_k(ptr, ptr, i64, i1, ptr)
+declare void @gz_bag2_mode_ties(ptr, ptr, ptr)
+declare i32 @gz_seq_insert(ptr, i64, i64, i64)
+declare void @gz_seq_remove(ptr, i64)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
@@ -420,7 +454,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit state (O1)
-; grizzly-py codegen v15, variant optimized
+; grizzly-py codegen v19, variant optimized
 define i64 @p0_optimized_count_ready(ptr %state, i64 %wm) {
 entry:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -811,11 +845,14 @@ ok:
 
 
 ; runtime (linked in from runtime/*.ll)
+@gz_day_names = external constant [21 x i8]
+@gz_month_names = external constant [36 x i8]
 @gz_all_valid = external constant [8 x i8]
 declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_find(ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
@@ -837,6 +874,23 @@ declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
+declare void @gz_arena_init(ptr)
+declare ptr @gz_arena_alloc(ptr, i64)
+declare void @gz_arena_free(ptr)
+declare i64 @gz_strbuf_put(ptr, i64, ptr, i64)
+declare i64 @gz_str_find(ptr, i64, ptr, i64, i64)
+declare i1 @gz_str_starts(ptr, i64, ptr, i64)
+declare i1 @gz_str_ends(ptr, i64, ptr, i64)
+declare i64 @gz_str_count(ptr, i64, ptr, i64)
+declare i64 @gz_str_split_part(ptr, i64, ptr, i64, i64, ptr)
+declare i64 @gz_utf8_count(ptr, i64)
+declare i64 @gz_utf8_offset(ptr, i64, i64)
+declare void @gz_str_case(ptr, ptr, i64, i1)
+declare ptr @gz_str_replace(ptr, ptr, i64, ptr, i64, ptr, i64, i1, ptr)
+declare i64 @gz_utf8_offset.from(ptr, i64, i64)
+declare void @gz_civil(i64, ptr)
+declare i64 @gz_fmt_digits(ptr, i64, i64)
+declare i64 @gz_fmt_year(ptr, i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 declare i64 @gz_run_parts(ptr, ptr, ptr, i64, ptr, i64)
@@ -849,15 +903,28 @@ declare i32 @gz_vec_extend(ptr, ptr)
 declare void @gz_vec_free(ptr)
 declare i64 @gz_vec_bytes(ptr)
 declare i32 @gz_cmp_i64(ptr, ptr)
+declare i1 @gz_is_ascending(ptr, i64)
 declare void @gz_vec_sort(ptr)
 declare i64 @gz_f64_key(double)
 declare double @gz_f64_of_key(i64)
 declare double @gz_key_value(i64, i1)
+declare void @gz_select_kth(ptr, i64, i64)
+declare i64 @gz_max_of(ptr, i64, i64)
 declare double @gz_vec_median(ptr, i1)
+declare double @gz_middle_mean(double, double)
 declare i64 @gz_vec_mode(ptr)
 declare i64 @gz_mode_of_runs(ptr, i64)
 declare i64 @gz_vec_distinct(ptr)
 declare void @gz_vec_top_k(ptr, ptr, i64, i1, ptr)
+declare i32 @gz_bag_add(ptr, i64, i64)
+declare i32 @gz_bag2_add(ptr, i64, i64, i64)
+declare void @gz_bag2_ties(ptr, i1, ptr, ptr)
+declare double @gz_bag_median(ptr, i1)
+declare i64 @gz_bag_mode(ptr)
+declare void @gz_bag_top_k(ptr, ptr, i64, i1, ptr)
+declare void @gz_bag2_mode_ties(ptr, ptr, ptr)
+declare i32 @gz_seq_insert(ptr, i64, i64, i64)
+declare void @gz_seq_remove(ptr, i64)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
@@ -868,7 +935,7 @@ declare i32 @gz_dir_place_dense(ptr, i64, i64, i64)
 declare i32 @gz_dir_place_hashed(ptr, i64)
 
 ; ==== unit process_nonnull (O3)
-; grizzly-py codegen v15, variant optimized
+; grizzly-py codegen v19, variant optimized
 ; ---- pipeline 0: window pipeline over (event_time: int64, event_type: string, campaign_id: int64, price: float64, qty: int32, name: string)
 
 @p0_optimized.process_nonnull.str0 = private unnamed_addr constant [4 x i8] c"view"
@@ -910,7 +977,7 @@ entry:
   %c1.off = load i64, ptr %c1.off.p
   %c1.dlen.p = getelementptr inbounds i64, ptr %columns, i64 10
   %c1.dlen = load i64, ptr %c1.dlen.p
-  %dictp13 = getelementptr inbounds i64, ptr %params, i64 2
+  %dictp13 = getelementptr inbounds i64, ptr %params, i64 3
   %dictcode14 = load i64, ptr %dictp13
   %c2.vals.p = getelementptr inbounds i64, ptr %columns, i64 12
   %c2.vals = load ptr, ptr %c2.vals.p
@@ -1451,17 +1518,21 @@ declare i64 @llvm.smax.i64(i64, i64)
 declare i64 @llvm.ctlz.i64(i64, i1)
 declare {i64, i1} @llvm.sadd.with.overflow.i64(i64, i64)
 declare double @llvm.sqrt.f64(double)
+declare double @llvm.fma.f64(double, double, double)
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
 !0 = !{!"branch_weights", i32 1, i32 100000}
 !1 = !{!"branch_weights", i32 100000, i32 1}
 
 ; runtime (linked in from runtime/*.ll)
+@gz_day_names = external constant [21 x i8]
+@gz_month_names = external constant [36 x i8]
 @gz_all_valid = external constant [8 x i8]
 declare ptr @gz_calloc_table(i64, i64)
 declare void @gz_ht_free(ptr)
 declare i32 @gz_ht_rehash(ptr, i64, i64)
 declare ptr @gz_ht_upsert(ptr, ptr, i64, ptr, i64, i64)
+declare ptr @gz_ht_find(ptr, i64, ptr, i64, i64)
 declare void @gz_ht_view(ptr, ptr)
 declare ptr @gz_ht_entry(ptr, i64, i64)
 declare i64 @gz_ht_capacity(ptr)
@@ -1483,6 +1554,23 @@ declare void @gz_kpa_drop(ptr, i64, i64, i64, i64)
 declare void @gz_kpa_close(ptr)
 declare i64 @gz_kpa_min_word(ptr, i64, i64)
 declare i64 @gz_kpa_varying_bytes(ptr, i64, i64, i64)
+declare void @gz_arena_init(ptr)
+declare ptr @gz_arena_alloc(ptr, i64)
+declare void @gz_arena_free(ptr)
+declare i64 @gz_strbuf_put(ptr, i64, ptr, i64)
+declare i64 @gz_str_find(ptr, i64, ptr, i64, i64)
+declare i1 @gz_str_starts(ptr, i64, ptr, i64)
+declare i1 @gz_str_ends(ptr, i64, ptr, i64)
+declare i64 @gz_str_count(ptr, i64, ptr, i64)
+declare i64 @gz_str_split_part(ptr, i64, ptr, i64, i64, ptr)
+declare i64 @gz_utf8_count(ptr, i64)
+declare i64 @gz_utf8_offset(ptr, i64, i64)
+declare void @gz_str_case(ptr, ptr, i64, i1)
+declare ptr @gz_str_replace(ptr, ptr, i64, ptr, i64, ptr, i64, i1, ptr)
+declare i64 @gz_utf8_offset.from(ptr, i64, i64)
+declare void @gz_civil(i64, ptr)
+declare i64 @gz_fmt_digits(ptr, i64, i64)
+declare i64 @gz_fmt_year(ptr, i64)
 declare i1 @gz_str_eq(ptr, i64, ptr, i64)
 declare i1 @gz_bit(ptr, i64)
 declare i64 @gz_run_parts(ptr, ptr, ptr, i64, ptr, i64)
@@ -1495,15 +1583,28 @@ declare i32 @gz_vec_extend(ptr, ptr)
 declare void @gz_vec_free(ptr)
 declare i64 @gz_vec_bytes(ptr)
 declare i32 @gz_cmp_i64(ptr, ptr)
+declare i1 @gz_is_ascending(ptr, i64)
 declare void @gz_vec_sort(ptr)
 declare i64 @gz_f64_key(double)
 declare double @gz_f64_of_key(i64)
 declare double @gz_key_value(i64, i1)
+declare void @gz_select_kth(ptr, i64, i64)
+declare i64 @gz_max_of(ptr, i64, i64)
 declare double @gz_vec_median(ptr, i1)
+declare double @gz_middle_mean(double, double)
 declare i64 @gz_vec_mode(ptr)
 declare i64 @gz_mode_of_runs(ptr, i64)
 declare i64 @gz_vec_distinct(ptr)
 declare void @gz_vec_top_k(ptr, ptr, i64, i1, ptr)
+declare i32 @gz_bag_add(ptr, i64, i64)
+declare i32 @gz_bag2_add(ptr, i64, i64, i64)
+declare void @gz_bag2_ties(ptr, i1, ptr, ptr)
+declare double @gz_bag_median(ptr, i1)
+declare i64 @gz_bag_mode(ptr)
+declare void @gz_bag_top_k(ptr, ptr, i64, i1, ptr)
+declare void @gz_bag2_mode_ties(ptr, ptr, ptr)
+declare i32 @gz_seq_insert(ptr, i64, i64, i64)
+declare void @gz_seq_remove(ptr, i64)
 declare ptr @gz_win_table(ptr, i64)
 declare void @gz_win_remove(ptr, i64)
 declare void @gz_win_free(ptr)
