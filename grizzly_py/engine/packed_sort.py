@@ -8,14 +8,14 @@ the row index fit in 64 bits together, each row becomes one word, most significa
 the row's index in the low bits: sorting the words orders the rows as Arrow's stable ascending
 sort does (ties keep their input order), and the low bits are the indices.
 
-Most firings need no comparison sort at all: a fired result comes window by window in order of
+Many firings need no comparison sort: a fired result comes window by window in order of
 window end (each window's rows in its hash table's order) and no two rows share (window end,
 keys). Where the first column never decreases, its runs are numbered and each row's (run, keys)
 becomes a slot of a dense array; when the slots are few (at most ``DENSE_SLOTS_PER_ROW`` per
 row), every row is written at its slot and the filled slots, read in order, are the sorted
-indices: two passes instead of a sort (a Nexmark Q5 window of 60,000 auctions with ids in a
-range of 60,100: 0.1 ms against 2 ms). Rows that share a slot (never in a fired result) make
-it fall back to the word sort.
+indices: two linear passes instead of a sort (new keys that come and go, such as Nexmark's
+auctions, keep a window's keys in a range not much wider than their number). Rows that share a
+slot (never in a fired result) make it fall back to the word sort.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ import pyarrow as pa
 
 # Below this many rows Arrow's sort is as fast and the packing is not worth its passes.
 PACKED_MIN_ROWS = 4096
-# Slots of the dense order per row, at most: its passes over the slots stay well below a sort.
-DENSE_SLOTS_PER_ROW = 8
+# Slots of the dense order per row, at most: its passes over the slots stay well below a sort,
+# and its array (4 bytes a slot below 2**31 rows) near the packed words' 8 bytes a row.
+DENSE_SLOTS_PER_ROW = 4
 
 
 def _words(column) -> np.ndarray | None:
@@ -95,7 +96,8 @@ def _dense_order(fields: list, n: int) -> np.ndarray | None:
         span = int(values.max()) - int(lo) + 1
         slot *= span
         slot += (values - lo).astype(np.int64)
-    at = np.full(slots, -1, dtype=np.int64)
-    at[slot] = np.arange(n, dtype=np.int64)
+    index = np.int32 if n < (1 << 31) else np.int64
+    at = np.full(slots, -1, dtype=index)
+    at[slot] = np.arange(n, dtype=index)
     order = at[at >= 0]
     return order if len(order) == n else None
