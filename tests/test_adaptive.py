@@ -527,6 +527,49 @@ def test_data_distinct_keys_from_a_sample():
     assert data_distinct_keys(sample(1, 500, [(0, 1.0)]), 10**6) == 1
 
 
+def test_no_dense_range_that_the_window_state_cannot_move_into():
+    """A dense range must hold the keys the window state holds (``Profile.held_keys``): the
+    variant could not take the state over (a compile for nothing)."""
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64)}
+    s = arrow_stream(env, data).key_by("k").window(SlidingEventTimeWindows.of(gz.Time.milliseconds(10),
+                                                                             gz.Time.milliseconds(2))) \
+        .aggregate(n=agg.count())
+    (p,) = build_physical_plan(Query(s.node)).pipelines
+
+    def keys(held):
+        return specialize(p, Profile(rows_sampled=500, key_min=1000, key_max=1999, distinct_keys=900,
+                                     held_keys=held), CodegenOptions(), 24)
+    lo, cap = keys(None).options.dense_keys
+    assert keys((lo, lo + cap - 1)).options.dense_keys == (lo, cap)
+    for held in [(lo - 1, 1500), (1500, lo + cap), (0, 10**6)]:
+        declined = keys(held)
+        assert declined.options is None and "the window state holds keys" in declined.reasons[0], held
+
+
+def test_sliding_windows_over_drifting_keys_stay_hashed_and_equal_the_reference():
+    """New keys all the time (Nexmark's auctions): the open panes hold older keys than a
+    profile samples, so no dense variant is built just to fail its placement; the fired
+    windows' key range tells the profile so."""
+    n = 60_000
+    rng = np.random.default_rng(3)
+    ts = np.arange(n, dtype=np.int64) // 6
+    data = {"ts": pa.array(ts, i64), "k": pa.array(ts // 4 + rng.integers(0, 200, n), i64)}
+
+    def build(env):
+        return (arrow_stream(env, data, sizes=[2_000] * 30).key_by("k")
+                .window(SlidingEventTimeWindows.of(gz.Time.milliseconds(1_000), gz.Time.milliseconds(200)))
+                .aggregate(n=agg.count()))
+    metrics = check(build, quick(generic_records=4_000, profile_records=4_000))
+    [history] = histories(metrics)
+    reasons = " | ".join(h["reason"] for h in history)
+    assert "the window state holds keys in" in reasons
+    assert "the window state holds keys outside the dense range" not in reasons
+    assert all(h["stage"] != "optimized" for h in history)
+
+
 def test_many_keys_run_dense_and_equal_the_reference():
     """Keys uniform over 100,000 values drifting to one hot key (the skew scenario, small): the
     profile's ~1,000 sampled keys barely repeat, the optimized variant places keys densely, and

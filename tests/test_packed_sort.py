@@ -122,3 +122,50 @@ def test_window_queries_match_reference_with_every_result_packed(case):
 def test_one_row_packs_when_forced(monkeypatch):
     monkeypatch.setattr(packed_sort, "PACKED_MIN_ROWS", 1)
     assert packed_sort_indices([pa.array([5], pa.int64())]).to_pylist() == [0]
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), windows=st.integers(1, 4), per_window=st.integers(1, 3 * PACKED_MIN_ROWS),
+       key_span=st.sampled_from([1, 2, 3, 8, 100, 1 << 20]), keys=st.integers(1, 2),
+       duplicate=st.booleans(), key_type=st.sampled_from([pa.int64(), pa.int32(), pa.uint32(), pa.timestamp("ms")]))
+def test_fired_results_in_window_order_take_the_dense_order(seed, windows, per_window, key_span, keys, duplicate,
+                                                            key_type):
+    """Rows as a firing emits them (window by window in order of end, each window's distinct keys
+    in hash order) and, with ``duplicate``, a repeated (end, keys) row: the indices equal Arrow's
+    stable sort; the dense order takes them where its slots are few and the rows distinct."""
+    rng = np.random.default_rng(seed)
+    ends, key_columns = [], [[] for _ in range(keys)]
+    for w in range(windows):
+        combos = min(per_window, key_span ** keys)
+        chosen = rng.choice(key_span ** keys, size=combos, replace=False)
+        ends.append(np.full(combos, 1_000 + 2_000 * w, dtype=np.int64))
+        for i in range(keys):
+            key_columns[i].append(chosen // key_span ** i % key_span + 50)
+    ends = np.concatenate(ends)
+    key_columns = [np.concatenate(c) for c in key_columns]
+    duplicated = duplicate and len(ends) > 1
+    if duplicated:
+        at = int(rng.integers(1, len(ends)))
+        ends = np.insert(ends, at, ends[at - 1])
+        key_columns = [np.insert(c, at, c[at - 1]) for c in key_columns]
+    columns = [pa.array(ends)] + [pa.array(c).cast(key_type) for c in key_columns]
+    used = []
+    dense = packed_sort._dense_order
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(packed_sort, "_dense_order", lambda *a: used.append(dense(*a)) or used[-1])
+        got = packed_sort_indices(columns)
+    if len(ends) < PACKED_MIN_ROWS:
+        assert got is None
+        return
+    assert got.to_pylist() == arrow_sort(columns).to_pylist()
+    runs = len(np.unique(ends))
+    slots = runs * np.prod([int(c.max()) - int(c.min()) + 1 for c in key_columns])
+    assert (used[0] is not None) == (not duplicated and slots <= packed_sort.DENSE_SLOTS_PER_ROW * len(ends))
+
+
+def test_dense_order_declines_a_first_column_that_decreases():
+    ends = pa.array(np.r_[np.full(PACKED_MIN_ROWS, 3_000), np.full(PACKED_MIN_ROWS, 1_000)].astype(np.int64))
+    keys = pa.array(np.r_[np.arange(PACKED_MIN_ROWS), np.arange(PACKED_MIN_ROWS)].astype(np.int64))
+    assert packed_sort._dense_order([(ends.to_numpy(), 1_000, 12), (keys.to_numpy(), 0, 12)],
+                                    2 * PACKED_MIN_ROWS) is None
+    assert packed_sort_indices([ends, keys]).to_pylist() == arrow_sort([ends, keys]).to_pylist()

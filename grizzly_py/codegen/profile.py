@@ -60,6 +60,9 @@ class Profile:
     heavy_hitters: list[tuple[int, float]] = field(default_factory=list)  # (key word, share of sampled rows)
     sample_every: int = 0                # the instrumented variant sampled one selected row in this
                                          # many (by row index; 0: unknown)
+    held_keys: tuple[int, int] | None = None  # (min, max) first key word of keys the window state
+                                              # is known to hold (None: unknown); a dense range
+                                              # must hold them, as the state moves into it
 
     @property
     def kept_share(self) -> float | None:
@@ -86,7 +89,8 @@ class Profile:
                 "selectivities": [round(s, 4) for s in self.selectivities],
                 "kept_share": None if self.kept_share is None else round(self.kept_share, 4),
                 "distinct_keys": round(self.distinct_keys),
-                "top_share": round(self.top_share, 4)}
+                "top_share": round(self.top_share, 4),
+                **({"held_keys": list(self.held_keys)} if self.held_keys is not None else {})}
 
     @classmethod
     def read(cls, states: list[np.ndarray], base: int, predicates: int) -> "Profile":

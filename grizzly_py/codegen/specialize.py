@@ -164,6 +164,12 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
         return None, f"keys: hashed ({what}: {cap:,} entries are too many for a dense table)"
     if distinct < cap * DENSE_MIN_FILL:
         return None, f"keys: hashed ({what}: too sparse for {cap:,} entries)"
+    held = profile.held_keys
+    if held is not None and not (lo <= held[0] and held[1] < lo + cap):
+        # the variant could not take the state over (the kernel finds it at placement): keys
+        # that drift, such as new auctions, leave older ones in the open windows
+        return None, (f"keys: hashed ({what}: the window state holds keys in [{held[0]}, {held[1]}], "
+                      f"outside [{lo}, {lo + cap}))")
     return (lo, cap), f"keys: dense ({what}: entries at key - {lo}, {cap:,} per table)"
 
 

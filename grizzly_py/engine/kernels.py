@@ -888,6 +888,31 @@ class SlidingWindowKernel(WindowKernel):
         # every window merges its panes afresh (gen.pane_reuse: the aggregates, sort grouping)
         reuse = self.gen.pane_reuse
         self.accumulator = PaneAccumulator(self, reuse) if reuse else None
+        self.held_keys = None  # (min, max) key of the last window fired, while its panes overlap the next
+
+    def read_profile(self) -> profile.Profile:
+        """The profile, with the keys the open panes are known to hold (``_note_held_keys``):
+        the specializer declines a dense range that would not hold them."""
+        read = super().read_profile()
+        read.held_keys = self.held_keys
+        return read
+
+    def _note_held_keys(self, fired: pa.Table | None, panes_left: bool) -> None:
+        """After a firing: the key range of the last window fired, which bounds the keys of the
+        panes it shares with the windows still open (one signed integer key; none for windows
+        that share no pane, or when no pane is left). A firing that emits nothing keeps the
+        range: panes only left since, so it still bounds the keys they hold."""
+        if fired is None and panes_left:
+            return
+        self.held_keys = None
+        if fired is None or not panes_left or self.tumbling or len(self.keys) != 1:
+            return
+        column = fired.column(self.keys[0].name)
+        if not pa.types.is_signed_integer(column.type):
+            return
+        low, high = pc.min_max(column).values()
+        if low.is_valid:
+            self.held_keys = (low.as_py(), high.as_py())
 
     @property
     def tumbling(self) -> bool:
@@ -905,6 +930,7 @@ class SlidingWindowKernel(WindowKernel):
     def restore_state(self, saved: dict) -> None:
         if self.accumulator is not None:
             self.accumulator.reset()  # (derived state: the next window merges the restored panes)
+        self.held_keys = None
         super().restore_state(saved)
 
     def structure_bytes(self) -> int:
@@ -955,6 +981,7 @@ class SlidingWindowKernel(WindowKernel):
         for state in self.states:
             drop_panes(state.ctypes.data, self._cleanup_watermark(watermark))
         remaining = self.all_windows()[:, 0]
+        self._note_held_keys(next((t for t in reversed(tables) if t.num_rows), None), len(remaining) > 0)
         # the earliest end among windows not fired yet that hold a pane (a lower bound is enough;
         # the accumulator's floor is one too, and tells it at the next firing whether a pane it
         # holds took records: pane_accumulator.py)
