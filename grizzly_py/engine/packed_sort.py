@@ -14,6 +14,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..arrow_numpy import as_numpy, from_numpy
+
 # Below this many rows Arrow's sort is as fast and the packing is not worth its passes.
 PACKED_MIN_ROWS = 4096
 
@@ -24,7 +26,7 @@ def _words(column) -> np.ndarray | None:
     t = column.type
     if column.null_count or not (pa.types.is_integer(t) or pa.types.is_timestamp(t)):
         return None
-    values = column.to_numpy()
+    values = as_numpy(column)
     if pa.types.is_timestamp(t):
         return values.view(np.int64)
     return values.astype(np.uint64 if pa.types.is_unsigned_integer(t) else np.int64, copy=False)
@@ -59,4 +61,4 @@ def packed_sort_indices(columns: list) -> pa.Array | None:
         shift += width
     packed.sort()
     packed &= np.uint64((1 << index_bits) - 1)
-    return pa.array(packed.view(np.int64))
+    return from_numpy(packed.view(np.int64))
