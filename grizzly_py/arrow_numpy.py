@@ -18,14 +18,19 @@ import pyarrow as pa
 def as_numpy(array: pa.Array) -> np.ndarray:
     """``array.to_numpy(zero_copy_only=False)`` (or a chunked array's ``to_numpy()``): for
     integers, floats, timestamps or durations without nulls, a read-only view of the data
-    buffer (chunks: their views concatenated); else pyarrow's conversion."""
+    buffer (chunks: their views concatenated); booleans without nulls unpacked from their
+    bits; else pyarrow's conversion."""
     if isinstance(array, pa.ChunkedArray):
         if array.num_chunks == 1:
             array = array.chunk(0)
-        elif _fixed_width(array.type) is not None and array.null_count == 0 and array.num_chunks:
+        elif (_fixed_width(array.type) is not None or pa.types.is_boolean(array.type)) \
+                and array.null_count == 0 and array.num_chunks:
             return np.concatenate([as_numpy(chunk) for chunk in array.chunks])
         else:
             return array.to_numpy()
+    if pa.types.is_boolean(array.type) and not array.null_count:
+        bits = np.frombuffer(array.buffers()[1], dtype=np.uint8) if len(array) else np.empty(0, np.uint8)
+        return np.unpackbits(bits, count=array.offset + len(array), bitorder="little")[array.offset:].view(bool)
     width = _fixed_width(array.type)
     if width is None or array.null_count:
         return array.to_numpy(zero_copy_only=False)

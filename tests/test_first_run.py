@@ -25,7 +25,7 @@ from hypothesis.extra import numpy as hnp
 
 import grizzly_py as gz
 from grizzly_py.arrow_numpy import as_numpy, from_numpy, string_scalar
-from grizzly_py.workloads.ysb import WINDOW_MS, generate_ysb, ysb_query
+from grizzly_py.workloads.ysb import generate_ysb, ysb_query
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -36,10 +36,10 @@ _JOB = textwrap.dedent("""
         table = pa.ipc.open_file(f).read_all()
     import grizzly_py as gz
     from grizzly_py.engine.adaptive import AdaptiveSettings
-    from grizzly_py.workloads.ysb import WINDOW_MS, ysb_query
+    from grizzly_py.workloads.ysb import ysb_query
     # stages change as soon as they are due: the cold process reaches the optimized variant
     env = gz.StreamEnvironment(parallelism=int(sys.argv[2]), adaptive=AdaptiveSettings(wait_for_compile=True))
-    ysb_query(env, table, WINDOW_MS).collect("out")
+    ysb_query(env, table, int(sys.argv[3])).collect("out")
     result = env.execute()
     stages = [h["stage"] for h in result.metrics["queries"][0]["pipelines"][0]["variant_history"]]
     out = result["out"]
@@ -48,9 +48,13 @@ _JOB = textwrap.dedent("""
 """)
 
 
+# YSB's campaigns counted in 100 ms windows: 15 windows in 1.5M events, most fired mid-job
+WINDOW = 100
+
+
 def _ysb_rows(table: pa.Table, parallelism: int) -> list:
     env = gz.StreamEnvironment(parallelism=parallelism)
-    ysb_query(env, table, WINDOW_MS).collect("out")
+    ysb_query(env, table, WINDOW).collect("out")
     out = env.execute()["out"]
     return sorted(map(list, zip(*(out.column(i).to_pylist() for i in range(out.num_columns)))))
 
@@ -58,7 +62,7 @@ def _ysb_rows(table: pa.Table, parallelism: int) -> list:
 def _fresh_process(data: Path, cache: Path, parallelism: int) -> dict:
     env = {**os.environ, "GRIZZLY_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
     env.pop("GRIZZLY_LEARNED_VARIANTS", None)  # on: the second process starts optimized
-    done = subprocess.run([sys.executable, "-c", _JOB, str(data), str(parallelism)], env=env, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", _JOB, str(data), str(parallelism), str(WINDOW)], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
