@@ -16,8 +16,11 @@ starts:
 Python's bytecode is cached in a folder of its own (``PYTHONPYCACHEPREFIX``), filled by the
 priming run, as an installed package's would be. ``--import-pandas``: the process imports
 pandas before it times anything (pyarrow imports pandas, when installed, at the first conversion
-between Arrow and numpy or Python objects: in the first job otherwise). Prints the medians as a
-Markdown table.
+between Arrow and numpy or Python objects; the engine's paths do not: ``arrow_numpy``). Prints the
+medians as a Markdown table, wall and CPU time (every thread's) of each job: on a shared host the
+load inflates the wall figures. ``--baseline-tree PATH`` runs another checkout's grizzly_py
+(``git worktree add /tmp/before <rev>``) too, alternating with this one run by run, one row per
+tree and mode.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ def run_child(data: Path, cache: Path, pycache: Path, import_pandas: bool, tree:
            "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("GRIZZLY_CODE_CACHE", None)
+    env.pop("GRIZZLY_LEARNED_VARIANTS", None)  # the modes are what the cache holds: records on
     argv = ["first_run", "--child", str(data)] + (["--import-pandas"] if import_pandas else [])
     run_this_file = (f"import runpy, sys; sys.argv = {argv!r}; "
                      f"runpy.run_path({str(Path(__file__).resolve())!r}, run_name='__main__')")

@@ -126,3 +126,22 @@ def _values(array: pa.Array) -> list:
 @given(text=st.text(max_size=8), kind=st.sampled_from([pa.string(), pa.large_string(), pa.binary()]))
 def test_string_scalar_equals_pyarrow(text, kind):
     assert string_scalar(text, kind).equals(pa.scalar(text, kind))
+
+
+@pytest.mark.slow  # fourteen fresh processes
+def test_bench_first_run_alternates_two_trees(capsys):
+    """``bench.first_run --baseline-tree`` reports each mode for both checkouts (here the same
+    one twice), with wall and CPU seconds and the stages of each first job."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from bench import first_run
+    finally:
+        sys.path.remove(str(ROOT))
+    assert first_run.main(["--rows", "300000", "--repeat", "1", "--baseline-tree", str(ROOT)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| baseline: ")
+            or line.startswith("| this tree: ")]
+    assert len(rows) == 6
+    for row in rows:
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert float(cells[2]) > 0 and float(cells[6]) > 0  # first run: wall and CPU seconds
+        assert cells[-1].startswith(("generic", "optimized"))
