@@ -6,14 +6,15 @@ array, a Python value passed to a compute function): it asks whether the object 
 pandas' types, and loading pandas takes 0.25-0.4 s of a new process's first job
 (``docs/benchmarks.md``, "First run in a new process"). The engine's per-batch paths convert
 through these functions instead, which build arrays from buffers and read buffers as numpy
-views: a job over Arrow input leaves pandas unimported. Values these paths do not cover (nulls,
-booleans, nested or variable-width types) go through pyarrow as before.
+views: a job over Arrow input leaves pandas unimported. What they do not cover (nulls in
+``as_numpy``, nested and variable-width types, other dtypes) goes through pyarrow.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
+
 
 def as_numpy(array: pa.Array) -> np.ndarray:
     """``array.to_numpy(zero_copy_only=False)`` (or a chunked array's ``to_numpy()``): for
