@@ -16,8 +16,11 @@ starts:
 Python's bytecode is cached in a folder of its own (``PYTHONPYCACHEPREFIX``), filled by the
 priming run, as an installed package's would be. ``--import-pandas``: the process imports
 pandas before it times anything (pyarrow imports pandas, when installed, at the first conversion
-between Arrow and numpy or Python objects: in the first job otherwise). Prints the medians as a
-Markdown table.
+between Arrow and numpy or Python objects; the engine's paths do not: ``arrow_numpy``). Prints the
+medians as a Markdown table, wall and CPU time (every thread's) of each job: on a shared host the
+load inflates the wall figures. ``--baseline-tree PATH`` runs another checkout's grizzly_py
+(``git worktree add /tmp/before <rev>``) too, alternating with this one run by run, one row per
+tree and mode.
 """
 
 from __future__ import annotations
@@ -47,13 +50,14 @@ def child(data: str, import_pandas: bool) -> None:
     start = time.perf_counter()
     import grizzly_py as gz
     from grizzly_py.workloads.ysb import WINDOW_MS, ysb_query
-    out = {"import_s": time.perf_counter() - start}
+    out = {"import_s": time.perf_counter() - start, "pandas_before_job": "pandas" in sys.modules}
     for run in ("first", "warm"):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         env = gz.StreamEnvironment(parallelism=1)
         ysb_query(env, table, WINDOW_MS).collect("out")
         result = env.execute()
         out[f"{run}_s"] = time.perf_counter() - start
+        out[f"{run}_cpu_s"] = time.process_time() - cpu  # every thread's, the background compiles too
         pipeline = result.metrics["queries"][0]["pipelines"][0]
         history = pipeline.get("variant_history", [])
         optimized = next((h for h in history if h["stage"] == "optimized"), None)
@@ -68,13 +72,21 @@ def child(data: str, import_pandas: bool) -> None:
     print(json.dumps(out))
 
 
-def run_child(data: Path, cache: Path, pycache: Path, import_pandas: bool) -> dict:
-    env = {**os.environ, "GRIZZLY_CACHE_DIR": str(cache), "PYTHONPYCACHEPREFIX": str(pycache)}
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_child(data: Path, cache: Path, pycache: Path, import_pandas: bool, tree: Path = ROOT) -> dict:
+    """One fresh process running ``tree``'s grizzly_py (this file's ``child``, whichever tree)."""
+    env = {**os.environ, "GRIZZLY_CACHE_DIR": str(cache), "PYTHONPYCACHEPREFIX": str(pycache),
+           "PYTHONPATH": str(tree)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.pop("GRIZZLY_CODE_CACHE", None)
-    done = subprocess.run([sys.executable, "-m", "bench.first_run", "--child", str(data)]
-                          + (["--import-pandas"] if import_pandas else []), env=env,
-                          capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parent.parent)
+    env.pop("GRIZZLY_LEARNED_VARIANTS", None)  # the modes are what the cache holds: records on
+    argv = ["first_run", "--child", str(data)] + (["--import-pandas"] if import_pandas else [])
+    run_this_file = (f"import runpy, sys; sys.argv = {argv!r}; "
+                     f"runpy.run_path({str(Path(__file__).resolve())!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", run_this_file], env=env,
+                          capture_output=True, text=True, check=True, cwd=tree)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -88,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=60_000_000)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--import-pandas", action="store_true", help="import pandas before timing")
+    p.add_argument("--baseline-tree", metavar="PATH",
+                   help="also run another checkout's grizzly_py (e.g. a git worktree of main), alternating "
+                        "with this one run by run; one table row per tree and mode")
     p.add_argument("--child", metavar="DATA", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -103,38 +118,51 @@ def main(argv: list[str] | None = None) -> int:
         with pa.OSFile(str(data), "wb") as f, pa.ipc.new_file(f, table.schema) as w:
             w.write_table(table)
         del table
-        primed = {"disk code": work / "disk-code", "disk code + profile": work / "disk-profile"}
-        for cache in primed.values():
-            run_child(data, cache, pycache, args.import_pandas)
+        trees = {"": ROOT}
+        if args.baseline_tree:
+            trees = {"baseline: ": Path(args.baseline_tree).resolve(), "this tree: ": ROOT}
+        primed = {(label, mode): work / f"{i}-{mode.replace(' ', '-')}"
+                  for i, label in enumerate(trees) for mode in ("disk code", "disk code + profile")}
+        for (label, _), cache in primed.items():
+            run_child(data, cache, pycache, args.import_pandas, trees[label])
         load_start = load_average()
-        runs: dict[str, list[dict]] = {m: [] for m in MODES}
+        runs: dict[tuple[str, str], list[dict]] = {(label, m): [] for label in trees for m in MODES}
         for r in range(args.repeat):
             for mode in MODES:
-                if mode == "cold":
-                    cache = work / f"cold-{r}"
-                else:
-                    cache = primed[mode]
-                    if mode == "disk code":
-                        forget_profiles(cache)
-                runs[mode].append(run_child(data, cache, pycache, args.import_pandas))
+                for i, (label, tree) in enumerate(trees.items()):
+                    if mode == "cold":
+                        cache = work / f"cold-{i}-{r}"
+                    else:
+                        cache = primed[label, mode]
+                        if mode == "disk code":
+                            forget_profiles(cache)
+                    runs[label, mode].append(run_child(data, cache, pycache, args.import_pandas, tree))
         print(f"YSB, {args.rows:,} rows, parallelism 1, median of {args.repeat} fresh processes per mode, "
               f"pandas {'imported before' if args.import_pandas else 'not imported'} "
-              f"(interleaved); load average {load_start} at the start, {load_average()} at the end\n")
+              f"(interleaved{', trees alternating' if len(trees) > 1 else ''}); load average {load_start} at the "
+              f"start, {load_average()} at the end\n")
+        if args.baseline_tree:
+            print(f"baseline: {trees['baseline: ']}\n")
         print("| cache at start | import s | first run s | warm run s | first / warm Mrec/s | first ÷ warm "
-              "| first: codegen ms | compile ms | optimized from (s, record) | first run's stages |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+              "| first: CPU s | warm: CPU s | first: codegen ms | compile ms | optimized from (s, record) "
+              "| first run's stages |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
         for mode in MODES:
-            rs = runs[mode]
-            def med(k):
-                vals = [x[k] for x in rs if x[k] is not None]
-                return statistics.median(vals) if vals else None
-            first, warm = med("first_s"), med("warm_s")
-            at_s, at_rec = med("first_optimized_at_s"), med("first_optimized_at_record")
-            stages = " > ".join(rs[len(rs) // 2]["first_stages"])
-            opt = "never" if at_s is None else f"{at_s:.3f} s, {at_rec / 1e6:.1f}M"
-            print(f"| {mode} | {med('import_s'):.3f} | {first:.3f} | {warm:.3f} | "
-                  f"{args.rows / first / 1e6:.0f} / {args.rows / warm / 1e6:.0f} | {warm / first:.2f}x | "
-                  f"{med('first_codegen_ms'):.0f} | {med('first_compile_ms'):.0f} | {opt} | {stages} |")
+            for label in trees:
+                rs = runs[label, mode]
+
+                def med(k):
+                    vals = [x[k] for x in rs if x.get(k) is not None]
+                    return statistics.median(vals) if vals else None
+                first, warm = med("first_s"), med("warm_s")
+                at_s, at_rec = med("first_optimized_at_s"), med("first_optimized_at_record")
+                stages = " > ".join(rs[len(rs) // 2]["first_stages"])
+                opt = "never" if at_s is None else f"{at_s:.3f} s, {at_rec / 1e6:.1f}M"
+                cpu = [med(f"{run}_cpu_s") for run in ("first", "warm")]
+                cpu_text = " | ".join("" if c is None else f"{c:.3f}" for c in cpu)
+                print(f"| {label}{mode} | {med('import_s'):.3f} | {first:.3f} | {warm:.3f} | "
+                      f"{args.rows / first / 1e6:.0f} / {args.rows / warm / 1e6:.0f} | {warm / first:.2f}x | "
+                      f"{cpu_text} | {med('first_codegen_ms'):.0f} | {med('first_compile_ms'):.0f} | {opt} | {stages} |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

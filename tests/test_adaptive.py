@@ -748,3 +748,21 @@ def test_the_optimized_variant_starts_compiling_part_way_through_the_profile(mon
     assert [v.result().gen.options.dense_keys for v in spares] == ([(0, 16)] if settles_early else [])
     runs = [h for h in history if h["stage"] == "optimized"]
     assert len(runs) == 1 and runs[0]["options"]["dense_keys"] == [0, 16]
+
+
+def test_a_speed_up_after_the_first_optimized_tasks_retakes_the_baseline_once(monkeypatch):
+    """The first optimized tasks of a job are slow (a new process warming up): the speed-up that
+    follows re-takes the detector's baseline instead of re-profiling; a later slow-down against
+    the new baseline re-profiles."""
+    monkeypatch.setattr(CostModel, "group_rows", lambda self, workers, first=False: 1000)
+    table = _ysb_like(40_000, 50, batch=500)
+    scripted = ScriptedCounterSource(steps=[(0, {"ns_per_record": 9.0}), (6_000, {"ns_per_record": 2.0}),
+                                            (25_000, {"ns_per_record": 9.0})])
+    adaptive = quick(generic_records=1000, profile_records=1000, counters=scripted, detector_warmup=3,
+                     detector_sustain=3, detector_min_records=500, measure_every=1)
+    metrics = check(_ysb_query(table), adaptive)
+    (history,) = histories(metrics)
+    first_optimized = next(h for h in history if h["stage"] == "optimized")
+    assert len(first_optimized["baseline_retaken"]) == 1 and "0.22x" in first_optimized["baseline_retaken"][0]
+    reprofile = [h for h in history if h["reason"].startswith("counters")]
+    assert len(reprofile) == 1 and "4.50x" in reprofile[0]["reason"], history

@@ -593,3 +593,31 @@ def test_perf_events_are_probed_and_calibrated_once_per_process(monkeypatch):
     sources_module.forget_probes()
     with pytest.raises(AssertionError, match="probed again"):
         PerfSource(hardware=False)
+
+
+def test_papi_lookup_reads_the_linker_cache_and_library_path(tmp_path, monkeypatch):
+    """``find_papi`` finds libpapi where the dynamic linker would, without running ldconfig:
+    a path in ``/etc/ld.so.cache`` that exists, or a file in ``$LD_LIBRARY_PATH`` first."""
+    cached = tmp_path / "lib" / "libpapi.so.7.1"
+    cached.parent.mkdir()
+    cached.write_bytes(b"")
+    cache = tmp_path / "ld.so.cache"
+    cache.write_bytes(b"glibc-ld.so.cache1.1\x00\x00libc.so.6\x00/lib/libc.so.6\x00libpapi.so.7.1\x00"
+                      + str(cached).encode() + b"\x00/gone/libpapi.so.7\x00")
+    monkeypatch.delenv("GRIZZLY_PAPI_LIBRARY", raising=False)
+    monkeypatch.delenv("LD_LIBRARY_PATH", raising=False)
+    monkeypatch.setattr(papi_module, "_LD_SO_CACHE", str(cache))
+    papi_module._linker_papi.cache_clear()
+    try:
+        assert papi_module.find_papi() == str(cached)
+        papi_module._linker_papi.cache_clear()
+        cache.write_bytes(b"glibc-ld.so.cache1.1\x00\x00libc.so.6\x00/lib/libc.so.6\x00/gone/libpapi.so.7\x00")
+        assert papi_module.find_papi() is None  # named in the cache but not on disk
+        papi_module._linker_papi.cache_clear()
+        preferred = tmp_path / "mine" / "libpapi.so.6"
+        preferred.parent.mkdir()
+        preferred.write_bytes(b"")
+        monkeypatch.setenv("LD_LIBRARY_PATH", f"/nonexistent{os.pathsep}{preferred.parent}")
+        assert papi_module.find_papi() == str(preferred)
+    finally:
+        papi_module._linker_papi.cache_clear()

@@ -297,7 +297,7 @@ class PapiSource(CounterSource):
         super().__init__(rejected)
         path = library or papi_module.find_papi()
         if path is None:
-            raise CounterUnavailable("no libpapi found (ctypes.util.find_library('papi'))")
+            raise CounterUnavailable("no libpapi found ($LD_LIBRARY_PATH, /etc/ld.so.cache)")
         try:
             self.library = papi_module.PapiLibrary.load(path)
         except papi_module.PapiError as e:

@@ -6,10 +6,12 @@ has profiled ``profile_records`` records; the profile picks the **optimized** va
 (``codegen/specialize.py``), which compiles in the background while the generic variant runs
 again. Once it is ready the optimized variant runs, its tasks measured with performance counters
 (``grizzly_py.counters``); a sustained change of the per-record figures sends the pipeline back
-to the instrumented variant (re-profiling). A failed guard (a key outside the dense range)
-**deoptimizes**: the kernel stops at that record, the engine migrates the worker's state to the
-generic representation and runs the rest of the batch with the generic variant; the pipeline
-re-profiles at once, or after a back-off when deoptimizations come often.
+to the instrumented variant (re-profiling; a speed-up against the baseline of the job's first
+optimized tasks, taken while a new process warms up, re-takes the baseline once instead). A
+failed guard (a key outside the dense range) **deoptimizes**: the kernel stops at that record,
+the engine migrates the worker's state to the generic representation and runs the rest of the
+batch with the generic variant; the pipeline re-profiles at once, or after a back-off when
+deoptimizations come often.
 
 Variants switch lazily, per task: a task asks for the variant when it starts and keeps it to its
 end, so workers may run different variants for a while. Every variant of a pipeline shares the
@@ -331,6 +333,8 @@ class VariantController:
         self.instrumented: Variant | None = None
         self._optimized: dict[CodegenOptions, Variant] = {}
         self._last_optimized: Variant | None = None
+        self._entered_optimized = False  # this job ran an optimized variant already
+        self._provisional_baseline = False  # see _retake_baseline
         self.last_profile: Profile | None = None
         self.deopts = 0
         self._tasks = 0                  # optimized tasks started (for measure_every)
@@ -388,12 +392,16 @@ class VariantController:
                 self._enter(pending, "optimized variant compiled: " + "; ".join(pending.reasons))
 
     def _enter(self, variant: Variant, reason: str) -> None:
+        if variant.stage != "optimized":
+            self._provisional_baseline = False
         if variant.stage == "instrumented":
             self._profiled = 0
             self._built_early = False
             self.profiles.reset_profiles()
         elif variant.stage == "optimized":
             self._last_optimized = variant
+            self._provisional_baseline = not self._entered_optimized
+            self._entered_optimized = True
             if self.learned is not None:  # a new process's first job of this plan starts here
                 self.learned.remember(variant.gen.options)
         self.current = variant
@@ -441,8 +449,22 @@ class VariantController:
                     self._build_early()
             elif variant.stage == "optimized" and sample is not None and self.detector is not None:
                 if self.detector.observe(sample):
+                    if self._provisional_baseline and self.detector.change.ratio < 1:
+                        self._retake_baseline()
+                        return
                     self._backoff = 0
                     self._start_profiling(f"counters ({self.counters.name}): {self.detector.change}")
+
+    def _retake_baseline(self) -> None:
+        """The tasks of the job's first optimized stage run faster, for good, than the baseline
+        taken from its first tasks: those ran while the process warmed up (a new process's first tasks, the
+        spares compiling beside them; ``docs/benchmarks.md``, "First run in a new process"),
+        and re-profiling would only run the slower variants again. The detector takes a new
+        baseline instead, once per job; a later change, a slow-down or a change after any
+        other stage re-profiles as before."""
+        self._provisional_baseline = False
+        self.history[-1].setdefault("baseline_retaken", []).append(str(self.detector.change))
+        self.detector.reset()
 
     def _read_profile(self) -> Profile:
         profile = self.profiles.read_profile()

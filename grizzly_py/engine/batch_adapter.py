@@ -14,6 +14,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..arrow_numpy import string_scalar
 from ..codegen import abi
 from ..codegen.module import GeneratedPipeline
 from ..sources import dictionary_is_clean
@@ -105,7 +106,7 @@ class DictionaryCodes:
         what = ("code", literal)
         found = memo.get(what)
         if found is None:
-            found = memo[what] = pc.index(dictionary, pa.scalar(literal, dictionary.type)).as_py()
+            found = memo[what] = pc.index(dictionary, string_scalar(literal, dictionary.type)).as_py()
         return found
 
 

@@ -29,6 +29,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..aggregates import AggregateOverflowError
+from ..arrow_numpy import as_numpy, from_numpy
 from ..changelog import OP_COLUMN, UPDATE_AFTER, UPDATE_BEFORE
 from ..codegen import abi, profile
 from ..codegen.dense_pass import CLAIM_FUNCTION
@@ -116,7 +117,7 @@ def _already_sorted(table: pa.Table, names: list[str]) -> bool:
     ends, keys = table.column(names[0]), table.column(names[1])
     if ends.null_count or keys.null_count or not (pa.types.is_integer(keys.type) or pa.types.is_timestamp(keys.type)):
         return False
-    e, k = ends.to_numpy(), keys.to_numpy()
+    e, k = as_numpy(ends), as_numpy(keys)
     return bool(np.all((e[1:] > e[:-1]) | ((e[1:] == e[:-1]) & (k[1:] > k[:-1]))))
 
 
@@ -767,8 +768,8 @@ class WindowKernel(Kernel, WindowAggregateKernel):
         if pa.types.is_timestamp(t):
             factor = {"s": None, "ms": 1, "us": 1000, "ns": 1_000_000}[t.unit]
             scaled = ms // 1000 if factor is None else ms * factor
-            return pa.array(scaled, type=pa.int64()).cast(t)
-        return pa.array(ms, type=pa.int64())
+            return from_numpy(scaled, pa.int64()).cast(t)
+        return from_numpy(ms, pa.int64())
 
     # --- its state (checkpoints, the state-memory limit, the string release) --------------------
     @functools.cached_property

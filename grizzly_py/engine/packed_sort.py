@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from ..arrow_numpy import as_numpy, from_numpy
+
 # Below this many rows Arrow's sort is as fast and the packing is not worth its passes.
 PACKED_MIN_ROWS = 4096
 # Slots of the dense order per row, at most: its passes over the slots stay well below a sort,
@@ -36,7 +38,7 @@ def _words(column) -> np.ndarray | None:
     t = column.type
     if column.null_count or not (pa.types.is_integer(t) or pa.types.is_timestamp(t)):
         return None
-    values = column.to_numpy()
+    values = as_numpy(column)
     if pa.types.is_timestamp(t):
         return values.view(np.int64)
     return values.astype(np.uint64 if pa.types.is_unsigned_integer(t) else np.int64, copy=False)
@@ -64,7 +66,7 @@ def packed_sort_indices(columns: list) -> pa.Array | None:
         fields.append((values, lo, width))
     dense = _dense_order(fields, n)
     if dense is not None:
-        return pa.array(dense)
+        return from_numpy(dense)
     packed = np.arange(n, dtype=np.uint64)
     shift = index_bits
     for values, lo, width in reversed(fields):
@@ -74,7 +76,7 @@ def packed_sort_indices(columns: list) -> pa.Array | None:
         shift += width
     packed.sort()
     packed &= np.uint64((1 << index_bits) - 1)
-    return pa.array(packed.view(np.int64))
+    return from_numpy(packed.view(np.int64))
 
 
 def _dense_order(fields: list, n: int) -> np.ndarray | None:

@@ -24,6 +24,8 @@ import ctypes
 import numpy as np
 import pyarrow as pa
 
+from ..arrow_numpy import from_numpy
+
 # the numpy dtype of each IR store type: projection outputs here, window outputs in kernels.py
 NP_STORE = {"i8": np.uint8, "i32": np.int32, "i64": np.int64, "double": np.float64, "string": np.int64}
 # a computed column keeps the kernel's buffer when at least this share of its rows is kept
@@ -133,7 +135,7 @@ def _computed_column(store_type: str, buffers: tuple, count: int, rows: int, arr
 def masked(values: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
     """``values`` as Arrow, null where the validity byte is 0."""
     mask = None if valid.all() else (valid == 0)
-    return pa.array(values, type=arrow_type, mask=mask)
+    return from_numpy(values, arrow_type, mask)
 
 
 def _text_column(buffers: tuple, count: int, arrow_type: pa.DataType) -> pa.Array:

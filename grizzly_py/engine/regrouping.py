@@ -56,6 +56,7 @@ import pyarrow.compute as pc
 
 from ..codegen import abi
 from ..aggregates import as_spec
+from ..arrow_numpy import as_numpy, from_numpy
 from ..codegen.sort_grouping import SORT_MIN_DISTINCT_KEYS, SORT_MIN_DISTINCT_KEYS_HOLISTIC, choose_grouping
 from ..codegen.shared_window import shared_state_unsupported
 from ..expressions import Column
@@ -479,7 +480,7 @@ class RegroupingKernel(WindowAggregateKernel):
             mul, div = TIMESTAMP_UNIT_DIVISOR[times.type.unit]
             times = times.cast(pa.int64())
             bound = -((-bound * div) // mul)  # the smallest raw value whose floor in ms is >= B
-        old = pc.fill_null(pc.less(times, pa.scalar(bound, times.type)), False).to_numpy(zero_copy_only=False)
+        old = as_numpy(pc.fill_null(pc.less(times, from_numpy(np.array([bound]), times.type)[0]), False))
         if not len(old):
             return []
         starts = np.concatenate(([0], np.flatnonzero(old[1:] != old[:-1]) + 1))
@@ -543,7 +544,7 @@ class RegroupingKernel(WindowAggregateKernel):
         ends = fired.column(WINDOW_END)
         if pa.types.is_timestamp(ends.type):
             ends = ends.cast(pa.int64())
-        _, counts = np.unique(ends.to_numpy(zero_copy_only=False), return_counts=True)
+        _, counts = np.unique(as_numpy(ends), return_counts=True)
         for distinct in counts:
             decision = self._decide(int(distinct), share)
             if decision is not None:
