@@ -154,8 +154,9 @@ def test_fired_results_in_window_order_take_the_dense_order(seed, windows, per_w
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(packed_sort, "_dense_order", lambda *a: used.append(dense(*a)) or used[-1])
         got = packed_sort_indices(columns)
-    if len(ends) < PACKED_MIN_ROWS:
-        assert got is None
+    widths = [(int(c.max()) - int(c.min())).bit_length() for c in [ends] + key_columns]
+    if len(ends) < PACKED_MIN_ROWS or (len(ends) - 1).bit_length() + sum(widths) > 64:
+        assert got is None  # too few rows, or wider than one word: Arrow sorts them
         return
     assert got.to_pylist() == arrow_sort(columns).to_pylist()
     runs = len(np.unique(ends))
