@@ -65,13 +65,13 @@ class NativeGather:
                 out.append(None)
                 continue
             table = np.array([c.buffers()[1].address + c.offset * width for c in chunks], dtype=np.uint64)
-            values = np.empty(n, dtype=f"u{width}")
+            values = pa.allocate_buffer(n * width)  # (Arrow's pool, as its take would allocate)
             gather = self._function(f"gather{width}", None, _P, _I64, _I64, _P, _I64, _P)
             for lo, hi in ranges:
                 jobs.append((gather, table, shift, base, refs, values, width, lo, hi))
             out.append((chunks[0].type, values, table))
         self._run(jobs)
-        return [None if o is None else pa.Array.from_buffers(o[0], n, [None, pa.py_buffer(o[1])]) for o in out]
+        return [None if o is None else pa.Array.from_buffers(o[0], n, [None, o[1]]) for o in out]
 
     def _ranges(self, n: int) -> list[tuple[int, int]]:
         threads = self.pool.workers if self.pool is not None else 1
@@ -82,7 +82,7 @@ class NativeGather:
         """Every job's native call, on the pool's workers and this thread (``run_shared``)."""
         def call(job) -> None:
             gather, table, shift, base, refs, values, width, lo, hi = job
-            gather(table.ctypes.data, shift, base, refs.ctypes.data + 8 * lo, hi - lo, values.ctypes.data + width * lo)
+            gather(table.ctypes.data, shift, base, refs.ctypes.data + 8 * lo, hi - lo, values.address + width * lo)
 
         run_shared(self.pool, [lambda job=job: call(job) for job in jobs])
 
