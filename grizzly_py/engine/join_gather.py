@@ -10,7 +10,10 @@ the same number of rows, the last one excepted: a row's batch is its ref's quoti
 buffer that Arrow takes over; the refs are cut into ranges, one native call per range and
 column, each releasing the GIL, so that the driver and the pool's workers share them. Anything
 else (strings, booleans, dictionaries, nulls, batches of uneven sizes) returns None: the caller
-keeps Arrow's ``take``.
+keeps Arrow's ``take``. The join asks for it only where it has a pool: on one thread it saves the
+concatenation but not its cost, as its fresh output buffers fault in more pages than Arrow's take
+(whose outputs reuse the concatenations' freed memory): 29.6K against 21.2K page faults per
+temporal-join run.
 """
 
 from __future__ import annotations
