@@ -2,18 +2,17 @@
 (``join_kernel.SideStore``) by compiled code (``codegen_templates/join_gather.ll.j2``), in row
 ranges on the job's worker pool where it has one.
 
-A window of the temporal join pairs 2.25M rows whose refs, in key order, jump across all of the
-window's batches: Arrow's ``take`` needed those batches concatenated first (a copy of every
-column of the span) and ran on the driver thread alone, nearly half of the join's time. Here a
-fixed-width column without nulls is read from the batches in place (the batches of a span hold
-the same number of rows, the last one excepted: a row's batch is its ref's quotient) into one
-buffer that Arrow takes over; the refs are cut into ranges, one native call per range and
-column, each releasing the GIL, so that the driver and the pool's workers share them. Anything
-else (strings, booleans, dictionaries, nulls, batches of uneven sizes) returns None: the caller
-keeps Arrow's ``take``. The join asks for it only where it has a pool: on one thread it saves the
-concatenation but not its cost, as its fresh output buffers fault in more pages than Arrow's take
-(whose outputs reuse the concatenations' freed memory): 29.6K against 21.2K page faults per
-temporal-join run.
+A window join's pairs, in key order, jump across all of the window's batches: Arrow's ``take``
+needs those batches concatenated first (a copy of every column of the span) and runs on one
+thread. Here a fixed-width column without nulls is read from the batches in place (the batches
+of a span hold the same power-of-two number of rows, the last one fewer: a row's batch is the
+high bits of its offset) into one buffer that Arrow takes over; the refs are cut into ranges,
+one native call per range and column, each releasing the GIL, so that the driver and the pool's
+workers share them. Anything else (strings, booleans, dictionaries, nulls, batches of other
+sizes) returns None: the caller keeps Arrow's ``take``. The join asks for it only where it has a
+pool: on one thread it saves the concatenation but not its cost, as its fresh output buffers
+fault in more pages than Arrow's take, whose outputs reuse the memory the concatenations free
+(docs/benchmarks.md, "StreamBox temporal join and windowed filter").
 """
 
 from __future__ import annotations

@@ -323,7 +323,7 @@ class JoinKernel(PipelineKernel):
             arrays += [self._time_array(starts), self._time_array(ends)]
         # the compiled gather only where workers share it: on one thread, Arrow's take over the
         # concatenated batches costs as much, and its outputs reuse the concatenations' freed
-        # memory (a third fewer page faults per temporal-join run than fresh output buffers)
+        # memory (fewer page faults than fresh output buffers: join_gather)
         native = self.gather if self.gather.pool is not None else None
         for side, refs in ((0, lrefs), (1, rrefs)):
             columns = t.sides[side].columns

@@ -81,8 +81,8 @@ class LearnedVariant:
     def remember(self, options: CodegenOptions) -> None:
         """Record ``options`` (written to a temporary file and renamed: a reader in another
         process sees the whole record or none), unless this process read or wrote that record
-        already: every job of a pipeline enters its optimized variant, and a rewrite per job
-        cost ~2 ms (a tenth of a 5M-row windowed filter)."""
+        already: every job of a pipeline enters its optimized variant, and a file written per
+        job is a share of a short job's time."""
         where = code_cache.folder()
         with _seen_lock:
             if where is None or _on_disk.get((where, self.plan)) == options:
