@@ -104,3 +104,28 @@ def test_a_record_is_read_once_per_process_and_a_malformed_one_is_ignored(tmp_pa
         assert bad.recall() is None, text
     monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "off")  # the test suite's setting: no records
     assert LearnedVariant.of("ir of plan a") is None
+
+
+def test_a_process_writes_a_plan_s_record_once_per_choice(tmp_path, monkeypatch):
+    """Every job of a pipeline enters its optimized variant; the record is written only when the
+    options differ from what this process last read or wrote (or after a forget)."""
+    monkeypatch.setenv("GRIZZLY_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("GRIZZLY_CODE_CACHE", raising=False)
+    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "on")
+    monkeypatch.setattr(learned_variants, "_on_disk", {})
+    from grizzly_py.codegen.module import CodegenOptions
+    options = CodegenOptions(variant="optimized", dense_keys=(0, 1024))
+    LearnedVariant.of("ir of plan c").remember(options)
+    record = code_cache.folder() / f"{LearnedVariant.of('ir of plan c').plan}.variant.json"
+    assert json.loads(record.read_text())["options"]["dense_keys"] == [0, 1024]
+    record.write_text("untouched")
+    LearnedVariant.of("ir of plan c").remember(options)  # a later job, the same choice: no write
+    assert record.read_text() == "untouched"
+    wider = CodegenOptions(variant="optimized", dense_keys=(0, 4096))
+    LearnedVariant.of("ir of plan c").remember(wider)  # another choice: written
+    assert json.loads(record.read_text())["options"]["dense_keys"] == [0, 4096]
+    LearnedVariant.of("ir of plan c").forget()
+    assert not record.exists()
+    LearnedVariant.of("ir of plan c").remember(wider)  # forgotten: written again
+    assert record.exists()
+    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "off")

@@ -191,3 +191,21 @@ def test_explain_shows_the_join_the_engine_runs():
     hashed = CliRunner().invoke(main, ["explain", example, "--ir", "--grouping", "hash"])
     assert hashed.exit_code == 0, hashed.output
     assert "sort-merge join" not in hashed.output and "_sm_merge_join(" not in hashed.output
+
+
+@given(tj.join_cases(kinds=("tumbling", "sliding")))
+def test_a_firing_split_across_the_workers_gives_the_same_pairs(case):
+    """With a worker pool the sides sort at once, the merge runs in key ranges (groups of float
+    and string keys renumbered across ranges) and the output columns gather in row ranges:
+    with every threshold at its minimum, the pairs equal the reference's and the hash join's."""
+    from grizzly_py.engine import join_gather, sort_kernel
+    case.parallelism = 3
+    expected, _ = reference.run(case.build(gz.StreamEnvironment()).node)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sort_kernel, "MERGE_SPLIT_ROWS", 2)
+        mp.setattr(join_gather, "MIN_RANGE_ROWS", 1)
+        table, metrics = run(case.build, "sort", case.parallelism)
+    assert_tables_equal(table, expected)
+    assert _join_groupings(metrics) == {"sort"}
+    hashed, _ = run(case.build, "hash", case.parallelism)
+    assert_tables_equal(table, hashed)

@@ -122,7 +122,7 @@ def generate_join(pipeline: Pipeline, options: CodegenOptions | None = None) -> 
     runtime = render("join_runtime.ll.j2", **consts)
     sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"join ({kind})", f"join_{kind}",
                                     runtime=runtime)
-    state_ir = render("join_state.ll.j2", p=prefix, **consts)
+    state_ir = render("join_state.ll.j2", p=prefix, **consts) + render("join_gather.ll.j2", p=prefix)
     state = CodeUnit("state", header + state_ir + "\n" + runtime + "\n" + runtime_declarations(), 1)
     all_units["state"] = state
     return GeneratedJoin(pipeline, options, prefix, sides, state, key_words, entry_size, all_units)

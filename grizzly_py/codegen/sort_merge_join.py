@@ -74,7 +74,7 @@ def generate_sort_merge_join(pipeline: Pipeline, options: CodegenOptions | None 
     header = f"; grizzly-py codegen v{CODEGEN_VERSION}, variant {options.variant}, sort-merge join\n"
     sides, all_units = side_kernels(pipeline, options, prefix, header, consts, f"sort-merge join ({t.join_kind})",
                                     "join_sort_merge", templates=("join_kpa_preamble.ll.j2", "join_kpa_insert.ll.j2"))
-    state_ir = render("join_kpa_state.ll.j2", p=prefix, **consts)
+    state_ir = render("join_kpa_state.ll.j2", p=prefix, **consts) + render("join_gather.ll.j2", p=prefix)
     state = CodeUnit("state", header + state_ir + "\n" + runtime_declarations(), 1)
     all_units["state"] = state
     return GeneratedJoin(pipeline, options, prefix, sides, state, key_words, 0, all_units)

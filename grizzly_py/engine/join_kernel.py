@@ -11,7 +11,9 @@ gathers the columns. Interval joins pair records as they arrive: ``process`` ret
 found, in the order the kernel found them; ``fire`` drops what the watermark expired.
 
 A join runs in the driver thread whatever the parallelism (its inputs' projections may run as
-morsel tasks): records are inserted in arrival order, which fixes the order of the pairs.
+morsel tasks): records are inserted in arrival order, which fixes the order of the pairs. With a
+worker pool (``use_pool``) a firing's native work is shared with the workers: the gather of the
+output columns (``join_gather``) and, in the sort-merge join, its sorts and merge.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..physical.pipelines import JoinTerminal, Pipeline
 from ..plan import WINDOW_START
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from . import native_words
+from .join_gather import NativeGather
 from .join_snapshot import export_join, restore_join
 from .kernel_protocol import PipelineKernel
 from .kernels import Kernel, output_arrow_schema, sort_indices_nulls_last
@@ -90,20 +93,32 @@ class SideStore:
     def rows(self) -> int:
         return sum(b.num_rows for _, b in self.batches)
 
-    def take(self, refs: np.ndarray, columns: list[str]) -> list[pa.Array]:
-        """The values of ``columns`` at ``refs``: each batch gathers its own rows (work in
-        proportion to the rows taken, not to the rows kept), then one permutation restores the
-        order of ``refs``."""
+    def take(self, refs: np.ndarray, columns: list[str], native: NativeGather | None = None) -> list[pa.Array]:
+        """The values of ``columns`` at ``refs``: with ``native``, the compiled gather reads a
+        span of batches in place (``join_gather``); else, or for the columns it leaves, each
+        batch gathers its own rows (work in proportion to the rows taken, not to the rows
+        kept), then one permutation restores the order of ``refs``."""
         if not len(refs) or not self.batches:
             return [pa.array([], self.schema.field(c).type) for c in columns]
         starts = np.fromiter((b for b, _ in self.batches), dtype=np.int64, count=len(self.batches))
         # the batches are contiguous in refs: the smallest and largest ref bound the span
-        lo, hi = (int(i) for i in np.searchsorted(starts, [refs.min(), refs.max()], side="right") - 1)
-        if lo == hi:  # one batch (the usual case)
-            base, batch = self.batches[lo]
+        smallest, largest = int(refs.min()), int(refs.max())
+        lo, hi = (int(i) for i in np.searchsorted(starts, [smallest, largest], side="right") - 1)
+        span = self.batches[lo:hi + 1]
+        gathered = native.columns(span, refs, columns, (smallest, largest)) if native is not None \
+            else [None] * len(columns)
+        rest = [c for c, g in zip(columns, gathered) if g is None]
+        if rest:
+            taken = iter(self._take(refs, rest, span, starts))
+            gathered = [next(taken) if g is None else g for g in gathered]
+        return gathered
+
+    def _take(self, refs: np.ndarray, columns: list[str], span: list, starts: np.ndarray) -> list[pa.Array]:
+        """``take`` by Arrow, over the batches ``span`` that hold ``refs``."""
+        if len(span) == 1:  # one batch (the usual case)
+            base, batch = span[0]
             indices = pa.array(refs - base, pa.int64())
             return [batch.column(c).take(indices) for c in columns]
-        span = self.batches[lo:hi + 1]
         if 4 * len(refs) >= sum(b.num_rows for _, b in span):  # dense: one gather over the span
             indices = pa.array(refs - span[0][0], pa.int64())
             return [pa.concat_arrays([b.column(c) for _, b in span]).take(indices) for c in columns]
@@ -167,6 +182,8 @@ class JoinKernel(PipelineKernel):
         # a lookup join's table goes in as its right side before the first record (restore: with the state)
         self.table_pending = t.table is not None
         self.counted_sides = self.sides[:1] if t.table is not None else self.sides  # a table is no input
+        self.pool = None  # the job's worker pool, when it has one (use_pool)
+        self.gather = NativeGather(self._function)
 
     def generate(self, pipeline: Pipeline) -> GeneratedJoin:
         return generate_join(pipeline)
@@ -225,6 +242,11 @@ class JoinKernel(PipelineKernel):
         words = native_words.copy(int(vec[0]), 3 * pairs).reshape(pairs, 3)
         self.shared[abi.J_OUT + 1] = 0  # the vector is empty again (its memory is reused)
         return self._rows(None, None, words[:, 0], words[:, 1], words[:, 2])
+
+    def use_pool(self, pool) -> None:
+        """Share a firing's native work (the gather of the output columns; the sort-merge join's
+        sorts) with ``pool``'s workers (the job's; None: the driver alone)."""
+        self.pool = self.gather.pool = pool
 
     # --- firing -------------------------------------------------------------------------
     @property
@@ -299,9 +321,13 @@ class JoinKernel(PipelineKernel):
         arrays = []
         if t.is_window:
             arrays += [self._time_array(starts), self._time_array(ends)]
+        # the compiled gather only where workers share it: on one thread, Arrow's take over the
+        # concatenated batches costs as much, and its outputs reuse the concatenations' freed
+        # memory (fewer page faults than fresh output buffers: join_gather)
+        native = self.gather if self.gather.pool is not None else None
         for side, refs in ((0, lrefs), (1, rrefs)):
             columns = t.sides[side].columns
-            arrays += self.stores[side].take(refs, [c for _, c in columns])
+            arrays += self.stores[side].take(refs, [c for _, c in columns], native)
         if t.event_time_column is not None:
             arrays.append(pa.array(times, pa.int64()))
         arrays = [a.combine_chunks() if isinstance(a, pa.ChunkedArray) else a for a in arrays]

@@ -35,6 +35,7 @@ from ..jit import disk_context
 FORMAT = 1
 _SUFFIX = ".variant.json"
 _seen: set[str] = set()   # plans whose record this process has read (or found missing)
+_on_disk: dict[tuple, CodegenOptions] = {}  # (folder, plan) -> its record's options, as this process knows
 _seen_lock = threading.Lock()
 
 
@@ -43,7 +44,6 @@ class LearnedVariant:
 
     def __init__(self, plan: str):
         self.plan = plan
-        self._written: CodegenOptions | None = None  # what this process last wrote (no rewrite)
 
     @classmethod
     def of(cls, generic_kernel_ir: str) -> "LearnedVariant | None":
@@ -74,16 +74,20 @@ class LearnedVariant:
             return None
         if options.variant != "optimized":
             return None
-        self._written = options
+        with _seen_lock:
+            _on_disk[(where, self.plan)] = options
         return options
 
     def remember(self, options: CodegenOptions) -> None:
         """Record ``options`` (written to a temporary file and renamed: a reader in another
-        process sees the whole record or none)."""
+        process sees the whole record or none), unless this process read or wrote that record
+        already: every job of a pipeline enters its optimized variant, and a file written per
+        job is a share of a short job's time."""
         where = code_cache.folder()
-        if where is None or options == self._written:
-            return
-        self._written = options
+        with _seen_lock:
+            if where is None or _on_disk.get((where, self.plan)) == options:
+                return
+            _on_disk[(where, self.plan)] = options
         text = json.dumps({"format": FORMAT, "options": dataclasses.asdict(options)})
         try:
             fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=_SUFFIX)
@@ -91,12 +95,14 @@ class LearnedVariant:
                 f.write(text)
             os.replace(tmp, where / f"{self.plan}{_SUFFIX}")
         except OSError:
-            return
+            with _seen_lock:
+                _on_disk.pop((where, self.plan), None)  # not written: a later job tries again
 
     def forget(self) -> None:
         """Delete the record (its variant deoptimized: the next process profiles afresh)."""
-        self._written = None
         where = code_cache.folder()
+        with _seen_lock:
+            _on_disk.pop((where, self.plan), None)
         if where is None:
             return
         try:

@@ -47,6 +47,7 @@ from .accounting import check_accounting
 from .adaptive import Adaptivity
 from .checkpoint import CheckpointConfig, Checkpointer
 from .job_observers import JobObserver
+from .join_kernel import JoinKernel
 from .kernel_protocol import WindowAggregateKernel
 from .kernels import SharedBatch
 from .late_refires import refire_cuts, slices
@@ -103,6 +104,9 @@ class QueryRun:
         self.runs = [instantiate(p, p.input.source.name if isinstance(p.input, SourceInput)
                                  else f"pipeline {p.id} input", workers, window_state, adaptive, grouping)
                      for p in pipelines]
+        for run in self.runs:
+            if isinstance(run.kernel, JoinKernel):  # its output columns gather on the workers too
+                run.kernel.use_pool(pool)
         self.sources = distinct_sources(query.root)
         # the consumer of each pipeline's output (None: the sink), and how it wants the batches
         self.consumer: dict[int, int | None] = {p.id: None for p in pipelines}

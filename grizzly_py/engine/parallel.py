@@ -148,6 +148,18 @@ def run_now(call: Callable[[], Any]) -> Future:
     return done
 
 
+def run_shared(pool: WorkerPool | None, calls: list[Callable[[], Any]]) -> list:
+    """``calls``' results, in order: the pool's workers run all but the last, which runs on this
+    thread meanwhile (without a pool, or for one call, all run here). The first error is raised
+    once every call has stopped. For the driver's native work split in parts (a join's firing),
+    each call releasing the GIL."""
+    if pool is None or len(calls) < 2:
+        return [call() for call in calls]
+    futures = [pool.submit(lambda _worker, call=call: call()) for call in calls[:-1]]
+    here = run_now(calls[-1])
+    return wait_all(futures + [here])
+
+
 def wait_all(futures: list[Future]) -> list:
     """The futures' results, in order; the first error is raised once every task has stopped."""
     results, error = [], None

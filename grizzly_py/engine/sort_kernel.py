@@ -25,11 +25,13 @@ from ..physical.pipelines import Pipeline
 from . import native_words
 from .join_kernel import JoinKernel, key_words_in_order
 from .kernels import SlidingWindowKernel
+from .parallel import run_now, run_shared, wait_all
 from .sort_snapshot import export_kpa_block, export_sort_merge_join, restore_kpa_block, restore_sort_merge_join
 from .state_memory import kept_batch_bytes, kpa_bytes
 from .string_release import concat_ids, kpa_keys, string_key_positions
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
+MERGE_SPLIT_ROWS = 1 << 16  # rows of both sides at least for a merge in key ranges on the pool
 
 
 class SortWindowKernel(SlidingWindowKernel):
@@ -110,17 +112,22 @@ class SortMergeJoinKernel(JoinKernel):
             return None
         panes = np.concatenate([_pane_starts(k.state) for k in self.sides])
         windows = self.geometry.ready_windows(panes, previous, watermark)
-        pieces, groups_so_far = [], 0
+        pieces, bounds, groups_so_far = [], [], 0
         for lo, hi in windows:
             pairs = self._merge_window(lo)
             if pairs is None:
                 continue
             lrefs, rrefs, groups = pairs
-            pieces.append((np.full(len(lrefs), lo, dtype=np.int64), np.full(len(lrefs), hi, dtype=np.int64),
-                           lrefs, rrefs, groups + groups_so_far if groups_so_far else groups))
-            groups_so_far += int(groups[-1]) + 1
-        columns = [c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces)]  # (one window: no copy)
-        result = self._window_pairs(*columns) if pieces else None
+            if groups is not None:
+                groups = groups + groups_so_far if groups_so_far else groups
+                groups_so_far = int(groups[-1]) + 1
+            pieces.append((lrefs, rrefs, groups))
+            bounds.append((lo, hi, len(lrefs)))
+        result = None
+        if pieces:  # (one window: no copy)
+            lrefs, rrefs, groups = (c[0] if len(c) == 1 or c[0] is None else np.concatenate(c) for c in zip(*pieces))
+            los, his, counts = (np.array(b, dtype=np.int64) for b in zip(*bounds))
+            result = self._window_pairs(np.repeat(los, counts), np.repeat(his, counts), lrefs, rrefs, groups)
         drop = self._function("drop", None, _P, _I64)
         min_ref = self._function("min_ref", _I64, _P)
         for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
@@ -132,29 +139,74 @@ class SortMergeJoinKernel(JoinKernel):
 
     def _merge_window(self, lo: int):
         """The pairs of window [lo, lo + size): (left refs, right refs, key groups numbered from
-        0), per key in (left ref, right ref) order, keys in ascending key words; None when no
-        key pairs."""
-        rows = []
+        0, or None where the groups are in key order already: ``groups_in_key_order``), per key
+        in (left ref, right ref) order, keys in ascending key words; None when no key pairs.
+        With a worker pool the two sides sort at once, and the merge runs in key ranges."""
+        rows = [(0, 0), (0, 0)]
+        self._function("window", _I64, _P, _I64, _P)  # (compiled before any worker asks)
+        sorted_rows = [lambda: self._window_rows(0, lo), lambda: self._window_rows(1, lo)]
         try:
-            for side in (0, 1):
-                rows.append(self._window_rows(side, lo))
+            if self.pool is None:
+                rows = [call() for call in sorted_rows]
+            else:  # each side's rows are freed below, whichever side failed
+                futures = [self.pool.submit(lambda _worker: sorted_rows[0]()), run_now(sorted_rows[1])]
+                for side, future in enumerate(futures):
+                    if future.exception() is None:  # (waits for it)
+                        rows[side] = future.result()
+                wait_all(futures)  # the first error
             (left, nl), (right, nr) = rows
             if not nl or not nr:
                 return None
-            merge = self._function("merge_join", _I64, _P, _I64, _P, _I64, _P, _P, _P)
-            n = merge(left, nl, right, nr, None, None, None)
-            if not n:
-                return None
-            lrefs, rrefs, groups = (np.empty(n, dtype=np.int64) for _ in range(3))
-            written = merge(left, nl, right, nr, lrefs.ctypes.data, rrefs.ctypes.data, groups.ctypes.data)
-            if written != n:
-                raise RuntimeError(f"pipeline {self.pipeline.id}: the merge join wrote {written} pairs, counted {n}")
-            return lrefs, rrefs, groups
+            return self._merge(left, nl, right, nr)
         finally:
             free_rows = self._function("free_rows", None, _P)
             for address, _ in rows:
                 if address:
                     free_rows(address)
+
+    def _merge(self, left: int, nl: int, right: int, nr: int):
+        """``_merge_window``'s pairs of the sorted rows at ``left`` and ``right``: each key range
+        (``_key_ranges``) is counted, then written at its offset, one native call per range."""
+        merge = self._function("merge_join", _I64, _P, _I64, _P, _I64, _P, _P, _P)
+        parts = self._key_ranges(left, nl, right, nr)
+        counts = run_shared(self.pool, [lambda p=p: merge(p[0], p[1], p[2], p[3], None, None, None) for p in parts])
+        n = sum(counts)
+        if not n:
+            return None
+        lrefs, rrefs = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        groups = None if self.groups_in_key_order else np.empty(n, dtype=np.int64)
+        starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
+
+        def fill(p, at):
+            out = [a.ctypes.data + 8 * at if a is not None else None for a in (lrefs, rrefs, groups)]
+            return merge(p[0], p[1], p[2], p[3], *out)
+        written = run_shared(self.pool, [lambda p=p, at=at: fill(p, at) for p, at in zip(parts, starts)])
+        if written != counts:
+            raise RuntimeError(f"pipeline {self.pipeline.id}: the merge join wrote {written} pairs, counted {counts}")
+        if groups is not None:  # each range numbers its groups from 0: continue the ones before
+            for at, count in zip(starts[1:], counts[1:]):
+                if at and count:
+                    groups[at:at + count] += groups[at - 1] + 1
+        return lrefs, rrefs, groups
+
+    def _key_ranges(self, left: int, nl: int, right: int, nr: int) -> list[tuple[int, int, int, int]]:
+        """The sorted rows cut into (left address, rows, right address, rows) parts at keys that
+        split the left rows evenly, one part per worker (a key's rows stay in one part, so the
+        parts' pairs, one after the other, are the whole merge's); one part without a pool or
+        with fewer than ``MERGE_SPLIT_ROWS`` rows."""
+        parts = self.pool.workers if self.pool is not None and nl + nr >= MERGE_SPLIT_ROWS else 1
+        if parts < 2:
+            return [(left, nl, right, nr)]
+        rw, kw = self.row_words, self.gen.key_words
+        lkeys = native_words.view(left, nl * rw).reshape(nl, rw)[:, :kw]
+        rkeys = native_words.view(right, nr * rw).reshape(nr, rw)[:, :kw]
+        cuts = [(0, 0)]
+        for k in range(1, parts):
+            key = tuple(lkeys[nl * k // parts].tolist())
+            cuts.append((_lower_bound(lkeys, key), _lower_bound(rkeys, key)))
+        cuts.append((nl, nr))
+        rb = 8 * rw
+        return [(left + rb * i, i2 - i, right + rb * j, j2 - j) for (i, j), (i2, j2) in zip(cuts, cuts[1:])]
 
     def _window_rows(self, side: int, lo: int) -> tuple[int, int]:
         """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then
@@ -174,6 +226,19 @@ class SortMergeJoinKernel(JoinKernel):
                 close = self._function("close", None, _P)
                 for k in self.sides:
                     close(k.state.ctypes.data)
+
+
+def _lower_bound(keys: np.ndarray, key: tuple) -> int:
+    """The first row of ``keys`` (rows of key words, ascending as signed words compare, as
+    ``gz_kpa_cmp`` orders them) not below ``key``."""
+    lo, hi = 0, len(keys)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if tuple(keys[mid].tolist()) < key:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
 
 
 def _pane_starts(state: np.ndarray) -> np.ndarray:
