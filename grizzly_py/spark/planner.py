@@ -33,9 +33,12 @@ store per key group (``keyed+stream``) or in one group (``sequential+stream``).
 
 from __future__ import annotations
 
+import itertools
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..codegen import abi
 from ..codegen.module import generate_pipeline
 from ..engine import commit
 from ..engine.kernels import sort_indices_nulls_last
@@ -95,6 +98,7 @@ from .joins import (
 from .key_scan import SCAN_TASKS, ScannedSource, scan_parts, scan_task
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
+from .union_partials import UnionWindow, union_rounds, union_window
 from .probe import check_workers
 from .schema import conform, hashed_key, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
@@ -296,6 +300,9 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
                            read_files)
     elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
+    elif (union := union_window(root)) is not None and _lateness_free(physical) \
+            and (plan := _union_partial_plan(union, physical, adaptive)) is not None:
+        df, job = _union_partial(spark, shipped, physical, union, plan, acc, tasks, fault, read_files)
     elif (by_key := keyed_query(root)) is not None:
         df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames, read_files)
     elif len(sources) == 1 and stateless_lookup(root):
@@ -339,6 +346,66 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None,
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
     job = SparkJob(shipped.plan_id, "partial", inp.kind, False, acc, notes=list(inp.notes))
     return _then(merged, job, root, physical, acc, shipped.adaptive), job
+
+
+def _union_partial_plan(union: UnionWindow, physical, adaptive: object):
+    """Per input of ``union``: its query with the union replaced by the input, shipped, its
+    physical plan and the schema of its partial states; None where an input's first pipeline is
+    not the window over its source (a computed string key materialized first) or its partial
+    states or window results would not have the union's Spark types (then the query keeps the
+    other strategies)."""
+    window = next(p for p in physical.pipelines if isinstance(p.input, UnionInput))
+    results = spark_struct(pipeline_arrow_schema(window))
+    plans = []
+    for root in union.inputs:
+        own = build_physical_plan(Query(root))
+        first = own.pipelines[0]
+        if not _is_chain(own) or isinstance(first.terminal, ProjectTerminal) \
+                or first.terminal.assigner.kind.spark != "partials" or spark_struct(pipeline_arrow_schema(first)) != results:
+            return None
+        plans.append((ShippedPlan.of(Query(detach(root)), adaptive), own, partial_schema(generate_pipeline(first))))
+    if any(to_spark_schema(schema) != to_spark_schema(plans[0][2]) for _s, _p, schema in plans):
+        return None
+    return plans
+
+
+def _union_partial(spark, shipped, physical, union: UnionWindow, plans, acc, tasks, fault, read_files=True):
+    """A union of different sources under a tumbling or sliding event-time window
+    (``union_partials.py``): each input's tasks run its own query up to the window over its rows
+    under the watermarks the driver replays from the engine's rounds and emit partial states; the
+    partial states of every input are shuffled together by (keys, window) into one merge."""
+    inputs = [_Input(spark, source, needed_columns(own.pipelines[0], source), tasks, None, acc, read_files)
+              for source, (_s, own, _schema) in zip(union.sources, plans)]
+    maxima = [None if isinstance(s, SparkSource) else batch_maxima(s) for s in union.sources]
+    # a DataFrame is one batch, read in the first round, where every batch runs under no watermark
+    # yet: its largest event time (a Spark job) matters only where another input has more rounds
+    later_rounds = any(m is not None and len(m) > 1 for m in maxima)
+    maxima = [m if m is not None else dataframe_maxima(s) if later_rounds else [None]
+              for m, s in zip(maxima, union.sources)]
+    marks, places = union_rounds(maxima, [s.watermark.out_of_orderness_ms for s in union.sources])
+    parts = None
+    for inp, (own_plan, _own, schema), source_marks, source_places in zip(inputs, plans, marks, places):
+        def body(it, _w, numbers, own_plan=own_plan, source_marks=source_marks, source_places=source_places):
+            if numbers is None:  # a DataFrame: one batch of its stream
+                mark = source_marks[0] if source_marks else abi.INT64_MIN
+                return worker.partial_task(own_plan, it, accumulator=acc, fault=fault, marks=itertools.repeat(mark))
+            numbers = list(numbers)
+            return worker.partial_task(own_plan, it, accumulator=acc, fault=fault,
+                                       marks=[source_marks[n] for n in numbers],
+                                       numbers=[source_places[n] for n in numbers])
+        df = inp.map(body, spark_struct(schema))
+        parts = df if parts is None else parts.union(df)
+    merge_plan, own, _schema = plans[0]
+    first = own.pipelines[0]
+    keys = [f.name for f, _ in first.terminal.keys]
+    merged = parts.repartition(tasks, *[spark_column(k) for k in keys], spark_column(WINDOW_START)) \
+        .mapInArrow(lambda it: worker.merge_task(merge_plan, it, acc), spark_struct(pipeline_arrow_schema(first)))
+    kinds = sorted({inp.kind for inp in inputs})
+    notes = [n for inp in inputs for n in inp.notes]
+    notes.append(f"a union of {len(inputs)} sources: each input's tasks pre-aggregate into the window's partial "
+                 "states under the watermarks of the engine's rounds; one merge")
+    job = SparkJob(shipped.plan_id, "partial", "+".join(kinds), False, acc, notes=notes)
+    return _then(merged, job, union.inputs[0], own, acc, shipped.adaptive), job
 
 
 def _then(results, job: SparkJob, root, physical, acc, adaptive: object = True):
