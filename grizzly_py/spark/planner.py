@@ -11,7 +11,9 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   them by (keys, window); a merge stage combines them with the compiled merge functions and
   finishes the aggregates (holistic ones included); a last single-task stage puts the window
   results in the embedded engine's order (window_end, then keys) and runs the rest of the query
-  (windows of window results, filters after an aggregation) on the embedded engine.
+  (windows of window results, filters after an aggregation) on the embedded engine. A union of
+  different sources under such a window (event time) pre-aggregates each input in its own tasks
+  under the watermarks of the engine's rounds, one shuffle and merge for all (``union_partials.py``).
 - ``keyed`` (state per key of source columns): the source's rows partitioned by the key
   columns, each key's rows in stream order (source batch, then row), each task under the source
   batches' watermarks. Keyed sessions and cumulative windows run the compiled window kernel per
@@ -20,7 +22,7 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   a late side output and window Top-N run the whole query per task on the embedded engine
   (``keyed.py``, the ``keyed-join`` tasks with one source).
 - ``keyed-join`` (window, interval and regular joins of two sources; unions of different
-  sources under a window keyed by columns every input passes through): every source's rows
+  sources under a session or count window keyed by columns every input passes through): every source's rows
   partitioned by the key; each task runs the query on its keys (``joins.py``).
 - ``whole`` (other unions and queries over several sources, stateful queries without a key
   column in common): the query is not split; one task runs it on the embedded engine (several
