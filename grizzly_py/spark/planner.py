@@ -376,7 +376,9 @@ def _union_partial(spark, shipped, physical, union: UnionWindow, plans, acc, tas
     (``union_partials.py``): each input's tasks run its own query up to the window over its rows
     under the watermarks the driver replays from the engine's rounds and emit partial states; the
     partial states of every input are shuffled together by (keys, window) into one merge."""
-    inputs = [_Input(spark, source, needed_columns(own.pipelines[0], source), tasks, None, acc, read_files)
+    # the inputs' tasks form one stage: each input takes its share of the cores' splits
+    share = max(1, tasks // len(plans))
+    inputs = [_Input(spark, source, needed_columns(own.pipelines[0], source), share, None, acc, read_files)
               for source, (_s, own, _schema) in zip(union.sources, plans)]
     maxima = [None if isinstance(s, SparkSource) else batch_maxima(s) for s in union.sources]
     # a DataFrame is one batch, read in the first round, where every batch runs under no watermark
