@@ -136,3 +136,25 @@ def test_ordered_aggregates_over_a_dataframe_input_keep_the_other_strategies(spa
     union = env.from_spark(spark.createDataFrame(table), timestamp="ts").union(env.from_arrow(table, timestamp="ts"))
     assert union.window_all(TUMBLING).aggregate(f=agg.first("i")).to_spark().grizzly.strategy == "whole"
     assert union.window_all(TUMBLING).aggregate(n=agg.count()).to_spark().grizzly.strategy == "partial"
+
+
+def test_a_dataframe_read_as_files_is_one_batch_among_the_rounds(spark, tmp_path):
+    """A DataFrame that is a plain Parquet scan (read by the tasks as files) unioned with Arrow
+    batches: the DataFrame is one batch of the first round, whose largest event time (a Spark
+    aggregate) holds the union's watermark down for the Arrow input's later batches."""
+    a, b = _events(500, 61, disorder=300), _events(400, 62, disorder=300)
+    path = tmp_path / "a.parquet"
+    pq.write_table(a, path, row_group_size=100)
+
+    def query(env, first):
+        second = env.from_arrow(b.to_batches(max_chunksize=40), timestamp="ts", watermark=BOUND)
+        return first.filter(col("i") > -5).union(second).window_all(TUMBLING).aggregate(n=agg.count(), s=agg.sum("i"))
+    expected, metrics = _run(env := gz.StreamEnvironment(), query(env, env.from_arrow(a, timestamp="ts", watermark=BOUND)))
+    actual, spark_metrics = _run(env := gz.StreamEnvironment.for_spark(spark), query(
+        env, env.from_spark(spark.read.parquet(str(path)), timestamp="ts", watermark=BOUND)))
+    assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
+    assert spark_metrics["queries"][0]["strategy"] == "partial"
+    assert spark_metrics["queries"][0]["input"] == "files+pushdown"
+    assert metrics["late_records"] > 0
+    for name in COUNTERS:
+        assert spark_metrics[name] == metrics[name], name

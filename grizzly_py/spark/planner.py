@@ -304,7 +304,7 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
     elif (union := union_window(root)) is not None and _lateness_free(physical) \
             and (plan := _union_partial_plan(union, physical, adaptive)) is not None:
-        df, job = _union_partial(spark, shipped, physical, union, plan, acc, tasks, fault, read_files)
+        df, job = _union_partial(spark, shipped, union, plan, acc, tasks, fault, read_files)
     elif (by_key := keyed_query(root)) is not None:
         df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames, read_files)
     elif len(sources) == 1 and stateless_lookup(root):
@@ -371,7 +371,7 @@ def _union_partial_plan(union: UnionWindow, physical, adaptive: object):
     return plans
 
 
-def _union_partial(spark, shipped, physical, union: UnionWindow, plans, acc, tasks, fault, read_files=True):
+def _union_partial(spark, shipped, union: UnionWindow, plans, acc, tasks, fault, read_files=True):
     """A union of different sources under a tumbling or sliding event-time window
     (``union_partials.py``): each input's tasks run its own query up to the window over its rows
     under the watermarks the driver replays from the engine's rounds and emit partial states; the
