@@ -606,8 +606,6 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
     without Spark (tests, and a way to read the stages): the same splits, task functions, shuffle
     by (keys, window) and final stage. Returns the result in Spark's Arrow types and the task
     reports."""
-    import zlib
-
     class _Acc:
         def __init__(self):
             self.value = []
@@ -618,9 +616,14 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
     query = Query(root)
     physical = build_physical_plan(query)
     sources = distinct_sources(root)
+    union = union_window(root) if len(sources) > 1 and _lateness_free(physical) else None
+    plans = _union_partial_plan(union, physical, adaptive) if union is not None else None
+    if plans is not None and all(pushdown_source(s) for s in sources):
+        return _union_in_process(union, plans, tasks, acc, adaptive)
     if len(sources) != 1 or not _is_chain(physical) or not _lateness_free(physical) \
             or not pushdown_source(sources[0]):
-        raise NotImplementedError("run_in_process runs single-source chains over file or Arrow sources")
+        raise NotImplementedError("run_in_process runs single-source chains and unions as partial states over "
+                                  "file or Arrow sources")
     shipped = ShippedPlan.of(Query(detach(root)), adaptive)
     first = physical.pipelines[0]
     splits = plan_splits(sources[0], tasks, needed_columns(first, sources[0]))
@@ -630,30 +633,57 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
         return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
     keys = [f.name for f, _ in first.terminal.keys]
 
-    def shuffle(batches, by):  # rows by a hash of the columns ``by``
-        buckets: dict[int, list] = {}
-        for b in batches:
-            codes = [zlib.crc32(repr(tuple(r.values())).encode()) % tasks
-                     for r in pa.Table.from_batches([b]).select(by).to_pylist()]
-            for bucket in set(codes):
-                buckets.setdefault(bucket, []).append(b.filter(pa.array([c == bucket for c in codes])))
-        return [buckets[k] for k in sorted(buckets)]
     kind = first.terminal.assigner.kind
     if kind.spark == "partials":
         partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc,
                                                                     numbers=split_numbers(sp))]
-        results = [m for part in shuffle(partials, keys + [WINDOW_START]) for m in worker.merge_task(shipped, part, acc)]
+        results = [m for part in _shuffled(partials, keys + [WINDOW_START], tasks)
+                   for m in worker.merge_task(shipped, part, acc)]
     elif kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         raw = [b for sp in splits for b in worker.raw_task(sp, read_split(sp))]
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if sources[0].timestamp else None
         results = []
-        for part in shuffle(raw, _key_columns(first)):
+        for part in _shuffled(raw, _key_columns(first), tasks):
             table = pa.Table.from_batches(part)
             table = table.take(pc.sort_indices(table, [(worker.BATCH, "ascending"), (worker.ROW, "ascending")]))
             results += list(worker.keyed_task(shipped, table.to_batches(), marks, acc))
     else:
         raise NotImplementedError("run_in_process runs the partial and keyed strategies")
     out = list(finish_task(_finish_plan(root, physical, adaptive), results, keys, pipeline_arrow_schema(first), final_schema, acc))
+    return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
+
+
+def _shuffled(batches, by: list[str], tasks: int) -> list[list[pa.RecordBatch]]:
+    """``run_in_process``'s shuffle: rows in ``tasks`` buckets by a hash of the columns ``by``."""
+    import zlib
+    buckets: dict[int, list] = {}
+    for b in batches:
+        codes = [zlib.crc32(repr(tuple(r.values())).encode()) % tasks
+                 for r in pa.Table.from_batches([b]).select(by).to_pylist()]
+        for bucket in set(codes):
+            buckets.setdefault(bucket, []).append(b.filter(pa.array([c == bucket for c in codes])))
+    return [buckets[k] for k in sorted(buckets)]
+
+
+def _union_in_process(union: UnionWindow, plans, tasks: int, acc, adaptive: object) -> tuple[pa.Table, list[dict]]:
+    """``run_in_process`` for a union as partial states (``_union_partial``) over file or Arrow
+    sources: every input's splits under the watermarks of the engine's rounds, one merge."""
+    marks, places = union_rounds([batch_maxima(s) for s in union.sources],
+                                 [s.watermark.out_of_orderness_ms for s in union.sources])
+    partials = []
+    for source, (own_plan, own, _schema), source_marks, source_places in zip(union.sources, plans, marks, places):
+        for sp in plan_splits(source, tasks, needed_columns(own.pipelines[0], source)):
+            numbers = split_numbers(sp)
+            partials += worker.partial_task(own_plan, read_split(sp), accumulator=acc,
+                                            marks=[source_marks[n] for n in numbers],
+                                            numbers=[source_places[n] for n in numbers])
+    merge_plan, own, _schema = plans[0]
+    first = own.pipelines[0]
+    keys = [f.name for f, _ in first.terminal.keys]
+    results = [m for part in _shuffled(partials, keys + [WINDOW_START], tasks) for m in worker.merge_task(merge_plan, part, acc)]
+    final_schema = pipeline_arrow_schema(own.pipelines[-1])
+    out = list(finish_task(_finish_plan(union.inputs[0], own, adaptive), results, keys, pipeline_arrow_schema(first),
+                           final_schema, acc))
     return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
 
 
