@@ -2,8 +2,8 @@
 two executor JVMs) started from the pip package's ``spark-class`` (``grizzly_py.spark.cluster``),
 bound to 127.0.0.1, stopped by PID at the end of the module.
 
-- Every Spark strategy (stateless, partial windows, keyed sessions and count windows, joins by
-  key, one task for a window Top-N without keys) gives the embedded engine's result across executor processes, and the
+- Every Spark strategy (stateless, partial windows (of a union too), keyed sessions and count
+  windows, joins by key, one task for a window Top-N without keys) gives the embedded engine's result across executor processes, and the
   distributed ones run their heavy stage in more than one task.
 - An executor killed after the map stage wrote its shuffle output: Spark re-runs the lost map
   tasks in a new stage attempt; the result stays exact and ``records_in`` counts every row once.
@@ -183,6 +183,10 @@ STRATEGIES = {
     # the DataFrame joined with an Arrow source (read by the tasks), both partitioned by key
     "keyed-join": (lambda s: s.interval_join(s.env.from_arrow(RIGHT, timestamp="ts")).where("k").equal_to("k")
                    .between(Time.milliseconds(-20), Time.milliseconds(20)), "keyed-join"),
+    # the DataFrame's and an Arrow source's partial states, by a computed key, in one merge
+    "union-partial": (lambda s: s.union(s.env.from_arrow(RIGHT, timestamp="ts")).with_columns(m=col("i") % 3)
+                      .key_by("m").window(TumblingEventTimeWindows.of(Time.seconds(2)))
+                      .aggregate(n=agg.count(), total=agg.sum("i")), "partial"),
 }
 STAGES = {"keyed-join": "join"}  # the heavy stage, where it is not named as its strategy
 RIGHT = _events(1500, seed=12)
@@ -203,7 +207,7 @@ def test_every_strategy_matches_the_embedded_engine_on_a_cluster(spark, tmp_path
         actual, expected = (t.sort_by([(c, "ascending") for c in t.column_names]) for t in (actual, expected))
     assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
     assert q["strategy"] == strategy
-    assert q["records_in"] == table.num_rows + (RIGHT.num_rows if name == "keyed-join" else 0)
+    assert q["records_in"] == table.num_rows + (RIGHT.num_rows if name in ("keyed-join", "union-partial") else 0)
     heavy = [t for t in q["task_reports"] if t["stage"] == STAGES.get(strategy, strategy)]
     assert len(heavy) >= (1 if strategy == "whole" else 2), [t["stage"] for t in q["task_reports"]]
     if strategy != "whole":  # two executors, each with its own Python workers

@@ -160,3 +160,32 @@ def test_partial_schema_has_state_words_and_value_vectors():
     assert schema.names == ["k", "__gz_ws", "__gz_a0_w0", "__gz_a0_w1", "__gz_a0_w2", "__gz_a1_values"]
     assert schema.field("__gz_a1_values").type == pa.list_(pa.int64())
     assert EntryLayout.of(gen).key_words == 1
+
+
+@settings(max_examples=25, deadline=None)
+@given(sizes=st.lists(st.integers(0, 60), min_size=2, max_size=3), chunks=st.lists(st.integers(1, 25), min_size=3,
+                                                                               max_size=3),
+       bounds=st.lists(st.sampled_from([0, 7, 40, 300]), min_size=3, max_size=3), seed=st.integers(0, 2**16),
+       tasks=st.integers(1, 4), keyed=st.booleans())
+def test_unions_as_partial_states_decide_lateness_as_the_engine(sizes, chunks, bounds, seed, tasks, keyed):
+    """A union of Arrow sources under a sliding window, each input pre-aggregating in its own
+    tasks (``planner._union_in_process``, the Spark stages' task functions) under the watermarks
+    the driver replays from the engine's rounds (each source with its own bound, any batch sizes,
+    empty sources, disorder): the engine's rows in its order and its late records."""
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    tables = []
+    for n in sizes:
+        ts = np.sort(rng.integers(0, 40 * max(n, 1), n)) + rng.integers(-80, 81, n)
+        tables.append(pa.table({"ts": pa.array(ts, pa.int64()), "k": pa.array(rng.integers(0, 3, n)),
+                                "v": pa.array(rng.integers(-9, 10, n))}))
+
+    def build(env):
+        streams = [env.from_arrow(t.to_batches(max_chunksize=c) or t, timestamp="ts",
+                                  watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(b)))
+                   for t, c, b in zip(tables, chunks, bounds)]
+        union = streams[0].filter(col("v") > -8).union(*streams[1:]).with_columns(m=col("k") * 2)
+        window = SlidingEventTimeWindows.of(Time.milliseconds(120), Time.milliseconds(40))
+        return (union.key_by("m").window(window) if keyed else union.window_all(window)) \
+            .aggregate(n=agg.count(), s=agg.sum("v"), f=agg.first("v"))
+    check(build, tasks)

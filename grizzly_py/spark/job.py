@@ -110,7 +110,8 @@ class SparkJob:
             "action": self.last_action,
             "late_records": sum(t["late"] for t in tasks if t["stage"] in _INPUT_STAGES),
             "late_partial_states": sum(t.get("late_partials", 0) for t in tasks),
-            "filtered_records": sum(t["filtered"] for t in inputs),
+            # (the finishing stage filters window results: the embedded engine counts those too)
+            "filtered_records": sum(t["filtered"] for t in tasks if t["stage"] in _INPUT_STAGES + ("finish",)),
             "rejected_records": sum(rejected.values()),
             "rejected_by_source": rejected,
             "tasks": len(tasks),

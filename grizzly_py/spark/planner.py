@@ -11,7 +11,9 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   them by (keys, window); a merge stage combines them with the compiled merge functions and
   finishes the aggregates (holistic ones included); a last single-task stage puts the window
   results in the embedded engine's order (window_end, then keys) and runs the rest of the query
-  (windows of window results, filters after an aggregation) on the embedded engine.
+  (windows of window results, filters after an aggregation) on the embedded engine. A union of
+  different sources under such a window (event time) pre-aggregates each input in its own tasks
+  under the watermarks of the engine's rounds, one shuffle and merge for all (``union_partials.py``).
 - ``keyed`` (state per key of source columns): the source's rows partitioned by the key
   columns, each key's rows in stream order (source batch, then row), each task under the source
   batches' watermarks. Keyed sessions and cumulative windows run the compiled window kernel per
@@ -20,7 +22,7 @@ The query's first pipeline (the one that reads the source) decides the strategy:
   a late side output and window Top-N run the whole query per task on the embedded engine
   (``keyed.py``, the ``keyed-join`` tasks with one source).
 - ``keyed-join`` (window, interval and regular joins of two sources; unions of different
-  sources under a window keyed by columns every input passes through): every source's rows
+  sources under a session or count window keyed by columns every input passes through): every source's rows
   partitioned by the key; each task runs the query on its keys (``joins.py``).
 - ``whole`` (other unions and queries over several sources, stateful queries without a key
   column in common): the query is not split; one task runs it on the embedded engine (several
@@ -33,9 +35,12 @@ store per key group (``keyed+stream``) or in one group (``sequential+stream``).
 
 from __future__ import annotations
 
+import itertools
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..codegen import abi
 from ..codegen.module import generate_pipeline
 from ..engine import commit
 from ..engine.kernels import sort_indices_nulls_last
@@ -95,6 +100,7 @@ from .joins import (
 from .key_scan import SCAN_TASKS, ScannedSource, scan_parts, scan_task
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
+from .union_partials import UnionWindow, union_rounds, union_window
 from .probe import check_workers
 from .schema import conform, hashed_key, pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
 from .schema import spark_arrow_schema as to_spark_schema
@@ -299,6 +305,9 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     elif chain and kind is not None and kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]) \
             and not (read_files and _scan_by_key(root, sources[0], physical)):
         df, job = _keyed(spark, shipped, physical, root, sources[0], acc, tasks, frames.get(sources[0].name))
+    elif (union := union_window(root)) is not None and _lateness_free(physical) \
+            and (plan := _union_partial_plan(union, physical, adaptive)) is not None:
+        df, job = _union_partial(spark, shipped, union, plan, acc, tasks, fault, read_files)
     elif (by_key := keyed_query(root)) is not None:
         df, job = _keyed_query(spark, shipped, physical, root, by_key, acc, tasks, frames, read_files)
     elif len(sources) == 1 and stateless_lookup(root):
@@ -359,6 +368,68 @@ def _partial(spark, shipped, physical, root, source, acc, tasks, fault, df=None,
         .mapInArrow(lambda it: worker.merge_task(shipped, it, acc), spark_struct(results_schema))
     job = SparkJob(shipped.plan_id, "partial", inp.kind, False, acc, notes=list(inp.notes))
     return _then(merged, job, root, physical, acc, shipped.adaptive), job
+
+
+def _union_partial_plan(union: UnionWindow, physical, adaptive: object):
+    """Per input of ``union``: its query with the union replaced by the input, shipped, its
+    physical plan and the schema of its partial states; None where an input's first pipeline is
+    not the window over its source (a computed string key materialized first) or its partial
+    states or window results would not have the union's Spark types (then the query keeps the
+    other strategies)."""
+    window = next(p for p in physical.pipelines if isinstance(p.input, UnionInput))
+    results = spark_struct(pipeline_arrow_schema(window))
+    plans = []
+    for root in union.inputs:
+        own = build_physical_plan(Query(root))
+        first = own.pipelines[0]
+        if not _is_chain(own) or isinstance(first.terminal, ProjectTerminal) \
+                or first.terminal.assigner.kind.spark != "partials" or spark_struct(pipeline_arrow_schema(first)) != results:
+            return None
+        plans.append((ShippedPlan.of(Query(detach(root)), adaptive), own, partial_schema(generate_pipeline(first))))
+    if any(to_spark_schema(schema) != to_spark_schema(plans[0][2]) for _s, _p, schema in plans):
+        return None
+    return plans
+
+
+def _union_partial(spark, shipped, union: UnionWindow, plans, acc, tasks, fault, read_files=True):
+    """A union of different sources under a tumbling or sliding event-time window
+    (``union_partials.py``): each input's tasks run its own query up to the window over its rows
+    under the watermarks the driver replays from the engine's rounds and emit partial states; the
+    partial states of every input are shuffled together by (keys, window) into one merge."""
+    # the inputs' tasks form one stage: each input takes its share of the cores' splits
+    share = max(1, tasks // len(plans))
+    inputs = [_Input(spark, source, needed_columns(own.pipelines[0], source), share, None, acc, read_files)
+              for source, (_s, own, _schema) in zip(union.sources, plans)]
+    maxima = [None if isinstance(s, SparkSource) else batch_maxima(s) for s in union.sources]
+    # a DataFrame is one batch, read in the first round, where every batch runs under no watermark
+    # yet: its largest event time (a Spark job) matters only where another input has more rounds
+    later_rounds = any(m is not None and len(m) > 1 for m in maxima)
+    maxima = [m if m is not None else dataframe_maxima(s) if later_rounds else [None]
+              for m, s in zip(maxima, union.sources)]
+    marks, places = union_rounds(maxima, [s.watermark.out_of_orderness_ms for s in union.sources])
+    parts = None
+    for inp, (own_plan, _own, schema), source_marks, source_places in zip(inputs, plans, marks, places):
+        def body(it, _w, numbers, own_plan=own_plan, source_marks=source_marks, source_places=source_places):
+            if numbers is None:  # a DataFrame: one batch of its stream
+                mark = source_marks[0] if source_marks else abi.INT64_MIN
+                return worker.partial_task(own_plan, it, accumulator=acc, fault=fault, marks=itertools.repeat(mark))
+            numbers = list(numbers)
+            return worker.partial_task(own_plan, it, accumulator=acc, fault=fault,
+                                       marks=[source_marks[n] for n in numbers],
+                                       numbers=[source_places[n] for n in numbers])
+        df = inp.map(body, spark_struct(schema))
+        parts = df if parts is None else parts.union(df)
+    merge_plan, own, _schema = plans[0]
+    first = own.pipelines[0]
+    keys = [f.name for f, _ in first.terminal.keys]
+    merged = parts.repartition(tasks, *[spark_column(k) for k in keys], spark_column(WINDOW_START)) \
+        .mapInArrow(lambda it: worker.merge_task(merge_plan, it, acc), spark_struct(pipeline_arrow_schema(first)))
+    kinds = sorted({inp.kind for inp in inputs})
+    notes = [n for inp in inputs for n in inp.notes]
+    notes.append(f"a union of {len(inputs)} sources: each input's tasks pre-aggregate into the window's partial "
+                 "states under the watermarks of the engine's rounds; one merge")
+    job = SparkJob(shipped.plan_id, "partial", "+".join(kinds), False, acc, notes=notes)
+    return _then(merged, job, union.inputs[0], own, acc, shipped.adaptive), job
 
 
 def _then(results, job: SparkJob, root, physical, acc, adaptive: object = True):
@@ -555,8 +626,6 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
     without Spark (tests, and a way to read the stages): the same splits, task functions, shuffle
     by (keys, window) and final stage. Returns the result in Spark's Arrow types and the task
     reports."""
-    import zlib
-
     class _Acc:
         def __init__(self):
             self.value = []
@@ -567,9 +636,14 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
     query = Query(root)
     physical = build_physical_plan(query)
     sources = distinct_sources(root)
+    union = union_window(root) if len(sources) > 1 and _lateness_free(physical) else None
+    plans = _union_partial_plan(union, physical, adaptive) if union is not None else None
+    if plans is not None and all(pushdown_source(s) for s in sources):
+        return _union_in_process(union, plans, tasks, acc, adaptive)
     if len(sources) != 1 or not _is_chain(physical) or not _lateness_free(physical) \
             or not pushdown_source(sources[0]):
-        raise NotImplementedError("run_in_process runs single-source chains over file or Arrow sources")
+        raise NotImplementedError("run_in_process runs single-source chains and unions as partial states over "
+                                  "file or Arrow sources")
     shipped = ShippedPlan.of(Query(detach(root)), adaptive)
     first = physical.pipelines[0]
     splits = plan_splits(sources[0], tasks, needed_columns(first, sources[0]))
@@ -579,30 +653,57 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
         return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
     keys = [f.name for f, _ in first.terminal.keys]
 
-    def shuffle(batches, by):  # rows by a hash of the columns ``by``
-        buckets: dict[int, list] = {}
-        for b in batches:
-            codes = [zlib.crc32(repr(tuple(r.values())).encode()) % tasks
-                     for r in pa.Table.from_batches([b]).select(by).to_pylist()]
-            for bucket in set(codes):
-                buckets.setdefault(bucket, []).append(b.filter(pa.array([c == bucket for c in codes])))
-        return [buckets[k] for k in sorted(buckets)]
     kind = first.terminal.assigner.kind
     if kind.spark == "partials":
         partials = [b for sp in splits for b in worker.partial_task(shipped, read_split(sp), sp.watermark_before, acc,
                                                                     numbers=split_numbers(sp))]
-        results = [m for part in shuffle(partials, keys + [WINDOW_START]) for m in worker.merge_task(shipped, part, acc)]
+        results = [m for part in _shuffled(partials, keys + [WINDOW_START], tasks)
+                   for m in worker.merge_task(shipped, part, acc)]
     elif kind.spark == "keyed" and _key_columns(first) and keyed_input(sources[0]):
         raw = [b for sp in splits for b in worker.raw_task(sp, read_split(sp))]
         marks = {p: m for sp in splits for p, m in zip(sp.pieces, sp.marks)} if sources[0].timestamp else None
         results = []
-        for part in shuffle(raw, _key_columns(first)):
+        for part in _shuffled(raw, _key_columns(first), tasks):
             table = pa.Table.from_batches(part)
             table = table.take(pc.sort_indices(table, [(worker.BATCH, "ascending"), (worker.ROW, "ascending")]))
             results += list(worker.keyed_task(shipped, table.to_batches(), marks, acc))
     else:
         raise NotImplementedError("run_in_process runs the partial and keyed strategies")
     out = list(finish_task(_finish_plan(root, physical, adaptive), results, keys, pipeline_arrow_schema(first), final_schema, acc))
+    return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
+
+
+def _shuffled(batches, by: list[str], tasks: int) -> list[list[pa.RecordBatch]]:
+    """``run_in_process``'s shuffle: rows in ``tasks`` buckets by a hash of the columns ``by``."""
+    import zlib
+    buckets: dict[int, list] = {}
+    for b in batches:
+        codes = [zlib.crc32(repr(tuple(r.values())).encode()) % tasks
+                 for r in pa.Table.from_batches([b]).select(by).to_pylist()]
+        for bucket in set(codes):
+            buckets.setdefault(bucket, []).append(b.filter(pa.array([c == bucket for c in codes])))
+    return [buckets[k] for k in sorted(buckets)]
+
+
+def _union_in_process(union: UnionWindow, plans, tasks: int, acc, adaptive: object) -> tuple[pa.Table, list[dict]]:
+    """``run_in_process`` for a union as partial states (``_union_partial``) over file or Arrow
+    sources: every input's splits under the watermarks of the engine's rounds, one merge."""
+    marks, places = union_rounds([batch_maxima(s) for s in union.sources],
+                                 [s.watermark.out_of_orderness_ms for s in union.sources])
+    partials = []
+    for source, (own_plan, own, _schema), source_marks, source_places in zip(union.sources, plans, marks, places):
+        for sp in plan_splits(source, tasks, needed_columns(own.pipelines[0], source)):
+            numbers = split_numbers(sp)
+            partials += worker.partial_task(own_plan, read_split(sp), accumulator=acc,
+                                            marks=[source_marks[n] for n in numbers],
+                                            numbers=[source_places[n] for n in numbers])
+    merge_plan, own, _schema = plans[0]
+    first = own.pipelines[0]
+    keys = [f.name for f, _ in first.terminal.keys]
+    results = [m for part in _shuffled(partials, keys + [WINDOW_START], tasks) for m in worker.merge_task(merge_plan, part, acc)]
+    final_schema = pipeline_arrow_schema(own.pipelines[-1])
+    out = list(finish_task(_finish_plan(union.inputs[0], own, adaptive), results, keys, pipeline_arrow_schema(first),
+                           final_schema, acc))
     return pa.Table.from_batches(out, schema=to_spark_schema(final_schema)), acc.value
 
 

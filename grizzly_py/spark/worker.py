@@ -257,7 +257,7 @@ def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accu
 
 def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], watermark_before: int | None = None,
                  accumulator=None, with_event_time: bool = False, fault=None,
-                 numbers: Iterable[int] | None = None) -> Iterator[pa.RecordBatch]:
+                 numbers: Iterable[int] | None = None, marks: Iterable[int] | None = None) -> Iterator[pa.RecordBatch]:
     """Pre-aggregate the task's batches in the first (window) pipeline and emit partial states.
 
     ``watermark_before``: the source's watermark before the task's first batch (the batches of
@@ -273,7 +273,11 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
 
     ``numbers``: each batch's number in the source (a split's pieces), which places its rows in
     arrival order among every task's (``abi.PARAM_ROW_POSITION``: first/last break ties by it);
-    None: the Spark partition's batches, numbered after the partition's index."""
+    None: the Spark partition's batches, numbered after the partition's index.
+
+    ``marks``: the watermark in force for each batch, given by the driver (one input of a union,
+    whose watermark the other inputs move too: ``union_partials.py``) instead of derived from the
+    task's own batches; windows complete before the first batch's are not emitted here."""
     wp, hit = worker_plan(shipped)
     report = TaskReport("partial", wp, hit, accumulator)
     numbers = iter(numbers) if numbers is not None else itertools.count(partition_batch_base())
@@ -282,15 +286,35 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
     source = _source_of(wp)
     kernel = make_kernel(gen, source.name, 1)
     adapt(kernel, shipped, 0)
-    track = watermark_before is not None and source.timestamp is not None \
+    marks = iter(marks) if marks is not None else None
+    track = marks is None and watermark_before is not None and source.timestamp is not None \
         and not isinstance(pipeline.event_time, ProcessingTime)
     watermark = watermark_before if track else abi.INT64_MIN
     fired = watermark_before if track else None
     drop_panes = None
     rows, emitted, task_max = 0, 0, None
+
+    def advance(to: int):
+        """The watermark moves to ``to``: the windows it completes leave, their panes go."""
+        nonlocal watermark, fired, emitted, drop_panes
+        watermark = to
+        out = _emit(kernel, fired, watermark)
+        if out is not None:
+            emitted += out.num_rows
+            yield _for_spark(_with_event_time(out, task_max) if with_event_time else out)
+        drop_panes = drop_panes or kernel.function("state", "drop_panes", None, _P, _I64)
+        for state in kernel.states:
+            drop_panes(state.ctypes.data, watermark)
+        fired = watermark
     try:
         for i, batch in enumerate(batches):
             batch = _check(source, batch, i)
+            if marks is not None:
+                mark = next(marks)
+                if i == 0:
+                    watermark = fired = mark
+                elif mark > watermark:
+                    yield from advance(mark)
             rows += batch.num_rows
             kernel.process(batch, watermark, where=(next(numbers), 0))
             _maybe_fail(fault, i)
@@ -301,15 +325,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
             if track and latest is not None:
                 candidate = max(abi.INT64_MIN, latest - source.watermark.out_of_orderness_ms - 1)
                 if candidate > watermark:
-                    watermark = candidate
-                    out = _emit(kernel, fired, watermark)
-                    if out is not None:
-                        emitted += out.num_rows
-                        yield _for_spark(_with_event_time(out, task_max) if with_event_time else out)
-                    drop_panes = drop_panes or kernel.function("state", "drop_panes", None, _P, _I64)
-                    for state in kernel.states:
-                        drop_panes(state.ctypes.data, watermark)
-                    fired = watermark
+                    yield from advance(candidate)
         out = _emit(kernel, fired, None)  # the end of the task's input
         if out is not None:
             emitted += out.num_rows
