@@ -25,6 +25,7 @@ from ..physical.pipelines import Pipeline
 from . import native_words
 from .join_kernel import JoinKernel, key_words_in_order
 from .kernels import SlidingWindowKernel
+from .pair_counts import counted_rows
 from .sort_snapshot import export_kpa_block, export_sort_merge_join, restore_kpa_block, restore_sort_merge_join
 from .state_memory import kept_batch_bytes, kpa_bytes
 from .string_release import concat_ids, kpa_keys, string_key_positions
@@ -110,6 +111,21 @@ class SortMergeJoinKernel(JoinKernel):
             return None
         panes = np.concatenate([_pane_starts(k.state) for k in self.sides])
         windows = self.geometry.ready_windows(panes, previous, watermark)
+        if self.terminal.pair_counts is not None and self.groups_in_key_order:
+            result = self._counted_windows(windows)
+        else:
+            result = self._paired_windows(windows)
+        drop = self._function("drop", None, _P, _I64)
+        min_ref = self._function("min_ref", _I64, _P)
+        for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
+            drop(k.state.ctypes.data, watermark)
+            remaining = _pane_starts(k.state)
+            k.state[abi.STATE_MIN_OPEN_END] = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
+            self.stores[side].drop_below(min_ref(k.state.ctypes.data))
+        return result
+
+    def _paired_windows(self, windows) -> pa.RecordBatch | None:
+        """The output rows of the pairs of ``windows`` (the ready windows' (start, end))."""
         pieces, groups_so_far = [], 0
         for lo, hi in windows:
             pairs = self._merge_window(lo)
@@ -120,19 +136,26 @@ class SortMergeJoinKernel(JoinKernel):
                            lrefs, rrefs, groups + groups_so_far if groups_so_far else groups))
             groups_so_far += int(groups[-1]) + 1
         columns = [c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces)]  # (one window: no copy)
-        result = self._window_pairs(*columns) if pieces else None
-        drop = self._function("drop", None, _P, _I64)
-        min_ref = self._function("min_ref", _I64, _P)
-        for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
-            drop(k.state.ctypes.data, watermark)
-            remaining = _pane_starts(k.state)
-            k.state[abi.STATE_MIN_OPEN_END] = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
-            self.stores[side].drop_below(min_ref(k.state.ctypes.data))
-        return result
+        return self._window_pairs(*columns) if pieces else None
 
-    def _merge_window(self, lo: int):
+    def _counted_windows(self, windows) -> pa.RecordBatch | None:
+        """The count's rows of ``windows`` where the join counts its pairs (``pair_counts.py``):
+        the merge counts each left row's pairs, in key order, without writing a pair."""
+        pieces = []
+        for lo, hi in windows:
+            counted = self._merge_window(lo, counts=True)
+            if counted is not None:
+                lrefs, pairs = counted
+                pieces.append((np.full(len(lrefs), lo, dtype=np.int64), np.full(len(lrefs), hi, dtype=np.int64),
+                               lrefs, pairs))
+        if not pieces:
+            return None
+        return counted_rows(self, *(c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces)))
+
+    def _merge_window(self, lo: int, counts: bool = False):
         """The pairs of window [lo, lo + size): (left refs, right refs, key groups numbered from
-        0), per key in (left ref, right ref) order, keys in ascending key words; None when no
+        0), per key in (left ref, right ref) order, keys in ascending key words; ``counts``: (left
+        refs, their numbers of pairs) of the left rows that pair, in the same order. None when no
         key pairs."""
         rows = []
         try:
@@ -141,6 +164,8 @@ class SortMergeJoinKernel(JoinKernel):
             (left, nl), (right, nr) = rows
             if not nl or not nr:
                 return None
+            if counts:
+                return self._merge_counts(left, nl, right, nr)
             merge = self._function("merge_join", _I64, _P, _I64, _P, _I64, _P, _P, _P)
             n = merge(left, nl, right, nr, None, None, None)
             if not n:
@@ -155,6 +180,18 @@ class SortMergeJoinKernel(JoinKernel):
             for address, _ in rows:
                 if address:
                     free_rows(address)
+
+    def _merge_counts(self, left: int, nl: int, right: int, nr: int):
+        """``_merge_window``'s (left refs, numbers of pairs) of two sides' sorted rows."""
+        merge = self._function("merge_count", _I64, _P, _I64, _P, _I64, _P, _P)
+        n = merge(left, nl, right, nr, None, None)
+        if not n:
+            return None
+        lrefs, pairs = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        written = merge(left, nl, right, nr, lrefs.ctypes.data, pairs.ctypes.data)
+        if written != n:
+            raise RuntimeError(f"pipeline {self.pipeline.id}: the merge counted {written} left rows, then {n}")
+        return lrefs, pairs
 
     def _window_rows(self, side: int, lo: int) -> tuple[int, int]:
         """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then
