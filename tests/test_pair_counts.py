@@ -176,3 +176,23 @@ def test_nexmark_q8_counts_its_pairs_in_the_join():
     plain, plain_metrics = _run(build, 2, counted=False)
     assert_tables_equal(plain, expected)
     assert metrics["records_out"] == plain_metrics["records_out"] == expected.num_rows
+
+
+def _self_counted(env, data):
+    """A stream's rows joined with its own rows of the same key per window, counted per (k,
+    name): the pattern over one source (a checkpointed job's crashing source)."""
+    from test_checkpoint import _bounded
+    s = _bounded(env, data)
+    return (s.select("k", "name", "ts").join(s.select("k", "ts")).where("k").equal_to("k")
+            .window(tumbling(1000)).key_by("k", "name").window(tumbling(1000)).aggregate(n=agg.count()))
+
+
+@pytest.mark.parametrize("options", [{}, {"grouping": "hash"}], ids=["sort-merge", "hash"])
+def test_counted_joins_resume_from_checkpoints_at_other_parallelisms(options, tmp_path):
+    from test_checkpoint import _data, run_with_crashes
+    batches = _data(rows=1500).to_batches(max_chunksize=100)
+    assert _counted(_self_counted(gz.StreamEnvironment(), batches).node)
+    expected, expected_metrics = reference.run(_self_counted(gz.StreamEnvironment(), batches).node)
+    result = run_with_crashes(_self_counted, batches, [4, 9], tmp_path / "chk", parallelisms=[2, 1, 3], **options)
+    assert_tables_equal(result["out"], expected)
+    assert result.metrics["checkpoints"]["restored_from"] == 9
