@@ -1,8 +1,9 @@
 """A window join whose only reader counts its pairs per window emits the counts itself
 (``physical/pair_counts.py``, ``engine/pair_counts.py``; Nexmark Q8).
 
-- Differential (hypothesis): drawn left and right streams (repeated and null join keys, several
-  names per key and window, null names, out-of-order and late records, batch cuts), the count
+- Differential (hypothesis): drawn left and right streams (repeated and null join keys, integer
+  or string, several names per key and window, null names, out-of-order and late records, batch
+  cuts), the count
   keyed by the left columns in drawn orders (the join key first or not, no key), one or two
   counts, under each join (sort-merge, hash) and parallelism: the job equals the reference
   evaluator of the query as written and the job with the choice turned off, and the job's
@@ -39,8 +40,9 @@ def _streams(env, case):
 def _query(case):
     def build(env):
         left, right = _streams(env, case)
-        joined = (left.select("id", "name", "flag", "ts").join(right.select("seller", "ts"))
-                  .where("id").equal_to("seller").window(tumbling(case["window_ms"])))
+        on = case.get("on", ("id", "seller"))
+        joined = (left.select("id", "name", "flag", "ts").join(right.select("seller", "nm", "ts"))
+                  .where(on[0]).equal_to(on[1]).window(tumbling(case["window_ms"])))
         counts = {name: agg.count() for name in case["counts"]}
         keyed = joined.key_by(*case["keys"]) if case["keys"] else joined
         window = keyed.window(tumbling(case["window_ms"])) if case["keys"] else keyed.window_all(tumbling(case["window_ms"]))
@@ -71,12 +73,17 @@ def count_cases(draw):
     left = {"ts": pa.array(draw(event_times(nl)), pa.int64()), "id": pa.array(draw(st.lists(key, min_size=nl, max_size=nl)), pa.int64()),
             "name": pa.array(draw(st.lists(names, min_size=nl, max_size=nl)), pa.string()),
             "flag": pa.array(draw(st.lists(st.booleans(), min_size=nl, max_size=nl)), pa.bool_())}
-    right = {"ts": pa.array(draw(event_times(nr)), pa.int64()), "seller": pa.array(draw(st.lists(key, min_size=nr, max_size=nr)), pa.int64())}
+    right = {"ts": pa.array(draw(event_times(nr)), pa.int64()),
+             "seller": pa.array(draw(st.lists(key, min_size=nr, max_size=nr)), pa.int64()),
+             "nm": pa.array(draw(st.lists(names, min_size=nr, max_size=nr)), pa.string())}
     keys = draw(st.sampled_from([("id", "name"), ("name", "id"), ("id",), ("name",), ("id", "flag", "name"),
                                  ("flag",), ()]))
     case = dict(left=left, right=right, left_sizes=_cuts(draw, nl), right_sizes=_cuts(draw, nr),
                 bound=draw(st.sampled_from([0, 0, 5])), window_ms=draw(st.sampled_from([5, 10, 30])),
-                keys=keys, counts=draw(st.sampled_from([("n",), ("n", "m")])))
+                keys=keys, counts=draw(st.sampled_from([("n",), ("n", "m")])),
+                # an integer join key (the merge counts, key words in order) or a string one (run
+                # lengths of the pairs, ordered as the hash join orders them)
+                on=draw(st.sampled_from([("id", "seller"), ("name", "nm")])))
     options = draw(st.sampled_from([{}, {"grouping": "hash"}, {"grouping": "sort"}]))
     return case, draw(st.integers(1, 3)), options
 
@@ -100,7 +107,7 @@ def test_counted_pairs_equal_the_reference_and_the_join(every_row_a_morsel, case
 
 def _near_misses(env, kind):
     left, right = _streams(env, NEAR_CASE)
-    joined = (left.select("id", "name", "flag", "ts").join(right.select("seller", "ts"))
+    joined = (left.select("id", "name", "flag", "ts").join(right.select("seller", "nm", "ts"))
               .where("id").equal_to("seller").window(tumbling(10)))
     if kind == "sliding":
         window = SlidingEventTimeWindows.of(Time.milliseconds(10), Time.milliseconds(5))
@@ -124,7 +131,8 @@ def _near_misses(env, kind):
 
 NEAR_CASE = dict(left={"ts": [1, 2, 3, 12, 14, 25], "id": pa.array([1, 1, 2, 1, None, 3], pa.int64()),
                        "name": ["a", "b", "a", None, "c", "d"], "flag": [True, False, True, True, False, True]},
-                 right={"ts": [0, 4, 5, 11, 13, 27], "seller": pa.array([1, 1, 2, 1, 1, 3], pa.int64())},
+                 right={"ts": [0, 4, 5, 11, 13, 27], "seller": pa.array([1, 1, 2, 1, 1, 3], pa.int64()),
+                        "nm": ["a", "a", "b", "a", "x", "d"]},
                  left_sizes=[2, 4], right_sizes=[6], bound=0)
 NEAR_MISSES = ["sliding", "other size", "sum", "count where", "count of a column", "right key", "projection between",
                "lateness"]
