@@ -4,12 +4,14 @@ the count's rows in the count's order (window end, keys; nulls last).
 
 The sort-merge join's merge counts each left row's pairs itself (``merge_count`` in
 ``join_kpa_state.ll.j2``) where its key words compare as the keys do (the merge writes keys in
-order); otherwise a left row's pairs are adjacent in the join's order and their number is a run
-length. Only the left rows that pair are gathered, and only their key columns, never a right row. Where the count's keys begin with
-the join's keys and no two adjacent left rows share window and join key (each person once per
-window: Nexmark Q8), every left row is a group of its own and already in the count's order: no
-grouping, no sort. Otherwise the rows are grouped (Arrow ``group_by``, the sum of the run
-lengths) and sorted as a window aggregate sorts its results (``kernels.sort_indices_nulls_last``).
+order), and writes the rows' key words: an int64 join key is not gathered. Otherwise a left
+row's pairs are adjacent in the join's order and their number is a run length. Only the left
+rows that pair are gathered, and only their key columns, never a right row. Where the count's
+keys begin with the join's keys and no two adjacent left rows share window and join key (each
+person once per window: Nexmark Q8), every left row is a group of its own and already in the
+count's order: no grouping, no sort. Otherwise the rows are grouped (Arrow ``group_by``, the
+sum of the numbers of pairs) and sorted as a window aggregate sorts its results
+(``kernels.sort_indices_nulls_last``).
 """
 
 from __future__ import annotations
@@ -34,15 +36,18 @@ def left_rows_of_pairs(starts: np.ndarray, ends: np.ndarray, lrefs: np.ndarray) 
     return starts[first], ends[first], lrefs[first], np.diff(np.append(first, n))
 
 
-def counted_rows(kernel, starts: np.ndarray, ends: np.ndarray, lrefs: np.ndarray, pairs: np.ndarray
-                 ) -> pa.RecordBatch:
+def counted_rows(kernel, starts: np.ndarray, ends: np.ndarray, lrefs: np.ndarray, pairs: np.ndarray,
+                 key_words: np.ndarray | None = None) -> pa.RecordBatch:
     """The count's rows of ``kernel`` (a ``JoinKernel`` whose terminal counts pairs) from the left
     rows that pair, in the join's order (window end, join key, arrival): their windows, refs and
-    numbers of pairs."""
+    numbers of pairs; ``key_words``: their first key words, where the merge wrote them (an int64
+    join key column's values: not gathered)."""
     t = kernel.terminal
     counts, schema = t.pair_counts, kernel.schema
     sources = dict(t.sides[0].columns)
-    keys = kernel.stores[0].take(lrefs, [sources[k] for k in counts.keys])
+    from_words = _key_from_words(kernel, key_words)
+    gathered = kernel.stores[0].take(lrefs, [sources[k] for k in counts.keys if k != from_words])
+    keys = [pa.array(key_words, pa.int64()) if k == from_words else gathered.pop(0) for k in counts.keys]
     keys = [_combined(a).cast(schema.field(k).type) if _combined(a).type != schema.field(k).type else _combined(a)
             for a, k in zip(keys, counts.keys)]
     if not _rows_are_groups(kernel, ends, keys):
@@ -52,6 +57,20 @@ def counted_rows(kernel, starts: np.ndarray, ends: np.ndarray, lrefs: np.ndarray
     counted = pa.array(pairs, pa.int64())
     values.update((c, counted) for c in counts.counts)
     return pa.RecordBatch.from_arrays([values[f.name] for f in schema], schema=schema)
+
+
+def _key_from_words(kernel, key_words) -> str | None:
+    """The count's key column that is the join's one key and int64 on both the side and the
+    output, whose values the key words are (``codegen.lowering.key_word``); None: gather all."""
+    t = kernel.terminal
+    if key_words is None or len(t.sides[0].keys) != 1:
+        return None
+    column = t.sides[0].keys[0][1].name
+    for out, source in t.sides[0].columns:
+        if (source == column and out in t.pair_counts.keys and kernel.schema.field(out).type == pa.int64()
+                and kernel.stores[0].schema.field(source).type == pa.int64()):
+            return out
+    return None
 
 
 def _combined(a) -> pa.Array:

@@ -145,17 +145,19 @@ class SortMergeJoinKernel(JoinKernel):
         for lo, hi in windows:
             counted = self._merge_window(lo, counts=True)
             if counted is not None:
-                lrefs, pairs = counted
+                lrefs, pairs, words = counted
                 pieces.append((np.full(len(lrefs), lo, dtype=np.int64), np.full(len(lrefs), hi, dtype=np.int64),
-                               lrefs, pairs))
+                               lrefs, pairs, words))
         if not pieces:
             return None
-        return counted_rows(self, *(c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces)))
+        *rows, words = (c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces))
+        return counted_rows(self, *rows, key_words=words)
 
     def _merge_window(self, lo: int, counts: bool = False):
         """The pairs of window [lo, lo + size): (left refs, right refs, key groups numbered from
         0), per key in (left ref, right ref) order, keys in ascending key words; ``counts``: (left
-        refs, their numbers of pairs) of the left rows that pair, in the same order. None when no
+        refs, their numbers of pairs, their first key words) of the left rows that pair, in the
+        same order. None when no
         key pairs."""
         rows = []
         try:
@@ -182,16 +184,17 @@ class SortMergeJoinKernel(JoinKernel):
                     free_rows(address)
 
     def _merge_counts(self, left: int, nl: int, right: int, nr: int):
-        """``_merge_window``'s (left refs, numbers of pairs) of two sides' sorted rows."""
-        merge = self._function("merge_count", _I64, _P, _I64, _P, _I64, _P, _P)
-        n = merge(left, nl, right, nr, None, None)
+        """``_merge_window``'s (left refs, numbers of pairs, first key words) of two sides' sorted
+        rows."""
+        merge = self._function("merge_count", _I64, _P, _I64, _P, _I64, _P, _P, _P)
+        n = merge(left, nl, right, nr, None, None, None)
         if not n:
             return None
-        lrefs, pairs = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-        written = merge(left, nl, right, nr, lrefs.ctypes.data, pairs.ctypes.data)
+        lrefs, pairs, words = (np.empty(n, dtype=np.int64) for _ in range(3))
+        written = merge(left, nl, right, nr, lrefs.ctypes.data, pairs.ctypes.data, words.ctypes.data)
         if written != n:
             raise RuntimeError(f"pipeline {self.pipeline.id}: the merge counted {written} left rows, then {n}")
-        return lrefs, pairs
+        return lrefs, pairs, words
 
     def _window_rows(self, side: int, lo: int) -> tuple[int, int]:
         """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then
