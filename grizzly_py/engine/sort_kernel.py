@@ -157,8 +157,7 @@ class SortMergeJoinKernel(JoinKernel):
         """The pairs of window [lo, lo + size): (left refs, right refs, key groups numbered from
         0), per key in (left ref, right ref) order, keys in ascending key words; ``counts``: (left
         refs, their numbers of pairs, their first key words) of the left rows that pair, in the
-        same order. None when no
-        key pairs."""
+        same order. None when no key pairs."""
         rows = []
         try:
             for side in (0, 1):
@@ -166,35 +165,25 @@ class SortMergeJoinKernel(JoinKernel):
             (left, nl), (right, nr) = rows
             if not nl or not nr:
                 return None
-            if counts:
-                return self._merge_counts(left, nl, right, nr)
-            merge = self._function("merge_join", _I64, _P, _I64, _P, _I64, _P, _P, _P)
-            n = merge(left, nl, right, nr, None, None, None)
-            if not n:
-                return None
-            lrefs, rrefs, groups = (np.empty(n, dtype=np.int64) for _ in range(3))
-            written = merge(left, nl, right, nr, lrefs.ctypes.data, rrefs.ctypes.data, groups.ctypes.data)
-            if written != n:
-                raise RuntimeError(f"pipeline {self.pipeline.id}: the merge join wrote {written} pairs, counted {n}")
-            return lrefs, rrefs, groups
+            return self._merge("merge_count" if counts else "merge_join", left, nl, right, nr)
         finally:
             free_rows = self._function("free_rows", None, _P)
             for address, _ in rows:
                 if address:
                     free_rows(address)
 
-    def _merge_counts(self, left: int, nl: int, right: int, nr: int):
-        """``_merge_window``'s (left refs, numbers of pairs, first key words) of two sides' sorted
-        rows."""
-        merge = self._function("merge_count", _I64, _P, _I64, _P, _I64, _P, _P, _P)
+    def _merge(self, name: str, left: int, nl: int, right: int, nr: int):
+        """Merge two sides' sorted rows with compiled ``name`` (``merge_join``, ``merge_count``):
+        a counting pass, then one that fills its three int64 outputs; None when it finds none."""
+        merge = self._function(name, _I64, _P, _I64, _P, _I64, _P, _P, _P)
         n = merge(left, nl, right, nr, None, None, None)
         if not n:
             return None
-        lrefs, pairs, words = (np.empty(n, dtype=np.int64) for _ in range(3))
-        written = merge(left, nl, right, nr, lrefs.ctypes.data, pairs.ctypes.data, words.ctypes.data)
+        outputs = [np.empty(n, dtype=np.int64) for _ in range(3)]
+        written = merge(left, nl, right, nr, *(a.ctypes.data for a in outputs))
         if written != n:
-            raise RuntimeError(f"pipeline {self.pipeline.id}: the merge counted {written} left rows, then {n}")
-        return lrefs, pairs, words
+            raise RuntimeError(f"pipeline {self.pipeline.id}: {name} wrote {written} rows, counted {n}")
+        return tuple(outputs)
 
     def _window_rows(self, side: int, lo: int) -> tuple[int, int]:
         """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then
