@@ -29,7 +29,9 @@ columns count as their value type), same rows in the same order, floats within 1
 
 from __future__ import annotations
 
+import contextlib
 import math
+import warnings
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -1041,6 +1043,18 @@ def arrow_stream(env: gz.StreamEnvironment, data: dict, *, sizes: list[int] | No
     offsets = [sum(sizes[:i]) for i in range(len(sizes))]
     return env.from_arrow([whole.slice(o, n) for o, n in zip(offsets, sizes)], timestamp=timestamp,
                           watermark=WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(bound)))
+
+
+def run_collected(build, parallelism: int = 1, switch=None, **options) -> tuple[pa.Table, dict]:
+    """Run ``build(env)`` collected as ``out``: (its table, the job's metrics); ``switch``: a
+    plan choice's switch (``grizzly_py.switches.Switch``) turned off for the run. Warnings
+    (parallel plans of a few rows) are ignored."""
+    env = gz.StreamEnvironment(parallelism=parallelism, **options)
+    build(env).collect("out")
+    with warnings.catch_warnings(), (switch.disabled() if switch is not None else contextlib.nullcontext()):
+        warnings.simplefilter("ignore")
+        result = env.execute()
+    return result["out"], result.metrics
 
 
 def tumbling(ms: int) -> TumblingEventTimeWindows:

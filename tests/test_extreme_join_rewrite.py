@@ -25,13 +25,12 @@ ranked window keeping the rows at the extreme (``grizzly_py/rewrites/extreme_joi
 from __future__ import annotations
 
 import math
-import warnings
 
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import arrow_stream, assert_tables_equal, event_times, tumbling
+from strategies import arrow_stream, assert_tables_equal, event_times, run_collected, tumbling
 
 import grizzly_py as gz
 from grizzly_py import agg, col, lit, reference, rewrites
@@ -55,16 +54,7 @@ def _query(data, sizes, window_ms=10, extreme="max", reads_m=False, bound=0):
 
 
 def _run(build, parallelism=1, rewrite=True, **options) -> tuple[pa.Table, dict]:
-    env = gz.StreamEnvironment(parallelism=parallelism, **options)
-    build(env).collect("out")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if rewrite:
-            result = env.execute()
-        else:
-            with rewrites.disabled():
-                result = env.execute()
-    return result["out"], result.metrics
+    return run_collected(build, parallelism, None if rewrite else rewrites.switch, **options)
 
 
 def _rewritten(node) -> bool:

@@ -526,6 +526,26 @@ def test_a_window_after_a_join_stays_in_the_join_tasks_when_keyed_by_the_join_ke
         assert spark_metrics["late_records"] == metrics["late_records"]
 
 
+def test_a_count_of_window_join_pairs_runs_counted_in_the_join_tasks(spark):
+    """Nexmark Q8's shape on Spark: the join tasks run it as the embedded engine does, the join
+    counting its pairs (physical/pair_counts.py); the same rows and counts as the embedded job."""
+    from grizzly_py.physical import pair_counts
+    from grizzly_py.workloads import nexmark
+    persons, auctions = nexmark.generate_persons(40_000, 5), nexmark.generate_auctions(40_000, 5)
+
+    def build(env):
+        return nexmark.q8(env, persons, auctions)
+    expected, metrics = embedded(build)
+    with pair_counts.disabled():
+        plain, _ = embedded(build)
+    assert_tables_equal(expected, plain)
+    actual, spark_metrics = on_spark(spark, build)
+    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+    assert expected.num_rows > 0 and spark_metrics["queries"][0]["strategy"] == "keyed-join"
+    for name in ("records_in", "late_records", "filtered_records", "records_out"):
+        assert spark_metrics[name] == metrics[name], name
+
+
 def test_dataframe_input_and_session_windows_split_by_key(spark):
     table = _events(400, disorder=300)
     df = spark.createDataFrame(table)

@@ -35,6 +35,7 @@ from .join_gather import NativeGather
 from .join_snapshot import export_join, restore_join
 from .kernel_protocol import PipelineKernel
 from .kernels import Kernel, output_arrow_schema, sort_indices_nulls_last
+from .pair_counts import counted_rows, left_rows_of_pairs
 from .state_memory import kept_batch_bytes, vector_bytes
 from .string_release import concat_ids, string_key_positions, table_keys
 
@@ -284,7 +285,7 @@ class JoinKernel(PipelineKernel):
         and key (the key values of one left record per group), unless the trigger wrote them in
         that order (windows by end, keys in order: ``groups_in_key_order``)."""
         if self.groups_in_key_order:
-            return self._rows(starts, ends, lrefs, rrefs, None)
+            return self._output_rows(starts, ends, lrefs, rrefs)
         n = len(groups)
         first = np.flatnonzero(np.concatenate(([True], groups[1:] != groups[:-1])))
         counts = np.diff(np.append(first, n))
@@ -297,6 +298,13 @@ class JoinKernel(PipelineKernel):
             offsets = first[order] - (np.cumsum(counts) - counts)
             perm = np.repeat(offsets, counts) + np.arange(n, dtype=np.int64)
             starts, ends, lrefs, rrefs = starts[perm], ends[perm], lrefs[perm], rrefs[perm]
+        return self._output_rows(starts, ends, lrefs, rrefs)
+
+    def _output_rows(self, starts, ends, lrefs, rrefs) -> pa.RecordBatch:
+        """The output rows of a firing's pairs in semantic order: the pairs, or their counts
+        where the join counts them (``pair_counts.py``)."""
+        if self.terminal.pair_counts is not None:
+            return counted_rows(self, *left_rows_of_pairs(starts, ends, lrefs))
         return self._rows(starts, ends, lrefs, rrefs, None)
 
     def _expire(self, watermark: int) -> None:

@@ -26,6 +26,7 @@ from . import native_words
 from .join_kernel import JoinKernel, key_words_in_order
 from .kernels import SlidingWindowKernel
 from .parallel import run_now, run_shared, wait_all
+from .pair_counts import counted_rows
 from .sort_snapshot import export_kpa_block, export_sort_merge_join, restore_kpa_block, restore_sort_merge_join
 from .state_memory import kept_batch_bytes, kpa_bytes
 from .string_release import concat_ids, kpa_keys, string_key_positions
@@ -112,6 +113,21 @@ class SortMergeJoinKernel(JoinKernel):
             return None
         panes = np.concatenate([_pane_starts(k.state) for k in self.sides])
         windows = self.geometry.ready_windows(panes, previous, watermark)
+        if self.terminal.pair_counts is not None and self.groups_in_key_order:
+            result = self._counted_windows(windows)
+        else:
+            result = self._paired_windows(windows)
+        drop = self._function("drop", None, _P, _I64)
+        min_ref = self._function("min_ref", _I64, _P)
+        for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
+            drop(k.state.ctypes.data, watermark)
+            remaining = _pane_starts(k.state)
+            k.state[abi.STATE_MIN_OPEN_END] = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
+            self.stores[side].drop_below(min_ref(k.state.ctypes.data))
+        return result
+
+    def _paired_windows(self, windows) -> pa.RecordBatch | None:
+        """The output rows of the pairs of ``windows`` (the ready windows' (start, end))."""
         pieces, bounds, groups_so_far = [], [], 0
         for lo, hi in windows:
             pairs = self._merge_window(lo)
@@ -128,20 +144,30 @@ class SortMergeJoinKernel(JoinKernel):
             lrefs, rrefs, groups = (c[0] if len(c) == 1 or c[0] is None else np.concatenate(c) for c in zip(*pieces))
             los, his, counts = (np.array(b, dtype=np.int64) for b in zip(*bounds))
             result = self._window_pairs(np.repeat(los, counts), np.repeat(his, counts), lrefs, rrefs, groups)
-        drop = self._function("drop", None, _P, _I64)
-        min_ref = self._function("min_ref", _I64, _P)
-        for side, k in enumerate(self.sides):  # after gathering: the rows come from the kept batches
-            drop(k.state.ctypes.data, watermark)
-            remaining = _pane_starts(k.state)
-            k.state[abi.STATE_MIN_OPEN_END] = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
-            self.stores[side].drop_below(min_ref(k.state.ctypes.data))
         return result
 
-    def _merge_window(self, lo: int):
+    def _counted_windows(self, windows) -> pa.RecordBatch | None:
+        """The count's rows of ``windows`` where the join counts its pairs (``pair_counts.py``):
+        the merge counts each left row's pairs, in key order, without writing a pair."""
+        pieces = []
+        for lo, hi in windows:
+            counted = self._merge_window(lo, counts=True)
+            if counted is not None:
+                lrefs, pairs, words = counted
+                pieces.append((np.full(len(lrefs), lo, dtype=np.int64), np.full(len(lrefs), hi, dtype=np.int64),
+                               lrefs, pairs, words))
+        if not pieces:
+            return None
+        *rows, words = (c[0] if len(c) == 1 else np.concatenate(c) for c in zip(*pieces))
+        return counted_rows(self, *rows, key_words=words)
+
+    def _merge_window(self, lo: int, counts: bool = False):
         """The pairs of window [lo, lo + size): (left refs, right refs, key groups numbered from
         0, or None where the groups are in key order already: ``groups_in_key_order``), per key
-        in (left ref, right ref) order, keys in ascending key words; None when no key pairs.
-        With a worker pool the two sides sort at once, and the merge runs in key ranges."""
+        in (left ref, right ref) order, keys in ascending key words; ``counts``: (left refs, their
+        numbers of pairs, their first key words) of the left rows that pair, in the same order.
+        None when no key pairs. With a worker pool the two sides sort at once, and the pairs'
+        merge runs in key ranges."""
         rows = [(0, 0), (0, 0)]
         self._function("window", _I64, _P, _I64, _P)  # (compiled before any worker asks)
         sorted_rows = [lambda: self._window_rows(0, lo), lambda: self._window_rows(1, lo)]
@@ -157,7 +183,7 @@ class SortMergeJoinKernel(JoinKernel):
             (left, nl), (right, nr) = rows
             if not nl or not nr:
                 return None
-            return self._merge(left, nl, right, nr)
+            return self._merge_counts(left, nl, right, nr) if counts else self._merge(left, nl, right, nr)
         finally:
             free_rows = self._function("free_rows", None, _P)
             for address, _ in rows:
@@ -207,6 +233,21 @@ class SortMergeJoinKernel(JoinKernel):
         cuts.append((nl, nr))
         rb = 8 * rw
         return [(left + rb * i, i2 - i, right + rb * j, j2 - j) for (i, j), (i2, j2) in zip(cuts, cuts[1:])]
+
+    def _merge_counts(self, left: int, nl: int, right: int, nr: int):
+        """``_merge_window``'s counts of the sorted rows at ``left`` and ``right`` (compiled
+        ``merge_count``): a counting pass, then one that fills its three int64 outputs (left refs,
+        numbers of pairs, first key words); None when no key pairs."""
+        name = "merge_count"
+        merge = self._function(name, _I64, _P, _I64, _P, _I64, _P, _P, _P)
+        n = merge(left, nl, right, nr, None, None, None)
+        if not n:
+            return None
+        outputs = [np.empty(n, dtype=np.int64) for _ in range(3)]
+        written = merge(left, nl, right, nr, *(a.ctypes.data for a in outputs))
+        if written != n:
+            raise RuntimeError(f"pipeline {self.pipeline.id}: {name} wrote {written} rows, counted {n}")
+        return tuple(outputs)
 
     def _window_rows(self, side: int, lo: int) -> tuple[int, int]:
         """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then

@@ -26,6 +26,7 @@ from ..types import BOOL, FLOAT64, INT64, STRING, TIMESTAMP, DataType, Field, Sc
 from ..top_n import TopNNode
 from ..window_rank import RankedRows, RowOrder, WindowRankNode
 from ..windows import RunningWindow, WindowAssigner
+from .pair_counts import PairCounts, pair_counts
 
 
 @dataclass(frozen=True, eq=False)
@@ -230,6 +231,9 @@ class JoinTerminal:
     # and per side the (output column, side column) values each held record keeps for it
     pair_filter: Expr | None = None
     pair_columns: tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]] = ((), ())
+    # a window join that emits its pairs' counts per window and left columns instead of the
+    # pairs (``pair_counts.py``); ``output_schema`` is then the count's
+    pair_counts: PairCounts | None = None
 
     kind = "join"
 
@@ -348,6 +352,8 @@ class Pipeline:
             lines.append(f"  join     {t.describe()}")
             if t.pair_filter is not None:
                 lines.append(f"  pairs    filter {t.pair_filter!r} (in the probe)")
+            if t.pair_counts is not None:
+                lines.append(f"  pairs    {t.pair_counts.describe()}")
             for name, side in zip(("left", "right"), t.sides):
                 keys = ", ".join(repr(e) for _, e in side.keys) or "(none)"
                 lines.append(f"  {name:<8} keys {keys}; event time {side.event_time!r}")
@@ -495,6 +501,10 @@ def _lower_window(node: WindowAggregateNode, lw: _Lowering, time_needed: bool,
                   rows: RankedRows | None = None) -> None:
     """Close the open pipeline before ``node`` with its window terminal; ``rows``: the window is
     a ranked window's aggregation of its rows (``window_rank.py``)."""
+    counted = pair_counts(node) if rows is None else None
+    if counted is not None:  # the join below emits the counts itself
+        _lower_join(node.input, lw, time_needed, counted=(counted, node.schema))
+        return None
     processing = node.assigner.kind.clock == "processing"
     # count windows read event time for a window downstream or an ordered aggregate
     needs = time_needed or _reads_event_time(node) if node.assigner.kind.clock == "count" else not processing
@@ -723,7 +733,7 @@ _KEY_TYPES = {"integer": INT64, "timestamp": TIMESTAMP, "float": FLOAT64, "bool"
 
 
 def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _Lowering, time_needed: bool,
-                after: Expr | None = None) -> _Open:
+                after: Expr | None = None, counted: tuple[PairCounts, Schema] | None = None) -> _Open:
     """Each input's pipeline ends in a projection to its side's columns, plus the hidden int64
     ``EVENT_TIME_COLUMN`` when no column holds the side's event time; the join pipeline reads
     both. An input that only filters and passes columns through ends in an identity instead
@@ -733,7 +743,8 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
     regular join's ``max(left.ts, right.ts)`` in a hidden column (only when a window downstream
     needs it). ``after``: a filter directly after a regular or interval join; its terms over
     numeric and bool columns run in the join's probe (``_pair_filter``), the others after the
-    join."""
+    join. ``counted``: the window join emits its pairs' counts (``pair_counts.py``) with that
+    schema, reading only the left side's key columns."""
     sides, ids = [], []
     for name, n, keys in (("left", node.left, node.left_keys), ("right", node.right, node.right_keys)):
         side, sources, pid = _join_input(name, n, keys, lw)
@@ -742,7 +753,11 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
     (left, left_sources), (right, right_sources) = sides
     join_sides = (replace(left, columns=tuple((f.name, left_sources[f.name]) for f in node.left.schema)),
                   replace(right, columns=tuple((out, right_sources[name]) for name, out in node.right_names)))
-    out_schema, hidden_name = node.schema, None
+    out_schema, hidden_name, counts = node.schema, None, None
+    if counted is not None:
+        counts, out_schema = counted
+        join_sides = (replace(join_sides[0], columns=tuple((k, left_sources[k]) for k in counts.keys)),
+                      replace(join_sides[1], columns=()))
     if isinstance(node, WindowJoinNode):
         kind, assigner, lo, hi = node.assigner.kind.name, node.assigner, 0, 0
         event_time = Column(WINDOW_END) - lit(1)
@@ -756,7 +771,7 @@ def _lower_join(node: WindowJoinNode | IntervalJoinNode | RegularJoinNode, lw: _
             event_time = Column(hidden_name)
     fused, rest, stored = _pair_filter(node, after, join_sides)
     terminal = JoinTerminal(kind, assigner, lo, hi, join_sides, out_schema, hidden_name,
-                            node.ttl_ms if kind == "regular" else None, None, fused, stored)
+                            node.ttl_ms if kind == "regular" else None, None, fused, stored, counts)
     j = lw.close(_Open(JoinInput(ids[0], ids[1]), join_sides[0].schema, None, 0, [], {}), terminal)
     return _Open(WindowInput(j.id), out_schema, event_time, 0, rest, _identity(node.schema))
 

@@ -15,29 +15,14 @@ environment variable ``GRIZZLY_REWRITES=off`` turn the rewrites off.
 
 from __future__ import annotations
 
-import os
-from contextlib import contextmanager
-
 from ..plan import PlanNode, ProjectNode, replace_inputs
+from ..switches import Switch
 from .extreme_join import rows_at_extreme  # (importing it registers the rule)
 from .registry import RULES, Rewritten
 
-_off = [False]
-
-
-@contextmanager
-def disabled():
-    """Within the block, ``rewrite`` leaves every plan as it is (to compare against the rewrite)."""
-    before = _off[0]
-    _off[0] = True
-    try:
-        yield
-    finally:
-        _off[0] = before
-
-
-def enabled() -> bool:
-    return not _off[0] and os.environ.get("GRIZZLY_REWRITES", "on").lower() not in ("off", "0", "no")
+switch = Switch("GRIZZLY_REWRITES")
+# within the block, ``rewrite`` leaves every plan as it is (to compare against the rewrite)
+disabled, enabled = switch.disabled, switch.enabled
 
 
 def rewrite(root: PlanNode) -> tuple[PlanNode, tuple[str, ...]]:
@@ -70,4 +55,4 @@ def rewrite(root: PlanNode) -> tuple[PlanNode, tuple[str, ...]]:
     return walk(root, None), tuple(notes)
 
 
-__all__ = ["RULES", "Rewritten", "disabled", "enabled", "rewrite", "rows_at_extreme"]
+__all__ = ["RULES", "Rewritten", "disabled", "enabled", "rewrite", "rows_at_extreme", "switch"]
