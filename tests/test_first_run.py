@@ -61,7 +61,10 @@ def _ysb_rows(table: pa.Table, parallelism: int) -> list:
 
 def _fresh_process(data: Path, cache: Path, parallelism: int) -> dict:
     env = {**os.environ, "GRIZZLY_CACHE_DIR": str(cache), "PYTHONPATH": str(ROOT)}
-    env.pop("GRIZZLY_LEARNED_VARIANTS", None)  # on: the second process starts optimized
+    # the code cache and its records on (the bench harness, imported by other tests, turns the
+    # cache off for its own runs): the second process starts optimized
+    for switch in ("GRIZZLY_LEARNED_VARIANTS", "GRIZZLY_CODE_CACHE"):
+        env.pop(switch, None)
     done = subprocess.run([sys.executable, "-c", _JOB, str(data), str(parallelism), str(WINDOW)], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
