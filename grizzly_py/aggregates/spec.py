@@ -120,6 +120,11 @@ class AggregateSpec:
         """The result's type for an argument of ``arg_type``; a ``SchemaError`` if it takes none such."""
         raise NotImplementedError
 
+    def counts_records(self, call: AggCall) -> bool:
+        """Whether ``call`` is the number of records of its group, whatever their values
+        (``count()``: a join that only counts its pairs need not build them)."""
+        return False
+
     def state_words(self, kind: str | None) -> int:
         """Words of state per group (a vector's three words for a holistic function)."""
         return 3 if self.holistic else 1

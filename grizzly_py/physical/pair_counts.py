@@ -65,7 +65,7 @@ def pair_counts(node: WindowAggregateNode) -> PairCounts | None:
     if not (enabled() and isinstance(join, WindowJoinNode) and isinstance(node.assigner, TumblingEventTimeWindows)
             and node.assigner == join.assigner and not node.allowed_lateness_ms and node.late_tag is None):
         return None
-    if not all(call.func == "count" and call.arg is None and call.where is None for _, call in node.aggregates):
+    if not all(call.spec.counts_records(call) and call.where is None for _, call in node.aggregates):
         return None
     left = join.left.schema
     if not all(k in left.names and _groups_as_arrow(left.field(k).dtype) for k in node.keys):

@@ -21,6 +21,9 @@ class Count(AggregateSpec):
     def output_type(self, call, arg_type):
         return INT64
 
+    def counts_records(self, call):
+        return call.arg is None
+
     def result_store(self, kind):
         return "i64"
 
