@@ -105,6 +105,21 @@ def test_counted_pairs_equal_the_reference_and_the_join(every_row_a_morsel, case
         assert metrics[name] == plain_metrics[name] == expected_metrics[name], name
 
 
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=count_cases())
+def test_counts_merged_in_key_ranges_on_the_workers_equal_the_reference(case):
+    # with a worker pool the counting merge runs in key ranges (every threshold at its minimum:
+    # each firing is split): the counts, in key order, equal the reference's
+    from grizzly_py.engine import sort_kernel
+    args, _, _ = case
+    build = _query(args)
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sort_kernel, "MERGE_SPLIT_ROWS", 2)
+        actual, _ = _run(build, 3, grouping="sort")
+    assert_tables_equal(actual, expected)
+
+
 def _near_misses(env, kind):
     left, right = _streams(env, NEAR_CASE)
     joined = (left.select("id", "name", "flag", "ts").join(right.select("seller", "nm", "ts"))

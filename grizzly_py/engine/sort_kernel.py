@@ -183,37 +183,42 @@ class SortMergeJoinKernel(JoinKernel):
             (left, nl), (right, nr) = rows
             if not nl or not nr:
                 return None
-            return self._merge_counts(left, nl, right, nr) if counts else self._merge(left, nl, right, nr)
+            if counts:
+                return self._merge("merge_count", left, nl, right, nr, "words")
+            return self._merge("merge_join", left, nl, right, nr, None if self.groups_in_key_order else "groups")
         finally:
             free_rows = self._function("free_rows", None, _P)
             for address, _ in rows:
                 if address:
                     free_rows(address)
 
-    def _merge(self, left: int, nl: int, right: int, nr: int):
-        """``_merge_window``'s pairs of the sorted rows at ``left`` and ``right``: each key range
-        (``_key_ranges``) is counted, then written at its offset, one native call per range."""
-        merge = self._function("merge_join", _I64, _P, _I64, _P, _I64, _P, _P, _P)
+    def _merge(self, name: str, left: int, nl: int, right: int, nr: int, third: str | None):
+        """``_merge_window``'s result from the sorted rows at ``left`` and ``right`` by compiled
+        ``name``: ``merge_join`` (left refs, right refs, key groups: ``third`` "groups", numbered
+        from 0 per range and continued here, or None where it writes none) or ``merge_count``
+        (left refs, numbers of pairs, first key words: ``third`` "words"). Each key range
+        (``_key_ranges``) is counted, then written at its offset, one native call per range;
+        None when no key pairs."""
+        merge = self._function(name, _I64, _P, _I64, _P, _I64, _P, _P, _P)
         parts = self._key_ranges(left, nl, right, nr)
         counts = run_shared(self.pool, [lambda p=p: merge(p[0], p[1], p[2], p[3], None, None, None) for p in parts])
         n = sum(counts)
         if not n:
             return None
-        lrefs, rrefs = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-        groups = None if self.groups_in_key_order else np.empty(n, dtype=np.int64)
+        outputs = [np.empty(n, dtype=np.int64) for _ in range(2 if third is None else 3)] + [None] * (third is None)
         starts = np.concatenate(([0], np.cumsum(counts)[:-1])).tolist()
 
         def fill(p, at):
-            out = [a.ctypes.data + 8 * at if a is not None else None for a in (lrefs, rrefs, groups)]
-            return merge(p[0], p[1], p[2], p[3], *out)
+            return merge(p[0], p[1], p[2], p[3], *(a.ctypes.data + 8 * at if a is not None else None for a in outputs))
         written = run_shared(self.pool, [lambda p=p, at=at: fill(p, at) for p, at in zip(parts, starts)])
         if written != counts:
-            raise RuntimeError(f"pipeline {self.pipeline.id}: the merge join wrote {written} pairs, counted {counts}")
-        if groups is not None:  # each range numbers its groups from 0: continue the ones before
+            raise RuntimeError(f"pipeline {self.pipeline.id}: {name} wrote {written} rows, counted {counts}")
+        if third == "groups":  # each range numbers its groups from 0: continue the ones before
+            groups = outputs[2]
             for at, count in zip(starts[1:], counts[1:]):
                 if at and count:
                     groups[at:at + count] += groups[at - 1] + 1
-        return lrefs, rrefs, groups
+        return tuple(outputs)
 
     def _key_ranges(self, left: int, nl: int, right: int, nr: int) -> list[tuple[int, int, int, int]]:
         """The sorted rows cut into (left address, rows, right address, rows) parts at keys that
@@ -233,21 +238,6 @@ class SortMergeJoinKernel(JoinKernel):
         cuts.append((nl, nr))
         rb = 8 * rw
         return [(left + rb * i, i2 - i, right + rb * j, j2 - j) for (i, j), (i2, j2) in zip(cuts, cuts[1:])]
-
-    def _merge_counts(self, left: int, nl: int, right: int, nr: int):
-        """``_merge_window``'s counts of the sorted rows at ``left`` and ``right`` (compiled
-        ``merge_count``): a counting pass, then one that fills its three int64 outputs (left refs,
-        numbers of pairs, first key words); None when no key pairs."""
-        name = "merge_count"
-        merge = self._function(name, _I64, _P, _I64, _P, _I64, _P, _P, _P)
-        n = merge(left, nl, right, nr, None, None, None)
-        if not n:
-            return None
-        outputs = [np.empty(n, dtype=np.int64) for _ in range(3)]
-        written = merge(left, nl, right, nr, *(a.ctypes.data for a in outputs))
-        if written != n:
-            raise RuntimeError(f"pipeline {self.pipeline.id}: {name} wrote {written} rows, counted {n}")
-        return tuple(outputs)
 
     def _window_rows(self, side: int, lo: int) -> tuple[int, int]:
         """Side ``side``'s rows {key words, ref} of window [lo, lo + size), sorted by key then
