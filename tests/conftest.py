@@ -29,12 +29,23 @@ if "GRIZZLY_CACHE_DIR" not in os.environ:
     os.environ["GRIZZLY_CACHE_DIR"] = tempfile.mkdtemp(prefix="grizzly-test-cache-")
     atexit.register(shutil.rmtree, os.environ["GRIZZLY_CACHE_DIR"], ignore_errors=True)
 
-from grizzly_py.engine import kernels
+from grizzly_py.engine import kernels, learned_variants
 from grizzly_py.engine.parallel import CostModel
 
 _COMMON = dict(deadline=None, print_blob=True,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                       HealthCheck.filter_too_much])
+
+
+
+@pytest.fixture(autouse=True)
+def _each_test_profiles_afresh():
+    """A job starts in the optimized variant the process's last job of its plan entered
+    (``engine/learned_variants.py``): within a test, as users' jobs do; across tests, not (a
+    test's variant history would depend on which tests ran before it)."""
+    learned_variants.forget_all()
+    yield
+
 
 settings.register_profile("default", max_examples=40, **_COMMON)
 settings.register_profile("long", max_examples=3000, **_COMMON)

@@ -28,6 +28,7 @@ import grizzly_py as gz
 from grizzly_py import agg, col, reference
 from grizzly_py.aggregates import AggregateOverflowError
 from grizzly_py.cli import main
+from grizzly_py.engine import learned_variants
 from grizzly_py.codegen.module import CodegenOptions, adaptable, generate_pipeline
 from grizzly_py.codegen.profile import Profile, hll_estimate
 from grizzly_py.codegen.specialize import Specialization, filter_costs, specialize, still_fits
@@ -207,7 +208,9 @@ def test_a_forked_child_builds_its_variants_too():
     # thread, and before the fix its builder queued every variant and built none: the child's
     # job waited for a compile that never came (here), or ran the generic variant to the end
     table = _ysb_like(20_000, 100)
-    settings = quick(generic_records=3000, profile_records=4000)
+    # warm_start=False: the child's job builds its own variants rather than starting in the one
+    # the parent's job entered (which the child's memory holds)
+    settings = quick(generic_records=3000, profile_records=4000, warm_start=False)
     assert [h["stage"] for h in histories(check(_ysb_query(table), settings))[0]][-1] == "optimized"
     pid = os.fork()
     if pid == 0:  # the child: exit 0 only if its job reached the optimized variant
@@ -657,11 +660,10 @@ def test_explain_shows_each_variant_and_run_traces_the_stages(tmp_path):
 # ----------------------------------------------------------------------------------------------
 def test_spark_tasks_adapt_and_later_tasks_start_from_what_earlier_ones_learned():
     pytest.importorskip("pyspark")
-    from grizzly_py.spark import worker
     from grizzly_py.spark.planner import run_in_process
     from grizzly_py.spark.schema import spark_arrow_schema
 
-    worker._LEARNED.clear()
+    learned_variants.forget_all()
     table = _ysb_like(40_000, 100, batch=1000)
     root = _ysb_query(table)(gz.StreamEnvironment()).node
     expected, _ = run(_ysb_query(table), False)
@@ -672,7 +674,7 @@ def test_spark_tasks_adapt_and_later_tasks_start_from_what_earlier_ones_learned(
         partial = [p for r in reports if r["stage"] == "partial" for p in r["pipelines"]]
         assert partial and all(p["variant_history"][-1]["stage"] == "optimized" for p in partial), partial
         reasons = [h["reason"] for p in partial for h in p["variant_history"]]
-        learned = [r for r in reasons if "earlier task" in r]
+        learned = [r for r in reasons if "in this process" in r]
         if attempt == 0:  # the first task profiles; the second starts from what the first learned
             assert any(h["stage"] == "instrumented" for p in partial for h in p["variant_history"])
         assert learned, reasons

@@ -1,7 +1,8 @@
-"""What an earlier job's profile chose, kept on disk (``engine/learned_variants.py``): a new
-process's first job of the same plan starts in that optimized variant from its first record,
-gives the same results, and deoptimizes (forgetting the record) when its data breaks the
-assumption; a malformed record is ignored."""
+"""What earlier jobs' profiles chose (``engine/learned_variants.py``): a later job of the same
+plan, in the process or (from the record on disk) in a new process, starts in that optimized
+variant from its first record and gives the reference's results; data that changed between the
+jobs (a key outside the dense range, another share of kept records) re-profiles, and a
+deoptimization forgets what was learned; a malformed record is ignored."""
 
 from __future__ import annotations
 
@@ -10,10 +11,21 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
+
+import numpy as np
+import pyarrow as pa
+
+import grizzly_py as gz
+from grizzly_py import agg, col, reference
 
 from grizzly_py import code_cache
 from grizzly_py.engine import learned_variants
+from grizzly_py.codegen.module import CodegenOptions
+from grizzly_py.engine.adaptive import AdaptiveSettings
 from grizzly_py.engine.learned_variants import LearnedVariant
+
+from strategies import assert_tables_equal, tumbling
 
 # one job in a new process: keys 0..99, or (argv[1] == "wide") a key far outside that range in
 # the second half of the stream; prints the pipeline's stages and the results
@@ -90,20 +102,46 @@ def test_a_record_is_read_once_per_process_and_a_malformed_one_is_ignored(tmp_pa
     monkeypatch.setenv("GRIZZLY_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("GRIZZLY_CODE_CACHE", raising=False)
     monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "on")
-    monkeypatch.setattr(learned_variants, "_seen", set())
-    from grizzly_py.codegen.module import CodegenOptions
     options = CodegenOptions(variant="optimized", dense_keys=(0, 1024), filter_order=(1, 0))
-    LearnedVariant.of("ir of plan a").remember(options)
-    assert LearnedVariant.of("ir of plan a").recall() == options
+    LearnedVariant.of("ir of plan a").remember(options, 0.25)
+    learned_variants.forget_all()  # as a new process: only the record is left
+    recalled = LearnedVariant.of("ir of plan a").recall()
+    assert (recalled.options, recalled.kept_share, recalled.source) == (options, 0.25, "disk")
     assert LearnedVariant.of("ir of plan a").recall() is None  # this process has read it
     bad = LearnedVariant.of("ir of plan b")
     for text in ("{not json", '{"format": 1, "options": {"no_such_field": 1}}',
                  '{"format": 1, "options": {"variant": "generic"}}', '{"format": 99, "options": {}}'):
         (code_cache.folder() / f"{bad.plan}.variant.json").write_text(text)
-        learned_variants._seen.clear()
+        learned_variants.forget_all()
         assert bad.recall() is None, text
-    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "off")  # the test suite's setting: no records
-    assert LearnedVariant.of("ir of plan a") is None
+
+
+def test_the_process_remembers_what_its_last_job_entered_without_records(tmp_path, monkeypatch):
+    """The memory needs no code cache: with the records off (the test suite's and the bench's
+    setting) a plan's last choice is recalled at every job; forgetting it in memory only (the
+    variant left to re-profile) keeps the record, a deoptimization's forget deletes both."""
+    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "off")
+    a = LearnedVariant.of("ir of plan m")
+    assert a.recall() is None
+    narrow, wide = (CodegenOptions(variant="optimized", dense_keys=(0, cap)) for cap in (1024, 4096))
+    a.remember(narrow, None)
+    a.remember(wide, 0.5)  # the last job's choice wins
+    for _ in range(2):
+        got = LearnedVariant.of("ir of plan m").recall()
+        assert (got.options, got.kept_share, got.source) == (wide, 0.5, "memory")
+    assert LearnedVariant.of("ir of plan n").recall() is None
+    a.forget(on_disk=False)
+    assert a.recall() is None
+    monkeypatch.setenv("GRIZZLY_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("GRIZZLY_CODE_CACHE", raising=False)
+    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "on")
+    a.remember(narrow, None)
+    a.forget(on_disk=False)
+    record = code_cache.folder() / f"{a.plan}.variant.json"
+    assert record.exists()
+    a.remember(narrow, None)
+    a.forget()
+    assert not record.exists() and a.recall() is None
 
 
 def test_a_process_writes_a_plan_s_record_once_per_choice(tmp_path, monkeypatch):
@@ -112,20 +150,115 @@ def test_a_process_writes_a_plan_s_record_once_per_choice(tmp_path, monkeypatch)
     monkeypatch.setenv("GRIZZLY_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("GRIZZLY_CODE_CACHE", raising=False)
     monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "on")
-    monkeypatch.setattr(learned_variants, "_on_disk", {})
-    from grizzly_py.codegen.module import CodegenOptions
     options = CodegenOptions(variant="optimized", dense_keys=(0, 1024))
-    LearnedVariant.of("ir of plan c").remember(options)
+    LearnedVariant.of("ir of plan c").remember(options, None)
     record = code_cache.folder() / f"{LearnedVariant.of('ir of plan c').plan}.variant.json"
     assert json.loads(record.read_text())["options"]["dense_keys"] == [0, 1024]
     record.write_text("untouched")
-    LearnedVariant.of("ir of plan c").remember(options)  # a later job, the same choice: no write
+    LearnedVariant.of("ir of plan c").remember(options, None)  # a later job, the same choice: no write
     assert record.read_text() == "untouched"
     wider = CodegenOptions(variant="optimized", dense_keys=(0, 4096))
-    LearnedVariant.of("ir of plan c").remember(wider)  # another choice: written
+    LearnedVariant.of("ir of plan c").remember(wider, None)  # another choice: written
     assert json.loads(record.read_text())["options"]["dense_keys"] == [0, 4096]
     LearnedVariant.of("ir of plan c").forget()
     assert not record.exists()
-    LearnedVariant.of("ir of plan c").remember(wider)  # forgotten: written again
+    LearnedVariant.of("ir of plan c").remember(wider, None)  # forgotten: written again
     assert record.exists()
-    monkeypatch.setenv("GRIZZLY_LEARNED_VARIANTS", "off")
+
+
+# ----------------------------------------------------------------------------------------------
+# later jobs in one process (the records off: the memory alone)
+# ----------------------------------------------------------------------------------------------
+SETTINGS = AdaptiveSettings(generic_records=2000, profile_records=4000, early_build_share=0, profile_sample=1,
+                            counters="none", wait_for_compile=True, step_records=1000, warm_check_records=4000)
+
+
+def _table(n=40_000, keys=100, wide_from=None, keep=0.7, seed=0):
+    """Keys 0..keys-1 (from row ``wide_from`` on, every 97th key far outside them); a filter on
+    ``v`` that keeps about ``keep`` of the rows."""
+    rng = np.random.default_rng(seed)
+    k = rng.integers(0, keys, n)
+    if wide_from is not None:
+        k[wide_from::97] = 1_000_000_007
+    v = (rng.random(n) < keep).astype(np.int64)
+    return pa.table({"ts": np.arange(n, dtype=np.int64), "k": k, "v": v})
+
+
+def _run(table, settings=SETTINGS, parallelism=1):
+    """One job of the same plan over ``table`` (any data: the plan is the same): its variant
+    history, checked against the reference evaluator."""
+    def build(env):
+        return env.from_arrow(table.to_batches(max_chunksize=1000), timestamp="ts").filter(col("v") > 0) \
+            .key_by("k").window(tumbling(10_000)).aggregate(n=agg.count(), s=agg.sum(col("ts")))
+    env = gz.StreamEnvironment(adaptive=settings, parallelism=parallelism)
+    build(env).collect("out")
+    result = env.execute()
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    assert_tables_equal(result["out"], expected)
+    return result.metrics["queries"][0]["pipelines"][0]["variant_history"]
+
+
+def _stages(history):
+    return [h["stage"] for h in history]
+
+
+def test_a_later_job_starts_in_the_variant_the_last_one_entered():
+    first = _run(_table())
+    assert _stages(first) == ["generic", "instrumented", "optimized"]
+    assert first[-1]["options"]["dense_keys"] is not None
+    for seed in (1, 2):  # other data of the same kind
+        later = _run(_table(seed=seed))
+        assert _stages(later) == ["optimized"], later  # from record 0, no profile, no check failed
+        assert later[0]["at_record"] == 0 and "in this process" in later[0]["reason"]
+        assert later[0]["options"] == first[-1]["options"]
+    assert _stages(_run(_table(), SETTINGS.__class__(**{**SETTINGS.__dict__, "warm_start": False}))) == \
+        ["generic", "instrumented", "optimized"]  # the switch: every job profiles afresh
+
+
+def test_keys_outside_the_remembered_range_deoptimize_and_the_next_job_profiles():
+    _run(_table())
+    drifted = _run(_table(wide_from=20_000))
+    assert _stages(drifted)[:2] == ["optimized", "generic"], drifted
+    assert drifted[1]["reason"].startswith("deoptimized")
+    assert drifted[0]["records"] > 19_000  # the warm check passed: the share kept was the same
+    after = _run(_table(wide_from=0))  # what the deoptimized job ended in, or nothing: a profile
+    assert _stages(after)[0] != "optimized" or "in this process" in after[0]["reason"]
+    assert not any(h["stage"] == "optimized" and h["options"]["dense_keys"] == drifted[0]["options"]["dense_keys"]
+                   for h in after[1:]), after
+
+
+def test_another_share_of_kept_records_re_profiles_a_warm_started_run():
+    """The data changed between the jobs in a way no guard sees (the filter keeps 5% instead of
+    70%): the warm check after ``warm_check_records`` records re-profiles."""
+    _run(_table(keep=0.7))
+    changed = _run(_table(keep=0.05, seed=3))
+    assert _stages(changed)[:2] == ["optimized", "instrumented"], changed
+    assert changed[1]["at_record"] == SETTINGS.warm_check_records
+    assert "the data changed" in changed[1]["reason"] and "70" in changed[1]["reason"]
+    assert _stages(changed)[-1] == "optimized"
+    same = _run(_table(keep=0.05, seed=4))  # it remembered the new choice and its share
+    assert _stages(same) == ["optimized"], same
+
+
+def test_concurrent_and_parallel_jobs_share_what_was_learned():
+    """Jobs of one plan in threads at once (each its own controller, the memory under a lock) and
+    at parallelism 2 (one controller for the workers): each starts warm and equals the
+    reference; at parallelism 2, keys outside the range deoptimize."""
+    _run(_table())
+    histories, errors = {}, []
+
+    def one(name, table, parallelism):
+        try:
+            histories[name] = _run(table, parallelism=parallelism)
+        except BaseException as e:
+            errors.append(e)
+    threads = [threading.Thread(target=one, args=(i, _table(seed=i), 1 + i % 2)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    for i, history in histories.items():
+        assert _stages(history) == ["optimized"] and history[0]["at_record"] == 0, (i, history)
+    drifted = _run(_table(wide_from=30_000), parallelism=2)  # the workers' blocks deoptimize
+    assert drifted[0]["stage"] == "optimized" and drifted[1]["reason"].startswith("deoptimized"), drifted

@@ -731,7 +731,7 @@ def test_tasks_run_code_variants_and_report_their_history(spark):
         assert_tables_equal(actual, as_types_of(expected, actual))
         histories = [p["variant_history"] for p in out.grizzly.metrics()["pipelines"] if p["stage"] == "partial"]
         assert histories and all(h[-1]["stage"] == "optimized" for h in histories), histories
-    assert any("earlier task" in h["reason"] for hs in histories for h in hs), histories
+    assert any("in this process" in h["reason"] for hs in histories for h in hs), histories
 
 
 def test_plans_are_compiled_once_per_worker(spark):

@@ -34,6 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Callable, Protocol
 
+from ..codegen import abi
 from ..codegen.module import CodegenOptions, GeneratedPipeline, adaptable, generate_pipeline
 from ..codegen.profile import Profile
 from ..codegen.specialize import Specialization, specialize, still_fits
@@ -80,6 +81,12 @@ class AdaptiveSettings:
     regroup_in_background: bool = True  # tests: False builds the other kernel on the driver's thread
     skew_share: float = 0.1            # window_state="auto": a key with this share of the records
                                        # keeps thread-local state (Grizzly 7.4.3: contention from 10%)
+    warm_start: bool = True            # a job starts in the optimized variant the process's last job
+                                       # of its plan entered, else its record on disk
+                                       # (learned_variants.py; False: every job profiles afresh)
+    warm_check_records: int = 65_536   # a warm-started job compares its share of kept records with
+    warm_check_tolerance: float = 0.5  # the remembered one after this many records; beyond this
+                                       # share of min(kept, dropped) + 1% it re-profiles
 
     def __post_init__(self):
         if self.step_records < 1:
@@ -297,6 +304,7 @@ class ProfileStore(Protocol):
 
     def reset_profiles(self) -> None: ...
     def read_profile(self) -> Profile: ...
+    def counter(self, index: int) -> int: ...   # a state word summed over the blocks (abi.STATE_*)
 
 
 class VariantController:
@@ -304,13 +312,11 @@ class VariantController:
     ``grizzly_py.counters`` source whose samples of optimized tasks feed the change detector."""
 
     def __init__(self, generic: GeneratedPipeline, profiles: ProfileStore, settings: AdaptiveSettings | None = None,
-                 counters=None, reason: str = "initial", warm_start: CodegenOptions | None = None,
-                 warm_reason: str = "the optimized variant an earlier task of this plan ran in this worker process",
-                 learned=None):
-        """``warm_start``: optimized options to speculate on from the start (``warm_reason``
-        says whose), run from the first task when their code is compiled or on disk, else
-        once built in the background; ``learned``: a ``learned_variants.LearnedVariant`` told
-        of every optimized variant entered and of every deoptimization."""
+                 counters=None, reason: str = "initial", learned=None):
+        """``learned``: the plan's ``learned_variants.LearnedVariant``, told of every optimized
+        variant entered, left and deoptimized; unless ``settings.warm_start`` is off, the
+        variant it recalls is speculated on from the start (the warm start): run from the
+        first task when its code is compiled or on disk, else once built in the background."""
         self.settings = settings or AdaptiveSettings()
         self.profiles = profiles
         self.generic = Variant("generic", generic)
@@ -342,27 +348,33 @@ class VariantController:
         self._last_deopt_at: int | None = None
         self._wait_until: int | None = self.settings.generic_records  # generic until this many records
         self.learned = learned
-        if warm_start is None:
+        self._kept_share: float | None = None  # of the records, where the running variant was chosen
+        self._warm_check: float | None = None  # a warm start's kept share, to compare once
+        warm = learned.recall() if learned is not None and self.settings.warm_start else None
+        if warm is None:
             self._record("generic", reason)
             return
-        # what an earlier run of this plan optimized to: speculate at once
+        # what an earlier job of this plan optimized to: speculate at once
         self._wait_until = None
-        variant = build_now_if_cached("optimized", self.pipeline, warm_start, (warm_reason,))
+        self._kept_share = self._warm_check = warm.kept_share
+        warm_reason = WARM_REASONS[warm.source]
+        variant = build_now_if_cached("optimized", self.pipeline, warm.options, (warm_reason,))
         if variant is not None:
-            self._optimized[warm_start] = variant
+            self._optimized[warm.options] = variant
             self._enter(variant, warm_reason)
         else:
             self._record("generic", reason)
-            self._pending = self._optimized[warm_start] = build_in_background(
-                "optimized", self.pipeline, warm_start, (warm_reason,))
+            self._pending = self._optimized[warm.options] = build_in_background(
+                "optimized", self.pipeline, warm.options, (warm_reason,))
 
     # --- what a task runs --------------------------------------------------------------------
     @property
     def settled(self) -> bool:
         """The optimized variant runs and no stage change is due before the counters ask for
-        one: a task may then run many source batches in one call (``Kernel.run_parts``); until
+        one (nor a warm start's check): a task may then run many source batches in one call (``Kernel.run_parts``); until
         then each batch is a step, so that stages change after the records they are due."""
-        return self.current.stage == "optimized" and self._pending is None and self._wait_until is None
+        return self.current.stage == "optimized" and self._pending is None and self._wait_until is None \
+            and self._warm_check is None
 
     def variant_for(self, worker: int) -> Variant:
         """The variant a task on ``worker`` runs (switching stage first when one is due)."""
@@ -394,6 +406,9 @@ class VariantController:
     def _enter(self, variant: Variant, reason: str) -> None:
         if variant.stage != "optimized":
             self._provisional_baseline = False
+            self._warm_check = None  # left the warm start (a profile or a deoptimization follows)
+            if self.current.stage == "optimized" and self.learned is not None:
+                self.learned.forget(on_disk=False)  # the next job profiles unless this one settles again
         if variant.stage == "instrumented":
             self._profiled = 0
             self._built_early = False
@@ -402,8 +417,8 @@ class VariantController:
             self._last_optimized = variant
             self._provisional_baseline = not self._entered_optimized
             self._entered_optimized = True
-            if self.learned is not None:  # a new process's first job of this plan starts here
-                self.learned.remember(variant.gen.options)
+            if self.learned is not None:  # the next job of this plan starts here
+                self.learned.remember(variant.gen.options, self._kept_share)
         self.current = variant
         if self.detector is not None:
             self.detector.reset()
@@ -439,6 +454,8 @@ class VariantController:
         """A task of ``records`` records ran ``variant``; ``sample``: its counter sample."""
         with self._lock:
             self.records += records
+            if self._warm_check is not None and self.records >= self.settings.warm_check_records:
+                self._check_warm_start()
             if variant is not self.current:
                 return
             if variant.stage == "instrumented":
@@ -454,6 +471,24 @@ class VariantController:
                         return
                     self._backoff = 0
                     self._start_profiling(f"counters ({self.counters.name}): {self.detector.change}")
+
+    def _check_warm_start(self) -> None:
+        """Once a warm-started job has run ``warm_check_records`` records: re-profile when the
+        share of records its filters kept is far from the share where the variant was chosen
+        (the data changed between the jobs). The counters cannot tell: their baseline comes
+        from this job's own first tasks, on the changed data already; a key outside a dense
+        range is the guard's."""
+        expected, self._warm_check = self._warm_check, None
+        rows = self.profiles.counter(abi.STATE_ROWS_IN)
+        if not rows:
+            return
+        kept = 1 - self.profiles.counter(abi.STATE_FILTERED) / rows
+        if not kept_share_changed(expected, kept, self.settings.warm_check_tolerance):
+            return
+        self._backoff = 0
+        self._pending = None
+        self._start_profiling(f"the data changed since the variant was chosen: {kept:.2%} of the records "
+                              f"kept, {expected:.2%} then")
 
     def _retake_baseline(self) -> None:
         """The tasks of the job's first optimized stage run faster, for good, than the baseline
@@ -517,6 +552,7 @@ class VariantController:
 
     def _finish_profile(self) -> None:
         profile = self.last_profile = self._read_profile()
+        self._kept_share = profile.kept_share if self.pipeline.filters else None
         spec, options = self._specialization(profile)
         if options is None:
             self._enter(self.generic, "profile: " + "; ".join(spec.reasons))
@@ -577,6 +613,17 @@ class VariantController:
             for h, end in zip(out, ends):
                 h["records"] = end - h["at_record"]
             return out
+
+
+WARM_REASONS = {"memory": "the optimized variant an earlier job of this plan entered in this process",
+                "disk": "the optimized variant an earlier job of this plan ended with (recorded on disk)"}
+
+
+def kept_share_changed(expected: float, kept: float, tolerance: float) -> bool:
+    """Whether ``kept`` (a share of records) is far from ``expected``: by more than
+    ``tolerance`` of the smaller of the kept and dropped shares, plus 1% (a profile's share
+    comes from a sample)."""
+    return abs(kept - expected) > tolerance * min(expected, 1 - expected) + 0.01
 
 
 def generic_only(gen: GeneratedPipeline, adaptive: bool) -> str | None:

@@ -33,7 +33,7 @@ from ..arrow_numpy import as_numpy, from_numpy
 from ..changelog import OP_COLUMN, UPDATE_AFTER, UPDATE_BEFORE
 from ..codegen import abi, profile
 from ..codegen.dense_pass import CLAIM_FUNCTION
-from ..codegen.module import CodegenOptions, GeneratedPipeline, window_geometry
+from ..codegen.module import GeneratedPipeline, window_geometry
 from ..expressions import ProcessingTime, walk
 from ..jit import CompiledModule, compile_ir, compile_ir_async, llvm_ready
 from ..late_records import LateRecord
@@ -41,10 +41,11 @@ from ..plan import WINDOW_END, WINDOW_START
 from ..sources import BadInputError
 from ..types import Schema, to_arrow_type
 from . import native_words
-from .adaptive import AdaptiveSettings, Variant, VariantController
+from .adaptive import AdaptiveSettings, Variant, VariantController, first_kernel
 from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 from .kernel_protocol import PipelineKernel, WindowAggregateKernel
+from .learned_variants import LearnedVariant
 from .packed_sort import packed_sort_indices
 from .pane_accumulator import PaneAccumulator
 from .project_output import NP_STORE, OutputBuffers, ProjectOutput, SelectionScratch, masked
@@ -163,14 +164,13 @@ class Kernel:
         self.placement: list[tuple[int, int] | None] = [None] * len(self.states)  # dense range per block
         self.idle_blocks = 0  # state blocks at the end of ``states`` that no worker writes (add_idle_blocks)
 
-    def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None,
-                      warm_start: "CodegenOptions | None" = None, **warm) -> None:
-        """Run this pipeline's code variants under a controller (``adaptive.py``); ``warm_start``:
-        optimized options to speculate on from the start (what an earlier run learned);
-        ``warm``: the controller's ``warm_reason`` and ``learned``."""
+    def make_adaptive(self, settings: AdaptiveSettings | None = None, counters=None) -> None:
+        """Run this pipeline's code variants under a controller (``adaptive.py``), starting in
+        the optimized variant an earlier job of its plan entered (``learned_variants.py``)."""
         self.reset_profiles()
         self.counters = counters
-        self.controller = VariantController(self.gen, self, settings, counters, warm_start=warm_start, **warm)
+        learned = LearnedVariant.of(first_kernel(self.gen).ir)
+        self.controller = VariantController(self.gen, self, settings, counters, learned=learned)
 
     # the controller's ProfileStore: the profile region of every worker's state block
     def reset_profiles(self) -> None:

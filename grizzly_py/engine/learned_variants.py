@@ -1,22 +1,32 @@
-"""What an earlier job's profile chose for a pipeline, kept on disk next to its machine code.
+"""What earlier jobs' profiles chose for a pipeline: remembered by the process, and kept on disk
+next to its machine code for new processes.
 
-A process's first job of a pipeline otherwise runs the generic variant, profiles with the
-instrumented one and only then builds the optimized one: in a new process each of those is
-generated (and loaded or compiled) for the first time, which keeps a short job in the slower
-variants for much of its length (``docs/benchmarks.md``, "First run in a new process"). Here,
-when a job's pipeline enters an optimized variant, that variant's options are written to
-``code_cache.folder()`` as ``<plan>.variant.json``; the first job of the same pipeline in a
-later process starts with them (``VariantController``'s warm start), guarded as always: a key
-outside the dense range deoptimizes, and a deoptimization deletes the record, so the next
-process profiles afresh.
+A job's pipeline otherwise runs the generic variant, profiles with the instrumented one and only
+then builds the optimized one: over the first few hundred thousand records the slower variants
+run (on a 1M-key window, a hash table), and in a new process each variant is generated (and
+loaded or compiled) for the first time besides (``docs/benchmarks.md``, "First run in a new
+process" and "Skew and selectivity"). Here, whenever a pipeline enters an optimized variant, its
+options (and the share of records the profile saw pass the filters) are remembered
+
+- by the process, per plan: the next job of the same plan in the process, an embedded job or
+  a Spark task in a worker process, starts in that variant (``VariantController``'s warm
+  start); the last job to enter or leave a variant decides, and jobs that run at once share the
+  memory under a lock;
+- on disk, in ``code_cache.folder()`` as ``<plan>.variant.json``: a new process's first job of
+  the plan starts with it.
+
+Either start is guarded as always: a key outside the dense range deoptimizes, and so does a
+share of kept records far from the remembered one (the controller's warm check); a
+deoptimization forgets both, so the next job (and the next process) profiles afresh; leaving the
+variant to re-profile (the counters saw a change) forgets the process's memory.
 
 ``<plan>`` is a digest of the pipeline's generic code (its schema, filters, window, keys and
-aggregates are all in it) and of what the machine code depends on (``jit``'s disk context).
-Only a process's first job of a pipeline reads the record: later jobs find every variant
-compiled in the process, and their own profile costs a few milliseconds. The folder's safety
-rules are the code cache's (a file is read only from a folder the user owns and nobody else
-may write to); an unreadable or malformed record is ignored. ``GRIZZLY_LEARNED_VARIANTS=off``
-turns the records off (the code cache stays).
+aggregates are all in it) and of what the machine code depends on (``jit``'s disk context). A
+process reads a plan's record once: later jobs find the process's memory. The folder's safety
+rules are the code cache's (a file is read only from a folder the user owns and nobody else may
+write to); an unreadable or malformed record is ignored. ``GRIZZLY_LEARNED_VARIANTS=off`` turns
+the records off (the code cache and the process's memory stay);
+``AdaptiveSettings(warm_start=False)`` starts a job without either (every job profiles afresh).
 """
 
 from __future__ import annotations
@@ -27,6 +37,8 @@ import json
 import os
 import tempfile
 import threading
+from collections import OrderedDict
+from dataclasses import dataclass
 
 from .. import code_cache
 from ..codegen.module import CodegenOptions
@@ -34,74 +46,103 @@ from ..jit import disk_context
 
 FORMAT = 1
 _SUFFIX = ".variant.json"
+MEMORY_LIMIT = 256   # plans the process remembers (least recently entered first out)
+_lock = threading.Lock()
+_memory: OrderedDict[str, "Learned"] = OrderedDict()  # plan -> what its last job entered
 _seen: set[str] = set()   # plans whose record this process has read (or found missing)
-_on_disk: dict[tuple, CodegenOptions] = {}  # (folder, plan) -> its record's options, as this process knows
-_seen_lock = threading.Lock()
+_on_disk: dict[tuple, "Learned"] = {}  # (folder, plan) -> its record, as this process knows
+
+
+@dataclass(frozen=True)
+class Learned:
+    """An optimized variant a job entered: its options, the share of scanned records that passed
+    the filters when it was profiled (None: unknown, or no filter), and where it was found."""
+
+    options: CodegenOptions
+    kept_share: float | None = None
+    source: str = "memory"   # "memory": an earlier job in this process; "disk": a record
 
 
 class LearnedVariant:
-    """The on-disk record of one pipeline's optimized variant (see the module docstring)."""
+    """One plan's memory and record (see the module docstring)."""
 
     def __init__(self, plan: str):
         self.plan = plan
 
     @classmethod
-    def of(cls, generic_kernel_ir: str) -> "LearnedVariant | None":
-        """The record of the pipeline whose generic variant's first kernel is
-        ``generic_kernel_ir``; None when the code cache is off, or these records are
-        (``GRIZZLY_LEARNED_VARIANTS=off``)."""
-        if code_cache.folder() is None or os.environ.get("GRIZZLY_LEARNED_VARIANTS", "").lower() == "off":
-            return None
+    def of(cls, generic_kernel_ir: str) -> "LearnedVariant":
+        """The memory of the pipeline whose generic variant's first kernel is
+        ``generic_kernel_ir``."""
         h = hashlib.sha256(f"grizzly-py learned variant {FORMAT}\n{disk_context()}\n".encode())
         h.update(generic_kernel_ir.encode())
         return cls(h.hexdigest())
 
-    def recall(self) -> CodegenOptions | None:
-        """The options an earlier job ended with, once per process (None: none, already read,
-        or a record that does not parse)."""
-        with _seen_lock:
-            if self.plan in _seen:
+    @staticmethod
+    def _folder():
+        """The records' folder; None when the code cache is off, or these records are
+        (``GRIZZLY_LEARNED_VARIANTS=off``)."""
+        if os.environ.get("GRIZZLY_LEARNED_VARIANTS", "").lower() == "off":
+            return None
+        return code_cache.folder()
+
+    def recall(self) -> Learned | None:
+        """What the last job of this plan in the process entered, else (once per process) the
+        record on disk (None: neither, or a record that does not parse)."""
+        with _lock:
+            known = _memory.get(self.plan)
+            if known is not None:
+                return known
+            where = self._folder()
+            if where is None or self.plan in _seen:
                 return None
             _seen.add(self.plan)
-        where = code_cache.folder()
         try:
             record = json.loads((where / f"{self.plan}{_SUFFIX}").read_text())
             if record.get("format") != FORMAT:
                 return None
             fields = {k: tuple(v) if isinstance(v, list) else v for k, v in record["options"].items()}
-            options = CodegenOptions(**fields)
+            learned = Learned(CodegenOptions(**fields), _share(record.get("kept_share")), "disk")
         except (OSError, ValueError, TypeError, KeyError, AttributeError):
             return None
-        if options.variant != "optimized":
+        if learned.options.variant != "optimized":
             return None
-        with _seen_lock:
-            _on_disk[(where, self.plan)] = options
-        return options
+        with _lock:
+            _on_disk[(where, self.plan)] = dataclasses.replace(learned, source="memory")
+        return learned
 
-    def remember(self, options: CodegenOptions) -> None:
-        """Record ``options`` (written to a temporary file and renamed: a reader in another
-        process sees the whole record or none), unless this process read or wrote that record
-        already: every job of a pipeline enters its optimized variant, and a file written per
-        job is a share of a short job's time."""
-        where = code_cache.folder()
-        with _seen_lock:
-            if where is None or _on_disk.get((where, self.plan)) == options:
+    def remember(self, options: CodegenOptions, kept_share: float | None) -> None:
+        """Remember ``options`` in the process, and record them on disk (written to a temporary
+        file and renamed: a reader in another process sees the whole record or none) unless
+        this process read or wrote that record already: every job of a pipeline enters its
+        optimized variant, and a file written per job is a share of a short job's time."""
+        learned = Learned(options, kept_share)
+        where = self._folder()
+        with _lock:
+            _memory[self.plan] = learned
+            _memory.move_to_end(self.plan)
+            while len(_memory) > MEMORY_LIMIT:
+                _memory.popitem(last=False)
+            if where is None or _on_disk.get((where, self.plan)) == learned:
                 return
-            _on_disk[(where, self.plan)] = options
-        text = json.dumps({"format": FORMAT, "options": dataclasses.asdict(options)})
+            _on_disk[(where, self.plan)] = learned
+        text = json.dumps({"format": FORMAT, "options": dataclasses.asdict(options), "kept_share": kept_share})
         try:
             fd, tmp = tempfile.mkstemp(dir=where, prefix=".tmp-", suffix=_SUFFIX)
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             os.replace(tmp, where / f"{self.plan}{_SUFFIX}")
         except OSError:
-            with _seen_lock:
+            with _lock:
                 _on_disk.pop((where, self.plan), None)  # not written: a later job tries again
 
-    def forget(self) -> None:
-        """Delete the record (its variant deoptimized: the next process profiles afresh)."""
-        where = code_cache.folder()
-        with _seen_lock:
+    def forget(self, on_disk: bool = True) -> None:
+        """Forget the process's memory (the next job profiles afresh) and, ``on_disk``, delete
+        the record (its variant deoptimized: the next process profiles afresh too)."""
+        where = self._folder()
+        with _lock:
+            _memory.pop(self.plan, None)
+            if not on_disk:
+                return
             _on_disk.pop((where, self.plan), None)
         if where is None:
             return
@@ -109,3 +150,16 @@ class LearnedVariant:
             (where / f"{self.plan}{_SUFFIX}").unlink()
         except OSError:
             pass
+
+
+def _share(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and 0 <= value <= 1 else None
+
+
+def forget_all() -> None:
+    """Forget what this process remembers of every plan (tests: each starts afresh); the records
+    on disk stay."""
+    with _lock:
+        _memory.clear()
+        _seen.clear()
+        _on_disk.clear()

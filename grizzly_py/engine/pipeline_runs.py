@@ -22,11 +22,10 @@ from ..codegen.options import CodegenOptions
 from ..codegen.shared_window import shared_state_unsupported
 from ..codegen.sort_grouping import regrouping_unsupported
 from ..physical.pipelines import JoinTerminal, OverTerminal, Pipeline, ProjectTerminal, SourceInput, TopNTerminal
-from .adaptive import Adaptivity, first_kernel, generic_only
+from .adaptive import Adaptivity, generic_only
 from .kernel_protocol import PipelineKernel
 from .kernel_table import make_join_kernel, make_kernel, make_over_kernel, make_top_n_kernel
 from .kernels import ProjectKernel, arrow_schema
-from .learned_variants import LearnedVariant
 from .regrouping import Layout, RegroupingKernel, state_choice_unsupported
 
 
@@ -138,11 +137,7 @@ def _kernel(pipeline: Pipeline, input_name: str, workers: int, shared: bool, gro
         kernel = make_kernel(gen, input_name, workers)
     generic_note = generic_only(gen, adaptive is not None)
     if kernel is not None and generic_note is None:
-        learned = LearnedVariant.of(first_kernel(gen).ir)
-        kernel.make_adaptive(adaptive.settings, adaptive.counters, learned=learned,
-                             warm_start=learned.recall() if learned is not None else None,
-                             warm_reason="the optimized variant an earlier job of this plan ended with "
-                                         "(recorded on disk)")
+        kernel.make_adaptive(adaptive.settings, adaptive.counters)
     return gen, kernel, generic_note
 
 

@@ -167,15 +167,14 @@ class TaskReport:
 
 # --- adaptive execution inside tasks ------------------------------------------------------------
 # Each task's kernels run their code variants under a controller (engine/adaptive.py), as on the
-# embedded engine. What a task optimized to is remembered per worker process (by plan and
-# pipeline), so the next task of the plan in this worker speculates on it from its first batch
-# (guarded as always: a key outside its range deoptimizes); the histories reach the driver in
-# the task reports.
-_LEARNED: OrderedDict = OrderedDict()   # (plan id, pipeline id) -> CodegenOptions
+# embedded engine: what a task optimized to is remembered by the worker process per plan
+# (engine/learned_variants.py), so the next task of the plan in this worker speculates on it
+# from its first batch (guarded as always: a key outside its range deoptimizes); the histories
+# reach the driver in the task reports.
 _COUNTER_SOURCES: dict = {}             # counter kind -> the source this worker opened
 
 
-def adapt(kernel, shipped: ShippedPlan, pipeline_id: int) -> None:
+def adapt(kernel, shipped: ShippedPlan) -> None:
     """Put ``kernel`` under a variant controller when the job is adaptive and it has variants."""
     if kernel is None or generic_only(kernel.gen, shipped.adaptive is not False) is not None:
         return
@@ -186,22 +185,7 @@ def adapt(kernel, shipped: ShippedPlan, pipeline_id: int) -> None:
             from ..counters import open_counter_source
             _COUNTER_SOURCES[counters] = None if counters == "none" else open_counter_source(counters)
         counters = _COUNTER_SOURCES[counters]
-    kernel.make_adaptive(settings, counters, warm_start=_LEARNED.get((shipped.plan_id, pipeline_id)))
-
-
-def learn(kernel, shipped: ShippedPlan, pipeline_id: int) -> None:
-    """Remember the optimized variant ``kernel`` ended the task with (for this worker's next task)."""
-    controller = getattr(kernel, "controller", None)
-    if controller is None:
-        return
-    key = (shipped.plan_id, pipeline_id)
-    if controller.current.stage == "optimized":
-        _LEARNED[key] = controller.current.gen.options
-        _LEARNED.move_to_end(key)
-        while len(_LEARNED) > CACHE_LIMIT:
-            _LEARNED.popitem(last=False)
-    elif controller.deopts:
-        _LEARNED.pop(key, None)  # it did not hold: profile afresh next time
+    kernel.make_adaptive(settings, counters)
 
 
 def _source_of(wp: WorkerPlan):
@@ -239,7 +223,7 @@ def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accu
                                for f in pipeline.input_schema])
     identity = not pipeline.filters and pipeline.terminal.is_identity(pipeline.input_schema)
     kernel = None if identity else ProjectKernel(gen, name)
-    adapt(kernel, shipped, pipeline_id)
+    adapt(kernel, shipped)
     out_schema = output_arrow_schema(gen)
     rows = 0
     for i, batch in enumerate(batches):
@@ -251,7 +235,6 @@ def stateless_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accu
         yield from to_spark_batches(out, out_schema)
     report.data["records_in"] = rows
     report.kernel(kernel, pipeline_id, rows)
-    learn(kernel, shipped, pipeline_id)
     report.send()
 
 
@@ -285,7 +268,7 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
     gen = wp.gen(0)
     source = _source_of(wp)
     kernel = make_kernel(gen, source.name, 1)
-    adapt(kernel, shipped, 0)
+    adapt(kernel, shipped)
     marks = iter(marks) if marks is not None else None
     track = marks is None and watermark_before is not None and source.timestamp is not None \
         and not isinstance(pipeline.event_time, ProcessingTime)
@@ -334,7 +317,6 @@ def partial_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], waterm
             yield _heartbeat(gen, task_max)
         report.data.update(records_in=rows, records_out=emitted, watermark=int(watermark))
         report.kernel(kernel, 0, rows)
-        learn(kernel, shipped, 0)
     finally:
         kernel.close()
     report.send()
