@@ -185,7 +185,9 @@ def adaptive_setting(curve: str, stages: dict | None):
     from grizzly_py.engine.adaptive import AdaptiveSettings
     if curve == "generic":
         return False
-    settings = AdaptiveSettings(**(stages or {}))
+    # every curve and repeat profiles from its start (--quick runs them in one process, where a
+    # later job would otherwise start in the variant an earlier one entered)
+    settings = AdaptiveSettings(**{"warm_start": False, **(stages or {})})
     if curve in SELECTIVITY_ORDERS:
         settings = replace(settings, specializer=fixed_order(SELECTIVITY_ORDERS[curve]))
     return settings

@@ -240,6 +240,30 @@ def test_another_share_of_kept_records_re_profiles_a_warm_started_run():
     assert _stages(same) == ["optimized"], same
 
 
+def test_a_projection_s_filters_are_checked_too():
+    """A filtered projection's optimized variant (its filter order and mode) starts warm, and
+    re-profiles when its filters keep another share."""
+    def run(keep_a, seed):
+        rng = np.random.default_rng(seed)
+        n = 40_000
+        table = pa.table({"ts": np.arange(n), "a": (rng.random(n) < keep_a).astype(np.int64),
+                          "b": (rng.random(n) < 0.5).astype(np.int64)})
+
+        def build(env):
+            return env.from_arrow(table.to_batches(max_chunksize=1000), timestamp="ts") \
+                .filter((col("a") > 0) & (col("b") > 0)).select("ts", "a")
+        env = gz.StreamEnvironment(adaptive=SETTINGS)
+        build(env).collect("out")
+        result = env.execute()
+        expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+        assert_tables_equal(result["out"], expected)
+        return result.metrics["queries"][0]["pipelines"][0]["variant_history"]
+    assert _stages(run(0.7, 0))[-1] == "optimized"
+    assert _stages(run(0.7, 1)) == ["optimized"]
+    changed = run(0.05, 2)
+    assert _stages(changed)[:2] == ["optimized", "instrumented"] and "the data changed" in changed[1]["reason"]
+
+
 def test_concurrent_and_parallel_jobs_share_what_was_learned():
     """Jobs of one plan in threads at once (each its own controller, the memory under a lock) and
     at parallelism 2 (one controller for the workers): each starts warm and equals the

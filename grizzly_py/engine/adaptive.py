@@ -348,7 +348,7 @@ class VariantController:
         self._last_deopt_at: int | None = None
         self._wait_until: int | None = self.settings.generic_records  # generic until this many records
         self.learned = learned
-        self._kept_share: float | None = None  # of the records, where the running variant was chosen
+        self._kept_share: float | None = None  # of the job's records when its variant was chosen
         self._warm_check: float | None = None  # a warm start's kept share, to compare once
         warm = learned.recall() if learned is not None and self.settings.warm_start else None
         if warm is None:
@@ -479,16 +479,21 @@ class VariantController:
         from this job's own first tasks, on the changed data already; a key outside a dense
         range is the guard's."""
         expected, self._warm_check = self._warm_check, None
-        rows = self.profiles.counter(abi.STATE_ROWS_IN)
-        if not rows:
-            return
-        kept = 1 - self.profiles.counter(abi.STATE_FILTERED) / rows
-        if not kept_share_changed(expected, kept, self.settings.warm_check_tolerance):
+        kept = self._observed_kept_share()
+        if kept is None or not kept_share_changed(expected, kept, self.settings.warm_check_tolerance):
             return
         self._backoff = 0
         self._pending = None
         self._start_profiling(f"the data changed since the variant was chosen: {kept:.2%} of the records "
                               f"kept, {expected:.2%} then")
+
+    def _observed_kept_share(self) -> float | None:
+        """The share of the job's records so far that its filters kept (the kernel's record
+        counters; None: no filter, or no record yet)."""
+        rows = self.profiles.counter(abi.STATE_ROWS_IN)
+        if not self.pipeline.filters or not rows:
+            return None
+        return 1 - self.profiles.counter(abi.STATE_FILTERED) / rows
 
     def _retake_baseline(self) -> None:
         """The tasks of the job's first optimized stage run faster, for good, than the baseline
@@ -552,7 +557,7 @@ class VariantController:
 
     def _finish_profile(self) -> None:
         profile = self.last_profile = self._read_profile()
-        self._kept_share = profile.kept_share if self.pipeline.filters else None
+        self._kept_share = self._observed_kept_share()
         spec, options = self._specialization(profile)
         if options is None:
             self._enter(self.generic, "profile: " + "; ".join(spec.reasons))

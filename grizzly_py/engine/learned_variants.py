@@ -6,7 +6,8 @@ then builds the optimized one: over the first few hundred thousand records the s
 run (on a 1M-key window, a hash table), and in a new process each variant is generated (and
 loaded or compiled) for the first time besides (``docs/benchmarks.md``, "First run in a new
 process" and "Skew and selectivity"). Here, whenever a pipeline enters an optimized variant, its
-options (and the share of records the profile saw pass the filters) are remembered
+options (and the share of records the job's filters had kept when its profile chose them) are
+remembered
 
 - by the process, per plan: the next job of the same plan in the process, an embedded job or
   a Spark task in a worker process, starts in that variant (``VariantController``'s warm
@@ -55,8 +56,9 @@ _on_disk: dict[tuple, "Learned"] = {}  # (folder, plan) -> its record, as this p
 
 @dataclass(frozen=True)
 class Learned:
-    """An optimized variant a job entered: its options, the share of scanned records that passed
-    the filters when it was profiled (None: unknown, or no filter), and where it was found."""
+    """An optimized variant a job entered: its options, the share of the job's records its
+    filters had kept when the profile chose it (None: unknown, or no filter), and where it was
+    found."""
 
     options: CodegenOptions
     kept_share: float | None = None
