@@ -227,7 +227,7 @@ def test_keys_outside_the_remembered_range_deoptimize_and_the_next_job_profiles(
                    for h in after[1:]), after
 
 
-def test_another_share_of_kept_records_re_profiles_a_warm_started_run():
+def test_another_share_of_kept_records_re_profiles_a_warm_started_job():
     """The data changed between the jobs in a way no guard sees (the filter keeps 5% instead of
     70%): the warm check after ``warm_check_records`` records re-profiles."""
     _run(_table(keep=0.7))
