@@ -549,6 +549,40 @@ def test_large_dense_tables_for_many_keys():
     assert sp.dense_fits(cap, 24, 9_999_573, large=False) is False
 
 
+def test_a_large_dense_table_weighs_the_keys_of_one_window():
+    """Many short windows over 10M possible keys hold ~330K keys each: the hashed table of one
+    window's keys (``Profile.window_keys``, extrapolated from the open windows) is what a large
+    dense table is weighed against, not the data's keys over every window."""
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64)}
+    (p,) = build_physical_plan(Query(arrow_stream(env, data).key_by("k").window(tumbling(10))
+                                     .aggregate(n=agg.count()).node)).pipelines
+    many = Profile(rows_scanned=60_000, rows_sampled=21_830, key_min=136, key_max=9_999_708, distinct_keys=26_656)
+    assert specialize(p, replace(many, window_keys=3_300_000.0), CodegenOptions(), 24).options is not None
+    short = specialize(p, replace(many, window_keys=330_000.0), CodegenOptions(), 24)
+    assert short.options is None and "~330,000 keys per window" in short.reasons[-2]
+
+
+def test_short_windows_over_many_keys_stay_hashed(monkeypatch):
+    """End to end, with the large-table rules for every table: windows of ~100 records over keys
+    in [0, 100,000) keep hash tables (the open window's keys say so), and equal the reference."""
+    from grizzly_py.codegen import specialize as sp
+    monkeypatch.setattr(sp, "DENSE_MAX_BYTES", 0)
+    rng = np.random.default_rng(11)
+    n = 12_000
+    data = {"ts": pa.array(np.arange(n, dtype=np.int64), i64), "k": pa.array(rng.integers(0, 100_000, n), i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[1000] * 12).key_by("k").window(tumbling(400)).aggregate(
+            n=agg.count())
+    metrics = check(build, quick(generic_records=1000, profile_records=1000))
+    [history] = histories(metrics)
+    reasons = " | ".join(h["reason"] for h in history)
+    assert "keys per window" in reasons and "keys: dense" not in reasons, reasons
+
+
 @FIXTURE_OK
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), generic=st.integers(0, 6),
        parallelism=st.integers(1, 3))

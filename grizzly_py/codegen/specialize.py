@@ -163,8 +163,12 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
         lo, cap = _dense_range(seen_lo, seen_hi, min(margin, DENSE_EDGE_GAPS * gap))
     if lo < -(1 << 63) or lo + cap - 1 > (1 << 63) - 1:
         return None, f"keys: hashed ({what}: the range reaches the int64 limit)"
-    if not dense_fits(cap, entry_bytes, distinct, _tables_per_window(t), large=True):
-        return None, f"keys: hashed ({what}: {cap:,} entries are too many for a dense table)"
+    # a window's table holds the keys of that window: fewer than the data's, with many windows
+    held_per_window = distinct if profile.window_keys is None else min(distinct, profile.window_keys)
+    if not dense_fits(cap, entry_bytes, held_per_window, _tables_per_window(t), large=True):
+        return None, (f"keys: hashed ({what}: {cap:,} entries are too many for a dense table"
+                      + ("" if profile.window_keys is None else f"; ~{held_per_window:,.0f} keys per window")
+                      + ")")
     if distinct < cap * DENSE_MIN_FILL:
         return None, f"keys: hashed ({what}: too sparse for {cap:,} entries)"
     held = profile.held_keys
