@@ -19,8 +19,10 @@ code guards, or a choice that is correct whatever the data:
   of being hashed. A key sample that barely repeats (many keys, each sampled about once, as with
   Grizzly 7.4.3's 1M keys) bounds the distinct keys by the range alone (``data_distinct_keys``).
   A table beyond ``DENSE_MAX_BYTES`` is allowed when it costs at most ``DENSE_HASHED_RATIO``
-  times the hashed table those keys need (``dense_fits``), with tighter margins. Guarded in the generated code: another key deoptimizes. With branch-free filters that keep at most ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept
-  rows before it updates their entries (``dense_select``: ``dense_pass.py``); any choice gives
+  times the hashed table of one window's keys (``dense_fits``), with tighter margins. Guarded
+  in the generated code: another key deoptimizes. With branch-free filters that keep at most
+  ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept rows before it updates
+  their entries (``dense_select``: ``dense_pass.py``); any choice gives
   the same results.
 """
 

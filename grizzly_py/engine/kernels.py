@@ -657,9 +657,9 @@ class WindowKernel(Kernel, WindowAggregateKernel):
     def read_profile(self) -> profile.Profile:
         """The profile, with the keys a window's table will hold (``window_keys``): the most
         entries a worker's open window (or pane) holds, over the share of it the event time has
-        covered (keys grow at most as fast as records do: an upper bound). The specializer
-        weighs a large dense table against the hashed table of those keys, not of every key the
-        data holds over all windows."""
+        covered (as if its keys kept arriving at the rate so far; new keys slow down as a window
+        fills, so this rather overstates them). The specializer weighs a large dense table
+        against the hashed table of those keys, not of every key the data holds over all windows."""
         read = super().read_profile()
         length = getattr(self, "pane", self.window_size)
         if length <= 0:
