@@ -73,8 +73,9 @@ def histories(metrics: dict) -> list[list[dict]]:
     return [p["variant_history"] for q in metrics["queries"] for p in q["pipelines"]]
 
 
-def forcing(rng_seed: int, lo_shift: int, cap_bits: int, mode: str):
-    """A specializer that speculates on a dense range around the profiled keys (shifted, so that
+def forcing(rng_seed: int, lo_shift: int, cap: int, mode: str):
+    """A specializer that speculates on a dense range of ``cap`` keys (any size: the specializer
+    puts capacities on a grid, not on powers of two) around the profiled keys (shifted, so that
     later keys fall outside it at some point) and on a random predicate order."""
     def specializer(pipeline, profile, base, entry_bytes):
         order = list(range(len(pipeline.filters)))
@@ -82,7 +83,7 @@ def forcing(rng_seed: int, lo_shift: int, cap_bits: int, mode: str):
         changes = dict(variant="optimized", filter_mode=mode, filter_order=tuple(order) or None)
         t = pipeline.terminal
         if getattr(t, "keys", None) is not None and len(t.keys) == 1 and profile.key_min is not None:
-            cap = 1 << cap_bits  # (a range that ends past int64's largest key is not a valid speculation)
+            # (a range that ends past int64's largest key is not a valid speculation)
             changes["dense_keys"] = (min(profile.key_min + lo_shift, (1 << 63) - cap), cap)
 
         return Specialization(replace(base, **changes), ("forced by the test",))
@@ -99,33 +100,33 @@ def test_adaptive_runs_equal_the_reference(case, generic, profile, sample):
 
 
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), seed=st.integers(0, 100),
-       lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4),
+       lo_shift=st.integers(-3, 3), cap=st.integers(1, 20),
        mode=st.sampled_from(["branch", "combined", "predicated"]), generic=st.integers(0, 6))
 @pytest.mark.slow
-def test_forced_speculation_and_deoptimization_never_change_results(case, seed, lo_shift, cap_bits, mode, generic):
-    check(case.build, quick(generic_records=generic, specializer=forcing(seed, lo_shift, cap_bits, mode)))
+def test_forced_speculation_and_deoptimization_never_change_results(case, seed, lo_shift, cap, mode, generic):
+    check(case.build, quick(generic_records=generic, specializer=forcing(seed, lo_shift, cap, mode)))
 
 
 @given(case=query_cases(max_rows=30, max_repeat=2), steps=st.lists(st.integers(1, 60), min_size=1, max_size=4),
-       seed=st.integers(0, 100), cap_bits=st.integers(0, 4))
+       seed=st.integers(0, 100), cap=st.integers(1, 20))
 @pytest.mark.slow
-def test_scripted_counter_changes_at_random_points_never_change_results(case, steps, seed, cap_bits):
+def test_scripted_counter_changes_at_random_points_never_change_results(case, steps, seed, cap):
     """Re-profiling whenever the scripted per-record figure jumps (at random records), with forced
     speculations in between."""
     at = sorted(set(steps))
     script = [(0, {"ns_per_record": 1.0})] + [(a, {"ns_per_record": 1.0 + 9.0 * (i % 2 == 0)})
                                                for i, a in enumerate(at)]
-    adaptive = quick(specializer=forcing(seed, 0, cap_bits, "branch"), counters=ScriptedCounterSource(steps=script),
+    adaptive = quick(specializer=forcing(seed, 0, cap, "branch"), counters=ScriptedCounterSource(steps=script),
                      measure_every=1, detector_warmup=1, detector_sustain=1, detector_min_records=0)
     check(case.build, adaptive)
 
 
 @FIXTURE_OK
 @given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), seed=st.integers(0, 100),
-       lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4), parallelism=st.integers(2, 4))
+       lo_shift=st.integers(-3, 3), cap=st.integers(1, 20), parallelism=st.integers(2, 4))
 @pytest.mark.slow
-def test_migration_under_parallelism(case, seed, lo_shift, cap_bits, parallelism, every_row_a_morsel):
-    check(case.build, quick(specializer=forcing(seed, lo_shift, cap_bits, "predicated"), profile_workers=parallelism),
+def test_migration_under_parallelism(case, seed, lo_shift, cap, parallelism, every_row_a_morsel):
+    check(case.build, quick(specializer=forcing(seed, lo_shift, cap, "predicated"), profile_workers=parallelism),
           parallelism)
 
 
@@ -493,9 +494,9 @@ def test_specialize_rules():
 
 def test_dense_keys_for_a_key_sample_that_barely_repeats():
     """Grizzly 7.4.3's 1M keys: a sample of ~20K rows sees each key about once, so the sampled
-    distinct count bounds nothing and the key range decides (a 2M-entry dense table, 48 MiB of
-    24-byte entries); a sample whose keys repeat bounds them (1,000 keys over the same range stay
-    hashed: too sparse for the table)."""
+    distinct count bounds nothing and the key range decides (a dense table of the range with its
+    margins, 1.25M entries: 30 MiB of 24-byte entries); a sample whose keys repeat bounds them
+    (1,000 keys over the same range stay hashed: too sparse for the table)."""
     from grizzly_py.physical.pipelines import build_physical_plan
     from grizzly_py.plan import Query
     env = gz.StreamEnvironment()
@@ -505,10 +506,108 @@ def test_dense_keys_for_a_key_sample_that_barely_repeats():
     many = Profile(rows_scanned=60_000, rows_sampled=20_000, key_min=0, key_max=999_999, distinct_keys=19_000)
     dense = specialize(p, many, CodegenOptions(), 24).options
     lo, cap = dense.dense_keys
-    assert lo <= 0 and lo + cap > 999_999 and cap == 1 << 21
+    margin = 125_000  # DENSE_MARGIN of the range on each side, the grid's steps at most beyond it
+    assert lo <= -margin and lo + cap > 999_999 + margin and cap <= 1_000_000 + 2 * margin + 2 * (1 << 21) // 64
     few = replace(many, distinct_keys=1_000)
     assert specialize(p, few, CodegenOptions(), 24).options is None
-    assert specialize(p, many, CodegenOptions(), 40).options is None  # 80 MiB: over DENSE_MAX_BYTES
+    assert specialize(p, many, CodegenOptions(), 40).options.dense_keys == (lo, cap)  # 49 MiB
+
+
+def test_large_dense_tables_for_many_keys():
+    """10M possible keys (state-size at 10M): beyond DENSE_MAX_BYTES a dense table is allowed up
+    to DENSE_LARGE_MAX_BYTES, when it is at most DENSE_HASHED_RATIO times the hashed table the
+    estimated keys need; its margin is a few gaps between the sampled keys, not 12.5% of the
+    range, and its capacity no power of two. Panes and allowed lateness multiply the tables."""
+    from grizzly_py.codegen import specialize as sp
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64)}
+
+    def pipeline(window, lateness=0):
+        w = arrow_stream(env, data).key_by("k").window(window)
+        if lateness:
+            w = w.allowed_lateness(gz.Time.milliseconds(lateness))
+        (p,) = build_physical_plan(Query(w.aggregate(n=agg.count()).node)).pipelines
+        return p
+    tumbling_p = pipeline(tumbling(10))
+    many = Profile(rows_scanned=60_000, rows_sampled=21_830, key_min=136, key_max=9_999_708, distinct_keys=26_656)
+    lo, cap = specialize(tumbling_p, many, CodegenOptions(), 24).options.dense_keys
+    gap = 9_999_573 // 26_656 + 1
+    assert lo <= 136 - sp.DENSE_EDGE_GAPS * gap and lo + cap > 9_999_708 + sp.DENSE_EDGE_GAPS * gap
+    assert cap < 10_600_000 and cap & (cap - 1)  # 252 MiB; the old margins and a power of two: 384 MiB
+    assert sp.DENSE_MAX_BYTES < cap * 24 <= sp.DENSE_LARGE_MAX_BYTES
+    # within the ratio of the hashed table the keys need: 1.5M keys (a sample whose keys repeat)
+    # need 4M hashed entries (96 MiB), a 252 MiB dense table is more than twice that
+    repeats = replace(many, rows_sampled=1_000_000, distinct_keys=730_000)
+    estimate = sp.data_distinct_keys(repeats, 9_999_573)
+    assert 1_000_000 < estimate < 3_000_000
+    declined = specialize(tumbling_p, repeats, CodegenOptions(), 24)
+    assert declined.options is None and "too many for a dense table" in declined.reasons[-2]
+    # a worker's tables together: five panes of a sliding window, or two kept windows, are too many
+    sliding = pipeline(SlidingEventTimeWindows.of(gz.Time.milliseconds(10), gz.Time.milliseconds(2)))
+    assert specialize(sliding, many, CodegenOptions(), 24).options is None
+    assert specialize(pipeline(tumbling(10), lateness=20), many, CodegenOptions(), 24).options is None
+    assert sp.dense_fits(cap, 24, 9_999_573, tables=3, large=True) is False
+    assert sp.dense_fits(cap, 24, 9_999_573, large=False) is False
+
+
+def test_a_large_dense_table_weighs_the_keys_of_one_window():
+    """Many short windows over 10M possible keys hold ~330K keys each: the hashed table of one
+    window's keys (``Profile.window_keys``, extrapolated from the open windows) is what a large
+    dense table is weighed against, not the data's keys over every window."""
+    from grizzly_py.physical.pipelines import build_physical_plan
+    from grizzly_py.plan import Query
+    env = gz.StreamEnvironment()
+    data = {"ts": pa.array([1], i64), "k": pa.array([1], i64)}
+    (p,) = build_physical_plan(Query(arrow_stream(env, data).key_by("k").window(tumbling(10))
+                                     .aggregate(n=agg.count()).node)).pipelines
+    many = Profile(rows_scanned=60_000, rows_sampled=21_830, key_min=136, key_max=9_999_708, distinct_keys=26_656)
+    assert specialize(p, replace(many, window_keys=3_300_000.0), CodegenOptions(), 24).options is not None
+    short = specialize(p, replace(many, window_keys=330_000.0), CodegenOptions(), 24)
+    assert short.options is None and "~330,000 keys per window" in short.reasons[-2]
+
+
+def test_short_windows_over_many_keys_stay_hashed(monkeypatch):
+    """End to end, with the large-table rules for every table: windows of ~100 records over keys
+    in [0, 100,000) keep hash tables (the open window's keys say so), and equal the reference."""
+    from grizzly_py.codegen import specialize as sp
+    monkeypatch.setattr(sp, "DENSE_MAX_BYTES", 0)
+    rng = np.random.default_rng(11)
+    n = 12_000
+    data = {"ts": pa.array(np.arange(n, dtype=np.int64), i64), "k": pa.array(rng.integers(0, 100_000, n), i64)}
+
+    def build(env):
+        return arrow_stream(env, data, sizes=[1000] * 12).key_by("k").window(tumbling(400)).aggregate(
+            n=agg.count())
+    metrics = check(build, quick(generic_records=1000, profile_records=1000))
+    [history] = histories(metrics)
+    reasons = " | ".join(h["reason"] for h in history)
+    assert "keys per window" in reasons and "keys: dense" not in reasons, reasons
+
+
+@FIXTURE_OK
+@given(case=query_cases(windowed=True, max_rows=30, max_repeat=2), generic=st.integers(0, 6),
+       parallelism=st.integers(1, 3))
+def test_every_dense_table_large_equals_the_reference(case, generic, parallelism, monkeypatch):
+    """The large dense tables' rules for every table (DENSE_MAX_BYTES 0): margins of a few gaps
+    between the sampled keys, capacities off the powers of two, the hashed-state ratio; nulls, late
+    records, several windows and workers, deoptimizations, all equal to the reference."""
+    from grizzly_py.codegen import specialize as sp
+    monkeypatch.setattr(sp, "DENSE_MAX_BYTES", 0)
+    check(case.build, quick(generic_records=generic, profile_workers=parallelism), parallelism)
+
+
+def test_a_large_dense_table_runs_and_equals_the_reference(monkeypatch):
+    """With the large-table rules forced, the optimized variant places keys densely in a table of
+    no power of two and its results are the reference's."""
+    from grizzly_py.codegen import specialize as sp
+    monkeypatch.setattr(sp, "DENSE_MAX_BYTES", 0)
+    table = _ysb_like(20_000, 1_000)
+    metrics = check(_ysb_query(table), quick(generic_records=3000, profile_records=4000, profile_sample=4), 2)
+    (history,) = histories(metrics)
+    dense = [h["options"]["dense_keys"] for h in history if h["stage"] == "optimized"]
+    assert dense and dense[0][1] & (dense[0][1] - 1), dense
 
 
 def test_data_distinct_keys_from_a_sample():
@@ -588,7 +687,8 @@ def test_many_keys_run_dense_and_equal_the_reference():
     metrics = check(build, quick(profile_records=4_000, profile_sample=4))
     [history] = histories(metrics)
     optimized = [h for h in history if h["stage"] == "optimized"]
-    assert optimized and optimized[0]["options"]["dense_keys"][1] == 1 << 17
+    lo, cap = optimized[0]["options"]["dense_keys"] if optimized else (None, None)
+    assert optimized and lo <= -12_000 and lo + cap >= 111_000 and cap <= 1 << 17  # 12.5% margins
 
 
 def test_hll_estimate_small_and_large():

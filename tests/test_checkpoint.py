@@ -1155,12 +1155,17 @@ def test_rejected_rows_of_a_source_that_ended_before_the_crash(tmp_path):
     assert result.metrics["checkpoints"]["restored_from"] == 15
 
 
-@pytest.mark.parametrize("parallelism", [1, 2])
-def test_snapshot_of_a_dense_optimized_variant(parallelism, tmp_path, monkeypatch):
+@pytest.mark.parametrize("parallelism, large", [(1, False), (2, False), (1, True), (3, True)])
+def test_snapshot_of_a_dense_optimized_variant(parallelism, large, tmp_path, monkeypatch):
     """Adaptive variants: stages a few records long, so the optimized variant with its dense key
     placement runs when the snapshots are taken; the snapshot reads the dense tables and the
-    resumed job restores the hashed placement (its controller starts from the generic stage)."""
+    resumed job restores the hashed placement (its controller starts from the generic stage).
+    ``large``: the rules of dense tables beyond DENSE_MAX_BYTES for every table (capacities that
+    are no power of two)."""
+    from grizzly_py.codegen import specialize as specialize_module
     from grizzly_py.engine import checkpoint as checkpoint_module
+    if large:
+        monkeypatch.setattr(specialize_module, "DENSE_MAX_BYTES", 0)
     from grizzly_py.engine.adaptive import AdaptiveSettings
     quick = AdaptiveSettings(generic_records=2, profile_records=3, profile_sample=1, wait_for_compile=True,
                              counters="none")
@@ -1179,4 +1184,6 @@ def test_snapshot_of_a_dense_optimized_variant(parallelism, tmp_path, monkeypatc
     expected, _ = reference.run(build(gz.StreamEnvironment(), batches).node)
     result = run_with_crashes(build, batches, [12, 20], tmp_path / "chk", parallelism, adaptive=quick)
     assert placements, "no snapshot was taken of a dense state"
+    if large:
+        assert all(cap & (cap - 1) for _, cap in placements), placements
     assert_tables_equal(result["out"], expected)

@@ -179,13 +179,13 @@ def test_incremental_windows_match_reference(case, parallelism, every_row_a_mors
 
 @FIXTURE_OK
 @given(case=incremental_cases(), parallelism=st.integers(1, 3), seed=st.integers(0, 100),
-       lo_shift=st.integers(-3, 3), cap_bits=st.integers(0, 4))
+       lo_shift=st.integers(-3, 3), cap=st.integers(1, 20))
 @pytest.mark.slow
-def test_incremental_windows_under_dense_placement_and_deoptimization(case, parallelism, seed, lo_shift, cap_bits,
+def test_incremental_windows_under_dense_placement_and_deoptimization(case, parallelism, seed, lo_shift, cap,
                                                                       every_row_a_morsel):
     """Forced dense key ranges (the accumulator then merges index by index, its table dense too)
     that later keys break (the blocks go back to hash tables: the accumulator is rebuilt)."""
-    check(case, parallelism, adaptive=quick(specializer=forcing(seed, lo_shift, cap_bits, "predicated"),
+    check(case, parallelism, adaptive=quick(specializer=forcing(seed, lo_shift, cap, "predicated"),
                                             profile_workers=parallelism))
 
 

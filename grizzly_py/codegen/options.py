@@ -57,8 +57,8 @@ class CodegenOptions:
             raise ValueError(f"profile_sample must be a power of two, got {self.profile_sample}")
         if self.dense_keys is not None:
             lo, cap = self.dense_keys
-            if cap < 1 or cap & (cap - 1) or lo + cap - 1 > abi.INT64_MAX:
-                raise ValueError(f"dense_keys: capacity must be a power of two within int64, got {self.dense_keys}")
+            if cap < 1 or lo + cap - 1 > abi.INT64_MAX:
+                raise ValueError(f"dense_keys: capacity must be positive, the range within int64, got {self.dense_keys}")
         if self.window_state not in WINDOW_STATES:
             raise ValueError(f"window_state must be one of {WINDOW_STATES}, got {self.window_state!r}")
         if self.grouping not in ("hash", "sort"):

@@ -63,6 +63,8 @@ class Profile:
     held_keys: tuple[int, int] | None = None  # (min, max) first key word of keys the window state
                                               # is known to hold (None: unknown); a dense range
                                               # must hold them, as the state moves into it
+    window_keys: float | None = None  # the keys one window table will hold, extrapolated from the
+                                      # open windows (None: unknown); bounds the hashed state
 
     @property
     def kept_share(self) -> float | None:

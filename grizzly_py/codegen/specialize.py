@@ -18,8 +18,11 @@ code guards, or a choice that is correct whatever the data:
   a narrow range, entries sit at index ``key - lo`` of a table of ``capacity`` entries instead
   of being hashed. A key sample that barely repeats (many keys, each sampled about once, as with
   Grizzly 7.4.3's 1M keys) bounds the distinct keys by the range alone (``data_distinct_keys``).
-  Guarded in the generated code: another key deoptimizes. With branch-free filters that keep at most ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept
-  rows before it updates their entries (``dense_select``: ``dense_pass.py``); any choice gives
+  A table beyond ``DENSE_MAX_BYTES`` is allowed when it costs at most ``DENSE_HASHED_RATIO``
+  times the hashed table of one window's keys (``dense_fits``), with tighter margins. Guarded
+  in the generated code: another key deoptimizes. With branch-free filters that keep at most
+  ``DENSE_SELECT_BELOW`` of the rows, the dense pass lists the kept rows before it updates
+  their entries (``dense_select``: ``dense_pass.py``); any choice gives
   the same results.
 """
 
@@ -37,9 +40,12 @@ BRANCH_EVAL_NS = 0.3       # a predicate evaluated and branched on, per row reac
 MISPREDICT_NS = 7.2        # a mispredicted branch (fitted: 8.0 vs 0.9 ns/row at 50% vs 0%)
 VECTOR_EVAL_NS = 0.2       # a predicate evaluated branch-free (vectorized), per row
 SELECTION_NS = 0.15        # the branch-free selection-vector append, per row
-DENSE_MAX_ENTRIES = 1 << 22   # per table; a window table of more entries stays hashed (the
-                              # byte bound below decides first for every entry of 16+ bytes)
-DENSE_MAX_BYTES = 64 << 20
+DENSE_MAX_ENTRIES = 1 << 22   # a dense table within both bounds is always allowed (the byte
+DENSE_MAX_BYTES = 64 << 20    # bound decides first for every entry of 16+ bytes)
+DENSE_LARGE_MAX_BYTES = 512 << 20  # a worker's dense tables of one window together, at most
+DENSE_HASHED_RATIO = 2        # a larger dense table: at most this times the hashed table's bytes
+DENSE_GRID = 64               # the dense range's lo and capacity: multiples of 1/64 of its power of two
+DENSE_EDGE_GAPS = 16          # a large dense table's margin: this many gaps between sampled keys
 DENSE_MIN_FILL = 1 / 16    # distinct keys (estimated) per entry of the dense table, at least
 UNSATURATED_SAMPLE = 0.85  # a key sample with at least this share of distinct keys (HLL's
                            # estimate; its error is ~13% with 64 registers) repeats too few keys
@@ -145,23 +151,26 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
         return None, f"keys: hashed ({profile.null_keys} sampled null keys)"
     seen_lo, seen_hi = profile.key_min, profile.key_max
     span = seen_hi - seen_lo + 1
-    margin = int(span * DENSE_MARGIN) + 1  # keys a sample missed, and a slowly growing range
-    cap = _pow2(span + 2 * margin)
-    # lo on a grid of cap / 16: profiles that differ by a few keys give the same variant (compiled
-    # once, cached); the range still holds the margin on both sides (cap >= span + 2 * margin)
-    step = max(cap // 16, 1)
-    lo = (seen_lo - margin) // step * step
-    if lo + cap - 1 < seen_hi + margin:
-        cap *= 2
     distinct = max(profile.distinct_keys, 1.0)
     what = f"key range [{seen_lo}, {seen_hi}], ~{distinct:.0f} distinct"
     distinct = data_distinct_keys(profile, span)
     if distinct > profile.distinct_keys * 2:
         what += f" in {profile.rows_sampled:,} sampled rows (~{distinct:,.0f} in the data)"
+    margin = int(span * DENSE_MARGIN) + 1  # keys a sample missed, and a slowly growing range
+    lo, cap = _dense_range(seen_lo, seen_hi, margin)
+    if not dense_fits(cap, entry_bytes, distinct):
+        # a large table: every entry costs its zeroing and the emit's scan, so the margin is
+        # only what the sample may have missed at the edges (DENSE_EDGE_GAPS gaps between its keys)
+        gap = span // max(int(profile.distinct_keys), 1) + 1
+        lo, cap = _dense_range(seen_lo, seen_hi, min(margin, DENSE_EDGE_GAPS * gap))
     if lo < -(1 << 63) or lo + cap - 1 > (1 << 63) - 1:
         return None, f"keys: hashed ({what}: the range reaches the int64 limit)"
-    if cap > DENSE_MAX_ENTRIES or cap * entry_bytes > DENSE_MAX_BYTES:
-        return None, f"keys: hashed ({what}: {cap:,} entries are too many for a dense table)"
+    # a window's table holds the keys of that window: fewer than the data's, with many windows
+    held_per_window = distinct if profile.window_keys is None else min(distinct, profile.window_keys)
+    if not dense_fits(cap, entry_bytes, held_per_window, _tables_per_window(t), large=True):
+        return None, (f"keys: hashed ({what}: {cap:,} entries are too many for a dense table"
+                      + ("" if profile.window_keys is None else f"; ~{held_per_window:,.0f} keys per window")
+                      + ")")
     if distinct < cap * DENSE_MIN_FILL:
         return None, f"keys: hashed ({what}: too sparse for {cap:,} entries)"
     held = profile.held_keys
@@ -171,6 +180,47 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
         return None, (f"keys: hashed ({what}: the window state holds keys in [{held[0]}, {held[1]}], "
                       f"outside [{lo}, {lo + cap}))")
     return (lo, cap), f"keys: dense ({what}: entries at key - {lo}, {cap:,} per table)"
+
+
+def _dense_range(seen_lo: int, seen_hi: int, margin: int) -> tuple[int, int]:
+    """(lo, capacity) of a dense range holding [seen_lo - margin, seen_hi + margin]. lo and the
+    capacity lie on a grid of 1/DENSE_GRID of the range's power of two: profiles that differ by a
+    few keys give the same variant (compiled once, cached), and the table is at most two steps
+    larger than the range (the guard compares against the capacity: no mask, no power of two)."""
+    step = max(_pow2(seen_hi - seen_lo + 1 + 2 * margin) // DENSE_GRID, 1)
+    lo = (seen_lo - margin) // step * step
+    return lo, -(-(seen_hi + margin + 1 - lo) // step) * step
+
+
+def dense_fits(cap: int, entry_bytes: int, distinct: float, tables: int = 1, large: bool = False) -> bool:
+    """Whether a dense table of ``cap`` entries of ``entry_bytes`` may replace the hashed one, for
+    ``distinct`` keys (estimated) and ``tables`` tables a worker holds at once per window.
+    Within ``DENSE_MAX_BYTES`` a table always may; beyond, up to ``DENSE_LARGE_MAX_BYTES`` for
+    the worker's tables together, when it is at most ``DENSE_HASHED_RATIO`` times the hashed
+    table those keys grow (a power of two at most half full: ``hashed_table_bytes``). A dense
+    update is one access at a known place, a hashed one a probe into a table that grows by
+    rehashing, so the memory buys time where the keys are many anyway. ``large=False``: the
+    small bound only."""
+    dense = cap * entry_bytes
+    if cap <= DENSE_MAX_ENTRIES and dense <= DENSE_MAX_BYTES:
+        return True
+    return (large and dense * tables <= DENSE_LARGE_MAX_BYTES
+            and dense <= DENSE_HASHED_RATIO * hashed_table_bytes(distinct, entry_bytes))
+
+
+def hashed_table_bytes(distinct: float, entry_bytes: int) -> int:
+    """The bytes of a hashed window table holding ``distinct`` keys (runtime/hashtable.ll: the
+    capacity doubles before the table is more than half full)."""
+    return _pow2(max(int(math.ceil(2 * distinct)), 1)) * entry_bytes
+
+
+def _tables_per_window(t: WindowTerminal) -> int:
+    """How many tables a worker holds at once for a window's keys: one per pane of the window and
+    of its allowed lateness (fired windows stay that long); a tumbling window's pane is the window."""
+    geometry = getattr(t.assigner, "geometry", None)
+    if geometry is None or geometry.pane <= 0:
+        return 1
+    return max(-(-(geometry.size + t.allowed_lateness_ms) // geometry.pane), 1)
 
 
 def data_distinct_keys(profile: Profile, span: int) -> float:

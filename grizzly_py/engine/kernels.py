@@ -651,6 +651,29 @@ class WindowKernel(Kernel, WindowAggregateKernel):
     # kernel call needs more than its return code (a shared state's stop, the sort epilogue's state)
     parts_in_one_call = True
 
+    #: an open window (pane) extrapolates its keys once the event time has covered this share of it
+    WINDOW_KEYS_MIN_COVERED = 1 / 64
+
+    def read_profile(self) -> profile.Profile:
+        """The profile, with the keys a window's table will hold (``window_keys``): the most
+        entries a worker's open window (or pane) holds, over the share of it the event time has
+        covered (as if its keys kept arriving at the rate so far; new keys slow down as a window
+        fills, so this rather overstates them). The specializer weighs a large dense table
+        against the hashed table of those keys, not of every key the data holds over all windows."""
+        read = super().read_profile()
+        length = getattr(self, "pane", self.window_size)
+        if length <= 0:
+            return read
+        estimates = []
+        for state in self.states:
+            latest = int(state[abi.STATE_MAX_EVENT_TIME])
+            for start, _entries, _capacity, size in self.windows(state):
+                covered = min((latest - int(start) + 1) / length, 1.0)
+                if size and covered >= self.WINDOW_KEYS_MIN_COVERED:
+                    estimates.append(int(size) / covered)
+        read.window_keys = max(estimates) if estimates else None
+        return read
+
     def process(self, batch: pa.RecordBatch, watermark: int, worker: int = 0,
                 where: tuple[int, int] | None = None) -> None:
         if batch.num_rows:
@@ -892,8 +915,8 @@ class SlidingWindowKernel(WindowKernel):
         self.held_keys = None  # (min, max) key of the last window fired, while its panes overlap the next
 
     def read_profile(self) -> profile.Profile:
-        """The profile, with the keys the open panes are known to hold (``_note_held_keys``):
-        the specializer declines a dense range that would not hold them."""
+        """The profile (``WindowKernel.read_profile``), with the keys the open panes are known to
+        hold (``_note_held_keys``): the specializer declines a dense range that would not hold them."""
         read = super().read_profile()
         read.held_keys = self.held_keys
         return read
