@@ -610,6 +610,30 @@ def test_a_large_dense_table_runs_and_equals_the_reference(monkeypatch):
     assert dense and dense[0][1] & (dense[0][1] - 1), dense
 
 
+def test_a_state_memory_limit_bounds_dense_tables():
+    """A job's state_memory_limit bounds the dense tables the specializer may choose (half of a
+    worker's share): a dense table must not fail a job whose hashed state fits the limit. Without
+    the limit the same job goes dense, so the test would see a dense variant slip through."""
+    from grizzly_py.engine.state_memory import dense_table_budget
+    table = _ysb_like(60_000, 200_000, batch=5_000)  # ~18K views over keys in [0, 200,000): one window
+    build = _ysb_query(table)
+
+    def job(limit):
+        env = gz.StreamEnvironment(parallelism=1, adaptive=quick(generic_records=10_000, profile_records=10_000),
+                                   state_memory_limit=limit)
+        build(env).collect("out")
+        result = env.execute()
+        return result["out"], " | ".join(h["reason"] for h in histories(result.metrics)[0])
+    free, free_reasons = job(None)
+    assert "keys: dense" in free_reasons, free_reasons  # ~250K entries of 24 bytes: ~6 MiB
+    bounded, reasons = job("4m")
+    assert "keys: dense" not in reasons and "state-memory limit" in reasons, reasons
+    expected, _ = reference.run(build(gz.StreamEnvironment()).node)
+    assert_tables_equal(bounded, expected)
+    assert_tables_equal(free, expected)
+    assert dense_table_budget(4 << 20, 1) == 2 << 20 and dense_table_budget(4 << 20, 4) == 512 << 10
+
+
 def test_data_distinct_keys_from_a_sample():
     from grizzly_py.codegen.specialize import data_distinct_keys
 

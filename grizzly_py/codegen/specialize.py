@@ -65,9 +65,11 @@ class Specialization:
     reasons: tuple[str, ...]
 
 
-def specialize(pipeline: Pipeline, profile: Profile, base: CodegenOptions, entry_bytes: int = 0) -> Specialization:
+def specialize(pipeline: Pipeline, profile: Profile, base: CodegenOptions, entry_bytes: int = 0,
+               budget: int | None = None) -> Specialization:
     """Options of the optimized variant of ``pipeline`` for ``profile`` (``entry_bytes``: the size
-    of one window-table entry, for the dense table's memory bound)."""
+    of one window-table entry, for the dense table's memory bound; ``budget``: the bytes a
+    worker's dense tables of one window may take at most, from the job's state-memory limit)."""
     changes, reasons = {}, []
     order, mode, why = _filters(pipeline, profile, base)
     if why:
@@ -76,7 +78,7 @@ def specialize(pipeline: Pipeline, profile: Profile, base: CodegenOptions, entry
             changes["filter_order"] = order
         if mode != base.filter_mode:
             changes["filter_mode"] = mode
-    dense, why = _dense_keys(pipeline, profile, entry_bytes)
+    dense, why = _dense_keys(pipeline, profile, entry_bytes, budget)
     reasons.append(why)
     if dense is not None:
         changes["dense_keys"] = dense
@@ -139,7 +141,8 @@ def _select_fits(current: bool, profile: Profile) -> bool:
     return kept > DENSE_SELECT_BELOW - DENSE_SELECT_MARGIN
 
 
-def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple[tuple[int, int] | None, str]:
+def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int,
+                budget: int | None = None) -> tuple[tuple[int, int] | None, str]:
     t = pipeline.terminal
     if not isinstance(t, WindowTerminal):
         return None, "keys: no window"
@@ -171,6 +174,11 @@ def _dense_keys(pipeline: Pipeline, profile: Profile, entry_bytes: int) -> tuple
         return None, (f"keys: hashed ({what}: {cap:,} entries are too many for a dense table"
                       + ("" if profile.window_keys is None else f"; ~{held_per_window:,.0f} keys per window")
                       + ")")
+    tables_bytes = _dense_tables_bytes(t, cap, entry_bytes)
+    if budget is not None and tables_bytes > budget:
+        # the job's state-memory limit: a dense table must not fail a job the hashed one fits in
+        return None, (f"keys: hashed ({what}: {tables_bytes / (1 << 20):,.1f} MiB of dense tables per window "
+                      f"exceed the state-memory limit's {budget / (1 << 20):,.1f} MiB per worker)")
     if distinct < cap * DENSE_MIN_FILL:
         return None, f"keys: hashed ({what}: too sparse for {cap:,} entries)"
     held = profile.held_keys
@@ -212,6 +220,19 @@ def hashed_table_bytes(distinct: float, entry_bytes: int) -> int:
     """The bytes of a hashed window table holding ``distinct`` keys (runtime/hashtable.ll: the
     capacity doubles before the table is more than half full)."""
     return _pow2(max(int(math.ceil(2 * distinct)), 1)) * entry_bytes
+
+
+def within_budget(pipeline: Pipeline, options: CodegenOptions, entry_bytes: int, budget: int | None) -> bool:
+    """Whether the dense tables of ``options`` (an optimized variant's, as ``specialize`` chose
+    them for an earlier job) stay within a job's ``budget`` (``specialize``'s; None: no bound)."""
+    if budget is None or options.dense_keys is None or not isinstance(pipeline.terminal, WindowTerminal):
+        return True
+    return _dense_tables_bytes(pipeline.terminal, options.dense_keys[1], entry_bytes) <= budget
+
+
+def _dense_tables_bytes(t: WindowTerminal, cap: int, entry_bytes: int) -> int:
+    """The bytes of the dense tables of ``cap`` entries a worker holds at once for a window."""
+    return cap * entry_bytes * _tables_per_window(t)
 
 
 def _tables_per_window(t: WindowTerminal) -> int:

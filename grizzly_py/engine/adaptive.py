@@ -37,7 +37,7 @@ from typing import Callable, Protocol
 from ..codegen import abi
 from ..codegen.module import CodegenOptions, GeneratedPipeline, adaptable, generate_pipeline
 from ..codegen.profile import Profile
-from ..codegen.specialize import Specialization, specialize, still_fits
+from ..codegen.specialize import Specialization, specialize, still_fits, within_budget
 from ..jit import compile_ir, is_compiled, on_disk
 from .task_parts import parts_runner
 
@@ -84,6 +84,9 @@ class AdaptiveSettings:
     warm_start: bool = True            # a job starts in the optimized variant the process's last job
                                        # of its plan entered, else its record on disk
                                        # (learned_variants.py; False: every job profiles afresh)
+    dense_table_budget: int | None = None  # bytes a worker's dense tables of one window may take
+                                       # (None: codegen/specialize.py's own bounds); a job with a
+                                       # state_memory_limit sets it (Job.__init__, engine/local.py)
     warm_check_records: int = 65_536   # a warm-started job compares its share of kept records with
     warm_check_tolerance: float = 0.5  # the remembered one after this many records; beyond this
                                        # share of min(kept, dropped) + 1% it re-profiles
@@ -114,6 +117,13 @@ class Adaptivity:
             from ..counters import open_counter_source
             counters = open_counter_source(counters)
         return cls(settings, counters)
+
+    def within(self, dense_table_budget: int) -> "Adaptivity":
+        """These settings with dense tables bounded by ``dense_table_budget`` bytes per worker and
+        window (a job's state-memory limit: ``state_memory.dense_table_budget``)."""
+        budget = dense_table_budget if self.settings.dense_table_budget is None \
+            else min(dense_table_budget, self.settings.dense_table_budget)
+        return Adaptivity(replace(self.settings, dense_table_budget=budget), self.counters)
 
     def describe(self) -> dict:
         return {"counters": self.counters.describe(notes=False) if self.counters is not None else "none",
@@ -351,6 +361,9 @@ class VariantController:
         self._kept_share: float | None = None  # of the job's records when its variant was chosen
         self._warm_check: float | None = None  # a warm start's kept share, to compare once
         warm = learned.recall() if learned is not None and self.settings.warm_start else None
+        if warm is not None and not within_budget(self.pipeline, warm.options, self._entry_bytes(),
+                                                  self.settings.dense_table_budget):
+            warm = None  # an earlier job's dense tables: beyond this job's state-memory limit
         if warm is None:
             self._record("generic", reason)
             return
@@ -516,12 +529,19 @@ class VariantController:
         return bool(s.early_build_share) and self._profiled >= max(s.profile_records * s.early_build_share,
                                                                    s.early_build_records or 0)
 
+    def _entry_bytes(self) -> int:
+        """The bytes of one window-table entry (0: no window table)."""
+        return getattr(self.generic.gen.grouping, "entry_size", 0) or 0
+
     def _specialization(self, profile: Profile) -> tuple[Specialization, CodegenOptions | None]:
         """What ``profile`` leads to, and the options of the optimized variant to run for it
         (the running one's when its assumptions still hold; None: stay generic)."""
-        entry = getattr(self.generic.gen.grouping, "entry_size", 0) or 0
-        specializer = self.settings.specializer or specialize
-        spec = specializer(self.pipeline, profile, self.generic.gen.options, entry)
+        entry = self._entry_bytes()
+        if self.settings.specializer is None:
+            spec = specialize(self.pipeline, profile, self.generic.gen.options, entry,
+                              budget=self.settings.dense_table_budget)
+        else:
+            spec = self.settings.specializer(self.pipeline, profile, self.generic.gen.options, entry)
         options, last = spec.options, self._last_optimized
         if options is not None and last is not None and still_fits(last.gen.options, options, profile):
             options = last.gen.options  # the running variant's assumptions still hold

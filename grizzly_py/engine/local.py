@@ -58,7 +58,7 @@ from .sinks import open_sink
 from .source_loop import END, SourceLoop
 from .source_reads import SourceRead
 from .upsert import unique_key
-from .state_memory import StateMemoryLimit
+from .state_memory import StateMemoryLimit, dense_table_budget
 from .watermarks import Watermarks
 
 
@@ -403,6 +403,9 @@ class Job:
         self.pool = WorkerPool(workers) if workers > 1 else None
         self.cost = CostModel()
         self.adaptivity = Adaptivity.open(adaptive)
+        limit = min((o.limit for o in observers if isinstance(o, StateMemoryLimit)), default=None)
+        if self.adaptivity is not None and limit is not None:
+            self.adaptivity = self.adaptivity.within(dense_table_budget(limit, workers))
         if any(o.keeps_layout for o in observers):  # no layout chosen as the job runs (regrouping.py)
             grouping = "hash" if grouping == "auto" else grouping
             window_state = "thread_local" if window_state == "auto" else window_state

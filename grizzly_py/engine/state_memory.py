@@ -147,6 +147,13 @@ def check_state_memory(runs, limit: int) -> int:
     return total
 
 
+def dense_table_budget(limit: int, workers: int) -> int:
+    """The bytes one worker's dense window tables (``codegen/specialize.py``) may take under a
+    job limit of ``limit`` bytes: half of the worker's share, so that an optimized variant's
+    dense table never fails a job whose hashed state fits the limit with room to spare."""
+    return limit // (2 * max(workers, 1))
+
+
 class StateMemoryLimit(JobObserver):
     """``state_memory_limit`` as a job's observer (``job_observers.py``): checked after every round
     of source batches, and when a source ends (its batches grouped for a round go through first,
@@ -169,5 +176,5 @@ class StateMemoryLimit(JobObserver):
         metrics["state_memory_limit"] = self.limit
 
 
-__all__ = ["StateMemoryLimit", "StateMemoryLimitError", "check_state_memory", "kept_batch_bytes", "kpa_bytes", "parse_memory_size",
+__all__ = ["StateMemoryLimit", "StateMemoryLimitError", "check_state_memory", "dense_table_budget", "kept_batch_bytes", "kpa_bytes", "parse_memory_size",
            "state_bytes", "table_bytes", "vector_bytes"]
