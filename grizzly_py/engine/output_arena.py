@@ -105,7 +105,7 @@ class OutputArena:
         self._leave_chunk()
 
     def _leave_chunk(self) -> None:
-        if self._chunk is not None and len(self._chunk) <= LARGEST_CHUNK + _HUGE_PAGE:
+        if self._chunk is not None and len(self._chunk) <= LARGEST_CHUNK + _HUGE_PAGE:  # (larger: one-off)
             self.pool.put(self._chunk)
         self._chunk = None
 
@@ -116,15 +116,13 @@ class OutputArena:
         size = 1 << (max(self._next, 8 * nbytes) - 1).bit_length()
         size = max(nbytes, min(size, LARGEST_CHUNK))
         self._next = min(2 * size, LARGEST_CHUNK)
-        if size < _HUGE_PAGE:
-            chunk = self.pool.get(size)
-            return (np.empty(size, dtype=np.uint8) if chunk is None else chunk), 0, size
-        chunk = self.pool.get(size + _HUGE_PAGE)
+        align = _HUGE_PAGE if size >= _HUGE_PAGE else _ALIGN
+        chunk, fresh = self.pool.get(size + align), False
         if chunk is None:
-            chunk = np.empty(size + _HUGE_PAGE, dtype=np.uint8)
-            start = -chunk.ctypes.data % _HUGE_PAGE
+            chunk, fresh = np.empty(size + align, dtype=np.uint8), True
+        start = -chunk.ctypes.data % align
+        if fresh and align == _HUGE_PAGE:
             _advise_huge_pages(chunk.ctypes.data + start, size)
-        start = -chunk.ctypes.data % _HUGE_PAGE
         return chunk, start, start + size
 
 
