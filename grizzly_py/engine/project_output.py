@@ -102,8 +102,9 @@ class ProjectOutput:
 
     def __init__(self, terminal_outputs: list, computed: list, schema: pa.Schema) -> None:
         index = {o.name: i for i, o in enumerate(computed)}
-        self.schema, self.computed = schema, computed
-        self.columns = [(schema.field(f.name).type, index.get(f.name), e.name if f.name not in index else None)
+        self.schema = schema
+        # per output: (name, Arrow type, computed column's index or None, input column passed through)
+        self.columns = [(f.name, schema.field(f.name).type, index.get(f.name), e.name if f.name not in index else None)
                         for f, e in terminal_outputs]
         self.empty = pa.RecordBatch.from_arrays([pa.array([], type=f.type) for f in schema], schema=schema)
 
@@ -115,13 +116,13 @@ class ProjectOutput:
             return self.empty
         selection = None if count == batch.num_rows else buffers.selection[:count]
         arrays = []
-        for field, (arrow_type, computed, name) in zip(self.schema, self.columns):
+        for output, arrow_type, computed, name in self.columns:
             if computed is not None:
                 arrays.append(_computed_column(buffers, computed, count, arrow_type))
             else:
                 column = batch.column(name)
                 arrays.append(column if selection is None else
-                              gather(column, selection, memory.arena(worker, field.name)))
+                              gather(column, selection, memory.arena(worker, output)))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
