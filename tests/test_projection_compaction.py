@@ -130,3 +130,19 @@ def test_one_filter_keeps_the_generic_variant_and_two_filters_adapt():
     assert one == ["generic"] and "at most one filter" in reason
     two, _ = stages(lambda s: s.filter(col("value") < 10).filter(col("key") >= 0))
     assert "instrumented" in two
+
+
+@given(selection_inputs(max_rows=150),
+       st.sampled_from([1, 2, 3, 7, 123, -1, -2, -123, 2 ** 40, -(2 ** 63)]) | st.integers(-(2 ** 63), 2 ** 63 - 1),
+       st.booleans(), st.booleans())
+def test_divisibility_filters_match_reference(case, divisor, negate, zero_first):
+    """``x % c == 0`` (or ``!=``, either side) lowers to the truncated remainder's test
+    (codegen/expr_emitter.py ``_divisibility``): negative ``x`` and ``c``, nulls, int32 and
+    int64 columns and a computed ``x`` give the reference's rows."""
+    data, sizes, _ = case
+    op = (lambda a, b: a != b) if negate else (lambda a, b: a == b)
+
+    def test(x):
+        return op(0, x % divisor) if zero_first else op(x % divisor, 0)
+    check(lambda env: source(env, data, sizes).filter(test(col("k")) | test(col("v") + 1) & test(col("v")))
+          .select("ts", "k", "v", m=col("k") % divisor))
