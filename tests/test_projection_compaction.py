@@ -111,3 +111,38 @@ def test_gather_takes_fixed_width_columns_by_position_and_others_through_arrow()
                    pa.array(["a", "b", "c", "d"]), pa.array([True, False, True, True]),
                    pa.array([1, 2, 3, 4], pa.timestamp("us")), pa.array([1, 2, 3, 4], pa.int8())):
         assert project_output.gather(column, sel).equals(column.take(pa.array(sel)))
+
+
+def test_one_filter_keeps_the_generic_variant_and_two_filters_adapt():
+    """With one filter the masked kernel is the whole choice (codegen.module.adaptable): no
+    instrumented or optimized variant; with two, their order can change, so the job profiles."""
+    from grizzly_py.engine.adaptive import AdaptiveSettings
+    table = generate_selection(200_003, batch_rows=1 << 12)
+    settings = AdaptiveSettings(generic_records=4096, profile_records=8192, counters="none", wait_for_compile=True)
+
+    def stages(build):
+        env = gz.StreamEnvironment(adaptive=settings)
+        build(env.from_arrow(table, timestamp="event_time")).select("key", "value").collect("out")
+        history = env.execute().metrics["queries"][0]["pipelines"][0]["variant_history"]
+        return [h["stage"] for h in history], history[0]["reason"]
+
+    one, reason = stages(lambda s: s.filter(col("value") < 10))
+    assert one == ["generic"] and "at most one filter" in reason
+    two, _ = stages(lambda s: s.filter(col("value") < 10).filter(col("key") >= 0))
+    assert "instrumented" in two
+
+
+@given(selection_inputs(max_rows=150),
+       st.sampled_from([1, 2, 3, 7, 123, -1, -2, -123, 2 ** 40, -(2 ** 63)]) | st.integers(-(2 ** 63), 2 ** 63 - 1),
+       st.booleans(), st.booleans())
+def test_divisibility_filters_match_reference(case, divisor, negate, zero_first):
+    """``x % c == 0`` (or ``!=``, either side) lowers to the truncated remainder's test
+    (codegen/expr_emitter.py ``_divisibility``): negative ``x`` and ``c``, nulls, int32 and
+    int64 columns and a computed ``x`` give the reference's rows."""
+    data, sizes, _ = case
+    op = (lambda a, b: a != b) if negate else (lambda a, b: a == b)
+
+    def test(x):
+        return op(0, x % divisor) if zero_first else op(x % divisor, 0)
+    check(lambda env: source(env, data, sizes).filter(test(col("k")) | test(col("v") + 1) & test(col("v")))
+          .select("ts", "k", "v", m=col("k") % divisor))

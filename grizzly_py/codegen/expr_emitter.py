@@ -277,6 +277,8 @@ class ExprEmitter:
         op = e.op
         if op in E.LOGICAL:
             return self._logical(op, self.emit(e.left), self.emit(e.right))
+        if op in ("==", "!=") and (test := self._divisibility(op, e)) is not None:
+            return test
         a, b = self.emit(e.left), self.emit(e.right)
         if op in E.COMPARISON:
             return self._compare(op, a, b)
@@ -297,6 +299,24 @@ class ExprEmitter:
         instr = {"+": "add", "-": "sub", "*": "mul"}[op]
         ctx.emit(f"{out} = {instr} i64 {a.val}, {b.val}")
         return Value("int", out, valid)
+
+    def _divisibility(self, op: str, e) -> Value | None:
+        """``x % c == 0`` (or ``!=``) for an integer ``x`` and an integer literal ``c`` other than
+        0 and -1, else None. Python's remainder is zero exactly when the truncated one is, so the
+        sign adjustment of ``_int_mod`` (four instructions and a select per row, whose result the
+        test read) is left out: the remainder's only use is the test against zero."""
+        mod, zero = (e.left, e.right) if _is_int_literal(e.right, 0) else (e.right, e.left)
+        if not (_is_int_literal(zero, 0) and isinstance(mod, E.BinaryOp) and mod.op == "%"
+                and _is_int_literal(mod.right) and mod.right.value not in (0, -1)):
+            return None
+        x = self.emit(mod.left)
+        if x.kind not in ("int", "bool"):
+            return None
+        x = self.convert(x, "int")
+        r, out = self.ctx.fresh("dv"), self.ctx.fresh("cmp")
+        self.ctx.emit(f"{r} = srem i64 {x.val}, {int(mod.right.value)}")
+        self.ctx.emit(f"{out} = icmp {INT_PREDICATES[op]} i64 {r}, 0")
+        return Value("bool", out, x.valid)
 
     def _int_mod(self, a: str, b: str) -> tuple[str, str]:
         """Python's ``a % b`` (sign of the divisor); b == 0 gives null. No UB for any input."""
@@ -537,3 +557,9 @@ def _is_plain_string(t: pa.DataType) -> bool:
 
 
 __all__ = ["ExprEmitter", "EmitContext", "ColumnLayout", "Value", "ir_double"]
+
+
+def _is_int_literal(e, value: int | None = None) -> bool:
+    """Whether ``e`` is a non-null int64 literal (equal to ``value`` when given)."""
+    return isinstance(e, E.Literal) and e.type_name == "int64" and e.value is not None \
+        and (value is None or e.value == value)

@@ -141,14 +141,17 @@ def _render_pipeline(pipeline: Pipeline, options: CodegenOptions | None = None) 
 
 def adaptable(pipeline: Pipeline, options: CodegenOptions | None = None) -> bool:
     """Whether ``pipeline`` has code variants beyond the generic one (Grizzly section 6): a
-    projection with filters (their order and mode), or an event-time or processing-time
+    projection with two or more filters (their order and mode; with one, the generic masked
+    kernel already adapts per chunk of 64 rows to how many it keeps, and profiling and compiling
+    variants cost more than the filter mode could gain: docs/benchmarks.md, "Selection and
+    projection (issue 31)"), or an event-time or processing-time
     tumbling/sliding/cumulative window with thread-local state (also the key placement). Sessions,
     count windows and joins keep the generic variant; so do shared window states (one state that
     every worker updates in place cannot move between placements while tasks run) and sort
     grouping (its key/pointer arrays have no specialized variants)."""
     t = pipeline.terminal
     if isinstance(t, ProjectTerminal):
-        return bool(pipeline.filters)
+        return len(pipeline.filters) > 1
     if not isinstance(t, WindowTerminal) or not t.assigner.kind.adaptive:
         return False
     return options is None or (options.window_state == "thread_local" and options.grouping == "hash")

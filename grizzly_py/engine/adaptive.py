@@ -659,7 +659,7 @@ def generic_only(gen: GeneratedPipeline, adaptive: bool) -> str | None:
         return None
     t = gen.pipeline.terminal
     if t.kind == "project":
-        return "a projection without filters has nothing to specialize"
+        return "a projection with at most one filter has nothing to specialize"
     if getattr(gen.options, "grouping", "hash") == "sort":
         return "sort grouping: one variant (key/pointer arrays have no specialized variants)"
     if getattr(gen.options, "window_state", "") == "shared":

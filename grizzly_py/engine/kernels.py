@@ -48,7 +48,7 @@ from .kernel_protocol import PipelineKernel, WindowAggregateKernel
 from .learned_variants import LearnedVariant
 from .packed_sort import packed_sort_indices
 from .pane_accumulator import PaneAccumulator
-from .project_output import NP_STORE, OutputBuffers, ProjectOutput, SelectionScratch, masked
+from .project_output import NP_STORE, OutputBuffers, OutputMemory, ProjectOutput, masked
 from .state_memory import table_bytes
 from .state_snapshot import (export_counters, export_interner, export_window_block, restore_counters,
                              restore_interner, restore_window_block)
@@ -608,16 +608,16 @@ class ProjectKernel(Kernel, PipelineKernel):
     def process(self, batch: pa.RecordBatch, worker: int = 0, where: tuple[int, int] | None = None,
                 watermark: int = abi.INT64_MIN) -> pa.RecordBatch:
         n = batch.num_rows
-        buffers = OutputBuffers(self.gen.outputs, n, self._selections.vector(worker, n))
+        buffers = OutputBuffers(self.gen.outputs, n, self._memory, worker)
         try:
             count = self.run(batch, watermark, buffers.descriptor.ctypes.data, worker, where) if n else 0
-            return self._output.batch(batch, buffers, count)
+            return self._output.batch(batch, buffers, count, self._memory, worker)
         finally:
             buffers.free(_libc_free)
 
     @functools.cached_property
-    def _selections(self) -> SelectionScratch:
-        return SelectionScratch()
+    def _memory(self) -> OutputMemory:
+        return OutputMemory()
 
     @functools.cached_property
     def _output(self) -> ProjectOutput:
