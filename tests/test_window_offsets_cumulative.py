@@ -74,6 +74,20 @@ def test_a_panes_first_and_last_window_ends(size, slide, offset, cumulative, ts)
     assert g.first_end(p) == min(ends) and g.last_end(p) == max(ends)
 
 
+@given(st.integers(1, 20), st.integers(1, 20), st.integers(-19, 19), st.booleans(), st.integers(-100, 100))
+def test_the_next_window_end_above_a_time(size, slide, offset, cumulative, t):
+    """``next_end(t)``: the end of some window, above ``t``, and no window ends in between (the
+    engine's lower bound on the ends of the windows not fired yet, after a firing at ``t - 1``)."""
+    if cumulative:
+        g = CumulativeEventTimeWindows.of(ms(size * slide), ms(slide)).geometry
+    elif abs(offset) < slide <= size:
+        g = SlidingEventTimeWindows.of(ms(size), ms(slide), ms(offset)).geometry
+    else:
+        return
+    ends = {e for ts in range(t - g.size - 1, t + g.size + 1) for _, e in g.windows_of(ts)}
+    assert g.next_end(t) == min(e for e in ends if e > t)
+
+
 def test_ready_windows_of_cumulative_panes():
     g = CumulativeEventTimeWindows.of(ms(6), ms(2)).geometry
     assert g.ready_windows([2], None, None) == [(0, 4), (0, 6)]   # no window [0, 2): it holds no pane

@@ -984,10 +984,14 @@ class SlidingWindowKernel(WindowKernel):
             drop_panes(state.ctypes.data, self._cleanup_watermark(watermark))
         remaining = self.all_windows()[:, 0]
         self._note_held_keys(None if fired is None else out.last_window(fired), len(remaining) > 0)
-        # the earliest end among windows not fired yet that hold a pane (a lower bound is enough;
-        # the accumulator's floor is one too, and tells it at the next firing whether a pane it
-        # holds took records: pane_accumulator.py)
-        min_open_end = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
+        # the earliest end among windows not fired yet that hold a pane (a lower bound is enough:
+        # each pane's end, and the first end on the grid past every window complete at the
+        # watermark, all of which fired; the accumulator's floor is one too, and tells it at the
+        # next firing whether a pane it holds took records: pane_accumulator.py). The tighter it
+        # is, the more firings stop at the check above: with many concurrent windows a pane
+        # lives long after its end.
+        min_open_end = max(int(remaining.min()) + self.pane, self.geometry.next_end(watermark + 1)) \
+            if len(remaining) else abi.INT64_MAX
         if acc is not None:
             min_open_end = max(min_open_end, acc.floor())
         for state in self.states:
