@@ -74,6 +74,12 @@ class PaneGeometry:
             return p + self.pane
         return p - (p - self.end_offset) % self.slide + self.slide  # the first end after p
 
+    def next_end(self, t: int) -> int:
+        """The smallest window end above ``t`` (clamped to int64)."""
+        if self.cumulative:  # (every pane boundary ends a window)
+            return _clamp(self.floor(t, self.pane) + self.pane)
+        return _clamp(t - (t - self.end_offset) % self.slide + self.slide)
+
     def windows_of(self, ts: int) -> list[tuple[int, int]]:
         """The windows ``(start, end)`` that hold event time ``ts``, by start then end."""
         first = self.floor(ts, self.slide)

@@ -199,6 +199,42 @@ def test_the_pass_runs_and_its_entries_are_claimed_after_each_call(monkeypatch, 
     assert actual.num_rows < expected.num_rows
 
 
+@pytest.mark.parametrize("select", [False, True])
+@pytest.mark.parametrize("parallelism", [1, 2, 3])
+def test_the_claim_reads_the_panes_the_pass_ran_in(monkeypatch, select, parallelism):
+    """The pass lowers the state's unclaimed word to the start of each pane it runs in, and the
+    claim reads only the tables from there on. Each batch has two blocks in a later pane, then
+    two of an earlier one and two of the pane between (out of order, within the watermark's
+    bound); a pane's first block takes the general path (it opens the pane), its second runs
+    the pass over keys no block reached before. A claim that read only the pane of the last
+    pass, or of the first, would leave keys untagged. The words the claims saw are pane starts."""
+    pane, block = 50, 64
+    rng = np.random.default_rng(11)
+    ts, keys = [], []
+    for b in range(12):
+        for p in (b + 2, b, b + 1):
+            ts += (p * pane + rng.integers(0, pane, 2 * block)).tolist()
+            keys += [i % 8 for i in range(block)] + [8 + i % 8 for i in range(block)]
+    rows = len(ts)
+    data = {"ts": pa.array(ts, i64), "k": pa.array(keys, i64), "kind": pa.array(rng.integers(0, 3, rows), i64),
+            "v": pa.array(np.arange(rows), i64), "x": pa.array(rng.normal(size=rows))}
+    w = SlidingEventTimeWindows.of(Time.milliseconds(4 * pane), Time.milliseconds(pane))
+    build = counting_query(data, [6 * block] * 12, w, 4 * pane)
+    seen = []
+    real = kernels.Kernel._claim_entries
+
+    def claim(self, gen, unit, state):
+        if gen.claim_unit == unit:
+            seen.append(int(state[kernels.abi.STATE_UNCLAIMED]))
+        return real(self, gen, unit, state)
+    monkeypatch.setattr(kernels.Kernel, "_claim_entries", claim)
+    check(build, adaptive(dense(0, 5, block, select), profile_workers=parallelism), parallelism)
+    ran = [word for word in seen if word != kernels.abi.INT64_MAX]
+    assert ran, "the dense pass never ran"
+    assert all(word % pane == 0 and 0 <= word <= 13 * pane for word in ran)
+    assert min(ran) < max(ran), "every pass ran in one pane"
+
+
 def _window_pipeline(build):
     from grizzly_py.physical.pipelines import build_physical_plan
     from grizzly_py.plan import Query
@@ -319,7 +355,8 @@ def test_the_pass_runs_for_dictionary_filters(monkeypatch, simd):
     real = kernels.Kernel._claim_entries
 
     def claim(self, gen, unit, state):
-        passes.append(bool(state[kernels.abi.STATE_UNCLAIMED]))  # set by the pass, cleared by the claim
+        # lowered by the pass, reset by the claim
+        passes.append(int(state[kernels.abi.STATE_UNCLAIMED]) != kernels.abi.INT64_MAX)
         return real(self, gen, unit, state)
     monkeypatch.setattr(kernels.Kernel, "_claim_entries", claim)
     result = env.execute()

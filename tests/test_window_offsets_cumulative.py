@@ -60,18 +60,36 @@ def test_cumulative_windows_follow_flink_cumulate(step, steps, ts):
     assert assigner.windows_of(ts) == _brute_force(every, ts)
 
 
+def _geometry(size: int, slide: int, offset: int, cumulative: bool):
+    """A cumulative window of ``size`` steps of ``slide``, or a sliding one; None where the
+    drawn numbers make no sliding window."""
+    if cumulative:
+        return CumulativeEventTimeWindows.of(ms(size * slide), ms(slide)).geometry
+    if abs(offset) < slide <= size:
+        return SlidingEventTimeWindows.of(ms(size), ms(slide), ms(offset)).geometry
+    return None
+
+
 @given(st.integers(1, 20), st.integers(1, 20), st.integers(-19, 19), st.booleans(), st.integers(-100, 100))
 def test_a_panes_first_and_last_window_ends(size, slide, offset, cumulative, ts):
-    if cumulative:
-        g = CumulativeEventTimeWindows.of(ms(size * slide), ms(slide)).geometry
-    elif abs(offset) < slide <= size:
-        g = SlidingEventTimeWindows.of(ms(size), ms(slide), ms(offset)).geometry
-    else:
+    g = _geometry(size, slide, offset, cumulative)
+    if g is None:
         return
     p = g.pane_start(ts)
     ends = [e for _, e in g.windows_of(p)]
     assert g.windows_of(p) == g.windows_of(ts)  # a pane lies in its windows whole
     assert g.first_end(p) == min(ends) and g.last_end(p) == max(ends)
+
+
+@given(st.integers(1, 20), st.integers(1, 20), st.integers(-19, 19), st.booleans(), st.integers(-100, 100))
+def test_the_next_window_end_above_a_time(size, slide, offset, cumulative, t):
+    """``next_end(t)``: the end of some window, above ``t``, and no window ends in between (the
+    engine's lower bound on the ends of the windows not fired yet, after a firing at ``t - 1``)."""
+    g = _geometry(size, slide, offset, cumulative)
+    if g is None:
+        return
+    ends = {e for ts in range(t - g.size - 1, t + g.size + 1) for _, e in g.windows_of(ts)}
+    assert g.next_end(t) == min(e for e in ends if e > t)
 
 
 def test_ready_windows_of_cumulative_panes():

@@ -50,7 +50,8 @@ STATE_MIN_OPEN_END = 6   # a lower bound on the ends of the windows held but not
                          # window, session) it writes into
 STATE_ERROR_DETAIL = 7   # e.g. the index of the aggregate that overflowed
 STATE_WINDOWS = 8        # %gz.dir header: slots, length, capacity (3 words)
-STATE_UNCLAIMED = 11     # window pipelines: 1 while entries wait for their tags (codegen/dense_pass.py)
+STATE_UNCLAIMED = 11     # window pipelines: the lowest window (pane) start whose entries wait for
+                         # their tags, INT64_MAX when none (codegen/dense_pass.py)
 STATE_WORDS = 12
 
 # --- a sliding or cumulative window's pane accumulator (window_sliding_state.ll.j2, acc_*;

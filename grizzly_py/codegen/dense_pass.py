@@ -19,10 +19,13 @@ validity: ``count += keep`` for YSB, the loop hand-written C uses. Two things ma
   and key: testing for a new entry would cost a load-dependent branch per row. Every aggregate
   counts the rows it took (its ``n`` slot), which is non-zero exactly when a row reached the
   entry, so the variant's ``claim`` function gives every entry with tag 0 and a non-zero count
-  the tag, key and table size the general path would have. The kernel sets
-  ``state[abi.STATE_UNCLAIMED]`` when the pass ran; the engine then calls ``claim`` after the
-  native call, before anything (triggers, merges, migration, snapshots) reads the state
-  (``Kernel._claim_entries``), and ``claim`` clears the word.
+  the tag, key and table size the general path would have. The kernel lowers
+  ``state[abi.STATE_UNCLAIMED]`` (INT64_MAX: nothing to claim) to the start of each window or
+  pane the pass ran in; the engine then calls ``claim`` after the native call, before anything
+  (triggers, merges, migration, snapshots) reads the state (``Kernel._claim_entries``), and
+  ``claim`` reads only the dense tables that start there or later, then resets the word. (A
+  sliding window of ``c`` panes keeps about ``c`` tables open, and a call reaches one or two:
+  reading them all after every call cost as much as the pass itself at ``c = 100``.)
 
 **Selective filters** (``CodegenOptions.dense_select``, chosen by ``specialize.py`` when the
 profile says the filters keep few rows): every row's update is a read-modify-write of its entry,

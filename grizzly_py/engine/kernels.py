@@ -127,6 +127,7 @@ def new_state_block(words: int) -> np.ndarray:
     state = np.zeros(words, dtype=np.int64)
     state[abi.STATE_MAX_EVENT_TIME] = abi.INT64_MIN
     state[abi.STATE_MIN_OPEN_END] = abi.INT64_MAX
+    state[abi.STATE_UNCLAIMED] = abi.INT64_MAX
     return state
 
 
@@ -295,7 +296,7 @@ class Kernel:
         pass reached first get their tags and keys (``codegen/dense_pass.py``), before anything
         reads the state. (Only that kernel has the pass: after the other one, no entry waits for
         its tag.)"""
-        if gen.claim_unit == unit and state[abi.STATE_UNCLAIMED]:
+        if gen.claim_unit == unit and state[abi.STATE_UNCLAIMED] != abi.INT64_MAX:
             self.function(unit, CLAIM_FUNCTION, None, _P, gen=gen)(state.ctypes.data)
 
     def _start_measuring(self, variant: Variant | None, records: int) -> tuple | None:
@@ -934,6 +935,10 @@ class SlidingWindowKernel(WindowKernel):
         column = fired.column(self.keys[0].name)
         if not pa.types.is_signed_integer(column.type):
             return
+        if not column.null_count:  # (a view of the words: cheaper than a compute call per firing)
+            words = as_numpy(column)
+            self.held_keys = (int(words.min()), int(words.max()))
+            return
         low, high = pc.min_max(column).values()
         if low.is_valid:
             self.held_keys = (low.as_py(), high.as_py())
@@ -982,41 +987,43 @@ class SlidingWindowKernel(WindowKernel):
         if watermark < self.counter(abi.STATE_MIN_OPEN_END) - 1 and late is None:
             return None
         panes = self.all_windows()
-        tables = []
         merge_emit = self.function("state", "merge_emit", _I64, _P, _I64, _I64, _I64, _P, _I64)
         # every block's tables in one dense placement: merged index by index, in key order
         dense = self.placement[0] if all(p == self.placement[0] for p in self.placement) else None
         dense_cap = 0 if dense is None else dense[1]
         layout = (tuple(self._state_ptrs.tolist()), dense)
-        for lo, hi, keys in self._windows_to_fire(panes[:, 0], previous, watermark, late):
-            inside = (panes[:, 0] >= lo) & (panes[:, 0] < hi)
-            capacity = int(panes[inside, 3].sum())
-            if capacity == 0:
-                continue
-            out = _ResultBuffers(self, capacity)
+        windows = with_capacities(self._windows_to_fire(panes[:, 0], previous, watermark, late), panes)
+        out = _ResultBuffers(self, sum(capacity for *_, capacity in windows)) if windows else None
+        spans, at = [], 0  # every window's rows, one after another in the same buffers
+        for lo, hi, keys, capacity in windows:
+            descriptor = out.descriptor_at(at)
             if acc is not None and keys is None:  # (a window fired again for late records: merged afresh)
-                n = self._checked(acc.window(lo, hi, out.descriptor, capacity, layout, dense_cap))
+                n = self._checked(acc.window(lo, hi, descriptor, capacity, layout, dense_cap))
             else:
                 n = self._checked(merge_emit(self._state_ptrs.ctypes.data, len(self.states), lo, hi,
-                                             out.descriptor, dense_cap))
+                                             descriptor, dense_cap))
             if n:
-                tables.append(out.table(n, end=hi, keys=keys))
+                spans.append((n, hi, keys))
+                at += n
+        fired = out.windows_table(spans) if spans else None
         drop_panes = self.function("state", "drop_panes", None, _P, _I64)
         for state in self.states:
             drop_panes(state.ctypes.data, self._cleanup_watermark(watermark))
         remaining = self.all_windows()[:, 0]
-        self._note_held_keys(next((t for t in reversed(tables) if t.num_rows), None), len(remaining) > 0)
-        # the earliest end among windows not fired yet that hold a pane (a lower bound is enough;
-        # the accumulator's floor is one too, and tells it at the next firing whether a pane it
-        # holds took records: pane_accumulator.py)
-        min_open_end = int(remaining.min()) + self.pane if len(remaining) else abi.INT64_MAX
+        self._note_held_keys(None if fired is None else out.last_window(fired), len(remaining) > 0)
+        # the earliest end among windows not fired yet that hold a pane (a lower bound is enough:
+        # each pane's end, and the first end on the grid past every window complete at the
+        # watermark, all of which fired; the accumulator's floor is one too, and tells it at the
+        # next firing whether a pane it holds took records: pane_accumulator.py). The tighter it
+        # is, the more firings stop at the check above: with many concurrent windows a pane
+        # lives long after its end.
+        min_open_end = max(int(remaining.min()) + self.pane, self.geometry.next_end(watermark + 1)) \
+            if len(remaining) else abi.INT64_MAX
         if acc is not None:
             min_open_end = max(min_open_end, acc.floor())
         for state in self.states:
             state[abi.STATE_MIN_OPEN_END] = min_open_end
-        if not tables:
-            return None
-        return self._sorted(pa.concat_tables(tables))
+        return None if fired is None else self._sorted(fired)
 
     def _cleanup_watermark(self, watermark: int) -> int:
         """The watermark a window's panes go at: its last window is cleaned when ``end - 1 +
@@ -1053,6 +1060,18 @@ class SlidingWindowKernel(WindowKernel):
                 if hi - 1 <= previous < hi - 1 + self.lateness:  # fired, and kept when the record came
                     again.setdefault((lo, hi), []).append(row[1:])
         return out + [(lo, hi, np.array(rows)) for (lo, hi), rows in again.items()]
+
+
+def with_capacities(windows: list[tuple[int, int, np.ndarray | None]], panes: np.ndarray) -> list[tuple]:
+    """(start, end, keys, capacity) of each of ``windows`` that holds an entry: ``capacity``
+    bounds its rows (the entries of its panes; ``panes`` as ``Kernel.all_windows`` gives them)."""
+    out = []
+    for lo, hi, keys in windows:
+        inside = (panes[:, 0] >= lo) & (panes[:, 0] < hi)
+        capacity = int(panes[inside, 3].sum())
+        if capacity:
+            out.append((lo, hi, keys, capacity))
+    return out
 
 
 class _OneWorker:
@@ -1212,52 +1231,85 @@ class _ResultBuffers:
         self.kernel = kernel
         size = max(rows, 1)
         self.window_start = np.empty(size, dtype=np.int64)
-        ptrs = [self.window_start.ctypes.data]
+        ptrs, strides = [self.window_start.ctypes.data], [8]  # strides: bytes per row
         self.keys, self.aggs = [], []
         for _ in kernel.keys:
             b = (np.empty(size, dtype=np.int64), np.empty(size, dtype=np.uint8))
             self.keys.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
+            strides += [8, 1]
         for _, store in kernel.gen.aggregate_types:
             if _is_list(store):  # top_k, strings: an output vector {data, length, capacity} the
                 # emit appends to (malloc'd there, freed here) and {first value, count} per row
                 b = (np.zeros(3, dtype=np.int64), np.zeros(2 * size, dtype=np.int64))
+                strides += [0, 16]  # (one vector for every window of a firing)
             else:
                 b = (np.empty(size, dtype=NP_STORE[store]), np.empty(size, dtype=np.uint8))
+                strides += [b[0].itemsize, 1]
             self.aggs.append(b)
             ptrs += [b[0].ctypes.data, b[1].ctypes.data]
         self.window_end = None  # session windows write their ends; other windows have a fixed size
         if kernel.writes_window_ends:
             self.window_end = np.empty(size, dtype=np.int64)
             ptrs.append(self.window_end.ctypes.data)
+            strides.append(8)
         self._descriptor = np.array(ptrs, dtype=np.uint64)
+        self.span_rows: list[int] = []  # windows_table: each window's rows in the table
+        self._strides = np.array(strides, dtype=np.uint64)
+        self._shifted = np.empty_like(self._descriptor)
 
     @property
     def descriptor(self) -> int:
         return self._descriptor.ctypes.data
 
-    def table(self, n: int, window_columns: bool = True, end: int | None = None,
-              keys: np.ndarray | None = None, row_kinds: bool = False) -> pa.Table:
-        """The first ``n`` rows; ``end``: every row's window end (one window merged: its size
-        need not be the kernel's, as for cumulative windows); ``keys``: only the rows of these
-        keys (rows of key null mask and key words: a window fired again for late records);
+    def descriptor_at(self, row: int) -> int:
+        """The descriptor of the buffers from row ``row`` on: a firing emits its windows one
+        after another into one set of buffers (``windows_table``). Valid until the next call."""
+        np.add(self._descriptor, self._strides * np.uint64(row), out=self._shifted)
+        return self._shifted.ctypes.data
+
+    def windows_table(self, spans: list[tuple[int, int, np.ndarray | None]]) -> pa.Table:
+        """The rows of windows emitted one after another from row 0 (``descriptor_at``):
+        ``spans`` holds each window's (rows, end, keys); ``keys`` (rows of key null mask and key
+        words: a window fired again for late records): only the rows of these keys."""
+        counts = np.array([rows for rows, _, _ in spans], dtype=np.int64)
+        n = int(counts.sum())
+        ends = np.repeat(np.array([end for _, end, _ in spans], dtype=np.int64), counts)
+        if all(keys is None for _, _, keys in spans):
+            self.span_rows = counts.tolist()
+            return self.table(n, end=ends)
+        parts, at = [], 0
+        for rows, _, keys in spans:
+            part = np.arange(at, at + rows)
+            parts.append(part if keys is None else part[self._of_keys(at, at + rows, keys)])
+            at += rows
+        self.span_rows = [len(part) for part in parts]
+        return self.table(n, end=ends, picked=np.concatenate(parts))
+
+    def last_window(self, table: pa.Table) -> pa.Table | None:
+        """The rows of the last window of ``windows_table``'s ``table`` that has any."""
+        last = next((rows for rows in reversed(self.span_rows) if rows), 0)
+        return table.slice(table.num_rows - last) if last else None
+
+    def table(self, n: int, window_columns: bool = True, end: np.ndarray | None = None,
+              picked: np.ndarray | None = None, row_kinds: bool = False) -> pa.Table:
+        """The first ``n`` rows; ``end``: each of the ``n`` rows' window end (windows merged
+        from panes: their size need not be the kernel's, as for cumulative windows); ``picked``:
+        only these of the rows (a window fired again for late records: its noted keys' rows);
         ``row_kinds``: a running aggregate's last column, each row's kind (written where other
         windows write their starts)."""
-        # (a window fired again for late records: only its noted keys' rows are built)
-        picked = None if keys is None else np.flatnonzero(self._of_keys(n, keys))
 
         def pick(a: np.ndarray) -> np.ndarray:
             return a[:n] if picked is None else a[:n][picked]
 
         def pick_pairs(pairs: np.ndarray) -> np.ndarray:  # a list aggregate's {first value, count} per row
             return pairs[:2 * n] if picked is None else pairs[:2 * n].reshape(n, 2)[picked].ravel()
-        rows = n if picked is None else len(picked)
         k = self.kernel
         arrays = [k.key_array(f, pick(w), pick(v)) for f, (w, v) in zip(k.keys, self.keys)]
         if window_columns:
             arrays.append(k.time_array(pick(self.window_start)))
             if end is not None:
-                ends = np.full(rows, end, dtype=np.int64)
+                ends = pick(end)
             elif self.window_end is None:
                 ends = pick(self.window_start) + k.window_size
             else:
@@ -1282,15 +1334,16 @@ class _ResultBuffers:
         # (a running aggregate's record times, after the row kinds, come from its input batch)
         return pa.Table.from_arrays(arrays, schema=pa.schema(list(k.schema)[:len(arrays)]))
 
-    def _of_keys(self, n: int, keys: np.ndarray) -> np.ndarray:
-        """Which of the first ``n`` rows have one of ``keys`` (null mask, key words; a null key's
-        word does not count)."""
+    def _of_keys(self, start: int, stop: int, keys: np.ndarray) -> np.ndarray:
+        """Which of rows ``[start, stop)`` have one of ``keys`` (null mask, key words; a null
+        key's word does not count)."""
+        n = stop - start
         masks = np.zeros(n, dtype=np.int64)
         words = []
         for i, (w, v) in enumerate(self.keys):
-            valid = v[:n].astype(bool)
+            valid = v[start:stop].astype(bool)
             masks |= (~valid).astype(np.int64) << i
-            words.append(np.where(valid, w[:n], 0))
+            words.append(np.where(valid, w[start:stop], 0))
         rows = np.column_stack([masks] + words) if n else np.zeros((0, 1 + len(words)), dtype=np.int64)
         wanted = keys.copy()
         for i in range(len(self.keys)):

@@ -26,7 +26,7 @@ import pyarrow as pa
 
 from ..codegen import abi
 from ..codegen.module import window_geometry
-from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers, free_late_notes
+from .kernels import SlidingWindowKernel, WindowKernel, _ResultBuffers, free_late_notes, with_capacities
 from .shared_snapshot import export_shared, restore_shared
 
 _P, _I64 = ctypes.c_void_p, ctypes.c_int64
@@ -217,24 +217,21 @@ class SharedWindowKernel(WindowKernel):
         slots = self.ring.slots()
         panes = slots[slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN]
         self._check_left(panes)
-        windows = self._windows_to_fire(panes[:, abi.RING_SLOT_START], previous, watermark, late)
+        windows = with_capacities(
+            self._windows_to_fire(panes[:, abi.RING_SLOT_START], previous, watermark, late),
+            panes[:, [abi.RING_SLOT_START, 2, abi.RING_SLOT_CAPACITY, abi.RING_SLOT_SIZE]])
         merge_emit = self.function("state", "shared_merge_emit", _I64, _P, _I64, _I64, _P, _P)
-        tables = []
-        for lo, hi, keys in windows:
-            inside = (panes[:, abi.RING_SLOT_START] >= lo) & (panes[:, abi.RING_SLOT_START] < hi)
-            capacity = int(panes[inside, abi.RING_SLOT_SIZE].sum())
-            if capacity == 0:
-                continue
-            out = _ResultBuffers(self, capacity)
-            n = self._checked(merge_emit(self.ring.address, lo, hi, out.descriptor, self.state_ptr))
+        out = _ResultBuffers(self, sum(capacity for *_, capacity in windows)) if windows else None
+        spans, at = [], 0  # every window's rows, one after another in the same buffers
+        for lo, hi, keys, _ in windows:
+            n = self._checked(merge_emit(self.ring.address, lo, hi, out.descriptor_at(at), self.state_ptr))
             if n:
-                tables.append(out.table(n, end=hi, keys=keys))
+                spans.append((n, hi, keys))
+                at += n
         drop = self.function("state", "shared_drop_panes", None, _P, _I64)
         drop(self.ring.address, self._cleanup_watermark(watermark))
         self._compact()
-        if not tables:
-            return None
-        return self._sorted(pa.concat_tables(tables))
+        return self._sorted(out.windows_table(spans)) if spans else None
 
     def windows(self, state: np.ndarray | None = None) -> np.ndarray:
         """The open windows as rows of (window start, entries, capacity, size), like the

@@ -1069,7 +1069,9 @@ fp.run:
   store i64 %fp.maxts.n, ptr %maxts.a
   %fp.ents = load ptr, ptr %dents.a  ; the open window's entries (allocated when it opened)
   %fp.unclaimed.p = getelementptr inbounds i64, ptr %state, i64 11
-  store i64 1, ptr %fp.unclaimed.p  ; the engine calls claim after this call
+  %fp.unclaimed = load i64, ptr %fp.unclaimed.p
+  %fp.unclaimed.n = call i64 @llvm.smin.i64(i64 %fp.unclaimed, i64 %fp.cur)
+  store i64 %fp.unclaimed.n, ptr %fp.unclaimed.p  ; the engine calls claim after this call
   store i64 0, ptr %fp.kept.a
   br label %fp.loop
 fp.loop:
@@ -1367,13 +1369,14 @@ err33:
 }
 
 ; The entries the dense pass reached first get the tag, key and table size the general path
-; gives a new entry: every entry of a dense table with tag 0 and a non-zero count.
+; gives a new entry: every entry with tag 0 and a non-zero count of each dense table that
+; starts at or after the lowest window (pane) start the pass ran in (state[STATE_UNCLAIMED]).
 define void @p0_optimized_claim(ptr %state) {
 entry:
   %unclaimed.p = getelementptr inbounds i64, ptr %state, i64 11
   %unclaimed = load i64, ptr %unclaimed.p
-  store i64 0, ptr %unclaimed.p
-  %pending = icmp ne i64 %unclaimed, 0
+  store i64 9223372036854775807, ptr %unclaimed.p
+  %pending = icmp ne i64 %unclaimed, 9223372036854775807
   br i1 %pending, label %tables, label %done
 tables:
   %dir = getelementptr inbounds i64, ptr %state, i64 8
@@ -1393,7 +1396,11 @@ slot:
   %cap = load i64, ptr %cap.p
   %has = icmp ne ptr %ents, null
   %placed = icmp eq i64 %cap, 16384
-  %go = and i1 %has, %placed
+  %start.p = getelementptr inbounds i8, ptr %slots, i64 %slot.byte
+  %start = load i64, ptr %start.p
+  %reached.slot = icmp sge i64 %start, %unclaimed  ; (older panes: claimed after earlier calls)
+  %placed.has = and i1 %has, %placed
+  %go = and i1 %placed.has, %reached.slot
   br i1 %go, label %e.loop, label %slot.next
 e.loop:
   %e = phi i64 [ 0, %slot ], [ %e.next, %e.latch ]
