@@ -71,8 +71,6 @@ def test_window_queries_split_into_tasks_match_the_embedded_engine(case, tasks):
     assume(_kind(case) is not None and _kind(case).spark == "partials")
     # kept windows need the watermark batch by batch: one task (docs/spark.md)
     assume(not any(s.method == "allowed_lateness" for s in case.steps))
-    # a ranked window (Top-N, deduplication) keeps its rows per group: one task (docs/spark.md)
-    assume(not any(s.method in ("top_n", "deduplicate") for s in case.steps))
     # a window over a computed string key reads a materializing pipeline: one task (docs/spark.md)
     assume(isinstance(build_physical_plan(Query(case.build(gz.StreamEnvironment()).node)).pipelines[0].terminal,
                       WindowTerminal))
