@@ -29,7 +29,7 @@ if shutil.which("java") is None:  # pragma: no cover - depends on the host
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col
-from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from grizzly_py.windows import EventTimeSessionWindows, TumblingEventTimeWindows
 
 pytestmark = pytest.mark.slow  # a Spark session for the module, Spark jobs per example
 
