@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from strategies import assert_tables_equal
+from spark_partial_checks import assert_the_engines_from_partial_tasks, local_spark, run_collected
 
 pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'grizzly-py[spark]'")
 if shutil.which("java") is None:  # pragma: no cover - depends on the host
@@ -35,17 +35,9 @@ from grizzly_py.workloads import nexmark
 
 pytestmark = pytest.mark.slow
 
-TUMBLING = TumblingEventTimeWindows.of(Time.milliseconds(200))
-SLIDING = SlidingEventTimeWindows.of(Time.milliseconds(300), Time.milliseconds(100))
-COUNTERS = ("records_in", "records_out", "late_records", "filtered_records")
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from grizzly_py.spark import local_session
-    session = local_session(2, master="local[2]", app="grizzly-ranked-tests")
-    yield session
-    session.stop()
+TUMBLING = TumblingEventTimeWindows.of(Time.milliseconds(150))
+SLIDING = SlidingEventTimeWindows.of(Time.milliseconds(250), Time.milliseconds(50))
+spark = local_spark("grizzly-ranked-tests")
 
 
 def _events(n: int, seed: int, disorder: int = 120) -> pa.Table:
@@ -71,21 +63,6 @@ RANKED = {
 }
 
 
-def _run(env, query):
-    query.collect("out")
-    result = env.execute()
-    return result["out"], result.metrics
-
-
-def _assert_the_engines_from_several_partial_tasks(actual, spark_metrics, expected, metrics):
-    assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
-    q = spark_metrics["queries"][0]
-    assert q["strategy"] == "partial", q["notes"]
-    assert len([t for t in q["task_reports"] if t["stage"] == "partial"]) >= 2
-    for name in COUNTERS:
-        assert spark_metrics[name] == metrics[name], name
-
-
 @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(name=st.sampled_from(sorted(RANKED)), n=st.integers(1, 4), sliding=st.booleans(),
        rows=st.integers(40, 300), chunk=st.integers(1, 20), bound_ms=st.sampled_from([0, 30, 500]),
@@ -98,9 +75,9 @@ def test_ranked_windows_over_arrow_batches_rank_as_the_engine(spark, name, n, sl
     def query(env):
         source = env.from_arrow(table.to_batches(max_chunksize=chunk) or table, timestamp="ts", watermark=bound)
         return RANKED[name](source, n, SLIDING if sliding else TUMBLING)
-    expected, metrics = _run(env := gz.StreamEnvironment(), query(env))
-    actual, spark_metrics = _run(env := gz.StreamEnvironment.for_spark(spark), query(env))
-    _assert_the_engines_from_several_partial_tasks(actual, spark_metrics, expected, metrics)
+    expected, metrics = run_collected(env := gz.StreamEnvironment(), query(env))
+    actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), query(env))
+    assert_the_engines_from_partial_tasks(actual, spark_metrics, expected, metrics)
 
 
 def _bids_with_late_ones(n: int) -> pa.Table:
@@ -118,19 +95,19 @@ def test_nexmark_q7_runs_as_partial_ranked_windows(spark, tmp_path, kind):
     path = tmp_path / "bids.parquet"
     pq.write_table(bids, path, row_group_size=2_000)
     if kind == "pushdown":
-        expected, metrics = _run(env := gz.StreamEnvironment(), nexmark.q7_of(env.from_parquet(
+        expected, metrics = run_collected(env := gz.StreamEnvironment(), nexmark.q7_of(env.from_parquet(
             str(path), timestamp="dateTime")))
         assert metrics["late_records"] == 300
-        actual, spark_metrics = _run(env := gz.StreamEnvironment.for_spark(spark), nexmark.q7_of(
+        actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), nexmark.q7_of(
             env.from_parquet(str(path), timestamp="dateTime")))
     else:
-        expected, metrics = _run(env := gz.StreamEnvironment(), nexmark.q7(env, bids.combine_chunks()))  # one batch
+        expected, metrics = run_collected(env := gz.StreamEnvironment(), nexmark.q7(env, bids.combine_chunks()))  # one batch
         df = spark.read.parquet(str(path))
         if kind == "dataframe":
             df = df.repartition(3)
-        actual, spark_metrics = _run(env := gz.StreamEnvironment.for_spark(spark), nexmark.q7_of(
+        actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), nexmark.q7_of(
             env.from_spark(df, timestamp="dateTime")))
         assert spark_metrics["queries"][0]["input"] == kind
-    _assert_the_engines_from_several_partial_tasks(actual, spark_metrics, expected, metrics)
+    assert_the_engines_from_partial_tasks(actual, spark_metrics, expected, metrics)
     assert expected.num_rows >= 3
     assert any(n.startswith("plan rewrite: WindowJoin") for n in spark_metrics["queries"][0]["notes"])

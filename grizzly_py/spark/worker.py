@@ -13,7 +13,8 @@ The task kinds (``planner.py`` decides which a query uses):
   compiled code and emits partial states (``partials.py``): once at the end of the task, or, where
   the task knows the watermark of the source batches before its own (file and Arrow sources),
   each window as soon as the watermark completes it, exactly as the embedded engine would.
-- ``merge_task``: partial states of a set of (window, key) groups, merged and finished.
+- ``merge_task``: partial states of a set of (window, key) groups, merged and finished (a ranked
+  window's merged groups ranked, as the engine ranks a fired window).
 - ``raw_task`` / ``keyed_task``: keyed sessions and cumulative windows; the input rows numbered
   by (source batch, row), then a key partition's rows in that order through the window.
 - ``finish_task`` / ``whole_task``: the embedded engine itself inside one task (window results
