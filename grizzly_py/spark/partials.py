@@ -261,8 +261,8 @@ def _entries(kernel, layout: EntryLayout, table: pa.Table) -> tuple[np.ndarray, 
         agg_word = _aggregate_of(layout, name).word
         offsets = column.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
         flat = column.flatten()
-        if strings:
-            flat = kernel.interner.ids(flat)
+        if strings:  # (a null: a window row's null value, which its null flags mark; any id will do)
+            flat = kernel.interner.ids(flat).fill_null(0)
         values = np.ascontiguousarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
         if not len(values):
             values = np.zeros(1, dtype=np.int64)
