@@ -77,24 +77,36 @@ def embedded(paths: list[str], keyed: bool) -> tuple[int, str]:
     return env.execute()["out"].num_rows, "embedded"
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=5_000_000, help="rows per source")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--cluster", action="store_true")
-    ap.add_argument("--data", default="/tmp/grizzly-bench-union")
-    args = ap.parse_args(argv)
+def bench_arguments(doc: str, rows: int, rows_help: str, runs: int, data: str) -> argparse.ArgumentParser:
+    """The options of a Spark bench: ``--rows``, ``--runs``, ``--cluster`` (``bench_session``), ``--data``."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=rows, help=rows_help)
+    ap.add_argument("--runs", type=int, default=runs)
+    ap.add_argument("--cluster", action="store_true", help="a standalone cluster of 2 one-core workers")
+    ap.add_argument("--data", default=data, help="where the input files are written (kept for later runs)")
+    return ap
+
+
+def bench_session(stack: contextlib.ExitStack, cluster: bool, app: str, **conf):
+    """A Spark session for a bench, stopped with ``stack``: on a standalone cluster of 2 workers of
+    1 core started here (``cluster``), as ``grizzly bench --engine spark-cluster`` runs, else on
+    local[2]; ``conf``: more settings."""
     from grizzly_py.spark import local_session
     from grizzly_py.spark.cluster import StandaloneCluster
+    master = None
+    if cluster:
+        master = stack.enter_context(StandaloneCluster(workers=2, cores=1, memory="2g")).url
+        conf = {"spark.executor.cores": "1", "spark.executor.memory": "1g", **conf}
+    spark = local_session(2, master=master, app=app, **conf) if master else local_session(2, app=app, **conf)
+    stack.callback(spark.stop)
+    return spark
+
+
+def main(argv=None) -> None:
+    args = bench_arguments(__doc__, 5_000_000, "rows per source", 3, "/tmp/grizzly-bench-union").parse_args(argv)
     paths = write_inputs(args.data, args.rows)
     with contextlib.ExitStack() as stack:
-        conf = {}
-        master = None
-        if args.cluster:
-            cluster = stack.enter_context(StandaloneCluster(workers=2, cores=1, memory="2g"))
-            master, conf = cluster.url, {"spark.executor.cores": "1", "spark.executor.memory": "1g"}
-        spark = local_session(2, master=master, app="bench-union", **conf) if master else local_session(2, app="bench-union")
-        stack.callback(spark.stop)
+        spark = bench_session(stack, args.cluster, "bench-union")
         contenders = {}
         for keyed in (True, False):
             tag = "by key" if keyed else "window_all"

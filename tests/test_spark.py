@@ -290,8 +290,9 @@ def test_windows_over_computed_strings_run_in_one_task(spark):
 
 
 def test_window_top_n_by_key_and_deduplication_of_window_all(spark):
-    """A ranked window ranks its rows as the embedded engine fires it: by key in each key's task,
-    without keys (``window_all``) in one task."""
+    """A ranked window over tumbling or sliding windows ranks its rows as the embedded engine
+    fires it: each task's rows of a group as partial states, ranked again in the merge stage, by
+    key or without keys (``window_all``; test_spark_ranked.py)."""
     table = _events(400)
 
     def top_n(env):
@@ -300,7 +301,7 @@ def test_window_top_n_by_key_and_deduplication_of_window_all(spark):
 
     def deduplicate(env):
         return env.from_arrow(table, timestamp="ts").window_all(ASSIGNERS["tumbling"]).deduplicate(keep="last")
-    for build, strategy in ((top_n, "keyed"), (deduplicate, "whole")):
+    for build, strategy in ((top_n, "partial"), (deduplicate, "partial")):
         expected, _ = reference.run(build(gz.StreamEnvironment()).node)
         actual, metrics = on_spark(spark, build)
         assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))

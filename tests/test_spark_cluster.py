@@ -3,7 +3,8 @@ two executor JVMs) started from the pip package's ``spark-class`` (``grizzly_py.
 bound to 127.0.0.1, stopped by PID at the end of the module.
 
 - Every Spark strategy (stateless, partial windows (of a union too), keyed sessions and count
-  windows, joins by key, one task for a window Top-N without keys) gives the embedded engine's result across executor processes, and the
+  windows, joins by key, ranked windows as partial states, one task for a Top-N of
+  sessions without keys) gives the embedded engine's result across executor processes, and the
   distributed ones run their heavy stage in more than one task.
 - An executor killed after the map stage wrote its shuffle output: Spark re-runs the lost map
   tasks in a new stage attempt; the result stays exact and ``records_in`` counts every row once.
@@ -179,7 +180,11 @@ STRATEGIES = {
     "keyed": (lambda s: s.key_by("k").window(EventTimeSessionWindows.with_gap(Time.milliseconds(40)))
               .aggregate(n=agg.count(), total=agg.sum("i")), "keyed"),
     "keyed-count": (lambda s: s.key_by("k").count_window(50).aggregate(n=agg.count(), total=agg.sum("i")), "keyed"),
-    "whole": (lambda s: s.window_all(TumblingEventTimeWindows.of(Time.seconds(2))).top_n(3, by="i"), "whole"),
+    "whole": (lambda s: s.window_all(EventTimeSessionWindows.with_gap(Time.milliseconds(40))).top_n(3, by="i"),
+              "whole"),
+    # each task's top rows of a window as partial states, ranked again after the shuffle
+    "ranked-partial": (lambda s: s.window_all(TumblingEventTimeWindows.of(Time.seconds(2))).top_n(3, by="i"),
+                       "partial"),
     # the DataFrame joined with an Arrow source (read by the tasks), both partitioned by key
     "keyed-join": (lambda s: s.interval_join(s.env.from_arrow(RIGHT, timestamp="ts")).where("k").equal_to("k")
                    .between(Time.milliseconds(-20), Time.milliseconds(20)), "keyed-join"),
@@ -199,7 +204,7 @@ def test_every_strategy_matches_the_embedded_engine_on_a_cluster(spark, tmp_path
     pq.write_table(table, path, row_group_size=500)
     build, strategy = STRATEGIES[name]
     df = spark.read.parquet(str(path))  # count windows count in the file's order, Top-N ties by it
-    if name not in ("whole", "keyed-count"):
+    if name not in ("whole", "keyed-count", "ranked-partial"):
         df = df.repartition(4)  # rows in no order, over more partitions than executors
     actual, q = _on_cluster(spark, build, df)
     expected = _embedded(build, table)

@@ -29,7 +29,7 @@ if shutil.which("java") is None:  # pragma: no cover - depends on the host
 
 import grizzly_py as gz
 from grizzly_py import Time, WatermarkStrategy, agg, col
-from grizzly_py.windows import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from grizzly_py.windows import EventTimeSessionWindows, TumblingEventTimeWindows
 
 pytestmark = pytest.mark.slow  # a Spark session for the module, Spark jobs per example
 
@@ -75,8 +75,8 @@ QUERIES = {
     "top_n": (lambda s: s.key_by("k").top_n(2, by=["v", "x"], descending=[True, False]), True),
     "allowed_lateness": (_late_aggregate, False),
     "late_side_output": (lambda s: _late_aggregate(s, side_output=True).late_data("late"), False),
-    "window_top_n": (lambda s: s.key_by("k").window(SlidingEventTimeWindows.of(
-        Time.milliseconds(300), Time.milliseconds(100))).top_n(2, by="x"), False),
+    "session_top_n": (lambda s: s.key_by("k").window(EventTimeSessionWindows.with_gap(
+        Time.milliseconds(30))).top_n(2, by="x"), False),
     "session_deduplicate": (lambda s: s.key_by("g").window(EventTimeSessionWindows.with_gap(
         Time.milliseconds(30))).deduplicate(keep="last"), False),
 }
@@ -353,7 +353,7 @@ def test_each_keys_changelog_keeps_its_order(spark):
 @pytest.mark.parametrize("query", [
     lambda s: s.with_columns(k2=col("g") + 1).key_by("k2").aggregate(n=agg.count()),  # a computed key
     lambda s: s.key_by("k").aggregate(n=agg.count()).key_by("n").aggregate(c=agg.count()),  # no common key
-    lambda s: s.window_all(TUMBLING).top_n(2, by="v"),  # no key
+    lambda s: s.window_all(EventTimeSessionWindows.with_gap(Time.milliseconds(20))).top_n(2, by="v"),  # no key
 ], ids=["computed", "regrouped", "window_all"])
 def test_queries_without_a_key_column_in_common_run_whole(spark, query):
     table = pa.table({"ts": pa.array(range(0, 600, 3), pa.int64()), "k": [str(i % 5) for i in range(200)],

@@ -71,8 +71,6 @@ def test_window_queries_split_into_tasks_match_the_embedded_engine(case, tasks):
     assume(_kind(case) is not None and _kind(case).spark == "partials")
     # kept windows need the watermark batch by batch: one task (docs/spark.md)
     assume(not any(s.method == "allowed_lateness" for s in case.steps))
-    # a ranked window (Top-N, deduplication) keeps its rows per group: one task (docs/spark.md)
-    assume(not any(s.method in ("top_n", "deduplicate") for s in case.steps))
     # a window over a computed string key reads a materializing pipeline: one task (docs/spark.md)
     assume(isinstance(build_physical_plan(Query(case.build(gz.StreamEnvironment()).node)).pipelines[0].terminal,
                       WindowTerminal))
@@ -107,6 +105,33 @@ def test_every_aggregate_with_late_records_in_later_tasks(assigner, tasks):
     _, late = embedded(build)
     assert late > 0  # the hand-made input has late records
     check(build, tasks)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.sampled_from(["a", "b", None]),
+                          st.sampled_from([0.5, -0.0, 0.0, float("nan"), None, 2.5, -1.0])), min_size=1, max_size=60),
+       st.integers(1, 3), st.integers(1, 4), st.booleans(), st.integers(1, 10))
+def test_window_top_n_tasks_ship_only_each_groups_first_n_rows(rows, n, tasks, sliding, chunk):
+    """A window Top-N's partial states hold each group's first ``n`` rows of the task (floats
+    with NaN, -0.0 and nulls, strings with nulls, ties by arrival); merged and ranked again they
+    are the engine's rows."""
+    from grizzly_py.spark.shipping import ShippedPlan, detach
+    from grizzly_py.spark.worker import partial_task
+    data = pa.table({"ts": pa.array([r[0] for r in rows], pa.int64()), "k": pa.array([r[1] for r in rows], pa.string()),
+                     "x": pa.array([r[2] for r in rows], pa.float64())})
+    batches = data.to_batches(max_chunksize=chunk)
+    window = SlidingEventTimeWindows.of(Time.milliseconds(20), Time.milliseconds(5)) if sliding else \
+        TumblingEventTimeWindows.of(Time.milliseconds(20))
+
+    def build(env):
+        return env.from_arrow(batches, timestamp="ts", watermark=WatermarkStrategy.for_bounded_out_of_orderness(
+            Time.milliseconds(5))).window_all(window).top_n(n, by=["x", "k"], descending=[True, False])
+    check(build, tasks)
+    shipped = ShippedPlan.of(Query(detach(build(gz.StreamEnvironment()).node)), True)
+    for part in partial_task(shipped, batches):  # one task, all the rows
+        for column in part.columns:
+            if pa.types.is_list(column.type):
+                assert max(len(v) for v in column.to_pylist()) <= n
 
 
 @given(st.lists(st.tuples(st.integers(0, 80), st.sampled_from(["a", "b", None]), st.integers(-5, 5)), max_size=40),

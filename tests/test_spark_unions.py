@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from spark_partial_checks import COUNTERS, assert_the_engines_from_partial_tasks, local_spark, run_collected
 from strategies import assert_tables_equal
 
 pytest.importorskip("pyspark", reason="PySpark is not installed: pip install 'grizzly-py[spark]'")
@@ -34,15 +35,7 @@ pytestmark = pytest.mark.slow
 BOUND = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(40))
 TUMBLING = TumblingEventTimeWindows.of(Time.milliseconds(200))
 SLIDING = SlidingEventTimeWindows.of(Time.milliseconds(300), Time.milliseconds(100))
-COUNTERS = ("records_in", "records_out", "late_records", "filtered_records")
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from grizzly_py.spark import local_session
-    session = local_session(2, master="local[2]", app="grizzly-union-tests")
-    yield session
-    session.stop()
+spark = local_spark("grizzly-union-tests")
 
 
 def _events(n: int, seed: int, disorder: int = 200) -> pa.Table:
@@ -74,31 +67,16 @@ def _inputs(env, tables, parquet, df=None):
     return a.union(b, c.filter(col("k").is_not_null()))
 
 
-def _run(env, query):
-    query.collect("out")
-    result = env.execute()
-    return result["out"], result.metrics
-
-
-def _assert_engines_rows_from_partial_tasks(actual, spark_metrics, expected, metrics):
-    assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
-    q = spark_metrics["queries"][0]
-    assert q["strategy"] == "partial", q["notes"]
-    assert len([t for t in q["task_reports"] if t["stage"] == "partial"]) >= 2
-    for name in COUNTERS:
-        assert spark_metrics[name] == metrics[name], name
-
-
 @pytest.mark.parametrize("name", sorted(QUERIES))
 def test_a_union_of_three_kinds_of_inputs_runs_as_partial_states(spark, tmp_path, name):
     tables = [_events(300, 51), _events(200, 52), _events(120, 53)]
     parquet = tmp_path / "b.parquet"
     pq.write_table(tables[1], parquet, row_group_size=25)
     df = spark.createDataFrame(tables[2])
-    expected, metrics = _run(env := gz.StreamEnvironment(), QUERIES[name](_inputs(env, tables, parquet)))
-    actual, spark_metrics = _run(env := gz.StreamEnvironment.for_spark(spark),
+    expected, metrics = run_collected(env := gz.StreamEnvironment(), QUERIES[name](_inputs(env, tables, parquet)))
+    actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark),
                                  QUERIES[name](_inputs(env, tables, parquet, df)))
-    _assert_engines_rows_from_partial_tasks(actual, spark_metrics, expected, metrics)
+    assert_the_engines_from_partial_tasks(actual, spark_metrics, expected, metrics)
     assert metrics["late_records"] > 0 and metrics["filtered_records"] > 0 and expected.num_rows > 0
     assert spark_metrics["queries"][0]["input"] == "dataframe+pushdown"
 
@@ -120,8 +98,8 @@ def test_pushdown_unions_decide_lateness_as_the_engine(spark, sizes, chunk, boun
         streams = [env.from_arrow(t.to_batches(max_chunksize=chunk) or t, timestamp="ts", watermark=bound)
                    for t in tables]
         return streams[0].union(*streams[1:]).key_by("k").window(SLIDING).aggregate(**aggregates)
-    expected, metrics = _run(env := gz.StreamEnvironment(), query(env))
-    actual, spark_metrics = _run(env := gz.StreamEnvironment.for_spark(spark), query(env))
+    expected, metrics = run_collected(env := gz.StreamEnvironment(), query(env))
+    actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), query(env))
     assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
     assert spark_metrics["queries"][0]["strategy"] == "partial"
     for name in COUNTERS:
@@ -149,8 +127,8 @@ def test_a_dataframe_read_as_files_is_one_batch_among_the_rounds(spark, tmp_path
     def query(env, first):
         second = env.from_arrow(b.to_batches(max_chunksize=40), timestamp="ts", watermark=BOUND)
         return first.filter(col("i") > -5).union(second).window_all(TUMBLING).aggregate(n=agg.count(), s=agg.sum("i"))
-    expected, metrics = _run(env := gz.StreamEnvironment(), query(env, env.from_arrow(a, timestamp="ts", watermark=BOUND)))
-    actual, spark_metrics = _run(env := gz.StreamEnvironment.for_spark(spark), query(
+    expected, metrics = run_collected(env := gz.StreamEnvironment(), query(env, env.from_arrow(a, timestamp="ts", watermark=BOUND)))
+    actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), query(
         env, env.from_spark(spark.read.parquet(str(path)), timestamp="ts", watermark=BOUND)))
     assert_tables_equal(actual, expected.cast(actual.schema) if expected.schema != actual.schema else expected)
     assert spark_metrics["queries"][0]["strategy"] == "partial"

@@ -146,11 +146,14 @@ class EntryLayout:
         return EntryLayout(g.key_words, g.entry_size // 8, tuple(aggs))
 
     def columns(self) -> list[tuple[str, int | None]]:
-        """The state columns of a partial state: (name, word index), or (name, None) for a value vector."""
+        """The state columns of a partial state: (name, word index), or (name, None) for a value
+        vector. A holistic aggregate's words after its vector's three (``_extreme_rows``: the
+        running extreme and what was seen) ship as words too."""
         out = []
         for i, a in enumerate(self.aggregates):
             if a.holistic:
                 out.append((f"__gz_a{i}_values", None))
+                out.extend((f"__gz_a{i}_w{j}", a.word + j) for j in range(3, a.words))
             else:
                 out.extend((f"__gz_a{i}_w{j}", a.word + j) for j in range(a.words))
         return out

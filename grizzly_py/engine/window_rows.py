@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 
 from ..physical.pipelines import Pipeline, WindowTerminal
 from ..plan import WINDOW_END, WINDOW_START
-from ..window_rank import ARRIVAL, NULL_BITS, RankedRows, null_column, row_column
+from ..window_rank import ARRIVAL, NULL_BITS, RankedRows, RowOrder, null_column, row_column
 from .kernels import sort_indices_nulls_last
 
 
@@ -59,7 +59,21 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
     order = rows.order
     if order.at_extreme:
         return _rows_at_extreme(rows, fired, schema, values, group, place, pc.list_flatten(arrivals))
-    keys = {"group": place[group], "arrival": pc.list_flatten(arrivals)}
+    ranked, rank = ranks(order, values, place[group], pc.list_flatten(arrivals))
+    sorted_group = group[ranked]  # (in order of place: a group's rows are contiguous)
+    kept = rank <= order.n
+    take, of_group = pa.array(ranked[kept]), pa.array(sorted_group[kept])
+    out = [fired.column(WINDOW_START).take(of_group), fired.column(WINDOW_END).take(of_group)]
+    out += [values[name].take(take) for name in rows.columns]
+    out.append(pa.array(rank[kept], pa.int64()))
+    return pa.RecordBatch.from_arrays([_as_type(c, f.type) for c, f in zip(out, schema)], schema=schema)
+
+
+def ranks(order: RowOrder, values: dict, group: np.ndarray, arrivals: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+    """The rows (the i-th entries of ``values``' columns, of ``group`` and ``arrivals``) sorted
+    by group, then by ``order`` (``top_n``), then arrival; and each sorted row's rank in its group
+    (1-based)."""
+    keys = {"group": group, "arrival": arrivals}
     sort_keys = [("group", "ascending")]
     for n, (name, descending) in enumerate(order.by):
         direction = "descending" if descending else "ascending"
@@ -68,15 +82,9 @@ def rank_rows(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema) -> pa.
             sort_keys.append((f"by{n}_{part}", direction))
     sort_keys.append(("arrival", "ascending"))
     ranked = pc.sort_indices(pa.table(keys), sort_keys=sort_keys).to_numpy()
-    sorted_group = group[ranked]  # (in order of place: a group's rows are contiguous)
+    sorted_group = group[ranked]
     first = np.flatnonzero(np.r_[True, sorted_group[1:] != sorted_group[:-1]])
-    rank = np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)])) + 1
-    kept = rank <= order.n
-    take, of_group = pa.array(ranked[kept]), pa.array(sorted_group[kept])
-    out = [fired.column(WINDOW_START).take(of_group), fired.column(WINDOW_END).take(of_group)]
-    out += [values[name].take(take) for name in rows.columns]
-    out.append(pa.array(rank[kept], pa.int64()))
-    return pa.RecordBatch.from_arrays([_as_type(c, f.type) for c, f in zip(out, schema)], schema=schema)
+    return ranked, np.arange(len(ranked)) - np.repeat(first, np.diff(np.r_[first, len(ranked)])) + 1
 
 
 def _rows_at_extreme(rows: RankedRows, fired: pa.RecordBatch, schema: pa.Schema, values: dict, group: np.ndarray,
@@ -118,4 +126,4 @@ def _order_keys(values: pa.Array) -> list[pa.Array]:
     return keys
 
 
-__all__ = ["rank_rows", "ranked_output"]
+__all__ = ["rank_rows", "ranked_output", "ranks"]

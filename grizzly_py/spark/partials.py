@@ -26,6 +26,7 @@ import ctypes
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..codegen import abi
 from ..codegen.abi import EntryLayout
@@ -37,7 +38,9 @@ from ..engine.kernels import (
     output_arrow_schema,
     sort_indices_nulls_last,
 )
+from ..engine.window_rows import ranks
 from ..plan import WINDOW_END
+from ..window_rank import ARRIVAL, NULL_BITS, null_column, row_column
 from ..window_geometry import PaneGeometry
 
 WINDOW_START = "__gz_ws"   # the start (epoch ms) of the window a partial row belongs to
@@ -161,7 +164,40 @@ def export_windows(kernel, starts: np.ndarray, panes=None) -> pa.RecordBatch | N
             arrays.append(kernel.interner.values(rows[:, word].copy(), held.astype(np.uint8), pa.string()))
         else:
             arrays.append(pa.array(rows[:, word].copy(), pa.int64()))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+    return top_rows_only(gen, pa.RecordBatch.from_arrays(arrays, schema=schema))
+
+
+def top_rows_only(gen: GeneratedPipeline, batch: pa.RecordBatch) -> pa.RecordBatch:
+    """Partial rows of a window Top-N (``window_rank.py``) with each row's vectors cut to its
+    ``n`` first rows by the Top-N's order, ties by arrival (a group's first ``n`` are among each
+    part's first ``n``); other windows' rows as they are. The i-th entries of a row's vectors
+    belong to one record: every vector keeps the same entries, in the order they had."""
+    ranked = gen.pipeline.terminal.rows
+    if ranked is None or not ranked.order.ranked or not batch.num_rows:
+        return batch
+    layout = EntryLayout.of(gen)
+    vector = {a.name: f"__gz_a{i}_values" for i, a in enumerate(layout.aggregates)}
+    arrivals = batch.column(vector[ARRIVAL])
+    if pc.max(pc.list_value_length(arrivals)).as_py() <= ranked.order.n:
+        return batch
+    group = pc.list_parent_indices(arrivals).to_numpy()
+    values = {}
+    for name, _descending in ranked.order.by:
+        i = ranked.columns.index(name)
+        column = pc.list_flatten(batch.column(vector[row_column(i)]))
+        if ranked.schema.field(name).dtype.is_float:  # a float's word is its double's bits
+            column = pa.array(column.to_numpy(zero_copy_only=False).view(np.float64))
+        null = (pc.list_flatten(batch.column(vector[null_column(i // NULL_BITS)])).to_numpy(zero_copy_only=False)
+                >> (i % NULL_BITS)) & 1
+        values[name] = pc.if_else(pa.array(null == 0), column, pa.scalar(None, column.type))
+    order, rank = ranks(ranked.order, values, group, pc.list_flatten(arrivals))
+    keep = np.sort(order[rank <= ranked.order.n])
+    offsets = np.zeros(batch.num_rows + 1, dtype=np.int32)
+    np.cumsum(np.bincount(group[keep], minlength=batch.num_rows), out=offsets[1:])
+    keep, offsets = pa.array(keep), pa.array(offsets)
+    columns = [pa.ListArray.from_arrays(offsets, pc.list_flatten(c).take(keep)) if pa.types.is_list(c.type) else c
+               for c in batch.columns]
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -225,8 +261,8 @@ def _entries(kernel, layout: EntryLayout, table: pa.Table) -> tuple[np.ndarray, 
         agg_word = _aggregate_of(layout, name).word
         offsets = column.offsets.to_numpy(zero_copy_only=False).astype(np.int64)
         flat = column.flatten()
-        if strings:
-            flat = kernel.interner.ids(flat)
+        if strings:  # (a null: a window row's null value, which its null flags mark; any id will do)
+            flat = kernel.interner.ids(flat).fill_null(0)
         values = np.ascontiguousarray(flat.to_numpy(zero_copy_only=False), dtype=np.int64)
         if not len(values):
             values = np.zeros(1, dtype=np.int64)
@@ -282,4 +318,4 @@ def merge_partials(kernel, table: pa.Table) -> pa.Table:
 
 
 __all__ = ["WINDOW_START", "EntryLayout", "export_windows", "merge_partials", "merge_window", "partial_schema",
-           "partial_geometry", "read_panes", "window_starts"]
+           "partial_geometry", "read_panes", "top_rows_only", "window_starts"]

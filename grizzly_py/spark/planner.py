@@ -69,6 +69,7 @@ from ..results import JobResult
 from ..sources import TIMESTAMP_UNIT_DIVISOR
 from ..types import to_arrow_type
 from ..watermark import WatermarkStrategy
+from ..window_rank import WindowRankNode
 from . import worker
 from .dataframe import with_job
 from .errors import task_error
@@ -135,26 +136,40 @@ def _is_chain(physical) -> bool:
         for i, p in enumerate(ps[1:]))
 
 
-def _lateness_free(physical) -> bool:
+def _lateness_free(physical, ranked_first: bool = False) -> bool:
     """No window keeps its windows for an allowed lateness, and no pipeline keeps a window's late
     records (``late_data``): both need the watermark in force batch by batch, as the embedded
     engine has it in one task (docs/spark.md). Nor does any window rank its rows (``top_n``,
-    ``deduplicate``), which the engine does when the window fires."""
-    for p in physical.pipelines:
+    ``deduplicate``, the rows at an extreme), which the engine does when the window fires;
+    ``ranked_first``: except the first pipeline's window, whose merge stage ranks the merged rows
+    (the partial strategy: ``_ranks_partially``)."""
+    for i, p in enumerate(physical.pipelines):
         if getattr(p.terminal, "allowed_lateness_ms", 0):
             return False
-        if getattr(p.terminal, "rows", None) is not None:  # window Top-N / deduplication rank at firing
+        if getattr(p.terminal, "rows", None) is not None and not (ranked_first and i == 0):
             return False
         if any(isinstance(e, LateRecord) for f in p.filters for e in walk(f)):
             return False
     return True
 
 
-def _first_window(root: PlanNode) -> WindowAggregateNode:
+def _ranks_partially(physical) -> bool:
+    """The first pipeline is a ranked window (window Top-N, deduplication, the rows at an
+    extreme: ``window_rank.py``) over tumbling or sliding windows, and no later one ranks or keeps
+    windows: its partial states are the hidden aggregates' (each task's rows of a group; a
+    deduplication's one row), which the merge stage merges and ranks as the engine ranks a fired
+    window. Ranking is decomposable: a group's kept rows (by value, ties by arrival, whose
+    numbers are the source's on every task) are among each task's kept rows."""
+    first = physical.pipelines[0].terminal
+    return getattr(first, "rows", None) is not None and first.assigner.kind.spark == "partials" \
+        and _lateness_free(physical, ranked_first=True)
+
+
+def _first_window(root: PlanNode) -> WindowAggregateNode | WindowRankNode:
     """The window of the first pipeline of a chain: the one closest to the source."""
     node, last = root, None
     while not isinstance(node, SourceNode):
-        if isinstance(node, WindowAggregateNode):
+        if isinstance(node, (WindowAggregateNode, WindowRankNode)):
             last = node
         node = node.inputs[0]
     return last
@@ -280,7 +295,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
     tasks = spark.sparkContext.defaultParallelism
     streaming = any(isinstance(s, SparkSource) and s.streaming for s in sources)
     first = physical.pipelines[0]
-    chain = len(sources) == 1 and _is_chain(physical) and _lateness_free(physical)
+    chain = len(sources) == 1 and _is_chain(physical) and (_lateness_free(physical) or (
+        not streaming and _ranks_partially(physical)))
     kind = None if isinstance(first.terminal, ProjectTerminal) else first.terminal.assigner.kind
     for s in sources:
         if not isinstance(s, SparkSource) and not pushdown_source(s):
@@ -333,7 +349,7 @@ def _read_as_files(root: PlanNode, source: SparkSource) -> bool:
     if _is_chain(physical) and not isinstance(first.terminal, ProjectTerminal) \
             and first.terminal.assigner.kind.spark == "keyed":
         return _scan_by_key(root, source, physical)
-    if not (_is_chain(physical) and _lateness_free(physical)) or not (
+    if not (_is_chain(physical) and (_lateness_free(physical) or _ranks_partially(physical))) or not (
             isinstance(first.terminal, ProjectTerminal) or first.terminal.assigner.kind.spark == "partials"):
         return False
     return _is_scan(source, needed_columns(first, source))
@@ -640,7 +656,7 @@ def run_in_process(root: PlanNode, tasks: int = 2, adaptive: object = True) -> t
     plans = _union_partial_plan(union, physical, adaptive) if union is not None else None
     if plans is not None and all(pushdown_source(s) for s in sources):
         return _union_in_process(union, plans, tasks, acc, adaptive)
-    if len(sources) != 1 or not _is_chain(physical) or not _lateness_free(physical) \
+    if len(sources) != 1 or not _is_chain(physical) or not (_lateness_free(physical) or _ranks_partially(physical)) \
             or not pushdown_source(sources[0]):
         raise NotImplementedError("run_in_process runs single-source chains and unions as partial states over "
                                   "file or Arrow sources")

@@ -13,7 +13,8 @@ The task kinds (``planner.py`` decides which a query uses):
   compiled code and emits partial states (``partials.py``): once at the end of the task, or, where
   the task knows the watermark of the source batches before its own (file and Arrow sources),
   each window as soon as the watermark completes it, exactly as the embedded engine would.
-- ``merge_task``: partial states of a set of (window, key) groups, merged and finished.
+- ``merge_task``: partial states of a set of (window, key) groups, merged and finished (a ranked
+  window's merged groups ranked, as the engine ranks a fired window).
 - ``raw_task`` / ``keyed_task``: keyed sessions and cumulative windows; the input rows numbered
   by (source batch, row), then a key partition's rows in that order through the window.
 - ``finish_task`` / ``whole_task``: the embedded engine itself inside one task (window results
@@ -41,9 +42,10 @@ from ..codegen.module import GeneratedPipeline, generate_pipeline
 from ..engine.adaptive import AdaptiveSettings, generic_only
 from ..engine.incremental import IncrementalQuery
 from ..engine.kernel_table import make_kernel
-from ..engine.kernels import ProjectKernel, output_arrow_schema
+from ..engine.kernels import ProjectKernel, arrow_schema, output_arrow_schema
 from ..engine.local import run_job
 from ..engine.watermarks import batch_max_event_time
+from ..engine.window_rows import ranked_output
 from ..expressions import ProcessingTime
 from ..physical.pipelines import PhysicalPlan, build_physical_plan
 from ..plan import distinct_sources
@@ -392,11 +394,15 @@ def merge_task(shipped: ShippedPlan, batches: Iterable[pa.RecordBatch], accumula
         parts = [conform(b, schema) for b in batches if b.num_rows]
         table = pa.Table.from_batches(parts, schema=schema)
         result = merge_partials(kernel, table)
-        report.data.update(records_in=table.num_rows, records_out=result.num_rows)
         report.kernel(kernel, 0, table.num_rows)
     finally:
         kernel.close()
-    yield from to_spark_batches(result, output_arrow_schema(gen))
+    schema = arrow_schema(gen.pipeline.output_schema)
+    if result.num_rows:  # a ranked window's merged groups: its kept rows (window_rows.py)
+        ranked = ranked_output(gen.pipeline, result.combine_chunks().to_batches()[0], schema)
+        result = pa.Table.from_batches([ranked] if ranked is not None else [], schema=schema)
+    report.data.update(records_in=table.num_rows, records_out=result.num_rows)
+    yield from to_spark_batches(result, schema)
     report.send()
 
 
