@@ -59,7 +59,7 @@ def grizzly(spark, path: str, files: bool, partial: bool = True) -> tuple[pa.Tab
         env = gz.StreamEnvironment.for_spark(spark)
         bids = env.from_spark(spark.read.parquet(path), timestamp="dateTime") if files else \
             env.from_parquet(path, timestamp="dateTime")
-        nexmark.q7_of(bids).collect("out")
+        nexmark.highest_bids(bids).collect("out")
         result = env.execute()
         return result["out"], result.metrics["queries"][0]["strategy"]
     finally:
@@ -68,7 +68,7 @@ def grizzly(spark, path: str, files: bool, partial: bool = True) -> tuple[pa.Tab
 
 def embedded(path: str) -> tuple[pa.Table, str]:
     env = gz.StreamEnvironment()
-    nexmark.q7_of(env.from_parquet(path, timestamp="dateTime")).collect("out")
+    nexmark.highest_bids(env.from_parquet(path, timestamp="dateTime")).collect("out")
     return env.execute()["out"], "embedded"
 
 

@@ -95,17 +95,17 @@ def test_nexmark_q7_runs_as_partial_ranked_windows(spark, tmp_path, kind):
     path = tmp_path / "bids.parquet"
     pq.write_table(bids, path, row_group_size=2_000)
     if kind == "pushdown":
-        expected, metrics = run_collected(env := gz.StreamEnvironment(), nexmark.q7_of(env.from_parquet(
+        expected, metrics = run_collected(env := gz.StreamEnvironment(), nexmark.highest_bids(env.from_parquet(
             str(path), timestamp="dateTime")))
         assert metrics["late_records"] == 300
-        actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), nexmark.q7_of(
+        actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), nexmark.highest_bids(
             env.from_parquet(str(path), timestamp="dateTime")))
     else:
         expected, metrics = run_collected(env := gz.StreamEnvironment(), nexmark.q7(env, bids.combine_chunks()))  # one batch
         df = spark.read.parquet(str(path))
         if kind == "dataframe":
             df = df.repartition(3)
-        actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), nexmark.q7_of(
+        actual, spark_metrics = run_collected(env := gz.StreamEnvironment.for_spark(spark), nexmark.highest_bids(
             env.from_spark(df, timestamp="dateTime")))
         assert spark_metrics["queries"][0]["input"] == kind
     assert_the_engines_from_partial_tasks(actual, spark_metrics, expected, metrics)

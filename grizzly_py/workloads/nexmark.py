@@ -327,11 +327,11 @@ def q7(env, bids: pa.Table):
     (ties: all of them). The bid source is read once and feeds both join inputs: the bids and
     their window's maximum (whose event time ``window_end - 1`` lies in that window). Output:
     window_end, auction, bidder, price, dateTime."""
-    return q7_of(env.from_arrow(bids, timestamp="dateTime"))
+    return highest_bids(env.from_arrow(bids, timestamp="dateTime"))
 
 
-def q7_of(stream):
-    """Nexmark Q7 over a stream of bids from any source (event time ``dateTime``)."""
+def highest_bids(stream):
+    """Nexmark Q7 (``q7``) over a stream of bids from any source (event time ``dateTime``)."""
     from .. import agg
     highest = stream.window_all(_tumbling(Q7_WINDOW_MS)).aggregate(maxprice=agg.max("price"))
     return (stream.select("auction", "bidder", "price", "dateTime")
