@@ -992,7 +992,8 @@ class SlidingWindowKernel(WindowKernel):
         dense = self.placement[0] if all(p == self.placement[0] for p in self.placement) else None
         dense_cap = 0 if dense is None else dense[1]
         layout = (tuple(self._state_ptrs.tolist()), dense)
-        windows = with_capacities(self._windows_to_fire(panes[:, 0], previous, watermark, late), panes)
+        windows = with_capacities(self._windows_to_fire(panes[:, 0], previous, watermark, late), panes[:, 0],
+                                  panes[:, 3])
         out = _ResultBuffers(self, sum(capacity for *_, capacity in windows)) if windows else None
         spans, at = [], 0  # every window's rows, one after another in the same buffers
         for lo, hi, keys, capacity in windows:
@@ -1062,13 +1063,13 @@ class SlidingWindowKernel(WindowKernel):
         return out + [(lo, hi, np.array(rows)) for (lo, hi), rows in again.items()]
 
 
-def with_capacities(windows: list[tuple[int, int, np.ndarray | None]], panes: np.ndarray) -> list[tuple]:
+def with_capacities(windows: list[tuple[int, int, np.ndarray | None]], pane_starts: np.ndarray,
+                    pane_sizes: np.ndarray) -> list[tuple]:
     """(start, end, keys, capacity) of each of ``windows`` that holds an entry: ``capacity``
-    bounds its rows (the entries of its panes; ``panes`` as ``Kernel.all_windows`` gives them)."""
+    bounds its rows (the entries of the panes that start inside it)."""
     out = []
     for lo, hi, keys in windows:
-        inside = (panes[:, 0] >= lo) & (panes[:, 0] < hi)
-        capacity = int(panes[inside, 3].sum())
+        capacity = int(pane_sizes[(pane_starts >= lo) & (pane_starts < hi)].sum())
         if capacity:
             out.append((lo, hi, keys, capacity))
     return out

@@ -217,9 +217,9 @@ class SharedWindowKernel(WindowKernel):
         slots = self.ring.slots()
         panes = slots[slots[:, abi.RING_SLOT_STATUS] == abi.RING_SLOT_OPEN]
         self._check_left(panes)
-        windows = with_capacities(
-            self._windows_to_fire(panes[:, abi.RING_SLOT_START], previous, watermark, late),
-            panes[:, [abi.RING_SLOT_START, 2, abi.RING_SLOT_CAPACITY, abi.RING_SLOT_SIZE]])
+        starts = panes[:, abi.RING_SLOT_START]
+        windows = with_capacities(self._windows_to_fire(starts, previous, watermark, late), starts,
+                                  panes[:, abi.RING_SLOT_SIZE])
         merge_emit = self.function("state", "shared_merge_emit", _I64, _P, _I64, _I64, _P, _P)
         out = _ResultBuffers(self, sum(capacity for *_, capacity in windows)) if windows else None
         spans, at = [], 0  # every window's rows, one after another in the same buffers
