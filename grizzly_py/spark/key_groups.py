@@ -63,7 +63,7 @@ def stream_key_columns(root: PlanNode, physical: PhysicalPlan) -> dict[str, list
 
 def _steps_by_key(node) -> bool:
     """A first keyed operator whose state a key group can step on its own (sessions with the
-    stream's watermark: ``IncrementalQuery.observe``)."""
+    stream's watermark: ``IncrementalQuery.feed_round``'s ``latest``)."""
     if isinstance(node, (RunningAggregateNode, DeduplicateNode, TopNNode)):
         return True
     return isinstance(node, WindowAggregateNode) and node.assigner.kind in (COUNT, SESSION) \
