@@ -18,7 +18,7 @@ from grizzly_py.engine.checkpoint import CheckpointError
 from grizzly_py.engine.incremental import IncrementalQuery
 from grizzly_py.engine import snapshot
 from grizzly_py.engine.snapshot import SnapshotError
-from grizzly_py.plan import Query
+from grizzly_py.plan import Query, distinct_sources
 from grizzly_py.windows import EventTimeSessionWindows
 
 i64 = pa.int64()
@@ -90,7 +90,7 @@ def test_sessions_and_a_window_after_a_window():
        cuts=st.lists(st.integers(0, 40), max_size=5), gap=st.integers(1, 40), bound=st.integers(0, 30))
 def test_sessions_by_key_group_with_the_streams_watermark_equal_one_group(rows, cuts, gap, bound):
     """A session window run on each key group's rows apart (as Spark's ``keyed+stream`` does),
-    each group told every batch's largest event time (``observe``), emits before the end of the
+    each group told every batch's largest event time (``feed_round``'s ``latest``), emits before the end of the
     input the rows one instance fed every row emits, and counts the same late records."""
     import numpy as np
     data = {"ts": pa.array([t for t, _ in rows], i64), "k": pa.array([k for _, k in rows], i64)}
@@ -112,8 +112,8 @@ def test_sessions_by_key_group_with_the_streams_watermark_equal_one_group(rows, 
             job = IncrementalQuery(Query(node))
             try:
                 job.restore(states[g])
-                parts.append(job.feed(b.filter(pa.array(groups == g))))
-                parts.append(job.observe(pa.compute.max(b.column("ts")).as_py()))
+                parts.append(job.feed_round([b.filter(pa.array(groups == g))],
+                                            latest=[pa.compute.max(b.column("ts")).as_py()]))
                 states[g] = job.snapshot()
                 if b is batches[-1]:
                     late_by_group += job.metrics()["late_records"]
@@ -121,6 +121,76 @@ def test_sessions_by_key_group_with_the_streams_watermark_equal_one_group(rows, 
                 job.close()
     assert_tables_equal(sorted_rows(pa.concat_tables(parts)), sorted_rows(expected))
     assert late_by_group == late
+
+
+TWO_STREAMS = {  # queries over two streams that Spark runs by key group (the key: "k" of each)
+    "window_join": lambda a, b: a.join(b.select(col("k").alias("k2"), col("ts").alias("ts2"), col("v").alias("v2")))
+    .where("k").equal_to("k2").window(tumbling(20)).select("k", "v", "v2"),
+    "interval_join": lambda a, b: a.interval_join(b.select(col("k").alias("k2"), col("ts").alias("ts2")))
+    .where("k").equal_to("k2").between(Time.milliseconds(-8), Time.milliseconds(5)),
+    "union_tumbling": lambda a, b: a.union(b.with_columns(v=col("v") * 2)).key_by("k").window(tumbling(20))
+    .aggregate(n=agg.count(), s=agg.sum("v")),
+    "union_session": lambda a, b: a.union(b).filter(col("v") % 5 != 0).key_by("k")
+    .window(EventTimeSessionWindows.with_gap(Time.milliseconds(15))).aggregate(n=agg.count(), t=agg.max("ts")),
+}
+
+_stream_rows = st.lists(st.tuples(st.integers(0, 200), st.one_of(st.none(), st.integers(0, 5))), max_size=30)
+
+
+@settings(max_examples=25, deadline=None)  # (each example runs every round in three groups)
+@given(kind=st.sampled_from(sorted(TWO_STREAMS)), left=_stream_rows, right=_stream_rows,
+       cuts=st.lists(st.integers(0, 30), max_size=4), bound=st.integers(0, 20))
+def test_two_streams_by_key_group_with_each_streams_watermark_equal_one_group(kind, left, right, cuts, bound):
+    """A join or union of two streams run on each key group's rows apart (as Spark's
+    ``keyed+stream`` over several streams does), each group told, right after each stream's part
+    of a round, that stream's largest event time in the whole round (``feed_round``'s
+    ``latest``), emits before the end of the input the rows one instance fed every row emits, and
+    counts the same records in, filtered and late; one instance's rows, with those of the end of
+    the input, are the reference evaluator's. Rounds leave a stream out at times (its watermark
+    stays)."""
+    import numpy as np
+
+    def data(rows):
+        return {"ts": pa.array([t for t, _ in rows], i64), "k": pa.array([k for _, k in rows], i64),
+                "v": pa.array(range(len(rows)), i64)}
+
+    def cut(rows, shift):  # the same number of batches for both streams (empty ones too)
+        edges = [0] + sorted(min((c + shift) % 31, len(rows)) for c in cuts) + [len(rows)]
+        return [b - a for a, b in zip(edges, edges[1:])]
+    env = gz.StreamEnvironment()
+    a, b = (arrow_stream(env, data(rows), sizes=cut(rows, shift), bound=bound)
+            for rows, shift in ((left, 0), (right, 7)))
+    node = TWO_STREAMS[kind](a, b).node
+    rounds = list(zip(*(s.batches() for s in distinct_sources(node))))
+    counted = ("records_in", "filtered_records", "late_records")
+    whole = IncrementalQuery(Query(node))
+    try:
+        expected = pa.concat_tables([whole.feed_round(list(r)) for r in rounds])
+        metrics = {c: whole.metrics()[c] for c in counted}
+        # (the rows after the end of the input too: the reference evaluator's)
+        finished = pa.concat_tables([expected, whole.finish()])
+    finally:
+        whole.close()
+    assert_tables_equal(sorted_rows(finished), sorted_rows(reference.run(node)[0]))
+    states, parts, by_group = [None] * 3, [], dict.fromkeys(counted, 0)
+    for r in rounds:
+        latest = [pa.compute.max(batch.column("ts")).as_py() for batch in r]
+        for g in range(3):
+            job = IncrementalQuery(Query(node))
+            try:
+                job.restore(states[g])
+                before = job.metrics()
+                mine = [batch.filter(pa.array(np.array([hash(k) % 3 == g for k in batch.column("k").to_pylist()],
+                                                       bool))) for batch in r]
+                parts.append(job.feed_round(mine, latest=latest))
+                after = job.metrics()
+                states[g] = job.snapshot()
+                for c in counted:
+                    by_group[c] += after[c] - before[c]
+            finally:
+                job.close()
+    assert_tables_equal(sorted_rows(pa.concat_tables(parts)), sorted_rows(expected))
+    assert by_group == metrics
 
 
 def node_source_batches(node):

@@ -890,42 +890,120 @@ def test_streaming_queries_in_stream_order_run_micro_batch_after_micro_batch(spa
     assert df.grizzly.metrics()["records_in"] == rest.num_rows
 
 
-@pytest.mark.parametrize("kind", ["union", "window-join"])
-def test_two_streams_run_micro_batch_after_micro_batch(spark, tmp_path, kind):
-    """A union and a window join of two streaming DataFrames: each micro-batch (one file of each
-    stream) is one round of the embedded engine's job, the query's state in Spark's state store
-    (one group); equal to ``IncrementalQuery`` fed the same rounds, before the end of the input."""
-    from grizzly_py.engine.incremental import IncrementalQuery
-    left, right = _events(300, seed=21, disorder=120), _events(300, seed=22, disorder=120)
-    bound = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
+TWO_STREAMS = {  # over two streams, by key "k" (strings with nulls) of each
+    "union-session": lambda a, b: a.union(b).key_by("k").window(ASSIGNERS["session"])
+    .aggregate(n=agg.count(), s=agg.sum("i")),
+    "union-aggregate": lambda a, b: a.union(b.with_columns(i=col("i") * 2)).filter(col("i") > -40).key_by("k")
+    .window(ASSIGNERS["tumbling"]).aggregate(n=agg.count(), s=agg.sum("i"), hi=agg.max("x")),
+    "window-join": lambda a, b: a.join(b.select(col("k").alias("k2"), col("i").alias("i2"), col("ts").alias("ts2")))
+    .where("k").equal_to("k2").window(ASSIGNERS["tumbling"]).select("k", "i", "i2"),
+    "interval-join": lambda a, b: a.interval_join(b.select(col("k").alias("k2"), col("i").alias("i2"),
+                                                           col("ts").alias("ts2")))
+    .where("k").equal_to("k2").between(Time.milliseconds(-30), Time.milliseconds(20)).select("k", "ts", "i", "i2"),
+}
+_BOUND = WatermarkStrategy.for_bounded_out_of_orderness(Time.milliseconds(60))
 
-    def query(a, b):
-        if kind == "union":
-            return a.union(b).key_by("k").window(ASSIGNERS["session"]).aggregate(n=agg.count(), s=agg.sum("i"))
-        return a.join(b.select(col("k").alias("k2"), col("i").alias("i2"), col("ts").alias("ts2"))) \
-            .where("k").equal_to("k2").window(ASSIGNERS["tumbling"]).select("k", "i", "i2")
 
-    _write_files(tmp_path / "a", left, 50)
-    _write_files(tmp_path / "b", right, 50)
+def _two_streams(spark, tmp_path, kind: str):
+    """``TWO_STREAMS[kind]`` over the Parquet files of ``tmp_path``/a and /b, one file of each per
+    micro-batch."""
     env = gz.StreamEnvironment.for_spark(spark)
     streams = [env.from_spark(spark.readStream.schema(spark.read.parquet(str(tmp_path / d)).schema)
                               .option("maxFilesPerTrigger", 1).parquet(str(tmp_path / d)), timestamp="ts",
-                              watermark=bound) for d in ("a", "b")]
-    df = query(*streams).to_spark()
-    assert df.isStreaming and df.grizzly.strategy == "sequential+stream"
-    _run_stream(df, str(tmp_path / "out"), str(tmp_path / "ck"))
-    rounds = list(zip(left.to_batches(max_chunksize=50), right.to_batches(max_chunksize=50)))
+                              watermark=_BOUND) for d in ("a", "b")]
+    return TWO_STREAMS[kind](*streams).to_spark()
+
+
+def _two_streams_embedded(kind: str, left: pa.Table, right: pa.Table, rows: int) -> tuple[pa.Table, dict]:
+    """The embedded engine fed the rounds Spark's micro-batches make (``rows`` of each stream per
+    round), before the end of the input: its rows and metrics."""
+    from grizzly_py.engine.incremental import IncrementalQuery
+    rounds = list(zip(left.to_batches(max_chunksize=rows), right.to_batches(max_chunksize=rows)))
     plain = gz.StreamEnvironment()
-    node = query(*(plain.from_arrow([r[i] for r in rounds], timestamp="ts", watermark=bound) for i in (0, 1))).node
+    node = TWO_STREAMS[kind](*(plain.from_arrow([r[i] for r in rounds], timestamp="ts", watermark=_BOUND)
+                               for i in (0, 1))).node
     job = IncrementalQuery(Query(node))
     try:
-        expected = pa.concat_tables([job.feed_round(list(r)) for r in rounds])
+        return pa.concat_tables([job.feed_round(list(r)) for r in rounds]), job.metrics()
     finally:
         job.close()
+
+
+@pytest.mark.parametrize("kind", sorted(TWO_STREAMS))
+def test_two_streams_run_by_key_group_micro_batch_after_micro_batch(spark, tmp_path, kind):
+    """A union under a keyed session or tumbling window, a window join and an interval join of two
+    streaming DataFrames run by key group (``keyed+stream``: more than one group gets rows), each
+    micro-batch (one file of each stream) one round of the embedded engine's job, each group under
+    the whole streams' watermarks: equal to ``IncrementalQuery`` fed the same rounds, before the end
+    of the input, with the same records in, filtered and late."""
+    left, right = _events(300, seed=21, disorder=400), _events(300, seed=22, disorder=400)
+    _write_files(tmp_path / "a", left, 50)
+    _write_files(tmp_path / "b", right, 50)
+    df = _two_streams(spark, tmp_path, kind)
+    assert df.isStreaming and df.grizzly.strategy == "keyed+stream"
+    _run_stream(df, str(tmp_path / "out"), str(tmp_path / "ck"))
+    expected, metrics = _two_streams_embedded(kind, left, right, 50)
     actual = spark.read.parquet(str(tmp_path / "out")).toArrow().select(expected.schema.names)
     assert expected.num_rows > 0
     assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
-    assert df.grizzly.metrics()["records_in"] == left.num_rows + right.num_rows
+    assert len(_groups_with_rows(df)) > 1
+    ran = df.grizzly.metrics()
+    assert ran["records_in"] == left.num_rows + right.num_rows == metrics["records_in"]
+    for counted in ("filtered_records", "late_records"):
+        assert ran[counted] == metrics[counted], counted
+    assert metrics["late_records"] > 0
+
+
+def test_two_streams_by_key_group_restart_from_the_checkpoint(spark, tmp_path):
+    """A window join of two streams by key group, stopped after half its files and restarted from
+    the checkpoint once the rest arrived, gives the uninterrupted run's rows, each input row
+    counted once; a restart under another number of key groups is refused."""
+    left, right = _events(300, seed=23, disorder=120), _events(300, seed=24, disorder=120)
+    _write_files(tmp_path / "a", left.slice(0, 150), 50)
+    _write_files(tmp_path / "b", right.slice(0, 150), 50)
+    out, checkpoint = str(tmp_path / "out"), str(tmp_path / "ck")
+    _run_stream(_two_streams(spark, tmp_path, "window-join"), out, checkpoint)
+    _write_files(tmp_path / "a", left.slice(150), 50, first=3)
+    _write_files(tmp_path / "b", right.slice(150), 50, first=3)
+    groups = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", str(int(groups) + 1))
+    try:
+        with pytest.raises(Exception, match=f"keeps its state in {groups} key groups, the session makes"):
+            _run_stream(_two_streams(spark, tmp_path, "window-join"), out, checkpoint)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", groups)
+    df = _two_streams(spark, tmp_path, "window-join")
+    _run_stream(df, out, checkpoint)
+    expected, _ = _two_streams_embedded("window-join", left, right, 50)
+    actual = spark.read.parquet(out).toArrow().select(expected.schema.names)
+    assert expected.num_rows > 0
+    assert_tables_equal(sorted_rows(actual), sorted_rows(as_types_of(expected, actual)))
+    assert df.grizzly.metrics()["records_in"] == 150 + 150
+
+
+def test_streams_by_key_group_only_where_the_batch_planner_runs_by_key():
+    """Which queries over several streams run by key group, and by which columns of each stream:
+    joins by columns each side passes through, unions under windows keyed by columns every input
+    passes through; not computed keys, processing-time windows, windows with allowed lateness."""
+    from grizzly_py.spark.key_groups import stream_key_columns
+    from grizzly_py.spark.planner import _lateness_free
+    from grizzly_py.windows import TumblingProcessingTimeWindows
+    env = gz.StreamEnvironment()
+    a, b = env.from_arrow(_events(10), timestamp="ts"), env.from_arrow(_events(10, seed=8), timestamp="ts")
+    cases = [
+        (TWO_STREAMS["window-join"](a, b), {a.node.source.name: ["k"], b.node.source.name: ["k"]}),
+        (TWO_STREAMS["union-aggregate"](a, b), {a.node.source.name: ["k"], b.node.source.name: ["k"]}),
+        (a.union(b).with_columns(m=col("i") % 3).key_by("m").window(ASSIGNERS["tumbling"])
+         .aggregate(n=agg.count()), None),
+        (a.union(b).key_by("k").window(TumblingProcessingTimeWindows.of(Time.milliseconds(50)))
+         .aggregate(n=agg.count()), None),
+        (a.union(b).key_by("k").window(ASSIGNERS["tumbling"]).allowed_lateness(Time.milliseconds(5))
+         .aggregate(n=agg.count()), False),
+    ]
+    for stream, keys in cases:
+        physical = build_physical_plan(Query(stream.node))
+        runs = stream_key_columns(stream.node, physical) if _lateness_free(physical) else False
+        assert runs == keys, stream
 
 
 def _groups_with_rows(df) -> set[int]:

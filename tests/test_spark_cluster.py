@@ -6,6 +6,8 @@ bound to 127.0.0.1, stopped by PID at the end of the module.
   windows, joins by key, ranked windows as partial states, one task for a Top-N of
   sessions without keys) gives the embedded engine's result across executor processes, and the
   distributed ones run their heavy stage in more than one task.
+- A window join of two streaming DataFrames runs by key group (``keyed+stream``) on the
+  executors and equals the embedded engine fed the same rounds.
 - An executor killed after the map stage wrote its shuffle output: Spark re-runs the lost map
   tasks in a new stage attempt; the result stays exact and ``records_in`` counts every row once.
 - ``grizzly run --engine spark --master URL --conf k=v`` runs on the cluster, and so do the
@@ -217,6 +219,31 @@ def test_every_strategy_matches_the_embedded_engine_on_a_cluster(spark, tmp_path
     assert len(heavy) >= (1 if strategy == "whole" else 2), [t["stage"] for t in q["task_reports"]]
     if strategy != "whole":  # two executors, each with its own Python workers
         assert q["worker_processes"] >= 2
+
+
+def test_a_window_join_of_two_streams_runs_by_key_group_on_a_cluster(spark, tmp_path):
+    """A window join of two streaming DataFrames (one file of each per micro-batch) runs by key
+    group on the executors (``keyed+stream``: more than one group gets rows), each group's state
+    in Spark's state store; equal to the embedded engine fed the same rounds, with the same late
+    records, each input row counted once."""
+    from test_spark import (_events as stream_events, _groups_with_rows, _run_stream, _two_streams,
+                            _two_streams_embedded, _write_files)
+
+    from grizzly_py.changelog import sorted_rows
+    left, right = stream_events(200, seed=31, disorder=400), stream_events(200, seed=32, disorder=400)
+    _write_files(tmp_path / "a", left, 50)
+    _write_files(tmp_path / "b", right, 50)
+    df = _two_streams(spark, tmp_path, "window-join")
+    assert df.grizzly.strategy == "keyed+stream"
+    _run_stream(df, str(tmp_path / "out"), str(tmp_path / "ck"))
+    expected, metrics = _two_streams_embedded("window-join", left, right, 50)
+    actual = spark.read.parquet(str(tmp_path / "out")).toArrow().select(expected.schema.names)
+    assert expected.num_rows > 0
+    assert_tables_equal(sorted_rows(actual), sorted_rows(expected.cast(actual.schema)))
+    assert len(_groups_with_rows(df)) > 1
+    ran = df.grizzly.metrics()
+    assert ran["records_in"] == left.num_rows + right.num_rows
+    assert ran["late_records"] == metrics["late_records"] > 0
 
 
 def _executor_jvm_of(pid: int) -> int | None:

@@ -10,8 +10,8 @@ received. Spark Structured Streaming's sequential strategy
 (``spark/streaming.py``) keeps the bytes in Spark's state store between micro-batches, so queries
 whose operators need the stream in order (sessions, count windows, processing-time windows, a
 window after a window) run on a streaming DataFrame and restart exactly from Spark's checkpoint;
-where it runs the query per key group, ``observe`` moves a group's watermark by the rows of the
-other groups.
+where it runs the query per key group, ``feed_round``'s ``latest`` moves each stream's clock of
+a group by the whole stream's rows, the other groups' included.
 """
 
 from __future__ import annotations
@@ -76,30 +76,27 @@ class IncrementalQuery:
         """One batch of the only source; the rows the sink received (windows the batch completed)."""
         return self.feed_round([batch])
 
-    def feed_round(self, batches: list[pa.RecordBatch | None]) -> pa.Table:
+    def feed_round(self, batches: list[pa.RecordBatch | None], latest: list[int | None] | None = None) -> pa.Table:
         """One batch of each source (``sources``' order; None or an empty batch: the source had
         no records this round, so its watermark stays), as one round of the embedded engine's
-        job; the rows the sink received."""
-        if len(batches) != len(self.qr.sources):
-            raise ValueError(f"a round of this query has {len(self.qr.sources)} batches, got {len(batches)}")
+        job; the rows the sink received. ``latest``: where the batches are one key group's part
+        of the round (Spark's ``keyed+stream``), each source's largest event time over the whole
+        round's batch (None: it had no records with one): right after each source's part, rows
+        or not, its clock moves by the whole batch's (``QueryRun.feed_part``), so the group's
+        watermarks move as the job's do, stream by stream, and fire, expire and mark late the
+        same records of its keys."""
+        sources = self.qr.sources
+        if len(batches) != len(sources) or (latest is not None and len(latest) != len(sources)):
+            raise ValueError(f"a round of this query has {len(sources)} batches, got {len(batches)}")
         fed = False
-        for source, batch in zip(self.qr.sources, batches):
-            if batch is not None and batch.num_rows:
+        for i, (source, batch) in enumerate(zip(sources, batches)):
+            if latest is not None:
+                self.qr.feed_part(batch, source, latest[i] if source.timestamp is not None else None)
+            elif batch is not None and batch.num_rows:
                 self.qr.feed(batch, source)
-                fed = True
+            fed = fed or (batch is not None and batch.num_rows > 0)
         if fed:
             self.qr.flush()  # (a tumbling window would otherwise keep it for a round of batches)
-        return self._emitted()
-
-    def observe(self, latest: int | None) -> pa.Table:
-        """The stream reached event time ``latest`` (ms; None: no record had one) in records this
-        instance was not fed (a Spark key group's step learns the micro-batch's largest event time
-        over every group): the watermark moves as if they had been fed, and the windows it
-        completes fire; the rows the sink received."""
-        clock = self.qr.clocks[id(self.source)]
-        if self.source.timestamp is not None and not clock.ended:
-            clock.observe_max(latest)
-            self.qr.watermarks.advance()
         return self._emitted()
 
     def finish(self) -> pa.Table:

@@ -191,6 +191,21 @@ class QueryRun:
                 self._push(pid, batch)
         self.watermarks.after_batch(source, batch)
 
+    def feed_part(self, batch: pa.RecordBatch | None, source, whole_max: int | None) -> None:
+        """This query's part of one batch of ``source`` (a task's or key group's rows of it, maybe
+        none: None or empty), the whole batch's largest event time being ``whole_max`` (None: it
+        had none): the source's clock moves by the whole batch's, rows or not, so the watermarks,
+        the windows they fire, the state they expire and the records that are late are those of
+        the query fed every row of the batch, for the rows of this part."""
+        clock = self.clocks[id(source)]
+        if whole_max is not None:  # (feed's clock update takes the larger of this and its rows')
+            clock.max_event_time = whole_max if clock.max_event_time is None else max(clock.max_event_time, whole_max)
+        if batch is not None and batch.num_rows:
+            self.feed(batch, source)
+        elif whole_max is not None and self.watermarks.matter:
+            clock.observe_max(whole_max)
+            self.watermarks.advance()
+
     def end(self, source) -> None:
         """``source`` has no more batches: its watermark jumps to +infinity."""
         if self.rounds is not None:

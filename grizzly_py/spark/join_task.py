@@ -104,16 +104,7 @@ def _run(qr: QueryRun, feeds: dict[str, list[pa.RecordBatch]], maxima: dict[str,
             if r == n:
                 qr.end(s)
             elif r < n:
-                batch = next(checked[id(s)])
-                clock = qr.clocks[id(s)]
-                top = maxima[s.name][r]
-                if top is not None:  # the source's largest event time so far, the task's rows or not
-                    clock.max_event_time = top if clock.max_event_time is None else max(clock.max_event_time, top)
-                if batch.num_rows:
-                    qr.feed(batch, s)
-                elif top is not None and qr.watermarks.matter:
-                    clock.observe_max(top)
-                    qr.watermarks.advance()
+                qr.feed_part(next(checked[id(s)]), s, maxima[s.name][r])
     return qr.finish()
 
 

@@ -7,6 +7,11 @@ so Spark can keep its state per key group and run the groups in parallel
 (``streaming.stateful_dataframe``, strategy ``keyed+stream``). A row's key group is a hash of its
 key columns modulo the number of groups, computed by Spark before the rows reach Python
 (``key_group``); ``by_group`` cuts a task's batch into its groups' rows.
+
+A query over several streams runs by key group where the batch planner runs it by key
+(``stream_key_columns``): each stream's rows go to the group of that stream's key columns (a
+join's keys of each side, a union's window keys as each input names them), so a key's rows of
+every stream meet in one group.
 """
 
 from __future__ import annotations
@@ -18,9 +23,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..physical.pipelines import PhysicalPlan
-from ..plan import DeduplicateNode, RunningAggregateNode, WindowAggregateNode
+from ..expressions import ProcessingTime
+from ..plan import DeduplicateNode, PlanNode, RunningAggregateNode, WindowAggregateNode
 from ..top_n import TopNNode
 from ..windows import COUNT, SESSION
+from .joins import keyed_join, keyed_union
 from .keyed import keyed_query
 from .schema import hashed_key
 
@@ -41,9 +48,22 @@ def key_group_columns(physical: PhysicalPlan) -> list[str] | None:
     return list(keyed.keys[0])
 
 
+def stream_key_columns(root: PlanNode, physical: PhysicalPlan) -> dict[str, list[str]] | None:
+    """Each stream's key columns (by source name) of a query over several streams that runs by
+    key group, as the batch planner runs it by key (``joins.keyed_join``: a window, interval or
+    regular join by the columns each side passes through; ``joins.keyed_union``: a union under
+    windows keyed by columns every input passes through), with no window on processing time (its
+    clock would be each group's own); None otherwise. The caller checks that no window keeps
+    windows for an allowed lateness or its late records, as for the batch strategy."""
+    joined = keyed_join(root) or keyed_union(root)
+    if joined is None or any(isinstance(p.event_time, ProcessingTime) for p in physical.pipelines):
+        return None
+    return {source.name: list(keys) for source, keys in zip(joined.sources, joined.keys)}
+
+
 def _steps_by_key(node) -> bool:
     """A first keyed operator whose state a key group can step on its own (sessions with the
-    stream's watermark: ``IncrementalQuery.observe``)."""
+    stream's watermark: ``IncrementalQuery.feed_round``'s ``latest``)."""
     if isinstance(node, (RunningAggregateNode, DeduplicateNode, TopNNode)):
         return True
     return isinstance(node, WindowAggregateNode) and node.assigner.kind in (COUNT, SESSION) \

@@ -98,6 +98,7 @@ from .joins import (
     stateless_lookup,
     tagged_rows,
 )
+from .key_groups import stream_key_columns
 from .key_scan import SCAN_TASKS, ScannedSource, scan_parts, scan_task
 from .keyed import keyed_query
 from .partials import WINDOW_START, partial_schema
@@ -307,7 +308,8 @@ def to_spark(root: PlanNode, spark=None, *, fault=None, push_filters: bool = Tru
             raise NotImplementedError(f"a streaming query reads streaming DataFrames only; {', '.join(static)} "
                                       "is not one (a join of a stream with a static table is not supported yet)")
         if not chain:  # several streams, or a union or join of the stream with itself
-            return stateful_dataframe(spark, shipped, physical, sources, acc)
+            by_key = stream_key_columns(root, physical) if _lateness_free(physical) else None
+            return stateful_dataframe(spark, shipped, physical, sources, acc, by_key)
         return streaming_dataframe(spark, shipped, physical, sources[0], acc, fault)
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     if chain and kind is None:

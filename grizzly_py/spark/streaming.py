@@ -43,7 +43,7 @@ from .job import SparkJob
 from .key_groups import GROUP, by_group, key_group, key_group_columns, key_groups
 from .partials import WINDOW_START, EntryLayout
 from .schema import pipeline_arrow_schema, spark_column, spark_struct, to_spark_batches
-from .tagged import tagged_dataframe, untagged
+from .tagged import tagged_dataframe, tagged_name, untagged
 from .worker import EVENT_TIME, EVENT_TIME_SHIFT, HEARTBEAT, streaming_partial_schema
 
 STATE_COLUMN = "parts"
@@ -136,12 +136,12 @@ def streaming_dataframe(spark, shipped, physical, source, acc, fault=None):
 
 
 # --- the stateful strategies: the query's own state per micro-batch --------------------------
-SEQUENCE_SCHEMA = "g int, part int, seq long, latest long, payload binary"
+SEQUENCE_SCHEMA = "g int, part int, seq long, stream int, latest long, payload binary"
 OUTPUT_SCHEMA = "seq long, payload binary"
 GROUPS = "groups"  # keyed strategy: how many key groups the state was kept in
 
 
-def stateful_dataframe(spark, shipped, physical, sources, acc):
+def stateful_dataframe(spark, shipped, physical, sources, acc, stream_keys: dict[str, list[str]] | None = None):
     """A query over streaming DataFrames (``sources``) whose operators keep their own state (running
     aggregates, deduplication, unbounded Top-N, sessions, count windows, processing-time windows,
     a window after a window), micro-batch after micro-batch: each micro-batch's rows travel as
@@ -154,61 +154,80 @@ def stateful_dataframe(spark, shipped, physical, sources, acc):
     after it and gives the uninterrupted run's results.
 
     A query over several streams (a union or join of them) reads them as one tagged DataFrame
-    (``tagged.py``) in one group: each micro-batch is one round of the embedded engine's job, one
-    batch of each stream (its rows in this micro-batch; a stream without rows in it keeps its
-    watermark), so the union's watermark is the least of the streams' as in the engine.
+    (``tagged.py``): each micro-batch is one round of the embedded engine's job, one batch of each
+    stream (its rows in this micro-batch; a stream without rows in it keeps its watermark), so the
+    union's or join's watermark is the least of the streams' as in the engine.
 
     Where the state is per key of input columns (``key_groups.py``), the rows are grouped by
     key group (a hash of the key columns modulo ``key_groups``: ``keyed+stream``), each group's
-    state the query's state over its keys, so the groups run in parallel tasks; a session
-    window's groups also learn the micro-batch's largest event time over every row (each
-    partition sends it to every group), so the watermark stays the whole stream's. Otherwise one
-    group takes every row (``sequential+stream``). An updating stream (its changelog, ``op``
-    first) is emitted in Spark's update output mode: each micro-batch's changes."""
+    state the query's state over its keys, so the groups run in parallel tasks. Over several
+    streams (``stream_keys``: each stream's key columns, where the query runs by key,
+    ``key_groups.stream_key_columns``) a row's group is that of its own stream's key columns.
+    A watermark belongs to the whole stream: where it fires windows (a session window on one
+    stream; every stream of a join or union), each partition sends every group each stream's
+    largest event time in its rows (a heartbeat), and each group's step moves each stream's
+    clock, right after the group's part of that stream's batch, to the stream's largest event
+    time in the whole micro-batch (``IncrementalQuery.feed_round``), so every group runs under
+    the job's watermarks, stream by stream. Otherwise one group takes every row
+    (``sequential+stream``). An updating stream (its changelog, ``op`` first) is emitted in
+    Spark's update output mode: each micro-batch's changes."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
     source = sources[0]
     several = len(sources) > 1
-    keys = None if several else key_group_columns(physical)
+    if several:
+        keys = stream_keys
+    else:
+        columns = key_group_columns(physical)
+        keys = {source.name: columns} if columns else None
     final_schema = pipeline_arrow_schema(physical.pipelines[-1])
     input_schema = source.arrow_schema
     schemas = {s.name: s.arrow_schema for s in sources}
+    names = list(schemas)
     source_name = source.name  # (the tasks' closures must not hold the sources: they hold the session)
     groups = key_groups(spark) if keys else 1
     first = physical.pipelines[0]
-    # a session window fires by the watermark, which every row of the stream moves
-    heartbeats = keys is not None and source.timestamp is not None and isinstance(first.terminal, WindowTerminal) \
-        and first.terminal.assigner.kind.clock == "event"
-    timestamp = source.timestamp
+    # each key group moves a stream's watermark by the whole stream's rows: a session window on
+    # one stream (it fires by the watermark), every stream of a join or union
+    heartbeats = keys is not None and (several or source.timestamp is not None and isinstance(
+        first.terminal, WindowTerminal) and first.terminal.assigner.kind.clock == "event")
+    # the column of each stream's event time in the rows a task gets (by the stream's index)
+    timestamps = {i: tagged_name(i, s.timestamp) if several else s.timestamp
+                  for i, s in enumerate(sources) if s.timestamp is not None} if heartbeats else {}
     mode = "update" if isinstance(physical.query.root, ChangelogNode) else "append"
-    group = key_group(keys, source.schema, groups) if keys else F.lit(0)
     if several:
-        df = tagged_dataframe(sources).withColumn(GROUP, F.lit(0))
+        df = tagged_dataframe(sources, [(key_group(keys[s.name], s.schema, groups) if keys else F.lit(0)).alias(GROUP)
+                                        for s in sources])
     else:
+        group = key_group(keys[source.name], source.schema, groups) if keys else F.lit(0)
         df = source.df.select(*[spark_column(n) for n in input_schema.names], group.alias(GROUP))
 
     def encode(batches):
         from pyspark import TaskContext
         part = TaskContext.get().partitionId()
-        latest = None
+        latest = {}  # each stream's largest event time in this partition's rows
         for seq, b in enumerate(batches):
             if not b.num_rows:
                 continue
-            if heartbeats:
-                m = batch_max_event_time(b, timestamp)
-                latest = m if latest is None or (m is not None and m > latest) else latest
+            for i, column in timestamps.items():
+                m = batch_max_event_time(b, column)  # (null in the other streams' rows)
+                if m is not None:
+                    latest[i] = max(latest.get(i, m), m)
             for g, rows in by_group(b) if keys else [(0, b.drop_columns([GROUP]))]:
-                yield _sequence_row(g, part, seq, None, _ipc(pa.Table.from_batches([rows])))
-        if heartbeats and latest is not None:  # every group learns this partition's largest event time
+                yield _sequence_row(g, part, seq, None, None, _ipc(pa.Table.from_batches([rows])))
+        for i, m in latest.items():  # every group learns each stream's largest event time here
             for g in range(groups):
-                yield _sequence_row(g, part, -1, latest, None)
+                yield _sequence_row(g, part, -1, i, m, None)
 
     def step(key, frames, state):
         import pandas as pd
         worker.quiet_pandas()
         rows = pd.concat(list(frames)).sort_values(["part", "seq"], kind="stable")
-        latest = rows["latest"].max() if heartbeats else None
+        latest = None
+        if heartbeats:  # each stream's largest event time in the whole micro-batch
+            beats = rows[rows["payload"].isna()]
+            latest = {names[int(i)]: int(m) for i, m in beats.groupby("stream")["latest"].max().items()}
         payloads = [p for p in rows["payload"] if p is not None]
         if several:  # one batch of each stream (tagged.py)
             feeds = untagged([b for p in payloads for b in _unipc(bytes(p)).to_batches()], schemas)
@@ -224,8 +243,7 @@ def stateful_dataframe(spark, shipped, physical, sources, acc):
                 raise CheckpointError(f"this streaming query's checkpoint keeps its state in {state.get[1]} key "
                                       f"groups, the session makes {groups} (spark.sql.shuffle.partitions): set it "
                                       f"back to {state.get[1]}, or start from a fresh checkpoint location")
-        out = worker.sequential_step(shipped, saved, batches, acc, latest=None if pd.isna(latest) else int(latest),
-                                     group=int(key[0]) if keys else None)
+        out = worker.sequential_step(shipped, saved, batches, acc, latest=latest, group=int(key[0]) if keys else None)
         state.update((out.state, groups) if keys else (out.state,))
         if out.rows.num_rows:
             yield pd.DataFrame({"seq": [0], "payload": [_ipc(out.rows)]})
@@ -240,12 +258,17 @@ def stateful_dataframe(spark, shipped, physical, sources, acc):
     stepped = encoded.groupBy("g").applyInPandasWithState(step, OUTPUT_SCHEMA, state_schema, mode,
                                                            GroupStateTimeout.NoTimeout)
     out = stepped.mapInArrow(decode, spark_struct(final_schema))
+    notes = [f"key groups: {groups}, by " + "; ".join(f"{name} ({', '.join(columns)})"
+                                                     for name, columns in keys.items())] if keys else []
     out.grizzly = SparkJob(shipped.plan_id, "keyed+stream" if keys else "sequential+stream", "dataframe", True,
-                           acc, output_stage="sequential", output_mode=mode)
+                           acc, notes, output_stage="sequential", output_mode=mode)
     return out
 
 
-def _sequence_row(g: int, part: int, seq: int, latest: int | None, payload: bytes | None) -> pa.RecordBatch:
+def _sequence_row(g: int, part: int, seq: int, stream: int | None, latest: int | None,
+                  payload: bytes | None) -> pa.RecordBatch:
+    """A payload of rows (``payload``) or a heartbeat (stream ``stream``'s largest event time
+    ``latest`` in partition ``part``) for key group ``g``."""
     return pa.record_batch({"g": pa.array([g], pa.int32()), "part": pa.array([part], pa.int32()),
-                            "seq": pa.array([seq], pa.int64()), "latest": pa.array([latest], pa.int64()),
-                            "payload": pa.array([payload], pa.binary())})
+                            "seq": pa.array([seq], pa.int64()), "stream": pa.array([stream], pa.int32()),
+                            "latest": pa.array([latest], pa.int64()), "payload": pa.array([payload], pa.binary())})

@@ -20,8 +20,10 @@ def tagged_name(index: int, column: str) -> str:
     return f"__gz{index}_{column}"
 
 
-def tagged_dataframe(dataframes: list):
-    """One DataFrame carrying the rows of the ``SparkSource``s ``dataframes`` (module docstring)."""
+def tagged_dataframe(dataframes: list, extra: list | None = None):
+    """One DataFrame carrying the rows of the ``SparkSource``s ``dataframes`` (module docstring).
+    ``extra``: per source, a Spark column over its own columns that its rows carry last (the same
+    alias for every source: a stream's key group)."""
     from pyspark.sql import functions as F
     parts = []
     for i, src in enumerate(dataframes):
@@ -30,6 +32,8 @@ def tagged_dataframe(dataframes: list):
             for field in other.df.schema.fields:
                 value = F.col(f"`{field.name}`") if i == j else F.lit(None).cast(field.dataType)
                 columns.append(value.alias(tagged_name(j, field.name)))
+        if extra is not None:
+            columns.append(extra[i])
         parts.append(src.df.select(*columns))
     out = parts[0]
     for part in parts[1:]:

@@ -568,22 +568,22 @@ class SequentialStep:
 
 
 def sequential_step(shipped: ShippedPlan, state: bytes | None, batches: dict[str, pa.RecordBatch | None],
-                    accumulator=None, latest: int | None = None, group: int | None = None) -> SequentialStep:
+                    accumulator=None, latest: dict[str, int | None] | None = None,
+                    group: int | None = None) -> SequentialStep:
     """One micro-batch of a streaming query (``streaming.stateful_dataframe``): the query's state
     restored from ``state``, ``batches`` (by source name; a source missing there had no rows) fed
     as one round of batches of the streams, the new state and the rows the sink received.
-    ``latest``: the micro-batch's largest event time over the whole stream, where the one batch
-    is one key group's part of it (the watermark moves by every row of the stream); ``group``:
-    that key group, for the report. The task report counts this step's
-    records only."""
+    ``latest``: where the batches are one key group's part of the micro-batch, each stream's
+    largest event time in the whole micro-batch, by source name (each stream's watermark moves
+    by every row of it: ``IncrementalQuery.feed_round``); ``group``: that key group, for the
+    report. The task report counts this step's records only."""
     report = TaskReport("sequential", None, False, accumulator)
     job = IncrementalQuery(shipped.load(), shipped.adaptive)
     try:
         job.restore(state)
         before = job.metrics()
-        rows = job.feed_round([batches.get(s.name) for s in job.sources])
-        if latest is not None:
-            rows = pa.concat_tables([rows, job.observe(latest)])
+        rows = job.feed_round([batches.get(s.name) for s in job.sources],
+                              None if latest is None else [latest.get(s.name) for s in job.sources])
         after = job.metrics()
         saved = job.snapshot()
     finally:
