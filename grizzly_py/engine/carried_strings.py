@@ -78,14 +78,17 @@ class CarriedStrings:
             self._combine(np.ones(len(self), dtype=bool))
 
     def _positions(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Each of ``ids``' chunk and row in it (chunk -1: not held)."""
+        """Each of ``ids``' chunk and row in it (chunk -1: not held); ids grouped by chunk with
+        one stable sort, so the cost does not grow with ids x chunks."""
         chunks = np.full(len(ids), -1, dtype=np.int64)
         rows = np.zeros(len(ids), dtype=np.int64)
         if not self._ids or not len(ids):
             return chunks, rows
         chunk = np.searchsorted(np.array(self._firsts, dtype=np.int64), ids, side="right") - 1
+        order = np.argsort(chunk, kind="stable")
+        edges = np.searchsorted(chunk[order], np.arange(len(self._ids) + 1))
         for c, (chunk_ids, dense) in enumerate(zip(self._ids, self._dense)):
-            at = np.flatnonzero(chunk == c)
+            at = order[edges[c]:edges[c + 1]]
             if len(at):
                 wanted = ids[at]
                 row = wanted - chunk_ids[0] if dense else np.searchsorted(chunk_ids, wanted)
