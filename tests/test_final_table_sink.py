@@ -5,9 +5,10 @@ that changelog.
 - ``LastRowPerKey`` against ``final_table`` on random changelogs of unique-key streams (a key's
   rows put in and taken out in turn, as a filter after an aggregate leaves them: a ``-U`` whose
   ``+U`` was filtered out, a ``+U`` whose ``-U`` was), in random batches, compacting often.
-- ``unique_key`` of plans: which operators after an aggregate keep its key.
-- Compiled queries (random running aggregates and deduplications, a random stateless step after
-  them, parallelism 1-4, random batchings): the final table equals ``final_table`` of the
+- ``unique_key`` of plans: which operators after an aggregate keep its key; a Top-N's (keys,
+  rank), its keys alone when ``n == 1``.
+- Compiled queries (random running aggregates, deduplications and Top-Ns, a random stateless step
+  after them, parallelism 1-4, random batchings): the final table equals ``final_table`` of the
   changelog the same job collects, and the reference; also after crashes and restarts.
 """
 
@@ -19,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from strategies import assert_tables_equal, stateless_steps
 from test_checkpoint import _data, run_with_crashes
+from test_top_n import top_n_cases
 from test_updating_streams import (_last_rows, _running, deduplicate_cases, running_aggregate_cases,
                                    run_compiled)
 
@@ -110,11 +112,20 @@ def test_unique_key_of_a_deduplication():
     assert unique_key(data.key_by("k").deduplicate(keep="first").node) is None
 
 
+def test_unique_key_of_a_top_n():
+    env = gz.StreamEnvironment()
+    data = env.from_arrow(pa.table({"k": pa.array([1], pa.int64()), "v": pa.array([1], pa.int64())}))
+    assert unique_key(data.key_by("k").top_n(3, by="v").node) == ("k", "rank")
+    assert unique_key(data.key_by("k").top_n(3, by="v").select("k", "v").node) is None  # rank dropped
+    assert unique_key(data.key_by("k").top_n(1, by="v").select("v", key="k").node) == ("key",)
+    assert unique_key(data.key_by("k").top_n(1, by="v").select("v").node) is None
+
+
 @st.composite
 def keyed_cases(draw):
-    """A random running aggregate or last-row deduplication, sometimes followed by a random
+    """A random running aggregate, last-row deduplication or Top-N, sometimes followed by a random
     filter, with_columns or select."""
-    case = draw(st.one_of(running_aggregate_cases(), deduplicate_cases()))
+    case = draw(st.one_of(running_aggregate_cases(), deduplicate_cases(), top_n_cases()))
     if draw(st.booleans()):
         case.steps.append(draw(stateless_steps(case.build(gz.StreamEnvironment()).schema)))
     return case

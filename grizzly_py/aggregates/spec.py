@@ -106,6 +106,8 @@ class AggregateSpec:
     kept_after_emit = False  # a holistic state that an emit leaves in place (a running aggregate's)
     string_order = False     # over strings, its update reads each string's order key too (a.prefix:
                              # engine/string_order.py), as well as its interned id
+    carries_strings = False  # over strings, it only keeps one of its inputs, never compares, hashes
+                             # or orders them: an id by arrival position does (engine/carried_strings.py)
 
     def call(self, *args, **kwargs) -> AggCall:
         """The constructor users call as ``agg.<name>(...)``."""

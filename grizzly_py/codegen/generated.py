@@ -121,6 +121,8 @@ class GeneratedPipeline:
     pane_reuse: str | None = None
     interned_columns: dict[str, str] = field(default_factory=dict)  # id column -> string column (a key, an aggregate argument)
     order_columns: dict[str, str] = field(default_factory=dict)  # order key column -> string column (engine/string_order.py)
+    # carried id column -> string column: an aggregate argument only carried (engine/carried_strings.py)
+    carried_columns: dict[str, str] = field(default_factory=dict)
     state_words: int = abi.STATE_WORDS
     grouping: object = None  # windows: the key table's entry layout (a ``lowering.Grouping``), read by grizzly_py.spark
     profile_base: int | None = None  # adaptive pipelines: first state word of the profile (profile.py)

@@ -181,6 +181,19 @@ def interned_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, what: 
     return Column(name)
 
 
+def carried_column(gen: GeneratedPipeline, ctx: EmitContext, expr: Expr, what: str) -> Column:
+    """A virtual int64 input column holding the carried ids of the string column ``expr``, an
+    argument of an aggregate that only carries its strings (``AggregateSpec.carries_strings``,
+    ``engine/carried_strings.py``)."""
+    inner = strip_alias(expr)
+    if not isinstance(inner, Column):
+        raise NotImplementedError(f"{what}: a string aggregate argument must be a column, not {expr!r}")
+    name = interned_prefix(gen.pipeline.input_schema, "carried") + inner.name
+    _virtual_int64_column(gen, ctx, name)
+    gen.carried_columns[name] = inner.name
+    return Column(name)
+
+
 def order_column(gen: GeneratedPipeline, ctx: EmitContext, column: Column) -> Column:
     """A virtual int64 input column holding the order keys of the string column ``column``
     (``engine/string_order.py``): an aggregate that orders strings by their interned ids."""
@@ -294,8 +307,9 @@ def lower_grouping(t: WindowTerminal, pipeline: Pipeline, ctx: EmitContext, emit
             if spec.reads == "validity":
                 inner = strip_alias(a.arg)
                 valid = emitter.validity(inner.name) if isinstance(inner, Column) else emitter.emit(a.arg).valid
-            elif dtype.is_string:  # the interned id (aggregates/spec.py: kind "str")
-                arg = interned_column(gen, ctx, a.arg, f"aggregate {a.field.name!r}")
+            elif dtype.is_string:  # the interned or carried id (aggregates/spec.py: kind "str")
+                ids = carried_column if spec.carries_strings else interned_column
+                arg = ids(gen, ctx, a.arg, f"aggregate {a.field.name!r}")
                 v = emitter.emit_typed(arg, INT64)
                 kind, value, valid = "str", v.val, v.valid
                 if spec.string_order:

@@ -344,7 +344,8 @@ class _GenRows:
         usable = intake.valid.copy()
         has_nulls = np.zeros(n, dtype=bool)
         for i, lay in enumerate(gen.columns):
-            if lay.name in gen.interned_columns or lay.name in gen.order_columns or lay.name in gen.decode_columns:
+            if lay.name in gen.interned_columns or lay.name in gen.carried_columns or lay.name in gen.order_columns \
+                    or lay.name in gen.decode_columns:
                 return None
             field = schema.get_field_index(lay.name)
             if field < 0:

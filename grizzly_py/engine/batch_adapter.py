@@ -111,7 +111,7 @@ class DictionaryCodes:
 
 
 # how prepare() reads each column of a pipeline's layout (_ColumnPlan.kind)
-_PLAIN, _STRING, _DICTIONARY, _DECODE, _INTERNED, _ORDER = range(6)
+_PLAIN, _STRING, _DICTIONARY, _DECODE, _INTERNED, _ORDER, _CARRIED = range(7)
 
 
 class _ColumnPlan(NamedTuple):
@@ -140,6 +140,9 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
         if lay.name in gen.interned_columns:
             plans.append(_ColumnPlan(lay.name, -1, _INTERNED, literals))  # int64 ids
             continue
+        if lay.name in gen.carried_columns:
+            plans.append(_ColumnPlan(lay.name, -1, _CARRIED, literals))  # int64 carried ids
+            continue
         if lay.name in gen.order_columns:
             plans.append(_ColumnPlan(lay.name, -1, _ORDER, literals))  # int64 order keys
             continue
@@ -167,7 +170,8 @@ def _batch_plan(gen: GeneratedPipeline, batch: pa.RecordBatch) -> tuple[_ColumnP
 def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, source_name: str,
             codes: DictionaryCodes | None = None, interner=None, processing_time: int = 0) -> PreparedBatch:
     """Descriptors of ``batch`` for the kernels of ``gen``. String keys are interned to the
-    virtual id columns the kernels read (``gen.interned_columns``) with ``interner``; the strings
+    virtual id columns the kernels read (``gen.interned_columns``) with ``interner``, the strings
+    aggregates only carry to carried ids (``gen.carried_columns``, ``interner.carried``); the strings
     whose order compiled code reads, to their order keys (``gen.order_columns``)."""
     try:
         batch.validate()
@@ -185,6 +189,9 @@ def prepare(batch: pa.RecordBatch, gen: GeneratedPipeline, watermark: int, sourc
         kind = plan.kind
         if kind == _INTERNED:
             arr = interner.ids(batch.column(gen.interned_columns[plan.name]), codes)
+            interned.append((interner, arr))
+        elif kind == _CARRIED:
+            arr = interner.carried.ids(batch.column(gen.carried_columns[plan.name]))
             interned.append((interner, arr))
         elif kind == _ORDER:
             arr = order_keys(batch.column(gen.order_columns[plan.name]))

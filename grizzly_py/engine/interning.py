@@ -14,6 +14,10 @@ remembered across batches (``memo``) are remembered with their generation and wo
 in the next one, so no batch gets an id that went to another string.
 
 ``nbytes`` estimates the memory the strings take: counted by ``state_memory_limit``.
+
+Strings that an aggregate only carries are not interned: ``carried`` (``carried_strings.py``)
+keeps them by arrival position, with ids above every interned one; ``values``, ``release`` and
+``due`` cover both kinds.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from .carried_strings import CARRIED_BASE, CarriedStrings
 
 # The bytes each string costs besides its characters, which count twice as their UTF-8 bytes (in
 # its ``str`` object, and in the Arrow array that maps results back): the ``str`` object's header
@@ -52,6 +58,7 @@ class StringInterner:
         # reused or released
         self._decoding: list[pa.Array] | None = []
         self.nbytes = 0
+        self.carried = CarriedStrings()       # strings only carried, by arrival position
 
     @property
     def strings(self) -> list[str | None]:
@@ -65,7 +72,8 @@ class StringInterner:
     @property
     def due(self) -> bool:
         """Whether a release is worth a pass over the state (``RELEASE_MIN_BYTES``)."""
-        return self.nbytes >= RELEASE_MIN_BYTES and len(self) >= 2 * self._kept
+        return (self.nbytes >= RELEASE_MIN_BYTES and len(self) >= 2 * self._kept) \
+            or self.carried.due(RELEASE_MIN_BYTES)
 
     def load(self, strings: list[str | None]) -> None:
         """Replace the interned strings (a restore from a checkpoint): ``strings[i]`` gets id ``i``
@@ -169,7 +177,8 @@ class StringInterner:
 
     def release(self, held: np.ndarray) -> int:
         """Forget every string whose id is not in ``held`` (the ids the kernel's state and its
-        batches not run yet hold); returns how many."""
+        batches not run yet hold); returns how many (carried strings included)."""
+        carried = self.carried.release(held)
         n = len(self._values)
         keep = np.zeros(n, dtype=bool)
         held = np.asarray(held, dtype=np.int64)
@@ -178,7 +187,7 @@ class StringInterner:
         dead = np.flatnonzero(~keep).tolist()
         if not dead:
             self._kept = len(self)
-            return 0
+            return carried
         for ident in dead:
             value = self._values[ident]
             del self._ids[value]
@@ -194,12 +203,23 @@ class StringInterner:
         self.generation += 1
         self._kept = len(self)
         self._array, self._decoding = None, None
-        return len(dead)
+        return carried + len(dead)
 
     def values(self, ids: np.ndarray, valid: np.ndarray, arrow_type: pa.DataType) -> pa.Array:
-        """The strings of ``ids`` (null where not ``valid``), as ``arrow_type``."""
+        """The strings of ``ids`` (null where not ``valid``), as ``arrow_type``: interned or
+        carried ones."""
+        valid = valid.astype(bool)
+        carried = valid & (ids >= CARRIED_BASE)
+        if carried.any():
+            strings = self.carried.values(ids, carried)
+            if (carried != valid).any():  # (both kinds: a partial state imported on Spark)
+                strings = pc.if_else(pa.array(carried), strings, self._interned_values(ids, valid & ~carried))
+            return strings.cast(arrow_type)
+        return self._interned_values(ids, valid).cast(arrow_type)
+
+    def _interned_values(self, ids: np.ndarray, valid: np.ndarray) -> pa.Array:
+        """The interned strings of ``ids`` (pa.string(), null where not ``valid``)."""
         safe = np.where(valid.astype(bool), ids, 0) if len(self._values) else np.zeros(len(ids), np.int64)
         strings = self._decoded().take(pa.array(safe)).combine_chunks() if len(self._values) \
             else pa.nulls(len(ids), pa.string())
-        strings = pc.if_else(pa.array(valid.astype(bool)), strings, pa.scalar(None, pa.string()))
-        return strings.cast(arrow_type)
+        return pc.if_else(pa.array(valid), strings, pa.scalar(None, pa.string()))

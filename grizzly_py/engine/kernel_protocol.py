@@ -127,7 +127,7 @@ class PipelineKernel(ABC):
 
     def interned_bytes(self) -> int:
         """The bytes of the strings the kernel interned for its string keys."""
-        return self.interner.nbytes if self.interner is not None else 0
+        return self.interner.nbytes + self.interner.carried.nbytes if self.interner is not None else 0
 
     def held_string_ids(self) -> np.ndarray | None:
         """The interned ids the state holds (with repeats); None where every key stays for good."""
@@ -138,7 +138,7 @@ class PipelineKernel(ABC):
         (``SharedBatch``es prepared but not run) hold, when the interner is due or ``force``
         (``string_release.py``); the strings released. No task may be running."""
         interner = self.interner
-        if interner is None or not (force or interner.due) or not len(interner):
+        if interner is None or not (force or interner.due) or not (len(interner) or len(interner.carried)):
             return 0
         held = self.held_string_ids()
         if held is None:

@@ -158,7 +158,7 @@ class Kernel:
         self._functions: dict[str, object] = {}
         self._modules: list[CompiledModule] = []  # the machine code the function pointers point into
         self._codes = DictionaryCodes()
-        self.interner = StringInterner() if gen.interned_columns else None
+        self.interner = StringInterner() if gen.interned_columns or gen.carried_columns else None
         self.clock = ProcessingClock() if isinstance(gen.pipeline.event_time, ProcessingTime) else None
         self.controller: VariantController | None = None   # adaptive: picks each task's variant
         self.counters = None                               # adaptive: measures optimized tasks

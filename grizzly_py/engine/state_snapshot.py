@@ -177,15 +177,23 @@ def import_strings(saved: dict) -> list[str | None]:
 
 
 def export_interner(interner) -> dict | None:
-    """A kernel's interned strings by id, its free ids as None (None: it interns none). The
-    checkpoint releases the strings no window holds first (``checkpoint.export_query_state``)."""
-    return export_strings(interner.strings) if interner is not None else None
+    """A kernel's interned strings by id, its free ids as None, and its carried strings (None: it
+    interns none). The checkpoint releases the strings no window holds first
+    (``checkpoint.export_query_state``)."""
+    if interner is None:
+        return None
+    out = export_strings(interner.strings)
+    carried = interner.carried.export()
+    if carried is not None:
+        out["carried"] = carried
+    return out
 
 
 def restore_interner(interner, saved: dict | None) -> None:
     """The inverse of ``export_interner``, into the kernel's (fresh) interner."""
     if saved is not None:
         interner.load(import_strings(saved))
+        interner.carried.load(saved.get("carried"))
 
 
 def allocated(words: np.ndarray, zeroed: bool = False) -> int:

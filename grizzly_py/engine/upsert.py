@@ -2,7 +2,11 @@
 
 A running aggregate, and a deduplication that keeps the last row, hold at most one row per key
 value at any time: each key's changelog alternates a row put in (``+I``/``+U``) and the same row
-taken out again (``-U``/``-D``). Filters, ``with_columns`` and ``select`` that keep the key
+taken out again (``-U``/``-D``). So does an unbounded Top-N (``top_n.TopNNode``) per (keys,
+``rank``): a rank enters once (``+I``, when the key held fewer rows) and is never deleted; every
+later change of it is ``-U`` of the row that held it, then ``+U`` of the row that holds it now,
+both with that rank. With ``n == 1`` the rank is always 1, so the keys alone identify the row
+(which lets a ``select`` drop the rank, as Nexmark Q9 does). Filters, ``with_columns`` and ``select`` that keep the key
 columns as they are keep that: a deterministic row-wise operator drops, or maps alike, a row and
 its later retraction. For such a stream the table the changelog leaves
 (``changelog.final_table``, the semantics) is each key's last row where that row was put in, and
@@ -19,6 +23,8 @@ import pyarrow as pa
 from ..changelog import INSERT, OP_COLUMN, UPDATE_AFTER, decoded, sorted_rows
 from ..expressions import Column, strip_alias
 from ..plan import KEEP_LAST, DeduplicateNode, FilterNode, MapNode, PlanNode, ProjectNode, RunningAggregateNode
+from ..top_n import TopNNode
+from ..window_rank import RANK
 
 # The sink compacts the rows it holds once they have doubled since the last compaction (so each
 # row is grouped O(1) times amortized), and not below this many.
@@ -29,10 +35,12 @@ _ROW = "__gz_row"
 def unique_key(node: PlanNode) -> tuple[str, ...] | None:
     """The output columns of updating stream ``node`` that identify its rows (at most one row per
     value at a time), where the plan shows them: a running aggregate's or a last-row
-    deduplication's keys, through filters, ``with_columns`` that leave them and ``select``s that
+    deduplication's keys, a Top-N's keys and ``rank`` (its keys alone when ``n == 1``), through filters, ``with_columns`` that leave them and ``select``s that
     pass them on (renamed or not). None: the plan shows none (nor for an append-only stream)."""
     if isinstance(node, RunningAggregateNode) or (isinstance(node, DeduplicateNode) and node.keep == KEEP_LAST):
         return tuple(node.keys)
+    if isinstance(node, TopNNode):
+        return tuple(node.keys) + ((RANK,) if node.order.n > 1 else ())
     if isinstance(node, FilterNode):
         return unique_key(node.input)
     if isinstance(node, MapNode):

@@ -18,6 +18,7 @@ class Positional(AggregateSpec):
     template = "aggregates/first_last.ll.j2"
     ordered = True
     latest = False
+    carries_strings = True
 
     def call(self, c) -> AggCall:
         return AggCall(self.name, argument(c))

@@ -21,6 +21,7 @@ class RowValue(AggregateSpec):
     public = False
     latest = False      # the latest record wins (else the earliest)
     by_arrival = False  # arrival order alone (else event time, ties by arrival)
+    carries_strings = True
 
     def call(self, c) -> AggCall:
         return AggCall(self.name, argument(c))
