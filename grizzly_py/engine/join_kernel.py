@@ -95,8 +95,10 @@ class SideStore:
         return sum(b.num_rows for _, b in self.batches)
 
     def take(self, refs: np.ndarray, columns: list[str], native: NativeGather | None = None) -> list[pa.Array]:
-        """The values of ``columns`` at ``refs``: with ``native``, the compiled gather reads a
-        span of batches in place (``join_gather``); else, or for the columns it leaves, each
+        """The values of ``columns`` at ``refs``: consecutive ascending rows of one batch (a
+        lookup join's probe rows, each matched once) are that batch's columns or a slice of them,
+        zero-copy (Arrow buffers are immutable); else, with ``native``, the compiled gather reads
+        a span of batches in place (``join_gather``); else, or for the columns it leaves, each
         batch gathers its own rows (work in proportion to the rows taken, not to the rows
         kept), then one permutation restores the order of ``refs``."""
         if not len(refs) or not self.batches:
@@ -106,6 +108,12 @@ class SideStore:
         smallest, largest = int(refs.min()), int(refs.max())
         lo, hi = (int(i) for i in np.searchsorted(starts, [smallest, largest], side="right") - 1)
         span = self.batches[lo:hi + 1]
+        if len(span) == 1:
+            rows = _contiguous_rows(refs - span[0][0], smallest - span[0][0], largest - span[0][0])
+            if rows is not None:  # the batch's own values: its columns, or a slice of them
+                batch = span[0][1]
+                return [batch.column(c).slice(rows.start, len(rows)) if len(rows) < batch.num_rows
+                        else batch.column(c) for c in columns]
         gathered = native.columns(span, refs, columns, (smallest, largest)) if native is not None \
             else [None] * len(columns)
         rest = [c for c, g in zip(columns, gathered) if g is None]
@@ -411,6 +419,18 @@ class JoinKernel(PipelineKernel):
             self.close()
         except Exception:
             pass
+
+
+def _contiguous_rows(rows: np.ndarray, smallest: int, largest: int) -> range | None:
+    """``rows`` as a range when they are consecutive ascending row numbers (every probe row of a
+    batch matched once, as in a lookup join: the gather would copy the batch's own values);
+    else None. ``smallest``, ``largest``: the rows' bounds (known to the caller)."""
+    n = len(rows)
+    if largest - smallest + 1 != n or rows[0] != smallest or rows[-1] != largest:
+        return None
+    if n > 2 and not (rows[1:] > rows[:-1]).all():  # ascending without repeats: all of the range
+        return None
+    return range(smallest, largest + 1)
 
 
 def _side_arrow_schema(side) -> pa.Schema:
