@@ -125,14 +125,17 @@ def table_sql(case: str, quote: str) -> str:
 
 def q11_sql(quote: str) -> str:
     """Nexmark Q11 over a whole input: a bidder's bids less than ``GAP`` apart form a session
-    (gaps and islands: a new session where the gap to the bidder's previous bid is ``GAP`` or more)."""
+    (gaps and islands: a new session where the gap to the bidder's previous bid is ``GAP`` or more).
+    The running count of sessions takes a RANGE frame: a bidder's bids at one instant are peers,
+    so they share a session whatever order the engine puts them in (a ROWS frame split them
+    when a tie's opening bid came second: DuckDB's groups changed from run to run)."""
     t = f"{quote}dateTime{quote}"
     return f"""WITH marked AS (
                    SELECT bidder, {t}, CASE WHEN {t} - lag({t}) OVER (PARTITION BY bidder ORDER BY {t}) < {GAP}
                                             THEN 0 ELSE 1 END AS opens FROM bid),
                numbered AS (
                    SELECT bidder, {t}, sum(opens) OVER (PARTITION BY bidder ORDER BY {t}
-                                                        ROWS UNBOUNDED PRECEDING) AS session FROM marked)
+                                                        RANGE UNBOUNDED PRECEDING) AS session FROM marked)
                SELECT bidder, min({t}) AS window_start, max({t}) + {GAP} AS window_end, count(*) AS bid_count
                FROM numbered GROUP BY bidder, session"""
 
