@@ -86,6 +86,10 @@ class StringBag(StringValues):
     def running(self, updating):
         return self
 
+    def retracts_exactly(self, kind):
+        """A bag of strings (``functions/value_bag.py``): the values that are in, however they came."""
+        return True
+
     def finish(self, values: pa.ListArray) -> pa.Array:
         """``mode``'s candidates are distinct strings of one count: its ties go to the smallest."""
         picks = StringValues(self.base, "min") if self.aggregation == "mode" else super()

@@ -159,6 +159,12 @@ SINKS = {"collect": CollectSink, "parquet": ParquetSink, "csv": CsvSink}
 def open_sink(spec: SinkSpec, schema: pa.Schema, key: tuple[str, ...] | None = None) -> Sink:
     """The sink of ``spec`` for batches of ``schema``; ``key``: the unique key of an updating
     stream (``upsert.unique_key``), which a collecting sink keeps its rows by."""
-    if spec.kind == "collect" and key and OP_COLUMN in schema.names and all(k in schema.names for k in key):
+    if keeps_final_table(spec, schema, key):
         return FinalTableSink(spec, schema, key)
     return SINKS[spec.kind](spec, schema)
+
+
+def keeps_final_table(spec: SinkSpec, schema: pa.Schema, key: tuple[str, ...] | None) -> bool:
+    """Whether the sink of ``spec`` keeps only the final table of an updating stream with unique
+    key ``key`` (``FinalTableSink``), not its changelog."""
+    return spec.kind == "collect" and bool(key) and OP_COLUMN in schema.names and all(k in schema.names for k in key)

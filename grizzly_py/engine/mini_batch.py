@@ -1,0 +1,127 @@
+"""Mini-batch emission of running aggregates: one change per key and input batch.
+
+A running aggregate's kernel writes its key's row before (``-U``) and after (``+U``) every
+record (``codegen/running_aggregate.py``). Where nothing observes the changelog between batches,
+only the final table (``upsert.LastRowPerKey``) or a running aggregate downstream whose state
+depends only on the rows added and taken out (``AggregateSpec.retracts_exactly``), the kernel
+emits per batch and key only the key's row before the batch and after it, as Flink's mini-batch
+aggregation does: ``-U`` (the row before) then ``+U`` (the row after), ``+I`` for a key the
+batch puts in, ``-D`` for one it empties, nothing for one it leaves as it was. The final table,
+and the state of the aggregate downstream, are the same: a key's rows telescope, so each gets
+the same rows in and out in the end (a filter or a deterministic map in between keeps that).
+
+``mini_batch_pipelines`` decides which running aggregates of a physical plan may do so;
+``changed_rows`` picks, from the rows a batch wrote, each key's first and last one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
+from ..physical.pipelines import Pipeline, WindowTerminal
+from ..windows import RunningWindow
+
+
+def _is_running(pipeline: Pipeline) -> bool:
+    t = pipeline.terminal
+    return isinstance(t, WindowTerminal) and isinstance(t.assigner, RunningWindow)
+
+
+def _retracts_exactly(pipeline: Pipeline) -> bool:
+    """Whether every aggregate of running-aggregate ``pipeline`` ends in the same state whatever
+    the order and grouping of the rows its updating input adds and takes out."""
+    for a in pipeline.terminal.aggregates:
+        kind = None if a.arg_type is None else "str" if a.arg_type.is_string else \
+            "float" if a.arg_type.is_float else "int"
+        if not a.spec.retracts_exactly(kind):
+            return False
+    return True
+
+
+def mini_batch_pipelines(pipelines: list[Pipeline], consumer: dict[int, int | None], final_table: bool) -> set[int]:
+    """The ids of the running-aggregate pipelines that may emit one change per key and batch:
+    their rows carry no event time (nothing downstream reads it), and they feed the sink, which
+    keeps the final table (``final_table``), or a running aggregate that may itself do so and
+    retracts exactly. ``consumer``: each pipeline's consumer (None: the sink)."""
+    by_id = {p.id: p for p in pipelines}
+    chosen: set[int] = set()
+    for p in reversed(pipelines):  # consumers come after their producers
+        if not _is_running(p) or p.terminal.event_time_column is not None:
+            continue
+        c = consumer[p.id]
+        if c is None:
+            if final_table:
+                chosen.add(p.id)
+        elif c in chosen and _retracts_exactly(by_id[c]):
+            chosen.add(p.id)
+    return chosen
+
+
+def changed_rows(kinds: np.ndarray, keys: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    """From the changelog rows of one batch (each row's kind, and per key column its words and
+    validity), each changed key's rows: the indices of the rows to emit, a key's ``-U``/``-D``
+    directly before its ``+U``/``+I``, and the kind each of them takes. A key's first row in the
+    batch holds its row before the batch (a ``-U`` or ``-D``; a ``+I``: it had none), its last
+    row the one after it (a ``+I`` or ``+U``; a ``-D``: it has none)."""
+    n = len(kinds)
+    if not n:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=kinds.dtype)
+    columns = []
+    for words, valid in keys:
+        present = valid[:n].astype(bool)
+        columns.append(np.where(present, words[:n], 0))
+        if not present.all():
+            columns.append(~present)
+    order, new_key = _grouped(columns)
+    starts = np.flatnonzero(new_key)
+    first = order[starts]
+    last = order[np.append(starts[1:], n) - 1]
+    by_last = np.argsort(last, kind="stable")  # keys in the order of their last change
+    first, last = first[by_last], last[by_last]
+    before = (kinds[first] == UPDATE_BEFORE) | (kinds[first] == DELETE)
+    after = (kinds[last] == INSERT) | (kinds[last] == UPDATE_AFTER)
+    rows = np.stack([np.where(before, first, -1), np.where(after, last, -1)], axis=1).ravel()
+    row_kinds = np.stack([np.where(after, UPDATE_BEFORE, DELETE),
+                          np.where(before, UPDATE_AFTER, INSERT)], axis=1).ravel().astype(kinds.dtype)
+    keep = rows >= 0
+    return rows[keep], row_kinds[keep]
+
+
+def _grouped(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """An order of the rows that keeps each key's rows together, in their order, and where in
+    that order a key starts. Several columns sort by one hash of them; a collision (a hash
+    shared by two keys) falls back to sorting by the columns."""
+    sort_by = columns[0] if len(columns) == 1 else _hashed(columns)
+    order = np.argsort(sort_by, kind="stable")
+    ordered = sort_by[order]
+    new_key = np.empty(len(order), dtype=bool)
+    new_key[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new_key[1:])
+    if len(columns) > 1:
+        changed = np.zeros(len(order), dtype=bool)
+        for c in columns:
+            ordered = c[order]
+            changed[1:] |= ordered[1:] != ordered[:-1]
+        if (changed & ~new_key).any():
+            order = np.lexsort(columns[::-1])
+            new_key[1:] = False
+            for c in columns:
+                ordered = c[order]
+                new_key[1:] |= ordered[1:] != ordered[:-1]
+        # (else: rows of one hash are one key, as the key changes only where the hash does)
+    return order, new_key
+
+
+_MIX = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _hashed(columns: list[np.ndarray]) -> np.ndarray:
+    """One 64-bit hash per row of the int64 (or bool) ``columns``."""
+    h = np.zeros(len(columns[0]), dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for c in columns:
+            h ^= c.astype(np.int64, copy=False).view(np.uint64)
+            h *= _MIX
+            h ^= h >> np.uint64(29)
+    return h
