@@ -17,6 +17,8 @@ the same rows in and out in the end (a filter or a deterministic map in between 
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ..changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from ..physical.pipelines import Pipeline, WindowTerminal
@@ -73,12 +75,15 @@ def changed_rows(kinds: np.ndarray, keys: list[tuple[np.ndarray, np.ndarray]]) -
         columns.append(np.where(present, words[:n], 0))
         if not present.all():
             columns.append(~present)
-    order, new_key = _grouped(columns)
-    starts = np.flatnonzero(new_key)
-    first = order[starts]
-    last = order[np.append(starts[1:], n) - 1]
-    by_last = np.argsort(last, kind="stable")  # keys in the order of their last change
-    first, last = first[by_last], last[by_last]
+    ids, groups = _key_ids(columns)
+    rows = np.arange(n)
+    first, last = np.full(groups, n), np.full(groups, -1)
+    np.minimum.at(first, ids, rows)
+    np.maximum.at(last, ids, rows)
+    is_last = np.zeros(n, dtype=bool)
+    is_last[last] = True
+    last = np.flatnonzero(is_last)  # keys in the order of their last change
+    first = first[ids[last]]
     before = (kinds[first] == UPDATE_BEFORE) | (kinds[first] == DELETE)
     after = (kinds[last] == INSERT) | (kinds[last] == UPDATE_AFTER)
     rows = np.stack([np.where(before, first, -1), np.where(after, last, -1)], axis=1).ravel()
@@ -88,29 +93,29 @@ def changed_rows(kinds: np.ndarray, keys: list[tuple[np.ndarray, np.ndarray]]) -
     return rows[keep], row_kinds[keep]
 
 
-def _grouped(columns: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """An order of the rows that keeps each key's rows together, in their order, and where in
-    that order a key starts. Several columns sort by one hash of them; a collision (a hash
-    shared by two keys) falls back to sorting by the columns."""
-    sort_by = columns[0] if len(columns) == 1 else _hashed(columns)
-    order = np.argsort(sort_by, kind="stable")
-    ordered = sort_by[order]
-    new_key = np.empty(len(order), dtype=bool)
+def _key_ids(columns: list[np.ndarray]) -> tuple[np.ndarray, int]:
+    """Each row's key as a number from 0 (in the order keys first appear), and how many keys.
+    Several columns number one hash of them (a hash table, no sort); a collision (a hash shared
+    by two keys) falls back to sorting by the columns."""
+    by = columns[0] if len(columns) == 1 else _hashed(columns)
+    encoded = pc.dictionary_encode(pa.array(by))
+    ids, groups = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64), len(encoded.dictionary)
+    if len(columns) == 1:
+        return ids, groups
+    first = np.full(groups, len(ids))
+    np.minimum.at(first, ids, np.arange(len(ids)))
+    at_first = first[ids]
+    if all(np.array_equal(c, c[at_first]) for c in columns):
+        return ids, groups
+    order = np.lexsort(columns[::-1])
+    new_key = np.zeros(len(order), dtype=bool)
     new_key[0] = True
-    np.not_equal(ordered[1:], ordered[:-1], out=new_key[1:])
-    if len(columns) > 1:
-        changed = np.zeros(len(order), dtype=bool)
-        for c in columns:
-            ordered = c[order]
-            changed[1:] |= ordered[1:] != ordered[:-1]
-        if (changed & ~new_key).any():
-            order = np.lexsort(columns[::-1])
-            new_key[1:] = False
-            for c in columns:
-                ordered = c[order]
-                new_key[1:] |= ordered[1:] != ordered[:-1]
-        # (else: rows of one hash are one key, as the key changes only where the hash does)
-    return order, new_key
+    for c in columns:
+        ordered = c[order]
+        new_key[1:] |= ordered[1:] != ordered[:-1]
+    ids = np.empty(len(order), dtype=np.int64)
+    ids[order] = np.cumsum(new_key) - 1
+    return ids, int(new_key.sum())
 
 
 _MIX = np.uint64(0x9E3779B97F4A7C15)
