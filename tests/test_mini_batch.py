@@ -6,6 +6,7 @@ resumed from checkpoints all equal the reference at drawn batch sizes."""
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,8 +17,10 @@ import grizzly_py as gz
 from grizzly_py import agg, col, reference
 from grizzly_py.changelog import DELETE, INSERT, UPDATE_AFTER, UPDATE_BEFORE
 from grizzly_py.engine import mini_batch
+from grizzly_py.engine.incremental import IncrementalQuery
 from grizzly_py.engine.kernels import RunningAggregateKernel
 from grizzly_py.engine.mini_batch import changed_rows
+from grizzly_py.plan import ChangelogNode, Query
 
 
 @st.composite
@@ -117,6 +120,22 @@ def test_only_aggregates_whose_changelog_nobody_sees_emit_per_batch(monkeypatch,
     # a float sum rounds by the order of its inputs: the aggregate it reads stays per record
     assert _emitting(monkeypatch, chained(gz.StreamEnvironment(), dict(s=agg.sum("f")))) == [False, True]
     assert _emitting(monkeypatch, chained(gz.StreamEnvironment(), exact).changelog()) == [False, False]
+
+
+def test_a_query_fed_batch_by_batch_keeps_the_per_record_changelog():
+    """``IncrementalQuery`` (Spark's streaming update mode) returns every changelog row its
+    collecting sink gets: its running aggregate stays per record."""
+    data = _data(rows=300, keys=5)
+    batches = data.to_batches(max_chunksize=50)
+    node = gz.StreamEnvironment().from_arrow(batches, timestamp="ts").key_by("k").aggregate(c=agg.count()).node
+    expected = reference.evaluate(ChangelogNode(node))
+    job = IncrementalQuery(Query(node))
+    try:
+        assert not any(getattr(r.kernel, "mini_batch", False) for r in job.qr.runs)
+        rows = pa.concat_tables([job.feed(b) for b in batches] + [job.finish()])
+    finally:
+        job.close()
+    assert rows.num_rows == expected.num_rows == 5 + 2 * (300 - 5)  # (per batch: at most 2 * 5 * 6)
 
 
 def _chained(env, data):

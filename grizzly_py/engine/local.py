@@ -54,7 +54,7 @@ from .late_refires import refire_cuts, slices
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .pipeline_runs import PipelineRun, instantiate
 from .rounds import RoundPlanner, WindowTasks
-from .sinks import keeps_final_table, open_sink
+from .sinks import open_sink
 from .source_loop import END, SourceLoop
 from .source_reads import SourceRead
 from .mini_batch import mini_batch_pipelines
@@ -125,10 +125,8 @@ class QueryRun:
         self.watermarks = Watermarks(self.runs, self.sources, self.readers, self._deliver, self.release_strings)
         self.sink_schema = self.runs[-1].output_schema
         # checkpointing: part files (checkpoint.py)
-        key = unique_key(query.root)
-        self.sink = sink_factory(query.sink, self.sink_schema, key)
-        final_table = keeps_final_table(query.sink, self.sink_schema, key)
-        for pid in mini_batch_pipelines(pipelines, self.consumer, final_table):
+        self.sink = sink_factory(query.sink, self.sink_schema, unique_key(query.root))
+        for pid in mini_batch_pipelines(pipelines, self.consumer, self.sink.final_table_only):
             if isinstance(self.runs[pid].kernel, RunningAggregateKernel):
                 self.runs[pid].kernel.mini_batch = True
         self.records_in = 0

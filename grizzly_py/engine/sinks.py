@@ -49,6 +49,10 @@ def remove_orphans(final: str) -> None:
 
 
 class Sink:
+    # whether the sink keeps only an updating stream's final table, so that no one sees its
+    # changelog between batches (running aggregates may then emit per batch: ``mini_batch.py``)
+    final_table_only = False
+
     def __init__(self, spec: SinkSpec, schema: pa.Schema):
         self.spec, self.schema, self.rows = spec, schema, 0
 
@@ -85,6 +89,8 @@ class CollectSink(Sink):
 class FinalTableSink(Sink):
     """``collect`` of an updating stream with a unique key: the last row per key, not the
     changelog (``upsert.py``); returns the same table as ``CollectSink``."""
+
+    final_table_only = True
 
     def __init__(self, spec, schema, key: tuple[str, ...]):
         super().__init__(spec, schema)
