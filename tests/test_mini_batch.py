@@ -120,6 +120,10 @@ def test_only_aggregates_whose_changelog_nobody_sees_emit_per_batch(monkeypatch,
     # a float sum rounds by the order of its inputs: the aggregate it reads stays per record
     assert _emitting(monkeypatch, chained(gz.StreamEnvironment(), dict(s=agg.sum("f")))) == [False, True]
     assert _emitting(monkeypatch, chained(gz.StreamEnvironment(), exact).changelog()) == [False, False]
+    # a filter between them counts the rows it drops: the per-record rows, as the reference's
+    filtered = (gz.StreamEnvironment().from_arrow(data, timestamp="ts").key_by("k", "name").aggregate(hi=agg.max("n"))
+                .filter(col("hi") > 50).key_by("name").aggregate(c=agg.count()))
+    assert _emitting(monkeypatch, filtered) == [False, True]
 
 
 def test_a_query_fed_batch_by_batch_keeps_the_per_record_changelog():

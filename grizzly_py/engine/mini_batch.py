@@ -3,12 +3,12 @@
 A running aggregate's kernel writes its key's row before (``-U``) and after (``+U``) every
 record (``codegen/running_aggregate.py``). Where nothing observes the changelog between batches,
 only the final table (``upsert.LastRowPerKey``) or a running aggregate downstream whose state
-depends only on the rows added and taken out (``AggregateSpec.retracts_exactly``), the kernel
-emits per batch and key only the key's row before the batch and after it, as Flink's mini-batch
+depends only on the rows added and taken out (``AggregateSpec.retracts_exactly``) and which
+filters none of them, the kernel emits per batch and key only the key's row before the batch and after it, as Flink's mini-batch
 aggregation does: ``-U`` (the row before) then ``+U`` (the row after), ``+I`` for a key the
 batch puts in, ``-D`` for one it empties, nothing for one it leaves as it was. The final table,
 and the state of the aggregate downstream, are the same: a key's rows telescope, so each gets
-the same rows in and out in the end (a filter or a deterministic map in between keeps that).
+the same rows in and out in the end (a deterministic map in between keeps that).
 
 ``mini_batch_pipelines`` decides which running aggregates of a physical plan may do so;
 ``changed_rows`` picks, from the rows a batch wrote, each key's first and last one.
@@ -44,8 +44,9 @@ def _retracts_exactly(pipeline: Pipeline) -> bool:
 def mini_batch_pipelines(pipelines: list[Pipeline], consumer: dict[int, int | None], final_table: bool) -> set[int]:
     """The ids of the running-aggregate pipelines that may emit one change per key and batch:
     their rows carry no event time (nothing downstream reads it), and they feed the sink, which
-    keeps the final table (``final_table``), or a running aggregate that may itself do so and
-    retracts exactly. ``consumer``: each pipeline's consumer (None: the sink)."""
+    keeps the final table (``final_table``), or a running aggregate that may itself do so,
+    retracts exactly and filters nothing first (its ``filtered_records`` count the rows it
+    reads). ``consumer``: each pipeline's consumer (None: the sink)."""
     by_id = {p.id: p for p in pipelines}
     chosen: set[int] = set()
     for p in reversed(pipelines):  # consumers come after their producers
@@ -55,7 +56,7 @@ def mini_batch_pipelines(pipelines: list[Pipeline], consumer: dict[int, int | No
         if c is None:
             if final_table:
                 chosen.add(p.id)
-        elif c in chosen and _retracts_exactly(by_id[c]):
+        elif c in chosen and not by_id[c].filters and _retracts_exactly(by_id[c]):
             chosen.add(p.id)
     return chosen
 
