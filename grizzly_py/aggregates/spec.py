@@ -178,6 +178,14 @@ class AggregateSpec:
         function's merge is exact; a float sum or variance rounds by the order of its merges."""
         return self.invertible(kind)
 
+    def retracts_exactly(self, kind: str | None) -> bool:
+        """Whether, in a running aggregate over an updating input, the state depends only on
+        which inputs are in, not on the order and grouping of the rows that add and take them
+        out: a running aggregate upstream may then emit one change per key and batch
+        (``engine/mini_batch.py``). Exact integer arithmetic (``invertible``) and value bags do;
+        a float sum rounds by its order, ``first``/``last`` keep an order."""
+        return self.invertible(kind)
+
     def partial_values(self, call: AggCall) -> int | None:
         """A holistic function's values that a partial state needs to ship (None: all of them)."""
         return None

@@ -52,7 +52,11 @@ class StringValues(AggregateSpec):
     def finish(self, values: pa.ListArray) -> pa.Array:
         rows = pc.list_parent_indices(values)
         flat = pa.table({"row": rows, "v": pc.list_flatten(values)})
-        if self.aggregation == "mode":
+        group_rows = rows.to_numpy()
+        if not len(group_rows) or (group_rows[1:] != group_rows[:-1]).all():
+            # one value per row at most (a string bag's extreme without ties): it is the result
+            results = flat.column("v")
+        elif self.aggregation == "mode":
             counted = flat.group_by(["row", "v"]).aggregate([([], "count_all")])
             order = pc.sort_indices(counted, sort_keys=[("row", "ascending"), ("count_all", "descending"),
                                                         ("v", "ascending")])
@@ -85,6 +89,10 @@ class StringBag(StringValues):
 
     def running(self, updating):
         return self
+
+    def retracts_exactly(self, kind):
+        """A bag of strings (``functions/value_bag.py``): the values that are in, however they came."""
+        return True
 
     def finish(self, values: pa.ListArray) -> pa.Array:
         """``mode``'s candidates are distinct strings of one count: its ties go to the smallest."""

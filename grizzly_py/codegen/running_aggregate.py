@@ -9,6 +9,8 @@ input a record retracts its input where its row kind is ``-U``/``-D`` (``WindowT
 retractable aggregates subtract it); the counter counts the key's rows, and a key left with none
 emits ``-D`` (its old row) and starts over empty. Rows leave in
 stream order, so the changelog does not depend on batch size; one worker takes the records.
+Where only the final table is seen, the kernel keeps of a batch's rows each changed key's row
+before and after the batch (``engine/mini_batch.py``).
 
 The aggregates ``AggregateSpec.running`` gives (the plan node checks there is one): decomposable
 ones, and value bags (``aggregates/functions/value_bag.py``) for ``count_distinct``, ``median``,

@@ -57,7 +57,7 @@ from . import snapshot
 from .checkpoint_errors import CheckpointCorruptError, CheckpointError
 from .job_observers import JobObserver
 from .ownership import Owner
-from .sinks import Sink, open_sink
+from .sinks import Sink, keeps_final_table, open_sink
 from .source_loop import SourceLoop
 
 KEPT_SNAPSHOTS = 2
@@ -147,6 +147,7 @@ class PartSink(Sink):
     def __init__(self, store: "Checkpointer", query: int, spec, schema: pa.Schema, key=None):
         super().__init__(spec, schema)
         self.store, self.query, self.key = store, query, key  # (key: the real sink's, ``open_sink``)
+        self.final_table_only = keeps_final_table(spec, schema, key)  # (what the real sink will keep)
         self.parts: list[str] = []        # committed part files (names under store.parts_dir), in order
         self.sizes: list[int] = []        # their sizes in bytes (a restart checks them)
         self.committed_rows = 0

@@ -46,6 +46,7 @@ from .batch_adapter import DictionaryCodes, PreparedBatch, prepare, shifted
 from .interning import StringInterner
 from .kernel_protocol import PipelineKernel, WindowAggregateKernel
 from .learned_variants import LearnedVariant
+from .mini_batch import changed_rows
 from .packed_sort import packed_sort_indices
 from .pane_accumulator import PaneAccumulator
 from .project_output import NP_STORE, OutputBuffers, OutputMemory, ProjectOutput, masked
@@ -1140,7 +1141,11 @@ class RunningAggregateKernel(CountWindowKernel):
     """Running aggregates (``codegen/running_aggregate.py``): each record writes its key's row
     before (``-U``) and after it (``+U``, or ``+I`` for a key's first record); processing a batch
     returns that changelog without the pairs whose rows are equal (an unchanged result emits
-    nothing), in stream order. The key table keeps a key's entry for good, as count windows do."""
+    nothing), in stream order. The key table keeps a key's entry for good, as count windows do.
+    ``mini_batch`` (``mini_batch.py``; the engine sets it where only the final table is seen):
+    per batch, each changed key's row before the batch and after it, not every record's."""
+
+    mini_batch = False
 
     @functools.cached_property
     def table_shape(self) -> TableShape:
@@ -1154,7 +1159,12 @@ class RunningAggregateKernel(CountWindowKernel):
         n = self.run(batch, watermark, out.descriptor) if batch.num_rows else 0
         if not n:
             return pa.RecordBatch.from_pylist([], schema=self.schema)
-        table = out.table(n, window_columns=False, row_kinds=True)
+        if self.mini_batch:
+            rows, kinds = changed_rows(out.window_start[:n], out.keys)
+            out.window_start[rows] = kinds  # (a key's first and last row: distinct rows)
+            table = out.table(n, window_columns=False, picked=rows, row_kinds=True)
+        else:
+            table = out.table(n, window_columns=False, row_kinds=True)
         column = self.gen.pipeline.terminal.event_time_column
         if column is not None:
             table = table.append_column(self.schema.field(column), _record_times(table, batch.column(column)))

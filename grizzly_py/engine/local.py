@@ -49,7 +49,7 @@ from .checkpoint import CheckpointConfig, Checkpointer
 from .job_observers import JobObserver
 from .join_kernel import JoinKernel
 from .kernel_protocol import WindowAggregateKernel
-from .kernels import SharedBatch
+from .kernels import RunningAggregateKernel, SharedBatch
 from .late_refires import refire_cuts, slices
 from .parallel import CostModel, OrderedStage, WorkerPool, auto_parallelism, plan_morsels
 from .pipeline_runs import PipelineRun, instantiate
@@ -57,6 +57,7 @@ from .rounds import RoundPlanner, WindowTasks
 from .sinks import open_sink
 from .source_loop import END, SourceLoop
 from .source_reads import SourceRead
+from .mini_batch import mini_batch_pipelines
 from .upsert import unique_key
 from .state_memory import StateMemoryLimit, dense_table_budget
 from .watermarks import Watermarks
@@ -125,6 +126,9 @@ class QueryRun:
         self.sink_schema = self.runs[-1].output_schema
         # checkpointing: part files (checkpoint.py)
         self.sink = sink_factory(query.sink, self.sink_schema, unique_key(query.root))
+        for pid in mini_batch_pipelines(pipelines, self.consumer, self.sink.final_table_only):
+            if isinstance(self.runs[pid].kernel, RunningAggregateKernel):
+                self.runs[pid].kernel.mini_batch = True
         self.records_in = 0
         self.batch_numbers = {id(s): 0 for s in self.sources}  # per source, for error messages
         # stateless pipelines whose morsels run ahead, their output ordered by a reorder buffer

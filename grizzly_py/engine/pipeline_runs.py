@@ -67,6 +67,8 @@ class PipelineRun:
                "seconds": round(self.seconds, 6),
                "variant_history": history,
                "deoptimizations": k.deopts if k is not None else 0}
+        if getattr(k, "mini_batch", False):  # one change per key and batch (mini_batch.py)
+            out["mini_batch"] = True
         if self.window_state_note is not None:
             out["window_state_fallback"] = self.window_state_note
         if window_state == "shared":

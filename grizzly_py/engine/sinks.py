@@ -49,6 +49,10 @@ def remove_orphans(final: str) -> None:
 
 
 class Sink:
+    # whether the sink keeps only an updating stream's final table, so that no one sees its
+    # changelog between batches (running aggregates may then emit per batch: ``mini_batch.py``)
+    final_table_only = False
+
     def __init__(self, spec: SinkSpec, schema: pa.Schema):
         self.spec, self.schema, self.rows = spec, schema, 0
 
@@ -85,6 +89,8 @@ class CollectSink(Sink):
 class FinalTableSink(Sink):
     """``collect`` of an updating stream with a unique key: the last row per key, not the
     changelog (``upsert.py``); returns the same table as ``CollectSink``."""
+
+    final_table_only = True
 
     def __init__(self, spec, schema, key: tuple[str, ...]):
         super().__init__(spec, schema)
@@ -159,6 +165,12 @@ SINKS = {"collect": CollectSink, "parquet": ParquetSink, "csv": CsvSink}
 def open_sink(spec: SinkSpec, schema: pa.Schema, key: tuple[str, ...] | None = None) -> Sink:
     """The sink of ``spec`` for batches of ``schema``; ``key``: the unique key of an updating
     stream (``upsert.unique_key``), which a collecting sink keeps its rows by."""
-    if spec.kind == "collect" and key and OP_COLUMN in schema.names and all(k in schema.names for k in key):
+    if keeps_final_table(spec, schema, key):
         return FinalTableSink(spec, schema, key)
     return SINKS[spec.kind](spec, schema)
+
+
+def keeps_final_table(spec: SinkSpec, schema: pa.Schema, key: tuple[str, ...] | None) -> bool:
+    """Whether the sink of ``spec`` keeps only the final table of an updating stream with unique
+    key ``key`` (``FinalTableSink``), not its changelog."""
+    return spec.kind == "collect" and bool(key) and OP_COLUMN in schema.names and all(k in schema.names for k in key)

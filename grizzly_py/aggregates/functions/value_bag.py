@@ -40,6 +40,10 @@ class ValueBag(RunningForm):
     retractable = True
     template = "aggregates/value_bag.ll.j2"
 
+    def retracts_exactly(self, kind):
+        """A bag holds each value with its count: the values that are in, however they came."""
+        return True
+
     def __init__(self, base: AggregateSpec, pick: str):
         super().__init__(base)
         self.pick = pick
