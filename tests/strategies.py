@@ -159,6 +159,8 @@ NON_STRING = ("int", "float", "bool")
 
 
 def kind_of(dtype) -> str:
+    if dtype.is_list:  # (a top_k result: passed through, never an expression's operand)
+        return "list"
     if dtype.is_integer or dtype.is_timestamp:
         return "int"
     if dtype.is_float:
