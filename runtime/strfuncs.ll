@@ -109,6 +109,11 @@ copy:
 
 ; The first byte offset >= %from at which (%nd, %m) occurs in (%h, %n), or -1 (an empty needle
 ; occurs at %from, when %from <= %n).
+;
+; Candidates are found 32 positions at a time: those whose byte equals the needle's first byte
+; and whose byte %m - 1 further equals its last byte (two vector compares), and only they are
+; compared in full. The positions after the last whole vector are the last 32 positions, those
+; before %i masked off; a haystack with fewer than 32 positions is scanned byte by byte.
 define linkonce_odr i64 @gz_str_find(ptr %h, i64 %n, ptr %nd, i64 %m, i64 %from) {
 entry:
   %empty = icmp eq i64 %m, 0
@@ -118,15 +123,95 @@ empty.needle:
   %r0 = select i1 %in, i64 %from, i64 -1
   ret i64 %r0
 scan:
-  %last = sub i64 %n, %m
+  %last = sub i64 %n, %m                ; the last position a match can start at
+  %ends = add i64 %last, 1              ; positions [%from, %ends)
   %first = load i8, ptr %nd
-  br label %loop
-loop:
-  %i = phi i64 [ %from, %scan ], [ %i.next, %next ]
-  %past = icmp sgt i64 %i, %last
+  %mlast = sub i64 %m, 1
+  %ndl = getelementptr inbounds i8, ptr %nd, i64 %mlast
+  %final = load i8, ptr %ndl
+  %fi = insertelement <32 x i8> poison, i8 %first, i64 0
+  %fv = shufflevector <32 x i8> %fi, <32 x i8> poison, <32 x i32> zeroinitializer
+  %li = insertelement <32 x i8> poison, i8 %final, i64 0
+  %lv = shufflevector <32 x i8> %li, <32 x i8> poison, <32 x i32> zeroinitializer
+  br label %vec
+vec:
+  %i = phi i64 [ %from, %scan ], [ %i.next, %vnone ]
+  %iend = add i64 %i, 32
+  %room = icmp sle i64 %iend, %ends
+  br i1 %room, label %vload, label %rest
+vload:
+  %ap = getelementptr inbounds i8, ptr %h, i64 %i
+  %a = load <32 x i8>, ptr %ap, align 1
+  %bp = getelementptr inbounds i8, ptr %ap, i64 %mlast
+  %b = load <32 x i8>, ptr %bp, align 1
+  %ae = icmp eq <32 x i8> %a, %fv
+  %be = icmp eq <32 x i8> %b, %lv
+  %both = and <32 x i1> %ae, %be
+  %bits32 = bitcast <32 x i1> %both to i32
+  %bits = zext i32 %bits32 to i64
+  br label %vcand
+vcand:
+  %vb = phi i64 [ %bits, %vload ], [ %vb.next, %vdiffer ]
+  %vany = icmp ne i64 %vb, 0
+  br i1 %vany, label %vcheck, label %vnone
+vcheck:
+  %vtz = call i64 @llvm.cttz.i64(i64 %vb, i1 true)
+  %vat = add i64 %i, %vtz
+  %vp = getelementptr inbounds i8, ptr %h, i64 %vat
+  %vr = call i32 @memcmp(ptr %vp, ptr %nd, i64 %m)
+  %veq = icmp eq i32 %vr, 0
+  br i1 %veq, label %vfound, label %vdiffer
+vfound:
+  ret i64 %vat
+vdiffer:
+  %vb1 = sub i64 %vb, 1
+  %vb.next = and i64 %vb, %vb1
+  br label %vcand
+vnone:
+  %i.next = add i64 %i, 32
+  br label %vec
+rest:
+  %left = icmp slt i64 %i, %ends
+  %whole = icmp sge i64 %ends, 32
+  %tail = and i1 %left, %whole
+  br i1 %tail, label %tload, label %bytes
+tload:
+  %base = sub i64 %ends, 32             ; < %i, as %i + 32 > %ends
+  %tp = getelementptr inbounds i8, ptr %h, i64 %base
+  %ta = load <32 x i8>, ptr %tp, align 1
+  %tq = getelementptr inbounds i8, ptr %tp, i64 %mlast
+  %tb = load <32 x i8>, ptr %tq, align 1
+  %tae = icmp eq <32 x i8> %ta, %fv
+  %tbe = icmp eq <32 x i8> %tb, %lv
+  %tboth = and <32 x i1> %tae, %tbe
+  %tbits32 = bitcast <32 x i1> %tboth to i32
+  %tbits = zext i32 %tbits32 to i64
+  %skip = sub i64 %i, %base
+  %tafter = lshr i64 %tbits, %skip      ; bit k: position %i + k
+  br label %tcand
+tcand:
+  %tc = phi i64 [ %tafter, %tload ], [ %tc.next, %tdiffer ]
+  %tany = icmp ne i64 %tc, 0
+  br i1 %tany, label %tcheck, label %none
+tcheck:
+  %ttz = call i64 @llvm.cttz.i64(i64 %tc, i1 true)
+  %tat = add i64 %i, %ttz
+  %tpp = getelementptr inbounds i8, ptr %h, i64 %tat
+  %tr = call i32 @memcmp(ptr %tpp, ptr %nd, i64 %m)
+  %teq = icmp eq i32 %tr, 0
+  br i1 %teq, label %tfound, label %tdiffer
+tfound:
+  ret i64 %tat
+tdiffer:
+  %tc1 = sub i64 %tc, 1
+  %tc.next = and i64 %tc, %tc1
+  br label %tcand
+bytes:
+  %j = phi i64 [ %i, %rest ], [ %j.next, %next ]
+  %past = icmp sgt i64 %j, %last
   br i1 %past, label %none, label %check
 check:
-  %hp = getelementptr inbounds i8, ptr %h, i64 %i
+  %hp = getelementptr inbounds i8, ptr %h, i64 %j
   %c = load i8, ptr %hp
   %same = icmp eq i8 %c, %first
   br i1 %same, label %compare, label %next
@@ -135,13 +220,15 @@ compare:
   %eq = icmp eq i32 %r, 0
   br i1 %eq, label %found, label %next
 next:
-  %i.next = add i64 %i, 1
-  br label %loop
+  %j.next = add i64 %j, 1
+  br label %bytes
 found:
-  ret i64 %i
+  ret i64 %j
 none:
   ret i64 -1
 }
+
+declare i64 @llvm.cttz.i64(i64, i1)
 
 define linkonce_odr i1 @gz_str_starts(ptr %s, i64 %n, ptr %p, i64 %m) alwaysinline {
 entry:
@@ -167,19 +254,59 @@ no:
   ret i1 false
 }
 
-; Non-overlapping occurrences of (%nd, %m) in (%h, %n); an empty needle occurs before every code
+; Non-overlapping occurrences of (%nd, %m) in (%h, %n) (of a one-byte needle: the bytes equal to
+; it, counted 32 at a time); an empty needle occurs before every code
 ; point and at the end (as Python's str.count).
 define linkonce_odr i64 @gz_str_count(ptr %h, i64 %n, ptr %nd, i64 %m) {
 entry:
   %empty = icmp eq i64 %m, 0
-  br i1 %empty, label %points, label %loop
+  br i1 %empty, label %points, label %several
+several:
+  %single = icmp eq i64 %m, 1
+  br i1 %single, label %byte, label %loop
+byte:                                   ; one byte (ASCII): the bytes equal to it, 32 at a time
+  %want = load i8, ptr %nd
+  %wi = insertelement <32 x i8> poison, i8 %want, i64 0
+  %wv = shufflevector <32 x i8> %wi, <32 x i8> poison, <32 x i32> zeroinitializer
+  br label %bvec
+bvec:
+  %bi = phi i64 [ 0, %byte ], [ %bi.next, %bbody ]
+  %bk = phi i64 [ 0, %byte ], [ %bk.next, %bbody ]
+  %biend = add i64 %bi, 32
+  %broom = icmp ule i64 %biend, %n
+  br i1 %broom, label %bbody, label %btail
+bbody:
+  %bp = getelementptr inbounds i8, ptr %h, i64 %bi
+  %bv = load <32 x i8>, ptr %bp, align 1
+  %beq = icmp eq <32 x i8> %bv, %wv
+  %bbits32 = bitcast <32 x i1> %beq to i32
+  %bbits = zext i32 %bbits32 to i64
+  %bpop = call i64 @llvm.ctpop.i64(i64 %bbits)
+  %bk.next = add i64 %bk, %bpop
+  %bi.next = add i64 %bi, 32
+  br label %bvec
+btail:
+  %ti = phi i64 [ %bi, %bvec ], [ %ti.next, %tstep ]
+  %tk = phi i64 [ %bk, %bvec ], [ %tk.next, %tstep ]
+  %tmore = icmp ult i64 %ti, %n
+  br i1 %tmore, label %tstep, label %tdone
+tstep:
+  %tp = getelementptr inbounds i8, ptr %h, i64 %ti
+  %tv = load i8, ptr %tp
+  %teq = icmp eq i8 %tv, %want
+  %tinc = zext i1 %teq to i64
+  %tk.next = add i64 %tk, %tinc
+  %ti.next = add i64 %ti, 1
+  br label %btail
+tdone:
+  ret i64 %tk
 points:
   %cp = call i64 @gz_utf8_count(ptr %h, i64 %n)
   %cp1 = add i64 %cp, 1
   ret i64 %cp1
 loop:
-  %pos = phi i64 [ 0, %entry ], [ %pos.next, %hit ]
-  %k = phi i64 [ 0, %entry ], [ %k.next, %hit ]
+  %pos = phi i64 [ 0, %several ], [ %pos.next, %hit ]
+  %k = phi i64 [ 0, %several ], [ %k.next, %hit ]
   %f = call i64 @gz_str_find(ptr %h, i64 %n, ptr %nd, i64 %m, i64 %pos)
   %miss = icmp slt i64 %f, 0
   br i1 %miss, label %done, label %hit

@@ -193,3 +193,21 @@ def test_type_errors_name_the_call():
         s.select(v=col("n").str.to_lowercase())
     with pytest.raises(gz.SchemaError, match="timestamp or int64"):
         s.select(v=col("n").cast("float64").dt.year())
+
+
+def test_the_same_call_in_a_row_is_computed_once():
+    # if_else over lower(s) four times (Q21's shape): one lowering per row and loop, same table
+    from grizzly_py.codegen import generate_pipeline
+    from grizzly_py.physical import build_physical_plan
+    from grizzly_py.plan import Query
+    table = pa.table({"ts": list(range(6)), "s": ["A", "b", None, "Bé", "ÉA", "a"]})
+    lower = col("s").str.to_lowercase()
+    picked = if_else(lower == "a", "0", if_else(lower == "b", "1", if_else(lower == "bé", "2", lower)))
+
+    def build(s):
+        return s.select("ts", o=picked, n=lower.str.len_chars())
+    check(table, [4, 2], build)
+    stream = build(gz.StreamEnvironment().from_arrow(table, timestamp="ts"))
+    ir = "\n".join(generate_pipeline(p).ir for p in build_physical_plan(Query(stream.node)).pipelines)
+    loops = len(re.findall(r"^define i64 @\w+_process", ir, re.M))  # kernels (with nulls, without): one loop each
+    assert 0 < ir.count("call void @gz_str_case(") <= loops

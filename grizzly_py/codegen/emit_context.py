@@ -54,6 +54,8 @@ class EmitContext:
     profile_base: int | None = None  # the instrumented variant: state word of the profile (profile.py)
     _counter: int = 0
     _loaded: dict = field(default_factory=dict)
+    # a scalar function's result within the row, for the same call again (functions.emit_call)
+    _calls: dict = field(default_factory=dict)
     _prepared: set = field(default_factory=set)
     _string_constants: dict = field(default_factory=dict)
     _dict_codes: dict = field(default_factory=dict)  # (column, literal) or ("param", i) -> its register
@@ -75,8 +77,9 @@ class EmitContext:
         self.body.append("  " + line)
 
     def new_row(self) -> None:
-        """Forget per-row loads (a new loop body starts)."""
+        """Forget per-row loads and function results (a new loop body starts)."""
         self._loaded.clear()
+        self._calls.clear()
 
     def string_constant(self, s: str) -> tuple[str, int]:
         if s not in self._string_constants:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from ..expressions import Call
+from ..expressions import Call, structural_key
 from . import abi
 from .emit_context import EmitContext, Value
 from .regex import Regex, compile_pattern
@@ -37,10 +37,24 @@ def emits(*names: str):
 
 
 def emit_call(emitter, call: Call) -> Value:
-    """The value of ``call``: its emitter's result, valid where every argument is."""
+    """The value of ``call``: its emitter's result, valid where every argument is. The functions
+    are pure: the same call again in the same row and code (a filter's ``lower(channel)`` that
+    the projection uses too) reuses the first result instead of computing it again, as column
+    loads are reused (``EmitContext._loaded``); code emitted elsewhere (another body, another
+    row register) computes its own."""
     fn = EMITTERS.get(call.func)
     if fn is None:
         raise NotImplementedError(f"{call!r}: {call.func} is not compiled yet")
+    ctx, key = emitter.ctx, structural_key(call)
+    seen = ctx._calls.get(key)
+    if seen is not None and seen[0] is ctx.body and seen[1] == ctx.row:
+        return seen[2]
+    value = _emit_call(emitter, call, fn)
+    ctx._calls[key] = (ctx.body, ctx.row, value)
+    return value
+
+
+def _emit_call(emitter, call: Call, fn: Emitter) -> Value:
     args = [emitter.emit(a) for a in call.args]
     for a, e in zip(args, call.args):
         if a.kind == "dict":
