@@ -270,8 +270,9 @@ class TopNKernel(PipelineKernel):
         self.arrivals += rows
         # the kept rows of the batch's keys rank again with the batch: only their ranking columns
         # are gathered; whole rows (strings) are gathered once, for the changes and the rows that enter
-        held = np.flatnonzero(rows_sharing_keys(self.kept, fresh, self.terminal.keys) & self.alive)
-        ranking = pa.concat_tables([self.kept.select(self._ranking_columns).take(pa.array(held)),
+        holds = rows_sharing_keys(self.kept, fresh, self.terminal.keys) & self.alive
+        held = np.flatnonzero(holds)
+        ranking = pa.concat_tables([self.kept.select(self._ranking_columns).filter(pa.array(holds)),
                                     fresh.select(self._ranking_columns)]).combine_chunks()
         group, groups, ord_ = self._ranked(ranking)
         kinds, out_rows, ranks, slots, counts = self._insert(group, ord_, groups, len(held))
@@ -298,7 +299,9 @@ class TopNKernel(PipelineKernel):
         needed = np.zeros(len(held), dtype=bool)
         needed[run_rows[from_kept]] = True  # (a mask, not np.unique: linear, no sort)
         at = np.cumsum(needed) - 1
-        rows = pa.concat_tables([self.kept.take(pa.array(held[needed])), fresh])
+        gathered = np.zeros(self.kept.num_rows, dtype=bool)
+        gathered[held[needed]] = True  # (a filter, not a take: per chunk, and held is in kept order)
+        rows = pa.concat_tables([self.kept.filter(pa.array(gathered)), fresh])
         at = np.where(from_kept, at[np.minimum(run_rows, len(held) - 1)], 0) if len(held) else 0
         return rows.take(pa.array(np.where(from_kept, at, run_rows - len(held) + int(needed.sum()))))
 
