@@ -139,6 +139,44 @@ def test_top_n_compacts_its_kept_rows():
     check_against_reference(_many(1400, [7] * 200), ["k"], 1)
 
 
+def _packed_sorts(monkeypatch) -> list:
+    """Records what the kernel's packed sort returns (None: it fell back to Arrow's sort)."""
+    from grizzly_py.engine import top_n_kernel
+    seen, packed = [], top_n_kernel.packed_sort_indices
+    monkeypatch.setattr(top_n_kernel, "packed_sort_indices", lambda columns: seen.append(packed(columns)) or seen[-1])
+    return seen
+
+
+def test_top_n_packed_ranking_mixes_directions_ties_and_nulls(monkeypatch):
+    """Runs long enough for the packed one-word sort (integer keys and ``by`` columns): a
+    descending column with nulls (the smallest value: last) and many ties, an ascending one that
+    breaks some of them, the rest by arrival, across batches that rank the kept rows again."""
+    seen = _packed_sorts(monkeypatch)
+    rows = 9000
+
+    def build(env):
+        data = {"ts": pa.array(range(rows), i64), "k": pa.array([i % 53 for i in range(rows)], i64),
+                "p": pa.array([None if i % 11 == 0 else (i * 7919) % 17 for i in range(rows)], i64),
+                "q": pa.array([(i * 31) % 3 for i in range(rows)], i64)}
+        return arrow_stream(env, data, sizes=[4500, 4500]).key_by("k").top_n(3, by=["p", "q"], descending=[True, False])
+    check_against_reference(build, ["k"], 1)
+    assert any(order is not None for order in seen), "the packed sort was not used"
+
+
+def test_top_n_rows_that_push_every_rank(monkeypatch):
+    """Every row ranks first in its key (prices rise, descending): it moves all ``n`` held rows
+    down one rank (``-U``/``+U`` per rank) and pushes the last one out, batch after batch."""
+    seen = _packed_sorts(monkeypatch)
+    rows = 6000
+
+    def build(env):
+        data = {"ts": pa.array(range(rows), i64), "k": pa.array([i % 2 for i in range(rows)], i64),
+                "p": pa.array(range(rows), i64)}
+        return arrow_stream(env, data, sizes=[4100, 1, 1899]).key_by("k").top_n(10, by="p")
+    check_against_reference(build, ["k"], 1)
+    assert any(order is not None for order in seen)
+
+
 def _ranked(env, data):
     return _bounded(env, data).key_by("k", "name").top_n(3, by=["v", "n"], descending=[True, False])
 

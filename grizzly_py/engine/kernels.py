@@ -97,18 +97,19 @@ def _per_key_null_placement() -> bool:
 _PER_KEY_NULLS = _per_key_null_placement()
 
 
-def sort_indices_nulls_last(table: pa.Table, names: list[str]) -> pa.Array:
-    """Ascending sort on ``names`` (dictionary columns by their values), nulls last; stable."""
+def sort_indices_nulls_last(table: pa.Table, names: list[str], descending: list[bool] | None = None) -> pa.Array:
+    """Sort on ``names`` (dictionary columns by their values; ascending, or descending where
+    ``descending`` says), nulls last; stable."""
+    directions = ["descending" if d else "ascending" for d in (descending or [False] * len(names))]
     columns = [table.column(n) for n in names]
-    packed = packed_sort_indices(columns)  # integer columns without nulls: one word per row
+    packed = None if "descending" in directions else packed_sort_indices(columns)  # integers without nulls: one word per row
     if packed is not None:
         return packed
     keys = pa.table([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in columns],
                     names=[f"k{i}" for i in range(len(names))])
     if _PER_KEY_NULLS:
-        return pc.sort_indices(keys, sort_keys=[(f"k{i}", "ascending", "at_end") for i in range(len(names))])
-    return pc.sort_indices(keys, sort_keys=[(f"k{i}", "ascending") for i in range(len(names))],
-                           null_placement="at_end")
+        return pc.sort_indices(keys, sort_keys=[(f"k{i}", d, "at_end") for i, d in enumerate(directions)])
+    return pc.sort_indices(keys, sort_keys=[(f"k{i}", d) for i, d in enumerate(directions)], null_placement="at_end")
 
 
 def _already_sorted(table: pa.Table, names: list[str]) -> bool:

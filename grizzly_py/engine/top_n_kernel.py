@@ -3,16 +3,22 @@ per key the first ``n`` rows so far, and the changelog each record makes of them
 
 The pipeline before it (compiled, fused: filters and maps) hands it Arrow batches in stream
 order; its state is Arrow data, ``kept``: each key's current top ``n`` rows (input columns and
-``__gz_arrival``, the row's number in stream order), rows that left it marked dead until a
-compaction. A batch becomes a *run*: the kept rows of the keys the batch has (a superset of
-them: each key column matched on its own), then the batch's rows in arrival order. Two Arrow
-sorts of the key and ``by`` columns number the run's keys (``group``) and rank every row of it
-(``ord``: its place in the order (key, the ``by`` criteria, arrival), so within a key a smaller
-``ord`` ranks first). A compiled loop (``gz_top_n``) then inserts the rows one by one into
-per-key slot arrays of ``n`` rows, as Flink's ``AppendOnlyTopNFunction`` does per record, and
-writes each batch row's changes (kind, the row, its rank): no Python per row. The kept rows
-enter without emitting (they rebuild the keys' slots); the slots left are the keys' new kept
-rows. When a reader of event time follows, each change also carries the event time of the record
+``__gz_arrival``, the row's number in stream order), in arrival order, rows that left it marked
+dead until a compaction. A batch becomes a *run*: the kept rows of the keys the batch has (a
+superset of them: each key column matched on its own), then the batch's rows, so the run is in
+arrival order. Only the run's ranking columns (keys, ``by``, arrival) are gathered for it; one
+stable sort by (keys, the ``by`` criteria) numbers its keys (``group``) and ranks every row
+(``ord``: its place in the order (key, ``by``, arrival), so within a key a smaller ``ord`` ranks
+first): where every key and ``by`` part is an integer column without nulls (a descending one as
+its bitwise complement) it is one machine word per row (``packed_sort.py``), else Arrow's
+multi-column sort with the arrival last. A compiled loop (``gz_top_n``) then inserts the rows
+one by one into per-key slot arrays of ``n`` rows, as Flink's ``AppendOnlyTopNFunction`` does
+per record, and writes each batch row's changes (kind, the row, its rank): no Python per row.
+The kept rows enter without emitting (they rebuild the keys' slots). Whole rows (strings
+included) are gathered once: the changes' rows (``_run_rows``: the few kept rows a change moves
+out, then one ``take`` over those and the batch) and the batch rows that entered, appended to
+``kept``; a kept row still in its key's top ``n`` stays where it is.
+When a reader of event time follows, each change also carries the event time of the record
 that made it (``TopNTerminal.event_time_column``, ``_making_records``).
 """
 
@@ -31,8 +37,9 @@ from ..jit import compile_ir
 from ..physical.pipelines import Pipeline, TopNTerminal
 from ..types import to_arrow_type
 from .kernel_protocol import PipelineKernel
-from .kernels import sort_indices_nulls_last
 from .over_frames import group_starts
+from .kernels import sort_indices_nulls_last
+from .packed_sort import packed_sort_indices
 from .over_kernel import plain_type, rows_sharing_keys, table_bytes, table_from
 from .window_rows import _as_type, _order_keys
 
@@ -261,27 +268,42 @@ class TopNKernel(PipelineKernel):
         fresh = pa.Table.from_batches([batch]).cast(self.input_schema)
         fresh = fresh.append_column(ARRIVAL, pa.array(np.arange(self.arrivals, self.arrivals + rows, dtype=np.int64)))
         self.arrivals += rows
-        # the kept rows of the batch's keys leave the state; their keys' new top n come back below
-        shares = rows_sharing_keys(self.kept, fresh, self.terminal.keys) & self.alive
-        held = self.kept.filter(pa.array(shares))
-        self.alive &= ~shares
-        run = pa.concat_tables([held, fresh])
-        # only the columns that rank are concatenated; the others are only taken from
-        ranking = run.select(self._ranking_columns).combine_chunks()
-        group, groups = self._groups(ranking)
-        ord_ = self._places(ranking, group)
-        kinds, out_rows, ranks, slots, counts = self._insert(group, ord_, groups, held.num_rows)
+        # the kept rows of the batch's keys rank again with the batch: only their ranking columns
+        # are gathered; whole rows (strings) are gathered once, for the changes and the rows that enter
+        holds = rows_sharing_keys(self.kept, fresh, self.terminal.keys) & self.alive
+        held = np.flatnonzero(holds)
+        ranking = pa.concat_tables([self.kept.select(self._ranking_columns).filter(pa.array(holds)),
+                                    fresh.select(self._ranking_columns)]).combine_chunks()
+        group, groups, ord_ = self._ranked(ranking)
+        kinds, out_rows, ranks, slots, counts = self._insert(group, ord_, groups, len(held))
         stride = len(slots) // groups
         slot_rows = slots.reshape(groups, stride)[np.arange(stride)[None, :] < counts[:, None]]
-        self._keep(run.take(pa.array(slot_rows)))
-        out = run.take(pa.array(out_rows))
+        out = self._run_rows(held, fresh, out_rows)
+        # a held row still in its key's top n stays where it is; the batch's rows that entered are appended
+        self.alive[held] = False
+        self.alive[held[slot_rows[slot_rows < len(held)]]] = True
+        self._keep(fresh.take(pa.array(np.sort(slot_rows[slot_rows >= len(held)]) - len(held))))
         columns = [_as_type(out.column(c).combine_chunks(), f.type)
                    for c, f in zip(self.terminal.columns, self.schema)]
         columns += [pa.array(ranks, pa.int64()), pa.array(KINDS[kinds], pa.int64())]
         if self.terminal.event_time_column is not None:
-            times = run.column(self.terminal.event_time_column).combine_chunks()
-            columns.append(times.take(pa.array(_making_records(kinds, out_rows))))
+            making = self._run_rows(held, fresh, _making_records(kinds, out_rows))
+            columns.append(making.column(self.terminal.event_time_column).combine_chunks())
         return pa.RecordBatch.from_arrays(columns, schema=self.schema)
+
+    def _run_rows(self, held: np.ndarray, fresh: pa.Table, run_rows: np.ndarray) -> pa.Table:
+        """The whole rows at ``run_rows`` of the run (the kept rows ``held``, then ``fresh``), in
+        that order: the kept rows they name are gathered first (few: the rows a change moves
+        out), then one ``take`` over those and ``fresh``."""
+        from_kept = run_rows < len(held)
+        needed = np.zeros(len(held), dtype=bool)
+        needed[run_rows[from_kept]] = True  # (a mask, not np.unique: linear, no sort)
+        at = np.cumsum(needed) - 1
+        gathered = np.zeros(self.kept.num_rows, dtype=bool)
+        gathered[held[needed]] = True  # (a filter, not a take: per chunk, and held is in kept order)
+        rows = pa.concat_tables([self.kept.filter(pa.array(gathered)), fresh])
+        at = np.where(from_kept, at[np.minimum(run_rows, len(held) - 1)], 0) if len(held) else 0
+        return rows.take(pa.array(np.where(from_kept, at, run_rows - len(held) + int(needed.sum()))))
 
     def _keep(self, rows: pa.Table) -> None:
         """Add ``rows`` to the kept ones. Rows that left (``alive`` False) stay in ``kept``
@@ -294,32 +316,35 @@ class TopNKernel(PipelineKernel):
             self.kept = self.kept.filter(pa.array(self.alive)).combine_chunks()
             self.alive = np.ones(live, dtype=bool)
 
-    def _groups(self, run: pa.Table) -> tuple[np.ndarray, int]:
-        """Each run row's key number (keys group as SQL's GROUP BY does), and how many keys."""
-        keys = self.terminal.keys
-        if not keys:
-            return np.zeros(run.num_rows, dtype=np.int64), 1
-        order = sort_indices_nulls_last(run, list(keys))
-        ordered = run.take(order)
-        new = group_starts([ordered.column(k).combine_chunks() for k in keys])
-        group = np.empty(run.num_rows, dtype=np.int64)
-        group[order.to_numpy()] = np.cumsum(new) - 1
-        return group, int(new.sum())
-
-    def _places(self, run: pa.Table, group: np.ndarray) -> np.ndarray:
-        """Each run row's place in the order (key, the ``by`` criteria, arrival)."""
-        sort = {"group": pa.array(group)}
-        sort_keys = [("group", "ascending")]
-        for n, (name, descending) in enumerate(self.terminal.order.by):
-            for part, key in enumerate(_order_keys(run.column(name).combine_chunks())):
-                sort[f"by{n}_{part}"] = key
-                sort_keys.append((f"by{n}_{part}", "descending" if descending else "ascending"))
-        sort["arrival"] = run.column(ARRIVAL)
-        sort_keys.append(("arrival", "ascending"))
-        order = pc.sort_indices(pa.table(sort), sort_keys=sort_keys).to_numpy()
-        places = np.empty(len(order), dtype=np.int64)
-        places[order] = np.arange(len(order), dtype=np.int64)
-        return places
+    def _ranked(self, run: pa.Table) -> tuple[np.ndarray, int, np.ndarray]:
+        """Each run row's key number (keys group as SQL's GROUP BY does), how many keys, and each
+        row's place in the order (key, the ``by`` criteria, arrival): one stable sort by (keys,
+        ``by``), since the run's rows are in arrival order (see ``process``)."""
+        keys = list(self.terminal.keys)
+        columns, directions = [run.column(k).combine_chunks() for k in keys], [False] * len(keys)
+        for name, descending in self.terminal.order.by:
+            parts = _order_keys(run.column(name).combine_chunks())
+            columns += parts
+            directions += [descending] * len(parts)
+        order = None
+        if all(pa.types.is_integer(c.type) for c in columns):
+            # a descending integer part sorts ascending as its bitwise complement (no overflow)
+            order = packed_sort_indices([pc.bit_wise_not(c) if d else c for c, d in zip(columns, directions)])
+        if order is None:
+            names = [f"k{i}" for i in range(len(columns))]
+            table = pa.table(columns + [run.column(ARRIVAL)], names=names + [ARRIVAL])
+            order = sort_indices_nulls_last(table, names + [ARRIVAL], descending=directions + [False])
+        order = order.to_numpy()
+        rows = len(order)
+        if keys:
+            new = group_starts([c.take(order) for c in columns[:len(keys)]])
+        else:
+            new = np.zeros(rows, dtype=bool)
+            new[:1] = True
+        group, places = np.empty(rows, dtype=np.int64), np.empty(rows, dtype=np.int64)
+        group[order] = np.cumsum(new) - 1
+        places[order] = np.arange(rows, dtype=np.int64)
+        return group, int(new.sum()), places
 
     def _insert(self, group: np.ndarray, ord_: np.ndarray, groups: int, emit_from: int):
         """Run the compiled insertion loop over the run; its changes and the keys' slots."""
@@ -352,7 +377,9 @@ class TopNKernel(PipelineKernel):
                 "arrivals": self.arrivals, "rows_in": self.rows_in, "batches": self.batches_processed}
 
     def restore_state(self, saved: dict) -> None:
-        self.kept = table_from(saved["kept"])
+        kept = table_from(saved["kept"])
+        # the kept rows are in arrival order, which ``_ranked`` relies on (sorted here too: cheap)
+        self.kept = kept.take(pc.sort_indices(kept.column(ARRIVAL))) if kept.num_rows else kept
         self.alive = np.ones(self.kept.num_rows, dtype=bool)
         self.arrivals, self.rows_in = int(saved["arrivals"]), int(saved["rows_in"])
         self.batches_processed = int(saved["batches"])
