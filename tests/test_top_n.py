@@ -115,6 +115,20 @@ def test_top_n_ascending_nulls_nan_and_two_columns():
         check_against_reference(build, ["k"], parallelism)
 
 
+def test_top_n_keys_nan_of_either_sign_as_one_key():
+    """NaN keys of other signs and payloads (``-nan``, ``nan``) in later batches are one key, as
+    keys group; -0.0 is 0.0 (hypothesis found ``-nan`` counted as a new key's first row)."""
+    nan = float("nan")
+    def build(env):
+        data = {"ts": pa.array([0] * 8, i64), "k": pa.array([None, nan, 0.0, None, -nan, -0.0, nan, -nan]),
+                "p": pa.array(range(8), i64)}
+        return arrow_stream(env, data, sizes=[3, 2, 3]).key_by("k").top_n(1, by="p")
+    final = run_compiled(build)[0]
+    assert sorted((r["p"], r["rank"]) for r in final.to_pylist()) == [(3, 1), (5, 1), (7, 1)]
+    for parallelism in (1, 3):
+        check_against_reference(build, ["k"], parallelism)
+
+
 def _many(rows: int, sizes: list[int], n: int = 5):
     def build(env):
         data = {"ts": pa.array(range(rows), i64), "k": pa.array([i % 37 for i in range(rows)], i64),

@@ -239,9 +239,16 @@ def rows_sharing_keys(table: pa.Table, rows: pa.Table, keys: tuple[str, ...]) ->
     for k in keys:
         mine, theirs = table.column(k).combine_chunks(), rows.column(k).combine_chunks()
         if pa.types.is_floating(mine.type):
-            mine, theirs = pc.add(mine, 0.0), pc.add(theirs, 0.0)
+            mine, theirs = _as_grouped(mine), _as_grouped(theirs)
         shares &= pc.is_in(mine, value_set=pc.unique(theirs), skip_nulls=False).to_numpy(zero_copy_only=False)
     return shares
+
+
+def _as_grouped(column: pa.Array) -> pa.Array:
+    """A float key column as keys group: ``-0.0`` as ``0.0`` and every NaN as one NaN (``is_in``
+    compares bits, and a NaN's sign and payload vary: ``-nan`` is not ``nan`` there)."""
+    column = pc.add(column, 0.0)
+    return pc.if_else(pc.is_nan(column), pa.scalar(float("nan"), column.type), column)
 
 
 def plain_type(t: pa.DataType) -> pa.DataType:
