@@ -123,9 +123,21 @@ def _check(spark, name, source_embedded, source_spark, expected_input):
     q = spark_metrics["queries"][0]
     assert q["strategy"] == "keyed" and q["input"] == expected_input
     assert len([t for t in q["task_reports"] if t["stage"] == "keyed"]) > 1
-    for m in ("records_in", "records_out", "filtered_records", "late_records"):
-        assert spark_metrics[m] == metrics[m], m
+    assert_same_counts(spark_metrics, metrics, expected.num_rows)
     return expected, metrics
+
+
+def assert_same_counts(spark_metrics: dict, metrics: dict, final_rows: int) -> None:
+    """Spark's job counts what the embedded engine's does. ``records_out`` differs where the
+    embedded engine's running aggregate emitted one change per key and batch into a sink that
+    keeps the final table (a pipeline's ``mini_batch``, docs/semantics.md): its sink got fewer
+    rows than the per-record changelog Spark's tasks write, and at least one per final row."""
+    mini_batch = any(p.get("mini_batch") for q in metrics["queries"] for p in q.get("pipelines", []))
+    for m in ("records_in", "records_out", "filtered_records", "late_records"):
+        if m == "records_out" and mini_batch:
+            assert final_rows <= metrics[m] <= spark_metrics[m], (m, final_rows, metrics[m], spark_metrics[m])
+        else:
+            assert spark_metrics[m] == metrics[m], m
 
 
 @pytest.mark.parametrize("name", sorted(QUERIES))
@@ -202,8 +214,7 @@ def test_a_dataframe_of_parquet_files_is_read_by_key_in_the_tasks(spark, tmp_pat
     q = spark_metrics["queries"][0]
     assert q["strategy"] == "keyed" and q["input"] == "files", q["notes"]
     assert any(SCANNED in note for note in q["notes"])
-    for m in ("records_in", "records_out", "filtered_records", "late_records"):
-        assert spark_metrics[m] == metrics[m], m
+    assert_same_counts(spark_metrics, metrics, expected.num_rows)
 
 
 def test_a_join_of_two_dataframes_of_parquet_files_reads_them_by_key(spark, tmp_path):
