@@ -154,10 +154,11 @@ def test_top_n_compacts_its_kept_rows():
 
 
 def _packed_sorts(monkeypatch) -> list:
-    """Records what the kernel's packed sort returns (None: it fell back to Arrow's sort)."""
-    from grizzly_py.engine import top_n_kernel
-    seen, packed = [], top_n_kernel.packed_sort_indices
-    monkeypatch.setattr(top_n_kernel, "packed_sort_indices", lambda columns: seen.append(packed(columns)) or seen[-1])
+    """Records what the kernel's packed sort returns (None: it fell back to Arrow's sort; the
+    Top-N kernel ranks through ``kernels.sort_indices_nulls_last``)."""
+    from grizzly_py.engine import kernels
+    seen, packed = [], kernels.packed_sort_indices
+    monkeypatch.setattr(kernels, "packed_sort_indices", lambda columns: seen.append(packed(columns)) or seen[-1])
     return seen
 
 

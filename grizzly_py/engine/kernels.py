@@ -99,10 +99,15 @@ _PER_KEY_NULLS = _per_key_null_placement()
 
 def sort_indices_nulls_last(table: pa.Table, names: list[str], descending: list[bool] | None = None) -> pa.Array:
     """Sort on ``names`` (dictionary columns by their values; ascending, or descending where
-    ``descending`` says), nulls last; stable."""
+    ``descending`` says), nulls last; stable. Integer columns without nulls sort as one word per
+    row (``packed_sort.py``), a descending one as its bitwise complement (which reverses its
+    order without overflow); a descending column of another type sorts in Arrow."""
     directions = ["descending" if d else "ascending" for d in (descending or [False] * len(names))]
     columns = [table.column(n) for n in names]
-    packed = None if "descending" in directions else packed_sort_indices(columns)  # integers without nulls: one word per row
+    packed = None
+    if all(d == "ascending" or pa.types.is_integer(c.type) for c, d in zip(columns, directions)):
+        packed = packed_sort_indices([pc.bit_wise_not(c) if d == "descending" else c
+                                      for c, d in zip(columns, directions)])
     if packed is not None:
         return packed
     keys = pa.table([c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c for c in columns],

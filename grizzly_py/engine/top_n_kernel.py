@@ -39,7 +39,6 @@ from ..types import to_arrow_type
 from .kernel_protocol import PipelineKernel
 from .over_frames import group_starts
 from .kernels import sort_indices_nulls_last
-from .packed_sort import packed_sort_indices
 from .over_kernel import plain_type, rows_sharing_keys, table_bytes, table_from
 from .window_rows import _as_type, _order_keys
 
@@ -326,15 +325,8 @@ class TopNKernel(PipelineKernel):
             parts = _order_keys(run.column(name).combine_chunks())
             columns += parts
             directions += [descending] * len(parts)
-        order = None
-        if all(pa.types.is_integer(c.type) for c in columns):
-            # a descending integer part sorts ascending as its bitwise complement (no overflow)
-            order = packed_sort_indices([pc.bit_wise_not(c) if d else c for c, d in zip(columns, directions)])
-        if order is None:
-            names = [f"k{i}" for i in range(len(columns))]
-            table = pa.table(columns + [run.column(ARRIVAL)], names=names + [ARRIVAL])
-            order = sort_indices_nulls_last(table, names + [ARRIVAL], descending=directions + [False])
-        order = order.to_numpy()
+        names = [f"k{i}" for i in range(len(columns))]
+        order = sort_indices_nulls_last(pa.table(columns, names=names), names, descending=directions).to_numpy()
         rows = len(order)
         if keys:
             new = group_starts([c.take(order) for c in columns[:len(keys)]])
